@@ -1,0 +1,13 @@
+"""gunicorn settings for production: `gunicorn -c contrib/gunicorn.conf.py wsgi:app`."""
+import multiprocessing
+import os
+
+bind = os.environ.get("TESSERA_BIND", "0.0.0.0:3000")
+worker_class = "gthread"
+workers = int(os.environ.get("TESSERA_WORKERS", max(2, multiprocessing.cpu_count())))
+threads = int(os.environ.get("TESSERA_THREADS", 8))
+# Exports stream for a long time; statement timeouts are enforced per database by the engine.
+timeout = 300
+graceful_timeout = 30
+accesslog = "-"
+errorlog = "-"

@@ -1,0 +1,26 @@
+"""App-DB ORM models, one module per family. Import models from here."""
+from .base import Base, UTCDateTime, utcnow
+from .collection import Collection
+from .setting import Setting
+from .user import (
+    ADMIN_GROUP_ID,
+    ALL_USERS_GROUP_ID,
+    LoginSession,
+    PermissionsGroup,
+    PermissionsGroupMembership,
+    User,
+)
+
+__all__ = [
+    "ADMIN_GROUP_ID",
+    "ALL_USERS_GROUP_ID",
+    "Base",
+    "Collection",
+    "LoginSession",
+    "PermissionsGroup",
+    "PermissionsGroupMembership",
+    "Setting",
+    "User",
+    "UTCDateTime",
+    "utcnow",
+]

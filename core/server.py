@@ -1,0 +1,30 @@
+"""Serving an app with gunicorn from inside the `tessera run` command."""
+from __future__ import annotations
+
+from gunicorn.app.base import BaseApplication
+
+
+class TesseraServer(BaseApplication):
+    def __init__(self, app, options: dict):
+        self.application = app
+        self.options = options
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        return self.application
+
+
+def serve(app, host: str, port: int, workers: int = 2, threads: int = 8) -> None:
+    TesseraServer(app, {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        # Long exports stream for minutes; the per-query timeout is the engine's business.
+        "timeout": 300,
+        "accesslog": "-",
+    }).run()

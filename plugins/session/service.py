@@ -1,0 +1,42 @@
+"""Session plugin logic: the computed settings it owns."""
+from __future__ import annotations
+
+from flask import current_app
+
+from core.errors import Invalid
+from core.passwords import complexity
+
+LOCALES = [["en", "English"], ["de", "German"], ["es", "Spanish"], ["fr", "French"], ["it", "Italian"],
+           ["ja", "Japanese"], ["nl", "Dutch"], ["pt_BR", "Portuguese (Brazil)"], ["zh", "Chinese"]]
+
+
+def _state():
+    return current_app.extensions["tessera"]
+
+
+def version(session):
+    return _state().version
+
+
+def engines(session):
+    return {engine: driver.engine_info() for engine, driver in sorted(_state().drivers.items())}
+
+
+def password_complexity(session):
+    config = _state().config
+    return complexity(config["TESSERA_PASSWORD_COMPLEXITY"], config["TESSERA_PASSWORD_LENGTH"])
+
+
+def available_locales(session):
+    return LOCALES
+
+
+def token_features(session):
+    return {"sandboxes": False, "advanced_permissions": False, "embedding": False, "audit_app": False,
+            "sso_jwt": False, "sso_saml": False, "whitelabel": False, "official_collections": False}
+
+
+def valid_samesite(value):
+    if str(value).lower() not in ("lax", "strict", "none"):
+        raise Invalid({"value": "Invalid value for session-cookie-samesite: use lax, strict or none."})
+    return str(value).lower()

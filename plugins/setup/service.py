@@ -1,0 +1,71 @@
+"""Setup logic. The token is a setting row consumed in the same transaction that creates the first
+admin, so two concurrent setups have exactly one winner (compat/security.md threat 1)."""
+from __future__ import annotations
+
+import json
+import uuid
+
+from flask import current_app
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from core import users
+from core.errors import ApiError, Invalid
+from core.models import Setting
+from core.passwords import constant_time_equals
+
+TOKEN_KEY = "setup-token"
+ALREADY_SET_UP = ("The /api/setup route can only be used to create the first user, however a user currently exists.")
+
+
+class AlreadySetUp(ApiError):
+    status = 403
+    message = ALREADY_SET_UP
+
+
+def ensure_setup_token(session: Session) -> None:
+    if not users.has_users(session) and session.get(Setting, TOKEN_KEY) is None:
+        session.add(Setting(key=TOKEN_KEY, value=json.dumps(str(uuid.uuid4()))))
+
+
+def setup_token(session: Session) -> str | None:
+    if users.has_users(session):
+        return None
+    row = session.get(Setting, TOKEN_KEY)
+    return json.loads(row.value) if row else None
+
+
+def has_user_setup(session: Session) -> bool:
+    return users.has_users(session)
+
+
+def set_up(session: Session, *, token: str, user: dict, prefs: dict) -> tuple:
+    """Create the first superuser and its session; returns (user, session token)."""
+    from core import auth
+
+    if users.has_users(session):
+        raise AlreadySetUp()
+    stored = setup_token(session)
+    if not constant_time_equals(stored, token):
+        raise Invalid({"token": "Token does not match the setup token."})
+    state = current_app.extensions["tessera"]
+    auth.check_password_rules(user["password"], "password")
+    # Consuming the token is the lock: a concurrent setup finds no row to delete and loses.
+    consumed = session.execute(delete(Setting).where(Setting.key == TOKEN_KEY, Setting.value == json.dumps(stored)))
+    if consumed.rowcount != 1:
+        session.rollback()
+        raise AlreadySetUp()
+    admin = users.create_user(
+        session, email=user["email"], first_name=user.get("first_name"), last_name=user.get("last_name"),
+        password_hash=state.hasher.hash(user["password"]), is_superuser=True,
+    )
+    settings = state.settings
+    settings.set(session, "site-name", prefs["site_name"])
+    settings.set(session, "admin-email", admin.email)
+    if prefs.get("site_locale"):
+        settings.set(session, "site-locale", prefs["site_locale"])
+    settings.set(session, "anon-tracking-enabled", True)
+    token_out = auth.create_session(session, admin)
+    session.commit()
+    return admin, token_out
+
