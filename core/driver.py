@@ -78,3 +78,102 @@ class Driver:
             "extra-info": None,
             "source": {"type": "official", "contact": None},
         }
+
+
+# --------------------------------------------------------------------------------------------------
+# What introspection returns (sync turns these into Table and Field rows)
+# --------------------------------------------------------------------------------------------------
+
+from dataclasses import dataclass  # noqa: E402
+
+from sqlalchemy import inspect  # noqa: E402
+from sqlalchemy.engine import URL, Engine  # noqa: E402
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    name: str
+    schema: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class FieldMeta:
+    name: str
+    database_type: str
+    base_type: str
+    position: int
+    pk: bool = False
+    required: bool = False
+    auto_increment: bool = False
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class FKMeta:
+    column: str
+    target_table: str
+    target_column: str
+    target_schema: str | None = None
+
+
+class SQLDriver(Driver):
+    """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs."""
+
+    # (lower-cased database type prefix, Metabase base type), first match wins.
+    type_map: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    @classmethod
+    def url(cls, details: Details) -> URL:
+        """The SQLAlchemy URL, built field by field with URL.create: a client never supplies a URL."""
+        raise NotImplementedError(f"{cls.__name__} must say how to build its URL")
+
+    @classmethod
+    def engine_options(cls, details: Details) -> dict:
+        return {}
+
+    @classmethod
+    def base_type(cls, database_type: str) -> str:
+        lowered = database_type.lower()
+        for prefix, base in cls.type_map:
+            if lowered.startswith(prefix):
+                return base
+        return "type/*"
+
+    @classmethod
+    def describe_tables(cls, engine: Engine) -> list[TableMeta]:
+        inspector = inspect(engine)
+        schemas = cls.syncable_schemas(engine)
+        tables = []
+        for schema in schemas:
+            for name in inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema):
+                tables.append(TableMeta(name=name, schema=schema))
+        return tables
+
+    @classmethod
+    def syncable_schemas(cls, engine: Engine) -> list[str | None]:
+        return [None]
+
+    @classmethod
+    def describe_fields(cls, engine: Engine, table: TableMeta) -> list[FieldMeta]:
+        inspector = inspect(engine)
+        pk = set(inspector.get_pk_constraint(table.name, schema=table.schema).get("constrained_columns") or ())
+        fields = []
+        for position, column in enumerate(inspector.get_columns(table.name, schema=table.schema)):
+            database_type = str(column["type"])
+            fields.append(FieldMeta(
+                name=column["name"], database_type=database_type, base_type=cls.base_type(database_type),
+                position=position, pk=column["name"] in pk, required=not column.get("nullable", True),
+                auto_increment=bool(column.get("autoincrement") is True), description=column.get("comment"),
+            ))
+        return fields
+
+    @classmethod
+    def describe_fks(cls, engine: Engine, table: TableMeta) -> list[FKMeta]:
+        inspector = inspect(engine)
+        fks = []
+        for fk in inspector.get_foreign_keys(table.name, schema=table.schema):
+            for column, target in zip(fk["constrained_columns"], fk["referred_columns"]):
+                fks.append(FKMeta(column=column, target_table=fk["referred_table"], target_column=target,
+                                  target_schema=fk.get("referred_schema")))
+        return fks

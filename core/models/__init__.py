@@ -1,6 +1,7 @@
 """App-DB ORM models, one module per family. Import models from here."""
 from .base import Base, UTCDateTime, utcnow
 from .collection import Collection
+from .database import Database, Dimension, Field, FieldValues, Table
 from .setting import Setting
 from .user import (
     ADMIN_GROUP_ID,
@@ -16,10 +17,15 @@ __all__ = [
     "ALL_USERS_GROUP_ID",
     "Base",
     "Collection",
+    "Database",
+    "Dimension",
+    "Field",
+    "FieldValues",
     "LoginSession",
     "PermissionsGroup",
     "PermissionsGroupMembership",
     "Setting",
+    "Table",
     "User",
     "UTCDateTime",
     "utcnow",
