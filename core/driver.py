@@ -117,8 +117,14 @@ class FKMeta:
     target_schema: str | None = None
 
 
-class SQLDriver(Driver):
-    """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs."""
+from .query.dialect import QueryDialect  # noqa: E402
+
+
+class SQLDriver(QueryDialect, Driver):
+    """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs.
+
+    The AST methods compiled MBQL needs (truncate_temporal, extract_temporal, date_add, ...) come
+    from core.query.dialect.QueryDialect; a driver overrides those its engine needs differently."""
 
     # (lower-cased database type prefix, Metabase base type), first match wins.
     type_map: ClassVar[tuple[tuple[str, str], ...]] = ()
