@@ -12,11 +12,6 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-# Metabase feature names the compiler checks before using an engine-specific construct.
-COMPILER_FEATURES = frozenset({"full-join", "right-join", "percentile-aggregations",
-                               "standard-deviation-aggregations", "regex"})
-
-
 def lit(value) -> exp.Expression:
     """A literal from a Python value (never from text that could be parsed as SQL)."""
     return exp.convert(value)
@@ -32,12 +27,6 @@ class QueryDialect:
     """Default AST forms; the standard SQL of PostgreSQL, which DuckDB mostly shares."""
 
     sqlglot_dialect: ClassVar[str]
-    # Compiler features this engine supports (Metabase names); drivers narrow it.
-    query_features: ClassVar[frozenset[str]] = COMPILER_FEATURES
-
-    @classmethod
-    def to_sql(cls, tree: exp.Expression) -> str:
-        return tree.sql(dialect=cls.sqlglot_dialect)
 
     # ---- temporal ---------------------------------------------------------------------------------
 

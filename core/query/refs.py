@@ -92,7 +92,7 @@ class Context:
         return sorted(rows, key=lambda f: (f.position, f.name.lower(), f.id))
 
     def supports(self, feature: str) -> bool:
-        return feature in getattr(self.driver, "query_features", frozenset())
+        return feature in self.driver.features
 
     def require(self, feature: str, what: str) -> None:
         if not self.supports(feature):
