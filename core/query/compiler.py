@@ -117,15 +117,15 @@ class StageCompiler(ClauseCompiler):
             cols.extend(self.source_columns())
             for name in stage.expressions:
                 cols.append(self.column_for(["expression", name, {}], "fields"))
-        for join in self.joins.values():
-            cols.extend(self.join_columns(join))
+        for alias in self.joins:
+            cols.extend(self.join_columns(alias))
         if not cols:
             raise Invalid("Invalid MBQL: the query selects no columns.")
         return cols
 
     def aggregated_columns(self) -> list[Col]:
         cols = [self.column_for(b, "breakout", breakout=True) for b in self.stage.breakouts]
-        self.breakout_cols = cols
+        self.breakout_cols = list(cols)
         for i, aggregation in enumerate(self.stage.aggregations):
             cols.append(self.aggregation_column(aggregation, i))
         return cols

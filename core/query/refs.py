@@ -325,7 +325,7 @@ class RefResolver:
             on = exp.EQ(this=fk_expr, expression=exp.column(pk.name, table=alias, quoted=True))
             self.join_clauses.append(exp.Join(this=_table_ast(table, alias), on=on, side="LEFT"))
         fk_name = fk_info.display_name
-        if fk_name.endswith(" ID"):
+        if fk_name.lower().endswith(" id"):
             fk_name = fk_name[:-3]
         info = Info(name=target.name, display_name=f"{fk_name} → {field_display_name(target)}",
                     base_type=target.base_type, effective_type=target.effective_type or target.base_type,
