@@ -155,6 +155,8 @@ class SQLiteDriver(SQLDriver):
     @classmethod
     def date_add(cls, expr, amount, unit):
         number = _number(amount)
+        if unit in ("month", "quarter", "year"):
+            return cls._add_months(expr, amount, number, {"month": 1, "quarter": 3, "year": 12}[unit])
         if unit in ("week", "quarter"):
             factor = 7 if unit == "week" else 3
             number = number * factor if number is not None else None
@@ -165,6 +167,23 @@ class SQLiteDriver(SQLDriver):
         else:
             modifier = exp.DPipe(this=exp.Cast(this=amount, to=exp.DataType.build("text")), expression=lit(f" {unit}s"))
         return _fn("DATETIME", expr, modifier)
+
+    @classmethod
+    def _add_months(cls, expr, amount, number, factor):
+        """Month arithmetic clamped to the target month's last day, as other engines do (SQLite's
+        '+1 months' turns January 31st into March 3rd)."""
+        if number is not None:
+            months = lit(f"{number * factor} months")
+        else:
+            scaled = exp.Mul(this=amount, expression=lit(factor)) if factor != 1 else amount
+            months = exp.DPipe(this=exp.Cast(this=scaled, to=exp.DataType.build("text")), expression=lit(" months"))
+        start = _fn("DATE", expr.copy(), lit("start of month"), months)
+        last_day = _int_part("%d", _fn("DATE", start.copy(), lit("+1 month"), lit("-1 day")))
+        day = _fn("MIN", _int_part("%d", expr.copy()), last_day)
+        offset = exp.DPipe(this=exp.Cast(this=exp.Sub(this=day, expression=lit(1)), to=exp.DataType.build("text")),
+                           expression=lit(" days"))
+        date = _fn("DATE", start, offset)
+        return _fn("DATETIME", exp.DPipe(this=exp.DPipe(this=date, expression=lit(" ")), expression=_fn("TIME", expr)))
 
     @classmethod
     def cast_date(cls, expr):

@@ -552,7 +552,7 @@ class ClauseCompiler(RefResolver):
             inner = exp.Sum(this=argument)
             return self.cumulative(inner) if op == "cum-sum" else inner
         if op == "avg":
-            return exp.Avg(this=argument)
+            return self.driver.average(argument)
         if op == "min":
             return exp.Min(this=argument)
         if op == "max":
