@@ -341,7 +341,7 @@ class RefResolver:
         upstream_unit = info.upstream.unit if info.upstream is not None else None
         if unit and unit != "default" and unit != upstream_unit and is_temporal(info.base_type):
             expr = self.temporal_bucket(expr, unit, info.base_type)
-            changes["unit"] = unit
+            changes["unit"] = changes["applied_unit"] = unit
             changes["display_name"] = f"{info.display_name}: {temporal.humanize(unit)}"
             if unit in temporal.EXTRACTION_UNITS:
                 changes["effective_type"] = "type/Integer"
