@@ -20,6 +20,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.setup",
     "plugins.settings",
     "plugins.users",
+    "plugins.permissions",
+    "plugins.api_keys",
+    "plugins.email",
     "plugins.util",
     "plugins.docs",
 )

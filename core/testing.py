@@ -187,3 +187,45 @@ def any_app(request, tmp_path, app_db_template):
     application = create_app(config)
     yield application
     application.extensions["tessera"].db.dispose()
+
+
+# Rows other plugins' APIs create, for tests that only need them to exist.
+
+
+def add_database(app, name: str = "Warehouse", tables: tuple[tuple[str | None, str], ...] = (("PUBLIC", "ORDERS"),)):
+    """A registered database with tables, straight into the app DB; returns (db_id, [table ids])."""
+    from core.models import Database, Table
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        database = Database(name=name, engine="sqlite")
+        session.add(database)
+        session.flush()
+        table_ids = []
+        for schema, table in tables:
+            row = Table(db_id=database.id, schema=schema, name=table)
+            session.add(row)
+            session.flush()
+            table_ids.append(row.id)
+        return database.id, table_ids
+
+
+def add_collection(app, name: str, parent_id: int | None = None, namespace: str | None = None) -> int:
+    from core.models import Collection
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        location = "/"
+        if parent_id is not None:
+            parent = session.get(Collection, parent_id)
+            location = f"{parent.location}{parent_id}/"
+        row = Collection(name=name, location=location, namespace=namespace)
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def set_setting(app, key: str, value) -> None:
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        state.settings.set(session, key, value)

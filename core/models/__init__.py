@@ -1,7 +1,9 @@
 """App-DB ORM models, one module per family. Import models from here."""
+from .api_key import ApiKey
 from .base import Base, UTCDateTime, utcnow
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
+from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
 from .setting import Setting
 from .user import (
     ADMIN_GROUP_ID,
@@ -13,6 +15,11 @@ from .user import (
 )
 
 __all__ = [
+    "ApiKey",
+    "CollectionPermission",
+    "DataPermission",
+    "PermissionsGraphRevision",
+    "PermissionsRevision",
     "ADMIN_GROUP_ID",
     "ALL_USERS_GROUP_ID",
     "Base",
