@@ -66,21 +66,13 @@ def data_graph_v2():
 @permissions_api.get("/graph/db/<db_id>", path=DbId, auth="superuser")
 def data_graph_for_database(path: DbId):
     """The v2 graph of one database, for every group."""
-    from core.errors import check_404
-    from core.models import Database
-
-    check_404(db.session().get(Database, path.db_id))
-    return graphs.data_graph(db.session(), version=2, db_ids=[path.db_id])
+    return graphs.data_graph_of(db.session(), db_id=path.db_id)
 
 
 @permissions_api.get("/graph/group/<group_id>", path=GroupId, auth="superuser")
 def data_graph_for_group(path: GroupId):
     """The v2 graph of one group, for every database."""
-    from core.errors import check_404
-    from core.models import PermissionsGroup
-
-    check_404(db.session().get(PermissionsGroup, path.group_id))
-    return graphs.data_graph(db.session(), version=2, group_ids=[path.group_id])
+    return graphs.data_graph_of(db.session(), group_id=path.group_id)
 
 
 @permissions_api.put("/graph", query=PutOptions, body=Graph, auth="superuser")

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from core.errors import Invalid, PaymentRequired
+from core.errors import Invalid, PaymentRequired, check_404
 from core.models import ADMIN_GROUP_ID, Database, DataPermission, PermissionsGroup, Table, User
 from core.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
 
@@ -139,6 +139,15 @@ def data_graph(session: Session, version: int = 2, group_ids: list[int] | None =
             per_db[db_id] = _v1_entry(entry) if version == 1 else entry
         out[group_id] = per_db
     return {"revision": revisions.current(session, DATA_GRAPH), "groups": out}
+
+
+def data_graph_of(session: Session, db_id: int | None = None, group_id: int | None = None) -> dict:
+    """The v2 graph of one database (every group) or of one group (every database); 404 if absent."""
+    if db_id is not None:
+        check_404(session.get(Database, db_id))
+        return data_graph(session, 2, db_ids=[db_id])
+    check_404(session.get(PermissionsGroup, group_id))
+    return data_graph(session, 2, group_ids=[group_id])
 
 
 def execution_graph(session: Session, group_ids: list[int] | None = None) -> dict:

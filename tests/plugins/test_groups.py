@@ -70,7 +70,9 @@ def test_group_managers_need_advanced_permissions(app, admin, user):
     assert admin.put(f"/api/permissions/membership/{membership['membership_id']}",
                      json={"is_group_manager": True}).status_code == 402
 
+    assert admin.get("/api/session/properties").json["token-features"]["advanced_permissions"] is False
     set_setting(app, "advanced-permissions", True)
+    assert admin.get("/api/session/properties").json["token-features"]["advanced_permissions"] is True
     updated = admin.put(f"/api/permissions/membership/{membership['membership_id']}", json={"is_group_manager": True})
     assert updated.status_code == 200 and updated.json == {
         "membership_id": membership["membership_id"], "group_id": gid, "user_id": uid, "is_group_manager": True}
