@@ -25,9 +25,12 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.email",
     "plugins.util",
     "plugins.docs",
+    "plugins.sharing",
 )
 
-BUILTIN_DRIVERS: tuple[str, ...] = ()
+BUILTIN_DRIVERS: tuple[str, ...] = (
+    "drivers.sqlite",
+)
 
 # The API cannot be set up or logged into without these.
 ESSENTIAL_PLUGINS: frozenset[str] = frozenset({"plugins.session", "plugins.setup", "plugins.databases"})

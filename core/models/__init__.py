@@ -1,6 +1,7 @@
 """App-DB ORM models, one module per family. Import models from here."""
 from .api_key import ApiKey
 from .base import Base, UTCDateTime, utcnow
+from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
@@ -23,14 +24,18 @@ __all__ = [
     "ADMIN_GROUP_ID",
     "ALL_USERS_GROUP_ID",
     "Base",
+    "CARD_TYPES",
+    "Card",
     "Collection",
     "Database",
     "Dimension",
     "Field",
     "FieldValues",
     "LoginSession",
+    "PersistedInfo",
     "PermissionsGroup",
     "PermissionsGroupMembership",
+    "Revision",
     "Setting",
     "Table",
     "User",
