@@ -30,6 +30,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
     "drivers.sqlite",
+    "drivers.duckdb",
+    "drivers.postgres",
+    "drivers.mysql",
 )
 
 # The API cannot be set up or logged into without these.
