@@ -46,9 +46,9 @@ class Sample:
         self.session = session
         self.driver = driver_class(engine_name)
 
-    def run(self, sql: str) -> list[tuple]:
+    def run(self, sql: str, params: dict | None = None) -> list[tuple]:
         """Through the driver's own execute, as the query processor runs SQL."""
-        with self.driver.execute(self.engine, sql, timeout=30) as result:
+        with self.driver.execute(self.engine, sql, params, timeout=30) as result:
             return [tuple(row) for row in result.rows]
 
 

@@ -159,6 +159,10 @@ CASES = [
      [(sum(1 for p in R["PRODUCTS"] if "Mc_Kenzie" in p["VENDOR"] or p["VENDOR"].startswith("O'H")),)]),
     ("filter-underscore-not-wildcard", {"source-table": PRODUCTS, "aggregation": [["count"]],
                                         "filter": ["contains", f("PRODUCTS.VENDOR"), "a_k"]}, True, (), [(0,)]),
+    ("colon-literals", {"source-table": PEOPLE, "expressions": {"tagged": ["concat", f("PEOPLE.STATE"), " :tag"]},
+                        "fields": [f("PEOPLE.ID"), ["expression", "tagged"]],
+                        "filter": ["!=", f("PEOPLE.NAME"), "x :y"], "order-by": [["asc", f("PEOPLE.ID")]]}, True, (),
+     [(p["ID"], f"{p['STATE']} :tag") for p in R["PEOPLE"]]),
     ("filter-inside", {"source-table": PEOPLE, "aggregation": [["count"]],
                        "filter": ["inside", f("PEOPLE.LATITUDE"), f("PEOPLE.LONGITUDE"), 40, -120, 30, -80]}, True, (),
      [(sum(1 for p in R["PEOPLE"] if 30 <= p["LATITUDE"] <= 40 and -120 <= p["LONGITUDE"] <= -80),)]),
@@ -362,7 +366,7 @@ def sort_key(row):
 def run_case(sample_db, query) -> list[tuple]:
     normalized = normalize(sample.resolve({"database": "$db", "type": "query", "query": query}, sample_db.ids))
     compiled = compile_query(sample_db.session, normalized, sample_db.driver, now=sample.NOW)
-    return [tuple(normal(v) for v in row) for row in sample_db.run(compiled.sql)]
+    return [tuple(normal(v) for v in row) for row in sample_db.run(compiled.sql, compiled.params)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
