@@ -215,18 +215,33 @@ class SQLiteDriver(SQLDriver):
         return exp.Glob(this=expr, expression=lit(pattern))
 
     @classmethod
-    def variance(cls, expr):
-        mean = exp.Avg(this=expr.copy())
-        square = exp.Avg(this=exp.Mul(this=expr.copy(), expression=expr.copy()))
-        return exp.Sub(this=square, expression=exp.Mul(this=mean, expression=mean.copy()))
-
-    @classmethod
-    def stddev(cls, expr):
-        return exp.Sqrt(this=cls.variance(expr))
-
+    def transform(cls, tree):
+        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has.
+        return tree.transform(_spread)
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
+
+
+_SPREAD = {exp.Stddev: (True, True), exp.StddevSamp: (True, True), exp.StddevPop: (True, False),
+           exp.Variance: (False, True), exp.VariancePop: (False, False)}
+
+
+def _spread(node):
+    """STDDEV/VARIANCE (sample or population) as (SUM(x*x) - SUM(x)*SUM(x)/n) / (n or n-1)."""
+    kind = _SPREAD.get(type(node))
+    if kind is None:
+        return node
+    root, sample = kind
+    x = exp.Cast(this=node.this, to=exp.DataType.build("double"))
+    n = exp.Count(this=node.this.copy())
+    total = exp.Sum(this=x.copy())
+    squares = exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy()))
+    spread = exp.Sub(this=squares, expression=exp.Div(this=exp.Mul(this=total, expression=total.copy()),
+                                                      expression=exp.Nullif(this=n, expression=lit(0))))
+    divisor = exp.Sub(this=n.copy(), expression=lit(1)) if sample else n.copy()
+    value = exp.Div(this=exp.Paren(this=spread), expression=exp.Nullif(this=divisor, expression=lit(0)))
+    return exp.Sqrt(this=value) if root else value
 
 
 def _number(expr):
