@@ -23,6 +23,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.util",
     "plugins.docs",
     "plugins.collections",
+    "plugins.search",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
