@@ -468,3 +468,18 @@ def test_collections_on_postgres_app_db(any_app):
     items = admin.get(f"/api/collection/{child['id']}/items").json
     assert names(items) == [("card", "PG card")]
     assert admin.get("/api/collection/tree").status_code == 200
+
+
+def test_graph_routes_coexist_with_collection_routes(app, admin):
+    """/api/collection/graph (plugins.permissions) and /api/collection/<id> (here) share a stem."""
+    user = make_user(app)
+    shared = create(admin, "Graph-governed")
+    graph = admin.get("/api/collection/graph").json
+    assert graph["groups"][str(ALL_USERS_GROUP_ID)][str(shared["id"])] == "write"
+    assert user.get("/api/collection/graph").status_code == 403
+    revoked = admin.put("/api/collection/graph", json={
+        "revision": graph["revision"], "groups": {str(ALL_USERS_GROUP_ID): {str(shared["id"]): "none"}}})
+    assert revoked.status_code == 200, revoked.json
+    assert user.get(f"/api/collection/{shared['id']}").status_code == 403
+    assert shared["id"] not in {c["id"] for c in user.get("/api/collection").json}
+    assert admin.get(f"/api/collection/{shared['id']}").status_code == 200
