@@ -20,9 +20,14 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.setup",
     "plugins.settings",
     "plugins.users",
+    "plugins.permissions",
+    "plugins.api_keys",
+    "plugins.email",
     "plugins.util",
     "plugins.docs",
     "plugins.sharing",
+    "plugins.collections",
+    "plugins.search",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
