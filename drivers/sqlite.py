@@ -16,6 +16,7 @@ from pydantic import Field
 from sqlalchemy.engine import URL
 
 from core import hookimpl
+from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
@@ -57,6 +58,10 @@ class SQLiteDriver(SQLDriver):
     })
     timeout_markers = ("interrupted",)
     probe_sql = "SELECT count(*) FROM sqlite_master"
+
+    @classmethod
+    def transform(cls, tree):
+        return sqlite_temporal(tree)
 
     @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
