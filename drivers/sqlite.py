@@ -64,7 +64,8 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     def transform(cls, tree):
-        return sqlite_temporal(tree)
+        # SQLite has no STDDEV/VARIANCE functions either: they are rewritten from sums, which it has.
+        return sqlite_temporal(tree).transform(_spread, copy=False)
 
     @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
@@ -219,10 +220,6 @@ class SQLiteDriver(SQLDriver):
         pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
         return exp.Glob(this=expr, expression=lit(pattern))
 
-    @classmethod
-    def transform(cls, tree):
-        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has.
-        return tree.transform(_spread)
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
