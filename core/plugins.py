@@ -26,6 +26,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.util",
     "plugins.docs",
     "plugins.sharing",
+    "plugins.collections",
+    "plugins.search",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
