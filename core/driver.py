@@ -245,7 +245,7 @@ class ConnectionPolicy:
                    forbidden_files=tuple(forbidden))
 
 
-def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db") -> str:
+def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db", *, directory: bool = False) -> str:
     """The real path of a database file the policy allows, or Invalid naming `key`.
 
     Every check runs before anything opens the file, so an error never tells whether a path outside
@@ -260,7 +260,9 @@ def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db") -> str:
     if not any(real.is_relative_to(d) for d in policy.file_dirs):
         allowed = ", ".join(str(d) for d in policy.file_dirs) or "none configured"
         raise refuse(f"Database files must be inside the directories in TESSERA_FILE_DB_DIRS ({allowed}).")
-    if not real.is_file():
+    if directory and not real.is_dir():
+        raise refuse(f"No directory at {raw}.")
+    if not directory and not real.is_file():
         raise refuse(f"No database file at {raw}.")
     for other in policy.forbidden_files:
         for candidate in (other, Path(f"{other}-wal"), Path(f"{other}-shm"), Path(f"{other}-journal")):
@@ -402,7 +404,11 @@ class SQLDriver(Driver):
         failures raise QueryError or QueryTimeout with the engine's message. Rows are read in
         batches from a server-side or unbuffered cursor, never all at once.
         """
-        with engine.connect() as conn:
+        try:
+            conn = engine.connect()
+        except (DBAPIError, LockdownError) as error:
+            raise cls.translate_error(error) from error
+        with conn:
             try:
                 with cls.guard(conn, timeout):
                     try:

@@ -412,6 +412,8 @@ class ConformanceTarget:
     details: dict
     admin_engine: Any
     policy: Any = None
+    # Called with the admin engine once the fixed schema is in (e.g. to export it to files).
+    after_fill: Any = None
 
 
 PEOPLE = [
@@ -516,6 +518,8 @@ class DriverConformance:
     extra_write_statements: ClassVar[list[str]] = []
     teeth_sql: ClassVar[str] = "CREATE TABLE conf_teeth (a INTEGER)"
     teeth_cleanup_sql: ClassVar[str | None] = "DROP TABLE IF EXISTS conf_teeth"
+    # Whether the engine knows primary keys and NOT NULL (a CSV file does not).
+    reports_constraints: ClassVar[bool] = True
     expected_base_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "id": ("type/Integer", "type/BigInteger"), "name": ("type/Text",), "score": ("type/BigInteger",),
         "height": ("type/Float",), "balance": ("type/Decimal",), "active": ("type/Boolean",),
@@ -541,6 +545,8 @@ class DriverConformance:
             metadata.create_all(conn, checkfirst=False)
             conn.execute(people.insert(), [dict(zip(people.c.keys(), row)) for row in PEOPLE])
             conn.execute(orders.insert(), [dict(zip(orders.c.keys(), row)) for row in ORDERS])
+        if conformance_target.after_fill:
+            conformance_target.after_fill(admin)
         admin.dispose()  # file engines: the locked engine must be the only one on the file
         policy = conformance_target.policy or ConnectionPolicy()
         details = check(cls.driver, conformance_target.details, policy)
@@ -615,12 +621,16 @@ class DriverConformance:
             assert f.base_type in self.expected_base_types[f.name], (f.name, f.database_type, f.base_type)
             assert f.database_type
         by_name = {f.name: f for f in fields}
-        assert by_name["id"].pk and not by_name["name"].pk
-        assert by_name["name"].required and not by_name["bio"].required
+        if self.reports_constraints:
+            assert by_name["id"].pk and not by_name["name"].pk
+            assert by_name["name"].required and not by_name["bio"].required
+        else:
+            assert not any(f.pk or f.required for f in fields)
 
     def test_foreign_keys(self, conformance):
         fks = self.driver.describe_fks(conformance.engine, self._table(conformance, "conf_orders"))
-        assert [(fk.column, fk.target_table, fk.target_column) for fk in fks] == [("person_id", "conf_people", "id")]
+        expected = [("person_id", "conf_people", "id")] if "foreign-keys" in self.driver.features else []
+        assert [(fk.column, fk.target_table, fk.target_column) for fk in fks] == expected
 
     # ---- SQL and execution -----------------------------------------------------------------------
 
@@ -653,13 +663,14 @@ class DriverConformance:
             assert [row[0] for row in result.rows] == [1, 2, 3]
         tracemalloc.start()
         try:
-            with self.driver.execute(conformance.engine, self.series_sql, {"n": 100_000}) as result:
+            with self.driver.execute(conformance.engine, self.series_sql, {"n": 50_000}) as result:
                 total = sum(1 for _ in result.rows)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        assert total == 100_000
-        assert peak < 8 * 1024 * 1024, f"peak {peak} bytes for 100k rows: rows are not streamed"
+        assert total == 50_000
+        # All 50k rows held at once would take about 8 MB; batches of 1000 take a few hundred KB.
+        assert peak < 4 * 1024 * 1024, f"peak {peak} bytes for 50k rows: rows are not streamed"
 
     def test_timeout_stops_the_statement(self, conformance):
         import time
