@@ -127,8 +127,9 @@ def personal_owner(collection: Collection, roots: dict[int, int]) -> int | None:
 class Access:
     """The caller's read and write rights on collections, memoised for one service call.
 
-    Every answer comes from core.permissions (and so from the check_permission hook); listing code
-    asks here instead of calling the policy once per row.
+    Every answer comes from core.permissions. While no plugin implements the check_permission hook,
+    listings use the policy's bulk id sets (two queries per request); otherwise each collection is
+    asked of can_read_collection / can_write_collection, so the hook is always honoured.
     """
 
     def __init__(self, session: Session, user: User):
@@ -137,6 +138,8 @@ class Access:
         self._read: dict = {}
         self._write: dict = {}
         self._readable_ids: set[int] | None | bool = False
+        self._writable_ids: set[int] | None | bool = False
+        self._hooked = permissions.permission_hooks_active()
 
     @property
     def is_admin(self) -> bool:
@@ -148,12 +151,19 @@ class Access:
             self._readable_ids = permissions.readable_collection_ids(self.session, self.user)
         return self._readable_ids
 
+    def _writable(self) -> set[int] | None:
+        if self._writable_ids is False:
+            self._writable_ids = permissions.writable_collection_ids(self.session, self.user)
+        return self._writable_ids
+
     def can_read(self, collection_id: int | None, namespace: str | None = None) -> bool:
         key = (collection_id, normalize_namespace(namespace) if collection_id is None else None)
         if key not in self._read:
             ids = self.readable_ids() if collection_id is not None else None
             if ids is not None and collection_id not in ids:
                 self._read[key] = False
+            elif collection_id is not None and not self._hooked:
+                self._read[key] = True
             else:
                 self._read[key] = permissions.can_read_collection(self.session, self.user, collection_id,
                                                                   normalize_namespace(namespace))
@@ -162,8 +172,12 @@ class Access:
     def can_write(self, collection_id: int | None, namespace: str | None = None) -> bool:
         key = (collection_id, normalize_namespace(namespace) if collection_id is None else None)
         if key not in self._write:
-            self._write[key] = permissions.can_write_collection(self.session, self.user, collection_id,
-                                                                normalize_namespace(namespace))
+            if collection_id is not None and not self._hooked:
+                ids = self._writable()
+                self._write[key] = ids is None or collection_id in ids
+            else:
+                self._write[key] = permissions.can_write_collection(self.session, self.user, collection_id,
+                                                                    normalize_namespace(namespace))
         return self._write[key]
 
 
