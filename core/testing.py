@@ -602,6 +602,11 @@ class DriverConformance:
 
     # ---- introspection ---------------------------------------------------------------------------
 
+    def test_dbms_version(self, conformance):
+        version = self.driver.dbms_version(conformance.engine)
+        assert version["flavor"] and version["version"]
+        assert version["semantic-version"] and all(isinstance(p, int) for p in version["semantic-version"])
+
     def _table(self, conformance, name):
         tables = {t.name: t for t in self.driver.describe_tables(conformance.engine)}
         assert name in tables, sorted(tables)

@@ -105,6 +105,14 @@ class DuckDBDriver(SQLDriver):
                 "AND schema_name NOT IN ('information_schema', 'pg_catalog') ORDER BY schema_name").all()
         return [row[0] for row in rows]
 
+    @classmethod
+    def dbms_version(cls, engine: Engine) -> dict:
+        # duckdb-engine reports a fixed (8, 0); the engine knows its own version.
+        with engine.connect() as conn:
+            version = conn.exec_driver_sql("SELECT version()").scalar().lstrip("v")
+        return {"flavor": "DuckDB", "version": version,
+                "semantic-version": [int(p) for p in version.split("-")[0].split(".") if p.isdigit()][:3]}
+
     # duckdb-engine reflects through PostgreSQL catalog queries that SQLAlchemy 2.1 writes with
     # REGCLASS casts and pg_collation, which DuckDB lacks; DuckDB's own catalog functions are exact.
 

@@ -11,6 +11,7 @@ changed it), with MariaDB's `max_statement_time` or MySQL's `max_execution_time`
 from __future__ import annotations
 
 import contextlib
+import ssl
 
 from pymysql.constants import CLIENT, FIELD_TYPE
 from sqlglot import exp
@@ -63,7 +64,7 @@ class MySQLDriver(SQLDriver):
     features = frozenset({
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
-        "inner-join", "foreign-keys", "regex", "set-timezone",
+        "inner-join", "foreign-keys", "regex",
     })
     timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
     type_map = (
@@ -88,9 +89,11 @@ class MySQLDriver(SQLDriver):
 
     @classmethod
     def engine_options(cls, details: MySQLDetails) -> dict:
+        # With SSL the server certificate is verified against the system CAs (PyMySQL's dict form
+        # without a CA would skip verification).
         return {"connect_args": {"local_infile": False, "connect_timeout": 10,
-                                 "ssl": {"check_hostname": True} if details.ssl else None},
-                "pool_recycle": 3600}
+                                 "ssl": ssl.create_default_context() if details.ssl else None},
+                "pool_recycle": 1800}
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
