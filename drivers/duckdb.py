@@ -14,9 +14,11 @@ import threading
 
 from pydantic import Field
 from sqlalchemy.engine import URL, Engine
+from sqlglot import exp
 
 from core import hookimpl
 from core.driver import FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta
+from core.query.dialect import lit
 
 LOCKED_CONFIG = {
     "enable_external_access": False,
@@ -158,6 +160,14 @@ class DuckDBDriver(SQLDriver):
         return [FKMeta(column=column, target_table=target_table, target_column=target, target_schema=table.schema)
                 for columns, target_table, targets in cls._constraints(engine, table, "FOREIGN KEY")
                 for column, target in zip(columns, targets)]
+
+
+    # ---- compiled MBQL -----------------------------------------------------------------------------
+
+    @classmethod
+    def percentile(cls, expr, p):
+        # sqlglot renders the WITHIN GROUP form wrongly for DuckDB; QUANTILE_CONT is its own spelling.
+        return exp.PercentileCont(this=expr, expression=lit(p))
 
 
 @hookimpl
