@@ -364,7 +364,9 @@ class SQLDriver(QueryDialect, Driver):
     @classmethod
     def to_sql(cls, tree: sqlglot.exp.Expression) -> str:
         """The single place SQL text is produced from an AST."""
-        return cls.transform(tree.copy()).sql(dialect=cls.sql_dialect())
+        from .dialects import canonical_temporal
+
+        return cls.transform(canonical_temporal(tree.copy())).sql(dialect=cls.sql_dialect())
 
     @classmethod
     def sql_dialect(cls):

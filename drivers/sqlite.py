@@ -18,6 +18,7 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from core import hookimpl
+from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query.dialect import lit
 
@@ -60,6 +61,10 @@ class SQLiteDriver(SQLDriver):
     })
     timeout_markers = ("interrupted",)
     probe_sql = "SELECT count(*) FROM sqlite_master"
+
+    @classmethod
+    def transform(cls, tree):
+        return sqlite_temporal(tree)
 
     @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
