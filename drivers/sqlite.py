@@ -63,11 +63,6 @@ class SQLiteDriver(SQLDriver):
     probe_sql = "SELECT count(*) FROM sqlite_master"
 
     @classmethod
-    def transform(cls, tree):
-        # SQLite has no STDDEV/VARIANCE functions either: they are rewritten from sums, which it has.
-        return sqlite_temporal(tree).transform(_spread, copy=False)
-
-    @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
         # The file is opened by `creator`, read-only; the URL only names the dialect.
         return URL.create("sqlite")
@@ -220,6 +215,11 @@ class SQLiteDriver(SQLDriver):
         pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
         return exp.Glob(this=expr, expression=lit(pattern))
 
+    @classmethod
+    def transform(cls, tree):
+        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
+        # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().
+        return sqlite_temporal(tree.transform(_spread))
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
