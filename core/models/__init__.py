@@ -2,6 +2,7 @@
 from .base import Base, UTCDateTime, utcnow
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
+from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
 from .user import (
     ADMIN_GROUP_ID,
@@ -22,8 +23,12 @@ __all__ = [
     "Field",
     "FieldValues",
     "LoginSession",
+    "NativeQuerySnippet",
     "PermissionsGroup",
     "PermissionsGroupMembership",
+    "Query",
+    "QueryCache",
+    "QueryExecution",
     "Setting",
     "Table",
     "User",
