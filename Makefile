@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(BIN)/tessera run --host 0.0.0.0 --port 3000
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests contrib
+	$(BIN)/python -m pytest -c tests/pytest.ini --rootdir . -q tests contrib
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

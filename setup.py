@@ -33,6 +33,8 @@ setup(
         # argon2id is the password hash security.md asks for (OWASP's first choice); argon2-cffi
         # is the maintained binding, and hand-rolling a KDF is not an option.
         "argon2-cffi>=23.1,<26",
+        # Fernet (authenticated encryption) for connection details at rest; never hand-rolled crypto.
+        "cryptography>=42",
     ],
     extras_require={
         **DRIVER_EXTRAS,

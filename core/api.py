@@ -180,8 +180,7 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
     errors: dict = {}
     specific: dict = {}
     for error in exc.errors():
-        loc = [part for part in error["loc"] if isinstance(part, str)]
-        info, keys = _field_at(model, loc)
+        info, keys = _field_at(model, error["loc"])
         if not keys:
             keys = ["body"]
         missing = error["type"] == "missing"
@@ -197,12 +196,21 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
     return Invalid(errors, specific)
 
 
-def _field_at(model: type[BaseModel], loc: list[str]):
-    """Follow loc through nested models; return the FieldInfo of the deepest field found and its path."""
+def _field_at(model: type[BaseModel], loc: tuple):
+    """Follow loc through nested models and lists; return the FieldInfo of the deepest field found
+    (for a list element, a FieldInfo of the element type) and its path without indexes."""
+    from pydantic.fields import FieldInfo
+
     found: Any = None
     keys: list[str] = []
     current: Any = model
     for part in loc:
+        if isinstance(part, int):
+            element = _element_type(found.annotation) if found is not None else None
+            if element is not None:
+                found = FieldInfo.from_annotation(element)
+                current = _model_in(element)
+            continue
         fields = getattr(current, "model_fields", None)
         if fields is None:
             break
@@ -213,6 +221,16 @@ def _field_at(model: type[BaseModel], loc: list[str]):
         keys.append(info.alias or part)
         current = _model_in(info.annotation)
     return found, keys
+
+
+def _element_type(annotation: Any):
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(candidate) in (list, tuple, set):
+            args = typing.get_args(candidate)
+            return args[0] if args else None
+    return None
 
 
 def _model_in(annotation: Any):

@@ -2,21 +2,98 @@
 
 A driver is a declarative class, in the manner of Superset's db_engine_specs but small: `engine`,
 `display_name`, `sqlglot_dialect`, a pydantic `Details` model (which also yields Metabase's
-connection properties), `features`, and the DBAPI modules it needs.
+connection properties), `features`, and the DBAPI modules it needs. `SQLDriver` adds what every
+SQLAlchemy engine shares: introspection through the inspector, `to_sql` (the one place SQL text is
+produced) and `execute` (a read-only, time-limited, streaming run). An engine says only what
+differs: how its URL is built, how a fresh DBAPI connection is locked down (`lockdown`) and how a
+statement is made read-only and time-limited (`guard`).
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import time
 import typing
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+import sqlglot
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
+from .errors import Invalid
+
+SECRET_MASK = "**MetabasePass**"
+
+# Keys the Metabase frontend sends with every details form. They carry no connection setting, so
+# they are accepted and dropped; an SSH tunnel is not supported and is refused rather than ignored.
+UI_ONLY_KEYS = ("advanced-options", "let-user-control-scheduling", "schedules", "refingerprint")
 
 
 class Details(BaseModel):
     """Connection details. Unknown keys are refused: a detail never reaches a driver unchecked."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_ui_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = {k: v for k, v in data.items() if k not in UI_ONLY_KEYS}
+        if data.pop("tunnel-enabled", False):
+            raise ValueError("SSH tunnels are not supported")
+        return data
+
+    def secret_keys(self) -> list[str]:
+        return [info.alias or name for name, info in type(self).model_fields.items()
+                if SecretStr in (typing.get_args(info.annotation) or (info.annotation,))]
+
+    def plain(self) -> dict:
+        """The details as stored: JSON-able, secrets revealed, only keys that were set or defaulted."""
+        out = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            out[info.alias or name] = value
+        return out
+
+
+def _safe_name(value: str | None) -> str | None:
+    """A host, database or user name that libpq/MySQL cannot read as a socket path or an option string."""
+    if value is None:
+        return value
+    if any(ch in value for ch in "\x00\r\n\t ,;=?") or value.startswith(("/", "@", "-")):
+        raise ValueError("must be a plain name (no sockets, lists, options or URLs)")
+    return value
+
+
+class NetworkDetails(Details):
+    """host/port/dbname/user/password/ssl, the fields of Metabase's server engines."""
+
+    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "name.database.com"})
+    port: int | None = Field(None, title="Port", ge=1, le=65535)
+    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "birds_of_the_world"})
+    user: str = Field(title="Username", json_schema_extra={"placeholder": "username"})
+    password: SecretStr | None = Field(None, title="Password", json_schema_extra={"placeholder": "••••••••"})
+    ssl: bool = Field(False, title="Use a secure connection (SSL)")
+
+    _check_names = field_validator("host", "dbname", "user")(_safe_name)
+
+
+class FileDetails(Details):
+    """A database file on the Tessera host; the path rules are in `SQLDriver.check_details`."""
+
+    # The name of the path field (Metabase calls it "db" for SQLite); it is also its JSON key.
+    file_field: ClassVar[str] = "db"
+
+    def path(self) -> str:
+        return getattr(self, self.file_field)
 
 
 def _property_type(annotation: Any) -> str:
@@ -81,13 +158,8 @@ class Driver:
 
 
 # --------------------------------------------------------------------------------------------------
-# What introspection returns (sync turns these into Table and Field rows)
+# What introspection and execution return
 # --------------------------------------------------------------------------------------------------
-
-from dataclasses import dataclass  # noqa: E402
-
-from sqlalchemy import inspect  # noqa: E402
-from sqlalchemy.engine import URL, Engine  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -117,20 +189,245 @@ class FKMeta:
     target_schema: str | None = None
 
 
+@dataclass(frozen=True)
+class ColumnMeta:
+    """A result column: its name, the engine's type name and the Metabase base type."""
+
+    name: str
+    database_type: str
+    base_type: str
+
+
+@dataclass
+class QueryResult:
+    """What `execute` yields: columns known up front, rows streamed from the cursor."""
+
+    columns: list[ColumnMeta]
+    rows: Iterator[tuple]
+
+
+class QueryError(Exception):
+    """The engine refused or failed the statement; `message` is the engine's own text."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class QueryTimeout(QueryError):
+    """The statement ran past the database's query timeout and the engine stopped it."""
+
+
+class LockdownError(RuntimeError):
+    """A new connection could not be locked down (or its role is too powerful): it is not used."""
+
+
+@dataclass(frozen=True)
+class ConnectionPolicy:
+    """What the server allows data connections to reach, from configuration."""
+
+    file_dirs: tuple[Path, ...] = ()
+    app_db_url: str | None = None
+    forbidden_files: tuple[Path, ...] = ()
+    extras: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: dict) -> "ConnectionPolicy":
+        from .config import split_names
+
+        data_dir = Path(config["TESSERA_DATA_DIR"])
+        dirs = split_names(config.get("TESSERA_FILE_DB_DIRS")) or [str(data_dir / "files")]
+        app_url = config.get("TESSERA_DB_URL")
+        forbidden = [data_dir / "tessera.db", data_dir / "encryption.key"]
+        if app_url and app_url.startswith("sqlite"):
+            forbidden.append(Path(app_url.split("///", 1)[-1]))
+        return cls(file_dirs=tuple(Path(os.path.realpath(d)) for d in dirs), app_db_url=app_url,
+                   forbidden_files=tuple(forbidden))
+
+
+def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db") -> str:
+    """The real path of a database file the policy allows, or Invalid naming `key`.
+
+    Every check runs before anything opens the file, so an error never tells whether a path outside
+    the allowed directories exists (SQLite's "not a database" would).
+    """
+    def refuse(why: str) -> Invalid:
+        return Invalid({key: why}, message=why)
+
+    if not raw or raw.startswith("file:") or "?" in raw or "\x00" in raw:
+        raise refuse("Give the path of a database file, not a URI.")
+    real = Path(os.path.realpath(raw))
+    if not any(real.is_relative_to(d) for d in policy.file_dirs):
+        allowed = ", ".join(str(d) for d in policy.file_dirs) or "none configured"
+        raise refuse(f"Database files must be inside the directories in TESSERA_FILE_DB_DIRS ({allowed}).")
+    if not real.is_file():
+        raise refuse(f"No database file at {raw}.")
+    for other in policy.forbidden_files:
+        for candidate in (other, Path(f"{other}-wal"), Path(f"{other}-shm"), Path(f"{other}-journal")):
+            if candidate.exists() and os.path.samefile(real, candidate):
+                raise refuse("The Tessera application database cannot be added as a data source.")
+    return str(real)
+
+
 class SQLDriver(Driver):
-    """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs."""
+    """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs.
+
+    A concrete driver (one that sets `engine`) must give `sqlalchemy_dialect`, a Details model and
+    its own `lockdown` and `guard`; that is checked when the class is defined, not at first use.
+    `url()` is built from NetworkDetails; file engines override it (and usually `engine_options`).
+    """
 
     # (lower-cased database type prefix, Metabase base type), first match wins.
     type_map: ClassVar[tuple[tuple[str, str], ...]] = ()
+    sqlalchemy_dialect: ClassVar[str]
+    default_port: ClassVar[int | None] = None
+    # Engine error classes (DBAPI exception types) or message fragments that mean "timed out".
+    timeout_markers: ClassVar[tuple[str, ...]] = ()
+    stream_batch: ClassVar[int] = 1000
+    # What can_connect runs: it must make the engine read the database, not just answer.
+    probe_sql: ClassVar[str] = "SELECT 1"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "engine" not in cls.__dict__:
+            return
+        missing = [name for name in ("display_name", "sqlglot_dialect", "sqlalchemy_dialect") if not hasattr(cls, name)]
+        missing += [name for name in ("lockdown", "guard") if getattr(cls, name).__func__ is getattr(SQLDriver, name).__func__]
+        if not issubclass(cls.Details, NetworkDetails) and cls.url.__func__ is SQLDriver.url.__func__:
+            missing.append("url")
+        if missing:
+            raise TypeError(f"driver {cls.__name__} must define {', '.join(missing)}")
+
+    # ---- connecting ------------------------------------------------------------------------------
 
     @classmethod
     def url(cls, details: Details) -> URL:
         """The SQLAlchemy URL, built field by field with URL.create: a client never supplies a URL."""
-        raise NotImplementedError(f"{cls.__name__} must say how to build its URL")
+        assert isinstance(details, NetworkDetails)
+        password = details.password.get_secret_value() if details.password else None
+        return URL.create(cls.sqlalchemy_dialect, username=details.user, password=password or None,
+                          host=details.host, port=details.port or cls.default_port, database=details.dbname)
 
     @classmethod
     def engine_options(cls, details: Details) -> dict:
+        """Extra create_engine() keywords (connect_args, poolclass, creator)."""
         return {}
+
+    @classmethod
+    def check_details(cls, details: Details, policy: ConnectionPolicy) -> Details:
+        """Static checks at registration (no connection yet): file paths, the app DB itself."""
+        if isinstance(details, FileDetails):
+            real = check_file_path(details.path(), policy, details.file_field)
+            return details.model_copy(update={details.file_field: real})
+        if isinstance(details, NetworkDetails) and policy.app_db_url:
+            from sqlalchemy.engine import make_url
+
+            app = make_url(policy.app_db_url)
+            mine = cls.url(details)
+            if (app.get_backend_name() == mine.get_backend_name() and app.database == mine.database
+                    and (app.port or cls.default_port) == (mine.port or cls.default_port)
+                    and _same_host(app.host, mine.host)):
+                raise Invalid({"dbname": "The Tessera application database cannot be added as a data source."},
+                              message="The Tessera application database cannot be added as a data source.")
+        return details
+
+    @classmethod
+    def lockdown(cls, dbapi_connection, details: Details) -> None:
+        """Runs on every new DBAPI connection before first use; raise LockdownError to refuse it."""
+
+    @classmethod
+    @contextlib.contextmanager
+    def guard(cls, conn: Connection, timeout: float | None):
+        """Around one statement: make it read-only and stop it after `timeout` seconds."""
+        yield
+
+    # ---- SQL -------------------------------------------------------------------------------------
+
+    @classmethod
+    def transform(cls, tree: sqlglot.exp.Expression) -> sqlglot.exp.Expression:
+        """Engine-specific AST fix-ups applied before rendering (sqlglot is wrong for some engines)."""
+        return tree
+
+    @classmethod
+    def to_sql(cls, tree: sqlglot.exp.Expression) -> str:
+        """The single place SQL text is produced from an AST."""
+        return cls.transform(tree.copy()).sql(dialect=cls.sqlglot_dialect)
+
+    @classmethod
+    def quote_identifier(cls, name: str) -> str:
+        return sqlglot.exp.to_identifier(name, quoted=True).sql(dialect=cls.sqlglot_dialect)
+
+    # ---- running ---------------------------------------------------------------------------------
+
+    @classmethod
+    def is_timeout(cls, error: BaseException) -> bool:
+        text_ = f"{type(error).__name__}: {error}"
+        return any(marker in text_ for marker in cls.timeout_markers)
+
+    @classmethod
+    def translate_error(cls, error: BaseException) -> QueryError:
+        original = getattr(error, "orig", None) or error
+        message = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
+        if cls.is_timeout(original):
+            return QueryTimeout(f"Query exceeded the timeout and was cancelled: {message}")
+        return QueryError(message)
+
+    @classmethod
+    def column_meta(cls, cursor) -> list[ColumnMeta]:
+        columns = []
+        for entry in cursor.description or ():
+            database_type = cls.result_type_name(entry[1], cursor)
+            columns.append(ColumnMeta(entry[0], database_type, cls.base_type(database_type) if database_type else "type/*"))
+        return columns
+
+    @classmethod
+    def result_type_name(cls, type_code, cursor) -> str:
+        """The engine's type name for a cursor.description type code ("" when the engine gives none)."""
+        return "" if type_code is None else str(type_code)
+
+    @classmethod
+    @contextlib.contextmanager
+    def execute(cls, engine: Engine, sql: str, params: dict | None = None, *,
+                timeout: float | None = None, max_rows: int | None = None) -> Iterator[QueryResult]:
+        """Run one statement read-only; yield its columns and a row iterator streamed from the cursor.
+
+        `sql` uses SQLAlchemy text() named parameters (`:p1`), bound by the DBAPI. The statement runs
+        in a transaction the engine itself keeps read-only and is stopped after `timeout` seconds;
+        failures raise QueryError or QueryTimeout with the engine's message. Rows are read in
+        batches from a server-side or unbuffered cursor, never all at once.
+        """
+        with engine.connect() as conn:
+            streaming = conn.execution_options(stream_results=True, max_row_buffer=cls.stream_batch)
+            try:
+                with cls.guard(streaming, timeout):
+                    try:
+                        result = streaming.execute(text(sql), params or {})
+                    except DBAPIError as error:
+                        raise cls.translate_error(error) from error
+                    columns = cls.column_meta(result.cursor) if result.returns_rows else []
+                    yield QueryResult(columns, cls._rows(result, max_rows))
+            finally:
+                if conn.in_transaction():
+                    conn.rollback()
+
+    @classmethod
+    def _rows(cls, result, max_rows: int | None) -> Iterator[tuple]:
+        if not result.returns_rows:
+            return
+        count = 0
+        try:
+            for partition in result.partitions(cls.stream_batch):
+                for row in partition:
+                    if max_rows is not None and count >= max_rows:
+                        return
+                    count += 1
+                    yield tuple(row)
+        except DBAPIError as error:
+            raise cls.translate_error(error) from error
+        finally:
+            result.close()
+
+    # ---- introspection ---------------------------------------------------------------------------
 
     @classmethod
     def base_type(cls, database_type: str) -> str:
@@ -155,12 +452,17 @@ class SQLDriver(Driver):
         return [None]
 
     @classmethod
+    def column_type_name(cls, column: dict) -> str:
+        """The database type of an inspected column, as shown in Field.database_type."""
+        return str(column["type"])
+
+    @classmethod
     def describe_fields(cls, engine: Engine, table: TableMeta) -> list[FieldMeta]:
         inspector = inspect(engine)
         pk = set(inspector.get_pk_constraint(table.name, schema=table.schema).get("constrained_columns") or ())
         fields = []
         for position, column in enumerate(inspector.get_columns(table.name, schema=table.schema)):
-            database_type = str(column["type"])
+            database_type = cls.column_type_name(column)
             fields.append(FieldMeta(
                 name=column["name"], database_type=database_type, base_type=cls.base_type(database_type),
                 position=position, pk=column["name"] in pk, required=not column.get("nullable", True),
@@ -177,3 +479,20 @@ class SQLDriver(Driver):
                 fks.append(FKMeta(column=column, target_table=fk["referred_table"], target_column=target,
                                   target_schema=fk.get("referred_schema")))
         return fks
+
+    @classmethod
+    def dbms_version(cls, engine: Engine) -> dict:
+        """Metabase's `dbms_version` of a database: flavor, version and semantic-version."""
+        with engine.connect() as conn:
+            info = conn.dialect.server_version_info or ()
+        return {"flavor": cls.display_name, "version": ".".join(str(p) for p in info),
+                "semantic-version": [p for p in info if isinstance(p, int)][:3]}
+
+
+def _same_host(a: str | None, b: str | None) -> bool:
+    loopback = {None, "", "localhost", "127.0.0.1", "::1"}
+    return (a in loopback and b in loopback) or (a or "").lower() == (b or "").lower()
+
+
+def monotonic_deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout

@@ -24,7 +24,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.docs",
 )
 
-BUILTIN_DRIVERS: tuple[str, ...] = ()
+BUILTIN_DRIVERS: tuple[str, ...] = (
+    "drivers.sqlite",
+)
 
 # The API cannot be set up or logged into without these.
 ESSENTIAL_PLUGINS: frozenset[str] = frozenset({"plugins.session", "plugins.setup", "plugins.databases"})

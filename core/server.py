@@ -18,8 +18,17 @@ class TesseraServer(BaseApplication):
         return self.application
 
 
+def _forget_inherited_connections(app) -> None:
+    """A forked worker must not reuse the master's pooled connections (SQLAlchemy's fork rule)."""
+    state = app.extensions["tessera"]
+    state.db.engine.dispose(close=False)
+    for engine in state.extras.get("connection_pools", {}).values():
+        engine.dispose(close=False)
+
+
 def serve(app, host: str, port: int, workers: int = 2, threads: int = 8) -> None:
     TesseraServer(app, {
+        "post_fork": lambda server, worker: _forget_inherited_connections(app),
         "bind": f"{host}:{port}",
         "workers": workers,
         "worker_class": "gthread",

@@ -1,0 +1,54 @@
+"""Connection details encrypted at rest and masked on output (threat rows 16 and 23)."""
+from __future__ import annotations
+
+import stat
+
+import pytest
+from cryptography.fernet import Fernet
+
+from core import crypto
+from drivers.sqlite import SQLiteDriver
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    crypto._cache.clear()
+    yield
+    crypto._cache.clear()
+
+
+def test_generated_key_file_is_private_and_reused(tmp_path):
+    config = {"TESSERA_DATA_DIR": str(tmp_path)}
+    stored = crypto.encrypt_details({"password": "hunter2", "host": "db"}, config)
+    assert "hunter2" not in stored and stored.startswith(crypto.PREFIX)
+    key_file = tmp_path / crypto.KEY_FILE
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    crypto._cache.clear()  # a restart reads the same key back
+    assert crypto.decrypt_details(stored, config) == {"password": "hunter2", "host": "db"}
+
+
+def test_configured_key_wins_and_other_keys_cannot_decrypt(tmp_path):
+    one = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_ENCRYPTION_KEY": Fernet.generate_key().decode()}
+    two = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_ENCRYPTION_KEY": "x" * 40}
+    stored = crypto.encrypt_details({"password": "p"}, one)
+    assert not (tmp_path / crypto.KEY_FILE).exists()
+    assert crypto.decrypt_details(stored, one) == {"password": "p"}
+    with pytest.raises(ValueError, match="cannot be decrypted"):
+        crypto.decrypt_details(stored, two)
+    with pytest.raises(ValueError):
+        crypto.decrypt_details(stored[:-4] + "AAAA", one)
+
+
+@pytest.mark.parametrize("secret", ["CHANGE_ME_TO_A_COMPLEX_RANDOM_SECRET", "short"])
+def test_weak_keys_are_refused(tmp_path, secret):
+    with pytest.raises(crypto.EncryptionKeyError):
+        crypto.encrypt_details({}, {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_ENCRYPTION_KEY": secret})
+
+
+def test_mask_and_merge():
+    details = {"db": "/x.db", "password": "hunter2", "api-token": "t0k", "empty-password": ""}
+    masked = crypto.mask_details(SQLiteDriver, details)
+    assert masked == {"db": "/x.db", "password": crypto.MASK, "api-token": crypto.MASK, "empty-password": ""}
+    merged = crypto.merge_masked(SQLiteDriver, details, {**masked, "db": "/y.db"})
+    assert merged == {**details, "db": "/y.db"}
+    assert crypto.merge_masked(SQLiteDriver, details, {"db": "/y.db", "password": "new"})["password"] == "new"

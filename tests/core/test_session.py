@@ -1,0 +1,169 @@
+"""Logging in and out: cookies, tokens stored hashed, throttling, enumeration, expiry."""
+import datetime as dt
+
+from sqlalchemy import select
+
+from core.auth import hash_token
+from core.models import LoginSession
+from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD
+
+
+def login(client, username=ADMIN_EMAIL, password=ADMIN_PASSWORD, **kw):
+    return client.post("/api/session", json={"username": username, "password": password}, **kw)
+
+
+def test_login_returns_session_id_and_cookie(client, admin):
+    response = login(client)
+    assert response.status_code == 200
+    token = response.json["id"]
+    cookies = response.headers.getlist("Set-Cookie")
+    session_cookie = next(c for c in cookies if c.startswith("metabase.SESSION="))
+    assert token in session_cookie
+    for flag in ("HttpOnly", "Path=/", "SameSite=Lax"):
+        assert flag in session_cookie
+    assert "Secure" not in session_cookie
+    assert "Max-Age" not in session_cookie
+    assert any(c.startswith("metabase.TIMEOUT=alive") for c in cookies)
+
+
+def test_cookie_is_secure_behind_https_proxy_and_permanent_with_remember(client, admin):
+    response = client.post("/api/session", json={"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD,
+                                                 "remember": True}, headers={"X-Forwarded-Proto": "https"})
+    cookie = next(c for c in response.headers.getlist("Set-Cookie") if c.startswith("metabase.SESSION="))
+    assert "Secure" in cookie
+    assert "Max-Age=1209600" in cookie
+
+
+def test_header_and_cookie_both_authenticate(app, client, admin):
+    token = login(client).json["id"]
+    fresh = app.test_client()
+    assert fresh.get("/api/user/current", headers={"X-Metabase-Session": token}).status_code == 200
+    fresh.set_cookie("metabase.SESSION", token)
+    assert fresh.get("/api/user/current").status_code == 200
+
+
+def test_only_a_hash_of_the_token_is_stored(app, client, admin):
+    token = login(client).json["id"]
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        ids = session.scalars(select(LoginSession.id)).all()
+    assert token not in ids
+    assert hash_token(token) in ids
+
+
+def test_wrong_password_and_unknown_user_look_the_same(client, admin):
+    wrong = login(client, password="not-the-password1")
+    unknown = login(client, username="nobody@example.com", password="not-the-password1")
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json == unknown.json == {"errors": {"password": "did not match stored password"}}
+
+
+def test_unknown_user_still_costs_a_hash_verification(app, client, admin, monkeypatch):
+    hasher = app.extensions["tessera"].hasher
+    calls = []
+    original = hasher.verify
+    monkeypatch.setattr(hasher, "verify", lambda stored, pw: calls.append(stored) or original(stored, pw))
+    login(client, username="nobody@example.com", password="whatever-123")
+    assert calls == [None]
+
+
+def test_blank_credentials_are_a_validation_error(client):
+    response = client.post("/api/session", json={"username": "", "password": "x"})
+    assert response.status_code == 400
+    assert response.json["errors"]["username"] == "value must be a non-blank string."
+
+
+def test_logout_deletes_session_and_clears_cookies(client, admin):
+    token = login(client).json["id"]
+    response = client.delete("/api/session", headers={"X-Metabase-Session": token})
+    assert response.status_code == 204
+    cleared = response.headers.getlist("Set-Cookie")
+    assert any(c.startswith("metabase.SESSION=;") for c in cleared)
+    assert client.get("/api/user/current", headers={"X-Metabase-Session": token}).status_code == 401
+    assert client.delete("/api/session", headers={"X-Metabase-Session": token}).status_code == 404
+    assert client.delete("/api/session").status_code == 404
+
+
+def test_expired_session_is_rejected(app, client, admin):
+    token = login(client).json["id"]
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        row = session.get(LoginSession, hash_token(token))
+        row.created_at = row.created_at - dt.timedelta(minutes=app.config["TESSERA_MAX_SESSION_AGE"] + 1)
+    assert client.get("/api/user/current", headers={"X-Metabase-Session": token}).status_code == 401
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_throttle_by_username_blocks_even_the_right_password(app, client, admin):
+    clock = FakeClock()
+    for throttler in app.extensions["tessera"].throttlers.values():
+        throttler.clock = clock
+    for _ in range(10):
+        assert login(client, password="wrong-password-1").status_code == 401
+    blocked = login(client)
+    assert blocked.status_code == 400
+    assert blocked.json["errors"]["username"].startswith("Too many attempts! You must wait")
+    clock.now += 3601
+    assert login(client).status_code == 200
+
+
+def test_throttle_by_ip_after_fifty_usernames(app, client, admin):
+    clock = FakeClock()
+    for throttler in app.extensions["tessera"].throttlers.values():
+        throttler.clock = clock
+    for i in range(50):
+        login(client, username=f"user{i}@example.com", password="wrong-password-1")
+    response = login(client, username="another@example.com", password="wrong-password-1")
+    assert response.status_code == 400
+    assert "Too many attempts" in response.json["errors"]["username"]
+
+
+def test_throttle_can_be_disabled(app_config, tmp_path):
+    from core.app import create_app
+    from core.testing import ApiClient, setup_admin
+
+    app = create_app({**app_config, "TESSERA_DISABLE_SESSION_THROTTLE": True})
+    setup_admin(app)
+    client = ApiClient(app)
+    for _ in range(12):
+        assert login(client, password="wrong-password-1").status_code == 401
+    assert login(client).status_code == 200
+
+
+def test_deactivated_user_cannot_log_in(app, client, admin):
+    from core.models import User
+
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        session.scalar(select(User).where(User.email == ADMIN_EMAIL)).is_active = False
+    response = login(client)
+    assert response.status_code == 401
+    assert response.json == {"errors": {"_error": "Your account is disabled."}}
+    assert admin.get("/api/user/current").status_code == 401
+
+
+def test_password_hash_is_argon2id_and_upgraded_when_cost_changes(app, client, admin):
+    from core.models import User
+    from core.passwords import Hasher
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        stored = session.scalar(select(User.password_hash).where(User.email == ADMIN_EMAIL))
+    assert stored.startswith("$argon2id$")
+    state.hasher = Hasher(time_cost=2, memory_kib=16)
+    assert state.hasher.needs_rehash(stored)
+    assert login(client).status_code == 200
+    with app.app_context(), state.db.session() as session:
+        upgraded = session.scalar(select(User.password_hash).where(User.email == ADMIN_EMAIL))
+    assert upgraded != stored and not state.hasher.needs_rehash(upgraded)
+
+
+def test_password_check_endpoint(client):
+    assert client.post("/api/session/password-check", json={"password": "Correct-Horse-9"}).json == {"valid": True}
+    response = client.post("/api/session/password-check", json={"password": "password1"})
+    assert response.status_code == 400
+    assert response.json["errors"] == {"password": "password is too common."}

@@ -1,0 +1,144 @@
+"""SQLite lockdown (compat/security.md section 2, threat rows 3, 4, 8 and 9): each guard proven, with teeth."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core import connections
+from core.driver import ConnectionPolicy, QueryError
+from core.errors import Invalid
+from drivers.sqlite import SQLiteDriver
+
+
+@pytest.fixture
+def files(tmp_path) -> Path:
+    directory = tmp_path / "files"
+    directory.mkdir()
+    db = sqlite3.connect(directory / "birds.db")
+    db.execute("CREATE TABLE birds (id INTEGER PRIMARY KEY, name TEXT)")
+    db.execute("INSERT INTO birds VALUES (1, 'toucan'), (2, 'puffin')")
+    db.commit()
+    db.close()
+    return directory
+
+
+@pytest.fixture
+def policy(files, tmp_path) -> ConnectionPolicy:
+    app_db = tmp_path / "tessera.db"
+    sqlite3.connect(app_db).close()
+    return ConnectionPolicy(file_dirs=(files,), app_db_url=f"sqlite:///{app_db}", forbidden_files=(app_db,))
+
+
+@pytest.fixture
+def engine(files, policy):
+    engine = connections.build_engine(SQLiteDriver, connections.check(SQLiteDriver, {"db": str(files / "birds.db")}, policy))
+    yield engine
+    engine.dispose()
+
+
+def run(engine, sql):
+    with SQLiteDriver.execute(engine, sql) as result:
+        return list(result.rows)
+
+
+ESCAPES = [
+    "ATTACH DATABASE '{out}' AS other",
+    "VACUUM INTO '{out}'",
+    "SELECT load_extension('{out}')",
+    "PRAGMA writable_schema=1",
+    "PRAGMA query_only=0",
+    "PRAGMA trusted_schema=1",
+    "INSERT INTO birds VALUES (3, 'kea')",
+    "DELETE FROM birds",
+    "CREATE TABLE t AS SELECT * FROM birds",
+    "WITH d AS (SELECT 1) DELETE FROM birds",
+]
+
+
+@pytest.mark.parametrize("statement", ESCAPES)
+def test_escapes_fail_without_touching_disk(engine, files, tmp_path, statement):
+    out = tmp_path / "escape.db"
+    before = sorted(os.listdir(files))
+    with pytest.raises(QueryError):
+        run(engine, statement.format(out=out))
+    assert not out.exists()
+    assert sorted(os.listdir(files)) == before
+    assert run(engine, "SELECT count(*) FROM birds") == [(2,)]
+
+
+def test_reads_and_read_pragmas_still_work(engine):
+    assert run(engine, "SELECT name FROM birds ORDER BY id") == [("toucan",), ("puffin",)]
+    assert [row[1] for row in run(engine, "PRAGMA table_info(birds)")] == ["id", "name"]
+
+
+def test_guard_has_teeth(files, policy, tmp_path, monkeypatch):
+    """Without the lockdown, mode=ro alone lets ATTACH create a file: the guard is what stops it."""
+    monkeypatch.setattr(SQLiteDriver, "lockdown", classmethod(lambda cls, conn, details: None))
+    engine = connections.build_engine(SQLiteDriver, connections.check(SQLiteDriver, {"db": str(files / "birds.db")}, policy))
+    out = tmp_path / "escape.db"
+    run(engine, f"ATTACH DATABASE '{out}' AS other")
+    engine.dispose()
+    assert out.exists()
+
+
+def test_timeout_stops_a_runaway_statement(engine):
+    from core.driver import QueryTimeout
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout):
+        with SQLiteDriver.execute(engine, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                                          "SELECT count(*) FROM c", timeout=0.3) as result:
+            list(result.rows)
+    assert time.monotonic() - started < 1.3
+    assert run(engine, "SELECT 1") == [(1,)]  # the pooled connection is usable again
+
+
+def _fifo(files):
+    path = files / "fifo"
+    os.mkfifo(path)
+    return str(path)
+
+
+def _symlink_out(files):
+    link = files / "passwd.db"
+    link.symlink_to("/etc/passwd")
+    return str(link)
+
+
+@pytest.mark.parametrize("make_path", [
+    lambda files: str(files / ".." / ".." / ".." / "etc" / "passwd"),
+    _symlink_out,
+    lambda files: "/dev/zero",
+    _fifo,
+    lambda files: str(files / "missing.db"),
+    lambda files: f"file:{files / 'birds.db'}?mode=rwc",
+    lambda files: str(files),
+])
+def test_bad_paths_are_refused_before_opening(files, policy, make_path):
+    path = make_path(files)
+    before = sorted(os.listdir(files))
+    with pytest.raises(Invalid) as error:
+        connections.check(SQLiteDriver, {"db": path}, policy)
+    assert "db" in error.value.body["errors"]
+    assert sorted(os.listdir(files)) == before
+
+
+def test_app_database_is_refused(tmp_path, policy):
+    everything = ConnectionPolicy(file_dirs=(tmp_path,), forbidden_files=policy.forbidden_files)
+    link = tmp_path / "alias.db"
+    link.symlink_to(tmp_path / "tessera.db")
+    for path in (tmp_path / "tessera.db", link):
+        with pytest.raises(Invalid) as error:
+            connections.check(SQLiteDriver, {"db": str(path)}, everything)
+        assert "application database" in error.value.body["message"]
+
+
+@pytest.mark.parametrize("key", ["connection-uri", "subprotocol", "classname", "uri", "mode", "init"])
+def test_unknown_detail_keys_are_refused_by_name(files, policy, key):
+    with pytest.raises(Invalid) as error:
+        connections.check(SQLiteDriver, {"db": str(files / "birds.db"), key: "x"}, policy)
+    assert key in error.value.body["errors"]

@@ -1,0 +1,278 @@
+"""The plugin core: built-ins, disabling, essential plugins, entry points, duplicates, and each hook."""
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from core.app import create_app
+from core.plugins import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, PluginError
+from core.testing import ApiClient, setup_admin
+from support import write_plugin
+
+
+def plugin_names(app):
+    return {name for name, _ in app.extensions["tessera"].pm.list_name_plugin()}
+
+
+def test_builtins_are_registered(app):
+    assert set(BUILTIN_PLUGINS) <= plugin_names(app)
+
+
+def test_disabling_a_feature_plugin_removes_its_routes_only(app_config):
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.util"})
+    client = ApiClient(app)
+    response = client.get("/api/util/random_token")
+    assert response.status_code == 404
+    assert response.json == "API endpoint does not exist."
+    assert "plugins.util" not in plugin_names(app)
+    assert client.get("/api/health").json == {"status": "ok"}
+    admin = setup_admin(app)
+    assert admin.get("/api/user/current").status_code == 200
+    paths = admin.get("/api/docs/openapi.json").json["paths"]
+    assert not any(path.startswith("/api/util") for path in paths)
+
+
+@pytest.mark.parametrize("essential", sorted(ESSENTIAL_PLUGINS))
+def test_essential_plugins_refuse_to_be_disabled(app_config, essential):
+    with pytest.raises(PluginError, match=essential):
+        create_app({**app_config, "TESSERA_PLUGINS_DISABLED": essential})
+
+
+DRIVER_PLUGIN = '''
+from core import hookimpl
+from core.driver import Driver
+
+class {cls}(Driver):
+    engine = "fakeengine"
+    display_name = "Fake"
+    sqlglot_dialect = "sqlite"
+
+@hookimpl
+def register_drivers():
+    return [{cls}]
+'''
+
+
+def test_duplicate_engine_fails_naming_both_plugins(app_config, tmp_path, monkeypatch):
+    first = write_plugin(tmp_path, monkeypatch, DRIVER_PLUGIN.format(cls="One"))
+    second = write_plugin(tmp_path, monkeypatch, DRIVER_PLUGIN.format(cls="Two"))
+    with pytest.raises(PluginError) as error:
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": f"{first},{second}"})
+    assert "fakeengine" in str(error.value)
+    assert first in str(error.value) and second in str(error.value)
+
+
+def test_duplicate_route_prefix_fails(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from core import hookimpl
+        from core.api import Api
+        api = Api("util2", __name__, url_prefix="/util")
+        @hookimpl
+        def register_routes():
+            return [api]
+    ''')
+    with pytest.raises(PluginError, match="route prefix '/util'.*plugins.util"):
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+
+
+def test_duplicate_setting_key_fails(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from core import SettingDef, hookimpl
+        @hookimpl
+        def register_settings():
+            return [SettingDef("site-name")]
+    ''')
+    with pytest.raises(PluginError, match="setting key 'site-name'"):
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+
+
+def test_misspelt_hook_fails_at_startup(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from core import hookimpl
+        @hookimpl
+        def register_rotues():
+            return []
+    ''')
+    with pytest.raises(PluginError, match="register_rotues"):
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+
+
+def test_entry_point_discovery_is_hermetic(app_config, tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "tessera_fake_plugin-1.2.3.dist-info").mkdir(parents=True)
+    (site / "tessera_fake_plugin.py").write_text(
+        "from core import SettingDef, hookimpl\n"
+        "@hookimpl\n"
+        "def register_settings():\n"
+        "    return [SettingDef('fake-entry-point-setting', default='yes', visibility='public')]\n")
+    dist = site / "tessera_fake_plugin-1.2.3.dist-info"
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tessera-fake-plugin\nVersion: 1.2.3\n")
+    (dist / "entry_points.txt").write_text("[tessera.plugins]\nfake = tessera_fake_plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    app = create_app({**app_config, "TESSERA_PLUGINS_AUTOLOAD": True})
+    assert "fake" in plugin_names(app)
+    assert ApiClient(app).get("/api/session/properties").json["fake-entry-point-setting"] == "yes"
+    from core.plugins import describe_plugins
+
+    row = next(r for r in describe_plugins(app.extensions["tessera"].pm) if r["name"] == "fake")
+    assert row == {"name": "fake", "version": "1.2.3", "hooks": ["register_settings"]}
+    disabled = create_app({**app_config, "TESSERA_PLUGINS_AUTOLOAD": True, "TESSERA_PLUGINS_DISABLED": "fake"})
+    assert "fake" not in plugin_names(disabled)
+    off = create_app({**app_config, "TESSERA_PLUGINS_AUTOLOAD": False})
+    assert "fake" not in plugin_names(off)
+
+
+# --------------------------------------------------------------------------------------------------
+# One test per hook
+# --------------------------------------------------------------------------------------------------
+
+HOOKS_PLUGIN = '''
+import click
+from flask import current_app
+from core import Exporter, SettingDef, hookimpl
+from core.api import Api
+from core.driver import Driver
+
+api = Api("hooktest", __name__, url_prefix="/hooktest")
+STARTED = []
+EVENTS = []
+
+@api.get("/whoami")
+def whoami():
+    from core.auth import current_user
+    return {"email": current_user().email}
+
+class HookDriver(Driver):
+    engine = "hookengine"
+    display_name = "Hook engine"
+    sqlglot_dialect = "sqlite"
+
+@hookimpl
+def register_settings():
+    return [SettingDef("hook-setting", default=42, type="integer", visibility="authenticated")]
+
+@hookimpl
+def register_drivers():
+    return [HookDriver]
+
+@hookimpl
+def register_exporters():
+    return [Exporter("hooktxt", "text/plain", "txt", lambda columns, rows, options: iter([b"x"]))]
+
+@hookimpl
+def register_routes():
+    return [api]
+
+@hookimpl
+def register_commands(cli):
+    @cli.command("hook-hello")
+    def hello():
+        click.echo("hello from a plugin")
+
+@hookimpl
+def startup(app):
+    STARTED.append(app.name)
+
+@hookimpl
+def authenticate(request, session):
+    if request.headers.get("X-Hook-User"):
+        from sqlalchemy import select
+        from core.models import User
+        return session.scalar(select(User).where(User.email == request.headers["X-Hook-User"]))
+    return None
+
+@hookimpl
+def track_event(event):
+    EVENTS.append(event.topic)
+    raise RuntimeError("a broken listener must not matter")
+'''
+
+
+@pytest.fixture
+def hooked(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, HOOKS_PLUGIN)
+    monkeypatch.setenv("TESSERA_PLUGINS_EXTRA", name)
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+    return app, sys.modules[name]
+
+
+def test_hook_register_settings(hooked):
+    app, _ = hooked
+    admin = setup_admin(app)
+    assert admin.get("/api/setting/hook-setting").json == 42
+    assert admin.get("/api/session/properties").json["hook-setting"] == 42
+
+
+def test_hook_register_drivers(hooked):
+    app, _ = hooked
+    engines = ApiClient(app).get("/api/session/properties").json["engines"]
+    assert engines["hookengine"]["driver-name"] == "Hook engine"
+
+
+def test_hidden_driver_when_dbapi_missing(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, DRIVER_PLUGIN.format(cls="Missing").replace(
+        'sqlglot_dialect = "sqlite"', 'sqlglot_dialect = "sqlite"\n    dbapi_modules = ("no_such_dbapi_module",)'))
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+    assert "fakeengine" not in app.extensions["tessera"].drivers
+
+
+def test_drivers_can_be_disabled(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, DRIVER_PLUGIN.format(cls="Off"))
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name, "TESSERA_DRIVERS_DISABLED": "fakeengine"})
+    assert "fakeengine" not in app.extensions["tessera"].drivers
+
+
+def test_hook_register_exporters(hooked):
+    app, _ = hooked
+    assert app.extensions["tessera"].exporters["hooktxt"].extension == "txt"
+
+
+def test_hook_register_routes(hooked):
+    app, _ = hooked
+    admin = setup_admin(app)
+    assert admin.get("/api/hooktest/whoami").json == {"email": "admin@example.com"}
+    assert ApiClient(app).get("/api/hooktest/whoami").status_code == 401
+
+
+def test_hook_register_commands(hooked, monkeypatch, app_config):
+    from core import cli
+
+    monkeypatch.setenv("TESSERA_DATA_DIR", app_config["TESSERA_DATA_DIR"])
+    monkeypatch.setenv("TESSERA_PLUGINS_AUTOLOAD", "false")
+    result = CliRunner().invoke(cli.build_cli(), ["hook-hello"])
+    assert result.exit_code == 0, result.output
+    assert "hello from a plugin" in result.output
+
+
+def test_hook_startup(hooked):
+    app, module = hooked
+    assert module.STARTED == [app.name]
+
+
+def test_hook_authenticate(hooked):
+    app, _ = hooked
+    setup_admin(app)
+    response = ApiClient(app).get("/api/user/current", headers={"X-Hook-User": "admin@example.com"})
+    assert response.status_code == 200
+    assert ApiClient(app).get("/api/user/current", headers={"X-Hook-User": "nobody@x.com"}).status_code == 401
+
+
+def test_hook_track_event_listener_failure_is_isolated(hooked):
+    app, module = hooked
+    from core.events import emit
+
+    with app.app_context():
+        emit("thing-created", user_id=None, obj=None)
+    assert module.EVENTS == ["thing-created"]
+
+
+def test_tessera_plugins_command_lists_hooks(app_config, monkeypatch):
+    from core import cli
+
+    monkeypatch.setenv("TESSERA_DATA_DIR", app_config["TESSERA_DATA_DIR"])
+    monkeypatch.setenv("TESSERA_PLUGINS_AUTOLOAD", "false")
+    result = CliRunner().invoke(cli.build_cli(), ["plugins"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split("\t")[0]: line.split("\t") for line in result.output.splitlines()}
+    assert "register_routes" in lines["plugins.util"][2]
+    assert lines["core.auth"][2] == "authenticate"
