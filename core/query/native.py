@@ -24,6 +24,7 @@ SNIPPET = re.compile(r"^snippet:\s*(.+?)\s*$", re.S)
 CARD = re.compile(r"^#([0-9]*)(-[a-z0-9-]*)?$")
 TOKEN = re.compile(r"\{\{|\}\}|\[\[|\]\]")
 MARK = re.compile("\x00(\\d+)\x00")
+TEXT_COLON = re.compile(r"(?<![:\w\\]):(?=\w)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -144,6 +145,8 @@ class NativeSQL:
         """(sql, params) for `paramstyle`; params is None when nothing is bound, so a literal "%"
         in the text stays as written."""
         binds = self.values
+        if paramstyle == "sqlalchemy":
+            return self._render_text_clause()
         if not binds:
             return "".join(self.pieces), None
         percent = paramstyle in ("format", "pyformat")
@@ -172,6 +175,20 @@ class NativeSQL:
             else:
                 raise ValueError(f"unknown paramstyle {paramstyle}")
         params = named if paramstyle in ("named", "pyformat") else binds
+        return "".join(out), params
+
+    def _render_text_clause(self) -> tuple[str, dict]:
+        """For SQLAlchemy text(): binds are `:pN`, and a colon the user wrote before a word is
+        escaped so that text() does not take it for a bind."""
+        out: list[str] = []
+        params: dict[str, Any] = {}
+        for piece in self.pieces:
+            if isinstance(piece, str):
+                out.append(TEXT_COLON.sub(r"\\:", piece))
+            else:
+                name = f"p{len(params) + 1}"
+                params[name] = piece.value
+                out.append(":" + name)
         return "".join(out), params
 
     def display(self) -> str:

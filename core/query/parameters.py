@@ -301,18 +301,3 @@ def field_target(target: Any) -> list | None:
     if inner and inner[0] == "expression":
         return list(inner)
     return None
-
-
-def filters_for_mbql(parameters: list[dict], base_type_of: Callable[[list], str | None], *,
-                     now: dt.datetime | None = None, week_start: int = 6) -> list[list]:
-    """MBQL filter clauses for every parameter that targets a field and has a value."""
-    clauses = []
-    for param in parameters or ():
-        ref = field_target(param.get("target"))
-        if ref is None:
-            continue
-        flt = read_filter(param.get("type") or "category", param.get("value"), base_type=base_type_of(ref),
-                          options=param.get("options"), now=now, week_start=week_start)
-        if flt is not None:
-            clauses.append(to_mbql(flt, ref))
-    return clauses
