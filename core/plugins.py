@@ -23,6 +23,11 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.util",
     "plugins.docs",
     "plugins.sharing",
+    "plugins.dataset",
+    "plugins.exports",
+    "plugins.snippets",
+    "plugins.query_cache",
+    "plugins.query_audit",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (

@@ -54,6 +54,8 @@ def row_limit(context) -> tuple[int, bool]:
         raised = setting(session, "download-row-limit")
         if context.export_format != "xlsx" and isinstance(raised, int) and raised > cap:
             cap = raised
+        if context.download_cap is not None:
+            cap = min(cap, context.download_cap)
         explicit = None if context.is_native else _explicit_limit(context.query)
         return (min(cap, explicit) if explicit is not None else cap), False
     constraints = context.constraints or {}

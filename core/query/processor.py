@@ -58,6 +58,7 @@ class QueryContext:
     ignore_cache: bool = True
     cache_ttl: int | None = None  # hours, as Metabase's card and database cache_ttl
     native: N.NativeSQL | None = None
+    download_cap: int | None = None  # "limited" download permission: 10,000 rows
     max_rows: int | None = None
     limit_from_constraints: bool = False
     timeout: float | None = None
@@ -276,11 +277,10 @@ def snippet_text(session: Session, snippet_id: int | None, name: str) -> str:
 
 def card_native(session: Session, user: User | None, card_id: int, driver, database: Database) -> N.NativeSQL:
     """A referenced card's compiled SQL (its own parameters bound), for `{{#123}}` tags."""
-    from .. import models
+    from ..models import Card
 
-    card_model = getattr(models, "Card", None)
-    card = session.get(card_model, card_id) if card_model is not None else None
-    if card is None:
+    card = session.get(Card, card_id)
+    if card is None or card.archived:
         raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
     query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
     if query.get("database") not in (None, database.id):
@@ -568,6 +568,11 @@ def failed(dataset_query: Any, error: QueryFailed, context: str, ctx: QueryConte
     if ctx is not None and "statement" in ctx.extras:
         body["native"] = ctx.extras["statement"].native_form
     return body
+
+
+def failed_now(dataset_query: Any, error: QueryFailed, context: str) -> dict:
+    """The failed-query body for a query that could not even start."""
+    return failed(dataset_query, error, context, None, dt.datetime.now(dt.timezone.utc), time.monotonic())
 
 
 def compile_native(session: Session, user: User | None, dataset_query: Any, *, pretty: bool = True) -> dict:
