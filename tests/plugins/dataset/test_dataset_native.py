@@ -143,7 +143,7 @@ def test_snippets_in_native_queries(admin, orders):
     params = [{"type": "number", "target": ["variable", ["template-tag", "p"]], "value": 50}]
     body = admin.post("/api/dataset", json=native(orders, "SELECT count(*) FROM orders WHERE {{snippet: cheap widgets}}",
                                                   tags, params)).json
-    assert body["data"]["rows"] == [[10]]
+    assert body["data"]["rows"] == [[9]]
     missing = admin.post("/api/dataset", json=native(orders, "SELECT 1 WHERE {{snippet: nope}}")).json
     assert missing["status"] == "failed" and "nope" in missing["error"]
 
