@@ -20,6 +20,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.setup",
     "plugins.settings",
     "plugins.users",
+    "plugins.permissions",
+    "plugins.api_keys",
+    "plugins.email",
     "plugins.util",
     "plugins.docs",
     "plugins.sharing",
@@ -32,6 +35,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
     "drivers.sqlite",
+    "drivers.duckdb",
+    "drivers.postgres",
+    "drivers.mysql",
 )
 
 # The API cannot be set up or logged into without these.
