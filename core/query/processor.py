@@ -234,15 +234,11 @@ def _driver_for(database: Database):
 
 
 def check_permission(session: Session, user: User | None, database_id: int, native: bool) -> None:
-    """Raise QueryFailed (missing-required-permissions) when the user may not run this query."""
-    try:
-        from .. import permissions
-    except ImportError:  # the policy module is not there yet: any authenticated user may query
-        if user is None:
-            raise Forbidden()
-        return
+    """403 unless the permission policy lets `user` run this (native) query on the database."""
+    from .. import permissions
+
     if not permissions.can_query(session, user, database_id, native=native):
-        raise QueryFailed("You do not have permissions to run this query.", "missing-required-permissions")
+        raise Forbidden()
 
 
 def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
