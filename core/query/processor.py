@@ -210,7 +210,13 @@ def query_hash(dataset_query: dict) -> str:
     """SHA-256 of the query without the keys that do not change its answer (Metabase's query hash)."""
     keep = {k: v for k, v in dataset_query.items() if k not in ("constraints", "middleware", "info", "async?",
                                                                "cache-strategy")}
-    return hashlib.sha256(orjson.dumps(keep, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
+    try:
+        text = orjson.dumps(keep, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    except TypeError:  # integers beyond 64 bits
+        import json
+
+        text = json.dumps(keep, sort_keys=True, default=str).encode()
+    return hashlib.sha256(text).hexdigest()
 
 
 def timeout_seconds(session: Session, database: Database) -> float:
@@ -325,7 +331,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         query = normalize(dataset_query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
-    database = session.get(Database, query.database)
+    database = session.get(Database, query.database) if 0 < query.database < 2**31 else None
     if database is None:
         raise QueryFailed(f"Database {query.database} does not exist.", "invalid-query")
     driver = _driver_for(database)
