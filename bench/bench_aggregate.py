@@ -42,7 +42,10 @@ def main(rows: int = 1_000_000) -> dict:
             else:
                 import duckdb
 
-                conn = duckdb.connect(str(bench.paths["duckdb"]), read_only=True)
+                from drivers.duckdb import LOCKED_CONFIG
+
+                # In one process DuckDB opens a file once per configuration: use the driver's.
+                conn = duckdb.connect(str(bench.paths["duckdb"]), read_only=True, config=dict(LOCKED_CONFIG))
 
                 def raw():
                     return len(conn.execute(sql).fetchall())

@@ -168,6 +168,12 @@ def _failure(context: QueryContext, exc: BaseException) -> QueryFailed:
         return QueryFailed(exc.message, "driver")
     if isinstance(exc, Invalid):
         return QueryFailed(_message(exc), "invalid-query")
+    from sqlalchemy.exc import DBAPIError
+
+    if isinstance(exc, DBAPIError):  # connecting failed (the driver translates statement errors)
+        original = exc.orig or exc
+        return QueryFailed(str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__,
+                           "driver")
     log.exception("query failed unexpectedly")
     return QueryFailed(str(exc) or type(exc).__name__, "qp")
 
