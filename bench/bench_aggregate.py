@@ -6,7 +6,6 @@ Run: .venv/bin/python bench/bench_aggregate.py [rows]
 """
 from __future__ import annotations
 
-import sqlite3
 import sys
 
 from common import Bench, cpu_note, timed
@@ -34,28 +33,26 @@ def main(rows: int = 1_000_000) -> dict:
                 assert response.status_code == 202, response.json
                 return response.json["row_count"]
 
-            if engine == "sqlite":
-                conn = sqlite3.connect(f"file:{bench.paths['sqlite']}?mode=ro", uri=True)
+            # The raw DBAPI connection (same file, same lock-down), outside SQLAlchemy and Tessera.
+            from core import connections
+            from core.models import Database
 
-                def raw():
-                    return len(conn.execute(sql).fetchall())
-            else:
-                import duckdb
+            with bench.app.app_context():
+                database = bench.app.extensions["tessera"].db.Session().get(Database, bench.databases[engine]["database"])
+                pooled = connections.engine_for(database).raw_connection()
+            conn = pooled.driver_connection
 
-                from drivers.duckdb import LOCKED_CONFIG
-
-                # In one process DuckDB opens a file once per configuration: use the driver's.
-                conn = duckdb.connect(str(bench.paths["duckdb"]), read_only=True, config=dict(LOCKED_CONFIG))
-
-                def raw():
-                    return len(conn.execute(sql).fetchall())
+            def raw():
+                cursor = conn.cursor()
+                cursor.execute(sql)
+                return len(cursor.fetchall())
 
             assert api() == raw(), "API and raw driver disagree"
             raw_time = timed(raw, repeat=7)
             api_time = timed(api, repeat=7)
             out[engine] = {"raw_ms": raw_time * 1000, "api_ms": api_time * 1000, "ratio": api_time / raw_time,
                            "overhead_ms": (api_time - raw_time) * 1000, "groups": raw()}
-            conn.close()
+            pooled.close()
     finally:
         bench.close()
     return out
