@@ -193,14 +193,22 @@ def _message(error: ApiError) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
+SETTINGS_MEMO = "tessera.query.settings"
+
+
 def setting(session: Session, key: str, default: Any = None) -> Any:
-    """A setting's value, or `default` when no plugin declares it (the plugin may be disabled)."""
+    """A setting's value, or `default` when no plugin declares it (the plugin may be disabled).
+
+    Read once per query run: the memo lives in the session's info and prepare() clears it."""
     from ..auth import tessera
 
-    try:
-        value = tessera().settings.get(session, key)
-    except NotFound:
-        return default
+    memo = session.info.setdefault(SETTINGS_MEMO, {})
+    if key not in memo:
+        try:
+            memo[key] = tessera().settings.get(session, key)
+        except NotFound:
+            memo[key] = None
+    value = memo[key]
     return default if value is None else value
 
 
@@ -328,6 +336,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     """Normalise, check permission and apply parameters; QueryFailed or an ApiError when it cannot run."""
     from .mbql import normalize
 
+    session.info.pop(SETTINGS_MEMO, None)
     if not isinstance(dataset_query, dict):
         raise QueryFailed("Invalid query: the query must be a map.", "invalid-query")
     dataset_query = dict(dataset_query)

@@ -11,6 +11,7 @@ from core.app import create_app
 from core.models import Database, QueryExecution, User
 from core.query import limits, processor
 from core.testing import make_user, setup_admin
+from plugins.query_audit.service import flush
 from tests.support import write_plugin
 
 from .conftest import make_orders
@@ -100,6 +101,7 @@ def test_cache_tryfirst_and_wrapper(app, admin, orders):
         assert fresh["cached"] is None and fresh["data"]["rows"] == [[100]]
         adhoc, _ = processor.run_query(session, user, query, context="ad-hoc", ignore_cache=False)
         assert adhoc["data"]["rows"] == [[100]]
+        flush(app)
         hits = session.scalars(select(QueryExecution.cache_hit).order_by(QueryExecution.id)).all()
         assert hits == [False, True, False, False]
 
@@ -134,8 +136,10 @@ def test_audit_wrapper_records_streamed_runs(app, admin, orders):
         user = _admin_user(session)
         result = processor.open_query(session, user, native(orders, "SELECT id FROM orders"), context="csv-download",
                                       export_format="csv")
+        flush(app)
         assert session.scalar(select(QueryExecution)) is None  # nothing logged until the stream ends
         assert sum(1 for _ in result) == 2500
+        flush(app)
         run = session.scalar(select(QueryExecution))
         assert (run.result_rows, run.context, run.native, run.error) == (2500, "csv-download", True, None)
 
