@@ -66,16 +66,22 @@ def make_duckdb(path: Path, rows: int) -> None:
 class Bench:
     """An app with the bench databases registered, an admin client, and metadata ids."""
 
-    def __init__(self, rows: int, engines=("sqlite",)):
+    def __init__(self, rows: int, engines=("sqlite",), data_files: Path | None = None):
+        """data_files: a folder already holding orders.sqlite (and orders.duckdb) to use as they are."""
         self.dir = Path(tempfile.mkdtemp(prefix="tessera-bench-"))
         files = self.dir / "files"
-        files.mkdir()
+        if data_files is not None:
+            files.symlink_to(Path(data_files).resolve(), target_is_directory=True)
+        else:
+            files.mkdir()
         self.rows = rows
         self.paths = {"sqlite": files / "orders.sqlite"}
-        make_sqlite(self.paths["sqlite"], rows)
+        if data_files is None:
+            make_sqlite(self.paths["sqlite"], rows)
         if "duckdb" in engines:
             self.paths["duckdb"] = files / "orders.duckdb"
-            make_duckdb(self.paths["duckdb"], rows)
+            if data_files is None:
+                make_duckdb(self.paths["duckdb"], rows)
         from core.app import create_app
         from core.testing import FAST_HASHING, setup_admin
 
