@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -82,6 +83,10 @@ class QueryContext:
         return self.export_format is not None
 
 
+BATCH = 2000
+_END = object()
+
+
 class Result:
     """Columns known up front, rows streamed once; closing runs the callbacks exactly once."""
 
@@ -104,8 +109,8 @@ class Result:
     def on_close(self, callback: Callable[["Result"], None]) -> None:
         self._callbacks.append(callback)
 
-    def tap(self, callback: Callable[[tuple], None]) -> None:
-        """Called with every row as it streams past (the cache keeps a copy this way)."""
+    def tap(self, callback: Callable[[list], None]) -> None:
+        """Called with every batch of rows as it streams past (the cache keeps a copy this way)."""
         self._taps.append(callback)
 
     @property
@@ -113,17 +118,24 @@ class Result:
         end = self.finished_at or time.monotonic()
         return int((end - self.context.started) * 1000)
 
-    def __iter__(self) -> Iterator[tuple]:
+    def batches(self, size: int = BATCH) -> Iterator[list]:
+        """The rows in lists of up to `size`, cut at the row limit; closes the result at the end."""
         limit = self.context.max_rows
+        source = iter(self._rows)
         try:
-            for row in self._rows:
-                if limit is not None and self.row_count >= limit:
-                    self.truncated = True
+            while True:
+                want = size if limit is None else min(size, limit - self.row_count)
+                if want <= 0:
+                    if next(source, _END) is not _END:  # the core fetched one row past the limit
+                        self.truncated = True
                     break
-                self.row_count += 1
+                batch = list(itertools.islice(source, want))
+                if not batch:
+                    break
+                self.row_count += len(batch)
                 for tap in self._taps:
-                    tap(row)
-                yield row
+                    tap(batch)
+                yield batch
             if limit is not None and self.row_count == limit and self.context.limit_from_constraints:
                 self.truncated = True
         except QueryFailed as exc:
@@ -134,6 +146,10 @@ class Result:
             raise self.error from exc
         finally:
             self.close()
+
+    def __iter__(self) -> Iterator[tuple]:
+        for batch in self.batches():
+            yield from batch
 
     def close(self) -> None:
         if self._closed:
