@@ -26,16 +26,13 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.util",
     "plugins.docs",
     "plugins.sharing",
-<<<<<<< HEAD
+    "plugins.collections",
+    "plugins.search",
     "plugins.dataset",
     "plugins.exports",
     "plugins.snippets",
     "plugins.query_cache",
     "plugins.query_audit",
-=======
-    "plugins.collections",
-    "plugins.search",
->>>>>>> main
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
