@@ -362,9 +362,10 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         query = normalize(dataset_query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
-    database = session.get(Database, query.database) if 0 < query.database < 2**31 else None
+    database_id = _database_id(session, query)
+    database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
     if database is None:
-        raise QueryFailed(f"Database {query.database} does not exist.", "invalid-query")
+        raise QueryFailed(f"Database {database_id} does not exist.", "invalid-query")
     driver = _driver_for(database)
     first = query.stages[0]
     is_native = first.native is not None
@@ -388,6 +389,20 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     else:
         _apply_mbql_parameters(session, query, now, start)
     return ctx
+
+
+def _database_id(session: Session, query) -> int:
+    """The query's database; -1337 (a client that does not know it) means its source card's."""
+    from ..models import Card
+    from .compiler import VIRTUAL_DATABASE
+
+    if query.database != VIRTUAL_DATABASE:
+        return query.database
+    card_id = query.stages[0].source_card
+    card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None
+    if card is None or card.database_id is None:
+        raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
+    return card.database_id
 
 
 def _resolvers(session: Session, user: User | None, driver, database: Database) -> N.Resolvers:
