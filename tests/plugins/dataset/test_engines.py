@@ -117,3 +117,23 @@ def test_native_cases_agree_on_every_engine(admin, engine_db):
     count = admin.post("/api/dataset", json={"database": database_id, "type": "native",
                                              "native": {"query": f"SELECT count(*) FROM {table}"}}).json
     assert count["data"]["rows"] == [[len(ROWS)]]
+
+
+def test_date_exclusions_on_every_engine(admin, engine_db):
+    """date/all-options exclusions use the driver's own date-part extraction."""
+    database_id, fields, schema = engine_db
+    table = f"{schema}.orders" if schema else "orders"
+    tags = _with_ids({"d": {"id": "d", "name": "d", "display-name": "D", "type": "dimension",
+                            "widget-type": "date/all-options", "dimension": ["field", "created_at", None]}}, fields)
+    cases = [("exclude-months-Jan", [r[0] for r in ROWS if r[3].month != 1]),
+             ("exclude-days-Fri-Sun", [r[0] for r in ROWS if r[3].isoweekday() not in (5, 7)]),
+             ("exclude-hours-0-12", [r[0] for r in ROWS if r[3].hour not in (0, 12)]),
+             ("exclude-quarters-2", [r[0] for r in ROWS if (r[3].month - 1) // 3 + 1 != 2])]
+    for value, expected in cases:
+        body = {"database": database_id, "type": "native",
+                "native": {"query": f"SELECT id FROM {table} WHERE {{{{d}}}}", "template-tags": tags},
+                "parameters": [{"type": "date/all-options", "target": ["dimension", ["template-tag", "d"]],
+                                "value": value}]}
+        response = admin.post("/api/dataset", json=body)
+        assert response.status_code == 202, (value, response.json)
+        assert sorted(r[0] for r in response.json["data"]["rows"]) == sorted(expected), value
