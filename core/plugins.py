@@ -22,6 +22,9 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.users",
     "plugins.util",
     "plugins.docs",
+    "plugins.databases",
+    "plugins.tables",
+    "plugins.fields",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
