@@ -71,13 +71,15 @@ def kind(base_type: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _as_temporal(value: Any):
+def _as_temporal(value: Any, family: str):
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
         return value
     if isinstance(value, (int, float)):
         return None
     text = str(value).strip()
-    for parse in (dt.datetime.fromisoformat, dt.date.fromisoformat, dt.time.fromisoformat):
+    parsers = {"date": (dt.date.fromisoformat, dt.datetime.fromisoformat),
+               "time": (dt.time.fromisoformat,)}.get(family, (dt.datetime.fromisoformat, dt.date.fromisoformat))
+    for parse in parsers:
         try:
             return parse(text)
         except ValueError:
@@ -143,7 +145,7 @@ def fingerprint(base_type: str, values: list[Any]) -> dict:
             "average-length": sum(len(t) for t in texts) / n if texts else 0.0,
         }}
     elif family in ("date", "datetime", "time"):
-        moments = [m for m in (_as_temporal(v) for v in present) if m is not None]
+        moments = [m for m in (_as_temporal(v, family) for v in present) if m is not None]
         comparable = [m for m in moments if type(m) is type(moments[0])] if moments else []
         if comparable and isinstance(comparable[0], dt.datetime):
             # Mixed naive and aware values cannot be compared; keep those of the first kind.

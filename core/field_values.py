@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 from sqlglot import exp
 
-from .models import Field, FieldValues, Table
+from .models import Field, FieldValues, Table, utcnow
 
 DISTINCT_LIMIT = 1000
 MAX_VALUE_LENGTH = 100
@@ -30,6 +30,11 @@ def eligible(field: Field) -> bool:
 
 def _sort_key(value: Any):
     return (0, value) if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, str(value))
+
+
+def too_many(distinct: list[Any]) -> bool:
+    """More distinct values than a list field keeps: an auto-list field then becomes a search field."""
+    return sum(v is not None for v in distinct) > DISTINCT_LIMIT
 
 
 def limit_values(distinct: Iterable[Any], complete: bool) -> tuple[list[Any], bool]:
@@ -76,12 +81,12 @@ def distinct_query(table: Table, field: Field, limit: int = DISTINCT_LIMIT + 1) 
             .where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))).limit(limit))
 
 
-def fetch_distinct(driver, engine, table: Table, field: Field) -> tuple[list[Any], bool]:
-    """Distinct values of a field read from its database, within the limits."""
+def fetch_distinct(driver, engine, table: Table, field: Field) -> tuple[list[Any], bool, bool]:
+    """Distinct values of a field read from its database: kept values, has_more_values, too many."""
     sql = driver.to_sql(distinct_query(table, field))
     with driver.execute(engine, sql, {}, timeout=60, max_rows=DISTINCT_LIMIT + 1) as result:
         values = [row[0] for row in result.rows]
-    return limit_values(values, complete=len(values) <= DISTINCT_LIMIT)
+    return (*limit_values(values, complete=len(values) <= DISTINCT_LIMIT), too_many(values))
 
 
 def query_rows(database, tree: exp.Expression, max_rows: int) -> list[tuple]:
@@ -113,6 +118,41 @@ def store(session: Session, field_id: int, values: list[Any], has_more: bool) ->
     row.values = values
     row.has_more_values = has_more
     return row
+
+
+def store_many(session: Session, items: dict[int, tuple[list[Any], bool]]) -> None:
+    """store() for many fields at once (a sync): one read, one bulk insert, one bulk update."""
+    if not items:
+        return
+    existing: dict[int, tuple[int, list | None, list | None]] = {}
+    ids = list(items)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row_id, field_id, values, names in session.execute(
+                select(FieldValues.id, FieldValues.field_id, FieldValues.values, FieldValues.human_readable_values)
+                .where(FieldValues.field_id.in_(chunk), FieldValues.type == "full")):
+            existing[field_id] = (row_id, values, names)
+    now = utcnow()
+    inserts, updates = [], []
+    for field_id, (values, has_more) in items.items():
+        if field_id not in existing:
+            inserts.append({"field_id": field_id, "type": "full", "hash_key": "", "values": values,
+                            "human_readable_values": None, "has_more_values": has_more,
+                            "last_used_at": now, "created_at": now, "updated_at": now})
+            continue
+        row_id, old_values, old_names = existing[field_id]
+        names = None
+        if old_names and old_values:
+            known = dict(zip(map(_hashable, old_values), old_names))
+            names = [known.get(_hashable(v), str(v)) for v in values]
+        updates.append({"id": row_id, "values": values, "human_readable_values": names,
+                        "has_more_values": has_more, "updated_at": now})
+    if inserts:
+        from .sync import insert_rows
+
+        insert_rows(session, FieldValues.__table__, inserts)
+    if updates:
+        session.execute(update(FieldValues), updates)
 
 
 def _hashable(value: Any):

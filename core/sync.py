@@ -14,11 +14,21 @@ import time
 from dataclasses import dataclass, field as dc_field
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
 from sqlglot import exp
 
 from . import analyze
-from .field_values import LIST_KINDS, UNLISTABLE_VISIBILITY, column, fetch_distinct, limit_values, store, table_expression
+from .field_values import (
+    LIST_KINDS,
+    UNLISTABLE_VISIBILITY,
+    column,
+    fetch_distinct,
+    limit_values,
+    store,
+    store_many,
+    table_expression,
+    too_many,
+)
 from .humanize import humanize, is_generated
 from .models import Database, Field, Table, utcnow
 
@@ -44,7 +54,7 @@ class FieldState:
     id: int | None = None
     changed: set[str] = dc_field(default_factory=set)
     fk_target: tuple[tuple[str, str], str] | None = None
-    distinct: tuple[list[Any], bool] | None = None
+    distinct: tuple[list[Any], bool, bool] | None = None  # values, has_more_values, too many for a list
 
     def set(self, key: str, value: Any) -> None:
         if self.values.get(key) != value:
@@ -200,7 +210,8 @@ def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_value
 
 def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldState], driver, engine) -> bool:
     """Sample the table once; return whether the sample holds every row (values then need no query)."""
-    tree = exp.select(*(column(f.name) for f in active)).from_(_table_expr(table)).limit(analyze.MAX_SAMPLE_ROWS)
+    tree = exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False) \
+        .limit(analyze.MAX_SAMPLE_ROWS, copy=False)
     sql = driver.to_sql(tree)
     with driver.execute(engine, sql, {}, timeout=SAMPLE_TIMEOUT, max_rows=analyze.MAX_SAMPLE_ROWS) as result:
         rows = list(result.rows)
@@ -210,7 +221,8 @@ def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldS
     now = utcnow()
     for state, values in zip(active, columns):
         if complete:
-            state.distinct = limit_values(_distinct(values), complete=True)
+            distinct = _distinct(values)
+            state.distinct = (*limit_values(distinct, complete=True), too_many(distinct))
         if id(state) not in needed:
             continue
         v = state.values
@@ -246,8 +258,7 @@ def _scan(table: TableState, active: list[FieldState], driver, engine, complete:
             continue
         if state.distinct is None or not complete:
             state.distinct = fetch_distinct(driver, engine, _TableRef(table), _FieldRef(state.name))
-        values, has_more = state.distinct
-        if has_more and state.values["has_field_values"] == "auto-list":
+        if state.distinct[2] and state.values["has_field_values"] == "auto-list":
             # Too many values for a list: Metabase turns the field into a search field.
             state.set("has_field_values", None)
             state.distinct = None
@@ -281,10 +292,13 @@ def _table_expr(table: TableState) -> exp.Table:
 
 
 def write_state(session, database_id: int, tables: dict, *, write_values: bool) -> None:
+    now = utcnow()
     new_tables = [t for t in tables.values() if t.id is None]
     if new_tables:
-        session.execute(insert(Table), [{**t.values, "db_id": database_id, "entity_id": new_entity_id()}
-                                        for t in new_tables])
+        # Core inserts: an ORM flush per row would make sync of a wide schema slower than reading it.
+        insert_rows(session, Table.__table__, [
+            {**t.values, "db_id": database_id, "entity_id": new_entity_id(), "created_at": now, "updated_at": now}
+            for t in new_tables])
     table_updates = [{"id": t.id, **{k: t.values[k] for k in t.changed}} for t in tables.values()
                      if t.id is not None and t.changed]
     _bulk_update(session, Table, table_updates)
@@ -299,10 +313,11 @@ def write_state(session, database_id: int, tables: dict, *, write_values: bool) 
         for f in t.fields.values():
             if f.id is None:
                 row = {k: v for k, v in f.values.items() if k != "id"}
-                row.update(table_id=t.id, entity_id=new_entity_id())
+                row.update(table_id=t.id, entity_id=new_entity_id(), created_at=now, updated_at=now)
                 new_fields.append(row)
+                f.changed.clear()
     if new_fields:
-        session.execute(insert(Field), new_fields)
+        insert_rows(session, Field.__table__, new_fields)
         ids = {(tid, name): fid for fid, tid, name in session.execute(
             select(Field.id, Field.table_id, Field.name).join(Table, Field.table_id == Table.id).where(
                 Table.db_id == database_id, Field.parent_id.is_(None)))}
@@ -315,16 +330,14 @@ def write_state(session, database_id: int, tables: dict, *, write_values: bool) 
     field_updates = []
     for t in tables.values():
         for f in t.fields.values():
-            changed = f.changed - {"id"} if f.values.get("id") is not None else f.changed & {"fk_target_field_id", "semantic_type"}
+            changed = f.changed - {"id"}
             if changed:
                 field_updates.append({"id": f.id, **{k: f.values[k] for k in changed}})
     _bulk_update(session, Field, field_updates)
 
     if write_values:
-        for t in tables.values():
-            for f in t.fields.values():
-                if f.distinct is not None and _listed(f):
-                    store(session, f.id, *f.distinct)
+        store_many(session, {f.id: f.distinct[:2] for t in tables.values() for f in t.fields.values()
+                             if f.distinct is not None and _listed(f)})
 
 
 def _resolve_fks(tables: dict) -> None:
@@ -343,6 +356,36 @@ def _resolve_fks(tables: dict) -> None:
                 f.set("fk_target_field_id", None)
                 if f.values["semantic_type"] == "type/FK":
                     f.set("semantic_type", None)
+
+
+def insert_rows(session, table, rows: list[dict]) -> None:
+    """INSERT many rows that share their keys, as one DBAPI executemany.
+
+    SQLAlchemy's executemany builds parameters row by row in Python, which costs more than reading
+    the schema on a wide database; here the statement is compiled once and each value goes through
+    its column's bind processor only.
+    """
+    if not rows:
+        return
+    conn = session.connection()
+    keys = list(rows[0])
+    compiled = table.insert().compile(dialect=conn.dialect, column_keys=keys)
+    processors = compiled._bind_processors
+    names = list(compiled.positiontup) if compiled.positional else list(compiled.binds)
+    defaults = {}
+    for name in names:
+        if name not in rows[0]:  # a column with a Python-side default the rows leave out
+            default = table.c[name].default
+            defaults[name] = default.arg(None) if default is not None and default.is_callable else \
+                (default.arg if default is not None else None)
+    converters = [(name, processors.get(name)) for name in names]
+    if defaults:
+        rows = [{**defaults, **row} for row in rows]
+    if compiled.positional:
+        params = [tuple(p(row[n]) if p else row[n] for n, p in converters) for row in rows]
+    else:
+        params = [{n: (p(row[n]) if p else row[n]) for n, p in converters} for row in rows]
+    conn.exec_driver_sql(compiled.string, params)
 
 
 def _bulk_update(session, model, rows: list[dict]) -> None:
@@ -368,11 +411,15 @@ def _strategy(state, session) -> str:
         return "simple"
 
 
-def sync_database(state, database_id: int) -> bool:
-    """Sync one database: metadata, analysis, values. Returns False (error recorded) when it failed."""
+def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
+    """Sync one database: metadata, analysis, values. Returns False (error recorded) when it failed.
+
+    `timings`, when given, receives the seconds spent introspecting, analysing and writing.
+    """
     from . import connections
 
     started = time.monotonic()
+    timings = {} if timings is None else timings
     with state.db.session() as session:
         database = session.get(Database, database_id)
         if database is None:
@@ -384,8 +431,11 @@ def sync_database(state, database_id: int) -> bool:
     try:
         driver = connections.driver_for(database)
         engine = connections.engine_for(database)
+        phase = time.monotonic()
         merge_metadata(tables, driver, engine, strategy)
+        timings["introspect"], phase = time.monotonic() - phase, time.monotonic()
         analyze_tables(tables, driver, engine, refingerprint, scan_values=True)
+        timings["analyze"], phase = time.monotonic() - phase, time.monotonic()
         with state.db.session() as session:
             row = session.get(Database, database_id)
             if row is None:  # deleted while we were reading
@@ -394,11 +444,13 @@ def sync_database(state, database_id: int) -> bool:
             row.initial_sync_status = "complete"
             row.sync_error = None
             row.dbms_version = _dbms_version(driver, engine)
+        timings["write"] = time.monotonic() - phase
     except Exception as exc:
         log.warning("sync of database %s failed: %s", database_id, exc, exc_info=True)
         _record_failure(state, database_id, exc)
         return False
-    log.info("synced database %s in %.2fs", database_id, time.monotonic() - started)
+    log.info("synced database %s in %.2fs (%s)", database_id, time.monotonic() - started,
+             ", ".join(f"{k} {v:.2f}s" for k, v in timings.items()))
     with state.db.session() as session:
         synced = session.get(Database, database_id)
         if synced is not None:
@@ -460,7 +512,7 @@ def rescan_values(state, database_id: int, field_ids: list[int] | None = None) -
             for table in tables.values():
                 for f in table.fields.values():
                     if f.distinct is not None and _listed(f):
-                        store(session, f.id, *f.distinct)
+                        store(session, f.id, *f.distinct[:2])
                     if "has_field_values" in f.changed:
                         session.execute(update(Field).where(Field.id == f.id).values(
                             has_field_values=f.values["has_field_values"]))
