@@ -1,56 +1,47 @@
 """Who may see and change the data model, asked by the databases, tables and fields plugins.
 
-The one place those plugins ask; it follows core.permissions when that module is present
-(data access "unrestricted" or "blocked", data-model editing), and otherwise Metabase's default
-for an instance without advanced permissions: every user reads every database, superusers edit.
+A thin layer over core.permissions (the one policy module), in the terms those plugins need:
+reading a database or table (data access not blocked), editing its data model (display names,
+types, visibility, values) and managing the database itself (details, sync).
 """
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from . import permissions
 from .errors import Forbidden
 from .models import User
 
 
-def _policy():
-    try:
-        from . import permissions
-    except ImportError:
-        return None
-    return permissions
+def can_read(session: Session, user: User, database_id: int, table_id: int | None = None) -> bool:
+    """Whether the user sees a database's (or one table's) metadata: data access not blocked."""
+    return permissions.can_see_data(session, user, database_id, table_id)
 
 
-def can_read(session: Session, user: User, database_id: int) -> bool:
-    """Whether the user sees a database's tables and fields (not blocked)."""
-    if user.is_superuser:
-        return True
-    policy = _policy()
-    if policy is not None and hasattr(policy, "data_access"):
-        return policy.data_access(session, user, database_id) != "blocked"
-    return True
-
-
-def can_edit_data_model(session: Session, user: User, database_id: int) -> bool:
-    if user.is_superuser:
-        return True
-    policy = _policy()
-    if policy is not None and hasattr(policy, "can_edit_data_model"):
-        return bool(policy.can_edit_data_model(session, user, database_id))
-    return False
+def can_edit_data_model(session: Session, user: User, database_id: int, table_id: int | None = None) -> bool:
+    return permissions.can_edit_data_model(session, user, database_id, table_id)
 
 
 def can_manage(session: Session, user: User, database_id: int) -> bool:
-    """Whether the user may change a database itself (details, sync, values): superusers."""
-    return bool(user.is_superuser)
+    """Whether the user may see details of and change a database itself (details, sync, values)."""
+    return permissions.can_manage_database(session, user, database_id)
 
 
-def check_read(session: Session, user: User, database_id: int) -> None:
-    if not can_read(session, user, database_id):
+def native_permissions(session: Session, user: User, database_id: int) -> str:
+    return "write" if permissions.can_query(session, user, database_id, native=True) else "none"
+
+
+def restrict_blocked(database_json: dict) -> dict:
+    return permissions.restrict_blocked(database_json)
+
+
+def check_read(session: Session, user: User, database_id: int, table_id: int | None = None) -> None:
+    if not can_read(session, user, database_id, table_id):
         raise Forbidden()
 
 
-def check_edit_data_model(session: Session, user: User, database_id: int) -> None:
-    if not can_edit_data_model(session, user, database_id):
+def check_edit_data_model(session: Session, user: User, database_id: int, table_id: int | None = None) -> None:
+    if not can_edit_data_model(session, user, database_id, table_id):
         raise Forbidden()
 
 

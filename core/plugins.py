@@ -20,15 +20,24 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.setup",
     "plugins.settings",
     "plugins.users",
+    "plugins.permissions",
+    "plugins.api_keys",
+    "plugins.email",
     "plugins.util",
     "plugins.docs",
     "plugins.databases",
     "plugins.tables",
     "plugins.fields",
+    "plugins.sharing",
+    "plugins.collections",
+    "plugins.search",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
     "drivers.sqlite",
+    "drivers.duckdb",
+    "drivers.postgres",
+    "drivers.mysql",
 )
 
 # The API cannot be set up or logged into without these.

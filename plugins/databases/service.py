@@ -47,22 +47,28 @@ def _details(session: Session, state, user: User, database: Database) -> dict | 
 
 def _json(session: Session, state, user: User, database: Database) -> dict:
     data = database_json(database, _driver(state, database.engine), _details(session, state, user, database))
-    data["native_permissions"] = "write" if data_access.can_read(session, user, database.id) else "none"
+    data["native_permissions"] = data_access.native_permissions(session, user, database.id)
     return data
 
 
-def _blocked_json(database: Database) -> dict:
-    return {"id": database.id, "name": database.name, "tables": []}
+def _blocked_json(session: Session, user: User, database: Database) -> dict:
+    """A database the user may not read: its name, id and the tables they may still see."""
+    tables = [table_json(t) for t in visible_tables(session, database.id, user=user)]
+    return data_access.restrict_blocked({"id": database.id, "name": database.name, "tables": tables})
 
 
 def visible_tables(session: Session, database_id: int, include_hidden: bool = False,
-                   include_inactive: bool = False) -> list[Table]:
+                   include_inactive: bool = False, user: User | None = None) -> list[Table]:
+    """Tables of a database, without hidden or inactive ones unless asked; with `user`, only those
+    whose data that user may see."""
     query = select(Table).where(Table.db_id == database_id)
     if not include_inactive:
         query = query.where(Table.active.is_(True))
     if not include_hidden:
         query = query.where(or_(Table.visibility_type.is_(None), Table.visibility_type.not_in(HIDDEN_TABLES)))
     tables = list(session.scalars(query))
+    if user is not None and not user.is_superuser:
+        tables = [t for t in tables if data_access.can_read(session, user, database_id, t.id)]
     return sorted(tables, key=lambda t: ((t.schema or "").lower(), (t.display_name or t.name).lower(), t.id))
 
 
@@ -83,7 +89,7 @@ def list_databases(session: Session, state, user: User, include_tables: bool, ed
             continue
         item = _json(session, state, user, database)
         if include_tables:
-            item["tables"] = [table_json(t, schema_as_string=True) for t in visible_tables(session, database.id)]
+            item["tables"] = [table_json(t, schema_as_string=True) for t in visible_tables(session, database.id, user=user)]
         data.append(item)
     return {"data": data, "total": len(data)}
 
@@ -91,13 +97,13 @@ def list_databases(session: Session, state, user: User, include_tables: bool, ed
 def get_database(session: Session, state, user: User, database_id: int, include: str | None) -> dict:
     database = check_404(session.get(Database, database_id))
     if not data_access.can_read(session, user, database_id):
-        return _blocked_json(database)
+        return _blocked_json(session, user, database)
     data = _json(session, state, user, database)
     data["schedules"] = schedules_json(database)
     if data_access.can_manage(session, user, database_id):
         data["can-manage"] = True
     if include in ("tables", "tables.fields"):
-        tables = visible_tables(session, database_id)
+        tables = visible_tables(session, database_id, user=user)
         data["tables"] = []
         fields_by_table = _fields_by_table(session, [t.id for t in tables], include_sensitive=False) \
             if include == "tables.fields" else {}
@@ -144,9 +150,10 @@ def metadata(session: Session, state, user: User, database_id: int, include_hidd
     """GET /api/database/:id/metadata: the database with its tables and their fields."""
     database = check_404(session.get(Database, database_id))
     if not data_access.can_read(session, user, database_id):
-        return _blocked_json(database)
+        return _blocked_json(session, user, database)
     data = _json(session, state, user, database)
-    tables = visible_tables(session, database_id, include_hidden=include_hidden, include_inactive=not remove_inactive)
+    tables = visible_tables(session, database_id, include_hidden=include_hidden, include_inactive=not remove_inactive,
+                            user=user)
     fields_by_table = {} if skip_fields else _fields_by_table(
         session, [t.id for t in tables], include_sensitive=include_hidden, include_inactive=not remove_inactive)
     targets = _targets(session, fields_by_table)
@@ -383,7 +390,7 @@ def schemas(session: Session, user: User, database_id: int, include_hidden: bool
     _readable(session, user, database_id)
     if editable_only:
         data_access.check_edit_data_model(session, user, database_id)
-    names = {t.schema or "" for t in visible_tables(session, database_id, include_hidden=include_hidden)}
+    names = {t.schema or "" for t in visible_tables(session, database_id, include_hidden=include_hidden, user=user)}
     return sorted(names)
 
 
@@ -393,7 +400,7 @@ def schema_tables(session: Session, user: User, database_id: int, schema: str | 
     if editable_only:
         data_access.check_edit_data_model(session, user, database_id)
     wanted = schema or ""
-    tables = [t for t in visible_tables(session, database_id, include_hidden=include_hidden)
+    tables = [t for t in visible_tables(session, database_id, include_hidden=include_hidden, user=user)
               if (t.schema or "") == wanted]
     if not tables and wanted and wanted not in schemas(session, user, database_id, True, False):
         raise NotFound()

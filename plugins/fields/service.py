@@ -26,9 +26,9 @@ def _field(session: Session, user: User, field_id: int, edit: bool = False) -> t
     field = check_404(session.get(Field, field_id))
     table = session.get(Table, field.table_id)
     if edit:
-        data_access.check_edit_data_model(session, user, table.db_id)
+        data_access.check_edit_data_model(session, user, table.db_id, table.id)
     else:
-        data_access.check_read(session, user, table.db_id)
+        data_access.check_read(session, user, table.db_id, table.id)
     return field, table
 
 

@@ -28,13 +28,13 @@ def _db_json(state, database: Database, with_details: bool) -> dict:
 
 def _readable_table(session: Session, user: User, table_id: int) -> Table:
     table = check_404(session.get(Table, table_id))
-    data_access.check_read(session, user, table.db_id)
+    data_access.check_read(session, user, table.db_id, table.id)
     return table
 
 
 def _editable_table(session: Session, user: User, table_id: int) -> Table:
     table = check_404(session.get(Table, table_id))
-    data_access.check_edit_data_model(session, user, table.db_id)
+    data_access.check_edit_data_model(session, user, table.db_id, table.id)
     return table
 
 
@@ -49,7 +49,12 @@ def list_tables(session: Session, state, user: User) -> list[dict]:
             databases[table.db_id] = _db_json(state, database, data_access.can_manage(session, user, database.id)) \
                 if data_access.can_read(session, user, database.id) else None
         db_data = databases[table.db_id]
-        if db_data is None:
+        if db_data is None and not data_access.can_read(session, user, table.db_id, table.id):
+            continue
+        if db_data is None:  # blocked from the database, but not from this table
+            database = session.get(Database, table.db_id)
+            db_data = _db_json(state, database, False)
+        elif not user.is_superuser and not data_access.can_read(session, user, table.db_id, table.id):
             continue
         result.append({**table_json(table), "db": db_data})
     return result
@@ -84,9 +89,9 @@ def query_metadata(session: Session, state, user: User, table_id: int, include_s
     """The table with its database (no details), fields, FK targets, dimensions and name fields."""
     table = check_404(session.get(Table, table_id))
     if editable:
-        data_access.check_edit_data_model(session, user, table.db_id)
+        data_access.check_edit_data_model(session, user, table.db_id, table.id)
     else:
-        data_access.check_read(session, user, table.db_id)
+        data_access.check_read(session, user, table.db_id, table.id)
     database = session.get(Database, table.db_id)
     query = select(Field).where(Field.table_id == table_id, Field.active.is_(True))
     hidden = [v for v, shown in (("sensitive", include_sensitive), ("hidden", include_hidden)) if not shown]

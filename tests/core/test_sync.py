@@ -105,7 +105,7 @@ def test_value_limits(app, admin):
 
 
 def test_after_sync_hook_and_foreground(app_config, tmp_path, monkeypatch):
-    from support import write_plugin
+    from tests.support import write_plugin
 
     from core.app import create_app
     from core.testing import setup_admin

@@ -248,3 +248,37 @@ def test_first_start_adds_sample_once(app_config, sample_database_template):
 @pytest.mark.parametrize("path", ["/api/database", "/api/table", "/api/field/1"])
 def test_authentication_required(client, path):
     assert client.get(path).status_code == 401
+
+
+def test_permissions_blocked_and_data_model(app, admin, user):
+    path = sqlite_file(app, "perm.db", "CREATE TABLE t (id INTEGER PRIMARY KEY, label TEXT)")
+    db_id = admin.post("/api/database", json={"name": "Perm", "engine": "sqlite", "details": {"db": path}}).json["id"]
+    wait_for_sync(app)
+    table = admin.get(f"/api/database/{db_id}/metadata").json["tables"][0]
+    field_id = table["fields"][0]["id"]
+    # by default every user reads, only administrators edit the data model
+    assert user.get(f"/api/database/{db_id}").json["native_permissions"] == "write"
+    assert user.put(f"/api/table/{table['id']}", json={"description": "d"}).status_code == 403
+    # a group with data-model rights may edit tables and fields
+    gid = admin.post("/api/permissions/group", json={"name": "Modellers"}).json["id"]
+    admin.post("/api/permissions/membership", json={"group_id": gid, "user_id": user.user["id"]})
+    graph = admin.put("/api/permissions/graph", json={"revision": admin.get("/api/permissions/graph-v2").json["revision"],
+                                                      "groups": {str(gid): {str(db_id): {"data-model": {"schemas": "all"}}}}})
+    assert graph.status_code == 200, graph.json
+    assert user.put(f"/api/table/{table['id']}", json={"description": "d"}).status_code == 200
+    assert user.put(f"/api/field/{field_id}", json={"description": "f"}).status_code == 200
+    assert user.post(f"/api/database/{db_id}/sync_schema").status_code == 403  # details rights: admins
+    # blocked: only name, id and tables
+    revision = admin.get("/api/permissions/graph-v2").json["revision"]
+    blocked = admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
+        "1": {str(db_id): {"view-data": "blocked", "create-queries": "no"}},
+        str(gid): {str(db_id): {"view-data": "blocked", "create-queries": "no"}}}})
+    assert blocked.status_code == 200, blocked.json
+    assert user.get(f"/api/database/{db_id}").json == {"id": db_id, "name": "Perm", "tables": []}
+    assert set(user.get(f"/api/database/{db_id}/metadata").json) == {"id", "name", "tables"}
+    assert user.get("/api/database").json["total"] == 0
+    assert user.get(f"/api/table/{table['id']}").status_code == 403
+    assert user.get(f"/api/field/{field_id}").status_code == 403
+    assert user.get(f"/api/database/{db_id}/fields").status_code == 403
+    assert user.get("/api/table").json == []
+    assert admin.get(f"/api/database/{db_id}").json["name"] == "Perm"
