@@ -8,7 +8,6 @@ collections and the permission answers are the same everywhere.
 from __future__ import annotations
 
 import re
-import secrets
 import unicodedata
 import urllib.parse
 
@@ -18,13 +17,13 @@ from sqlalchemy.orm import Session
 from . import permissions
 from .errors import Invalid, NotFound, check_403
 from .models import Collection, User
+from .models.collection import new_entity_id  # noqa: F401 - re-exported for plugins
 
 SNIPPETS = "snippets"
 ROOT_NAMES = {SNIPPETS: "Top folder"}
 DEFAULT_ROOT_NAME = "Our analytics"
 COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 SLUG_MAX_LENGTH = 510
-_NANOID_ALPHABET = "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def normalize_namespace(namespace: str | None) -> str | None:
@@ -37,11 +36,6 @@ def namespace_clause(namespace: str | None):
     if namespace is None:
         return or_(Collection.namespace.is_(None), Collection.namespace == "")
     return Collection.namespace == namespace
-
-
-def new_entity_id() -> str:
-    """A 21-character NanoID, the format of Metabase's entity ids."""
-    return "".join(secrets.choice(_NANOID_ALPHABET) for _ in range(21))
 
 
 def slugify(name: str) -> str:

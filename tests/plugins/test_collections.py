@@ -112,6 +112,7 @@ def test_create_validates(admin):
     made = create(admin, "Colored", color="#aBcDeF", description="about")
     assert made["color"] == "#aBcDeF" and made["description"] == "about" and made["slug"] == "colored"
     assert len(made["entity_id"]) == 21
+    assert len(admin.get(f"/api/collection/{admin.user['personal_collection_id']}").json["entity_id"]) == 21
 
 
 def test_update_edits_and_validates_color(admin):
