@@ -201,3 +201,11 @@ def test_card_references(app, admin, orders):
     assert body["data"]["rows"] == [[625]], body
     missing = admin.post("/api/dataset", json=native(orders, "SELECT * FROM {{#9999}} AS x")).json
     assert missing["status"] == "failed" and "9999" in missing["error"]
+
+
+def test_big_integers_are_strings_for_javascript(admin, orders):
+    body = admin.post("/api/dataset", json=native(orders, "SELECT 9007199254740993 AS big, 42 AS small")).json
+    assert body["data"]["rows"] == [["9007199254740993", 42]]
+    plain = admin.post("/api/dataset", json=native(orders, "SELECT 9007199254740993 AS big",
+                                                   middleware={"js-int-to-string?": False})).json
+    assert plain["data"]["rows"] == [[9007199254740993]]
