@@ -1,0 +1,80 @@
+"""/api/card endpoints: parse, call one service function, return what it gives."""
+from core import auth, db
+from core.api import Api
+
+from . import schemas as s
+from . import service
+from .serialize import card_json, summary_json
+
+card_api = Api("card", __name__, url_prefix="/card")
+
+
+@card_api.get("/", query=s.ListQuery)
+def list_cards(query):
+    """Cards the caller may read, filtered by f (all, mine, database, table, using_model, archived)."""
+    session, user = db.session(), auth.require_user()
+    return [summary_json(session, user, c) for c in service.list_cards(session, user, query.f, query.model_id)]
+
+
+@card_api.get("/embeddable", auth="superuser")
+def embeddable():
+    """Cards with embedding enabled: [{id, name}]."""
+    return service.embeddable_cards(db.session(), auth.require_user())
+
+
+@card_api.get("/public", auth="superuser")
+def public():
+    """Cards shared by public link: [{id, name, public_uuid}]."""
+    return service.public_cards(db.session(), auth.require_user())
+
+
+@card_api.get("/<id>", path=s.CardId, query=s.GetQuery)
+def get(path, query):
+    """One card, hydrated."""
+    session, user = db.session(), auth.require_user()
+    return card_json(session, user, service.view_card(session, user, path.id, bool(query.ignore_view)))
+
+
+@card_api.post("/", body=s.CardCreate)
+def create(body):
+    """Save a question, model or metric; result_metadata is computed from the query."""
+    session, user = db.session(), auth.require_user()
+    return card_json(session, user, service.create_card(session, user, body))
+
+
+@card_api.put("/<id>", path=s.CardId, body=s.CardUpdate)
+def update(path, body):
+    """Change a card; archived=true archives it."""
+    session, user = db.session(), auth.require_user()
+    return card_json(session, user, service.update_card(session, user, path.id, body))
+
+
+@card_api.delete("/<id>", path=s.CardId, status=204)
+def delete(path):
+    """Deprecated: archives the card."""
+    service.archive_card(db.session(), auth.require_user(), path.id)
+
+
+@card_api.post("/<id>/copy", path=s.CardId)
+def copy(path):
+    """A copy named "Copy of <name>" in the same collection."""
+    session, user = db.session(), auth.require_user()
+    return card_json(session, user, service.copy_card(session, user, path.id))
+
+
+@card_api.post("/collections", body=s.MoveCards)
+def move(body):
+    """Move cards to a collection (null: the root)."""
+    return service.move_cards(db.session(), auth.require_user(), body.card_ids, body.collection_id)
+
+
+@card_api.post("/<id>/public_link", path=s.CardId, auth="superuser")
+def create_public_link(path):
+    """Share by public UUID (the existing one when already shared)."""
+    return service.create_public_link(db.session(), auth.require_user(), path.id)
+
+
+@card_api.delete("/<id>/public_link", path=s.CardId, auth="superuser", status=204)
+def delete_public_link(path):
+    """Stop sharing by public UUID."""
+    service.delete_public_link(db.session(), auth.require_user(), path.id)
