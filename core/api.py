@@ -281,7 +281,22 @@ JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z | orjson.OPT_SERIALIZE
 
 
 def dumps(value: Any) -> bytes:
-    return orjson.dumps(value, default=_default, option=JSON_OPTIONS)
+    try:
+        return orjson.dumps(value, default=_default, option=JSON_OPTIONS)
+    except TypeError:
+        # orjson refuses integers beyond 64 bits, which a client may legitimately have stored.
+        return json.dumps(value, default=_slow_default, ensure_ascii=False).encode()
+
+
+def _slow_default(value: Any):
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        text = value.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return _default(value)
 
 
 def json_response(value: Any, status: int = 200, headers: dict | None = None) -> Response:

@@ -14,7 +14,8 @@ class SettingDef:
 
     `validate` receives the decoded value and returns the value to store, or raises
     core.errors.Invalid; `getter(session)` computes a read-only setting (in an app context, from
-    the app-DB session) instead of storing it.
+    the app-DB session) instead of storing it; `on_change(session, registry, value)` runs after a
+    new value is stored, in the same transaction (for settings that imply others).
     """
 
     key: str
@@ -25,6 +26,7 @@ class SettingDef:
     sensitive: bool = False
     validate: Callable[[Any], Any] | None = None
     getter: Callable[..., Any] | None = None
+    on_change: Callable[..., None] | None = None
     env: bool = True
 
     @property

@@ -99,6 +99,14 @@ class SettingsRegistry:
             session.add(Setting(key=definition.key, value=json.dumps(value)))
         else:
             row.value = json.dumps(value)
+        if definition.on_change is not None:
+            definition.on_change(session, self, value)
+
+    def get_or(self, session: Session, key: str, fallback: Any = None) -> Any:
+        """The value, or `fallback` when no plugin declares the setting (its owner is disabled)."""
+        if normalise_key(key) not in self.definitions:
+            return fallback
+        return self.get(session, key)
 
     def readable(self, visibility: str) -> list[SettingDef]:
         """Definitions a caller whose widest visibility is `visibility` may read."""

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from core.app import create_app
 from core.plugins import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, PluginError
 from core.testing import ApiClient, setup_admin
-from support import write_plugin
+from tests.support import write_plugin
 
 
 def plugin_names(app):

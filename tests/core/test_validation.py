@@ -1,7 +1,7 @@
 """Request parsing: Metabase's 400 shape, query strings, form bodies, the notation table's types."""
 import pytest
 
-from support import write_plugin
+from tests.support import write_plugin
 
 ECHO = '''
 from typing import Any

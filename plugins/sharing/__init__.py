@@ -1,0 +1,25 @@
+"""Public links and signed embedding: the settings that switch them on and hold the embedding key.
+
+The guards every sharing endpoint calls live in core.sharing, so cards and dashboards check them
+without importing this plugin.
+"""
+from core import SettingDef, hookimpl
+
+from . import service
+
+EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
+                     "enable-embedding-sdk")
+
+
+@hookimpl
+def register_settings():
+    return [
+        SettingDef("enable-public-sharing", type="boolean", default=False, visibility="authenticated",
+                   description="Allow sharing questions and dashboards by public link."),
+        *[SettingDef(key, type="boolean", default=False, visibility="authenticated",
+                     on_change=service.ensure_embedding_secret,
+                     description="Allow embedding questions and dashboards in other applications.")
+          for key in EMBEDDING_TOGGLES],
+        SettingDef("embedding-secret-key", visibility="admin", sensitive=True, validate=service.valid_secret_key,
+                   description="Secret (64 hexadecimal characters) that signs embedding tokens."),
+    ]
