@@ -22,6 +22,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.users",
     "plugins.util",
     "plugins.docs",
+    "plugins.cards",
     "plugins.sharing",
 )
 
