@@ -187,3 +187,135 @@ def any_app(request, tmp_path, app_db_template):
     application = create_app(config)
     yield application
     application.extensions["tessera"].db.dispose()
+
+
+# Rows other plugins' APIs create, for tests that only need them to exist.
+
+
+def add_database(app, name: str = "Warehouse", tables: tuple[tuple[str | None, str], ...] = (("PUBLIC", "ORDERS"),)):
+    """A registered database with tables, straight into the app DB; returns (db_id, [table ids])."""
+    from core.models import Database, Table
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        database = Database(name=name, engine="sqlite")
+        session.add(database)
+        session.flush()
+        table_ids = []
+        for schema, table in tables:
+            row = Table(db_id=database.id, schema=schema, name=table)
+            session.add(row)
+            session.flush()
+            table_ids.append(row.id)
+        return database.id, table_ids
+
+
+def add_collection(app, name: str, parent_id: int | None = None, namespace: str | None = None) -> int:
+    from core.models import Collection
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        location = "/"
+        if parent_id is not None:
+            parent = session.get(Collection, parent_id)
+            location = f"{parent.location}{parent_id}/"
+        row = Collection(name=name, location=location, namespace=namespace)
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def set_setting(app, key: str, value) -> None:
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        state.settings.set(session, key, value)
+
+
+# --------------------------------------------------------------------------------------------------
+# A real SMTP server on loopback that keeps what it receives (for invitations, subscriptions)
+# --------------------------------------------------------------------------------------------------
+
+
+class SmtpSink:
+    """A minimal SMTP server (EHLO, AUTH PLAIN, MAIL, RCPT, DATA, RSET, NOOP, QUIT) in a thread.
+
+    `messages` holds one dict per accepted message: envelope sender, recipients, the raw message
+    and the credentials the client logged in with, if any."""
+
+    def __init__(self):
+        import socketserver
+        import threading
+
+        sink = self
+        self.messages: list[dict] = []
+
+        class Handler(socketserver.StreamRequestHandler):
+            def reply(self, line: str) -> None:
+                self.wfile.write((line + "\r\n").encode())
+
+            def handle(self):
+                state = {"from": None, "to": [], "auth": None}
+                self.reply("220 tessera-test-smtp ready")
+                while True:
+                    raw = self.rfile.readline()
+                    if not raw:
+                        return
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    verb = line.split(" ", 1)[0].upper()
+                    if verb in ("EHLO", "HELO"):
+                        self.reply("250-tessera-test-smtp")
+                        self.reply("250 AUTH PLAIN")
+                    elif verb == "AUTH":
+                        import base64
+
+                        parts = line.split(" ")
+                        decoded = base64.b64decode(parts[2]).split(b"\0") if len(parts) > 2 else []
+                        state["auth"] = tuple(p.decode() for p in decoded[1:3])
+                        self.reply("235 2.7.0 Authentication successful")
+                    elif verb == "MAIL":
+                        state["from"] = line.split(":", 1)[1].strip().strip("<>").split(">")[0]
+                        self.reply("250 OK")
+                    elif verb == "RCPT":
+                        state["to"].append(line.split(":", 1)[1].strip().strip("<>").split(">")[0])
+                        self.reply("250 OK")
+                    elif verb == "DATA":
+                        self.reply("354 End data with <CR><LF>.<CR><LF>")
+                        lines = []
+                        while True:
+                            data_line = self.rfile.readline()
+                            if data_line in (b".\r\n", b".\n", b""):
+                                break
+                            lines.append(data_line[1:] if data_line.startswith(b"..") else data_line)
+                        sink.messages.append({"from": state["from"], "to": list(state["to"]),
+                                              "data": b"".join(lines).decode("utf-8", "replace"),
+                                              "auth": state["auth"]})
+                        state["to"] = []
+                        self.reply("250 OK: queued")
+                    elif verb in ("RSET", "NOOP"):
+                        self.reply("250 OK")
+                    elif verb == "QUIT":
+                        self.reply("221 Bye")
+                        return
+                    else:
+                        self.reply("502 Command not implemented")
+
+        class Server(socketserver.ThreadingTCPServer):
+            allow_reuse_address = True
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.host, self.port = self.server.server_address
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def smtp_server():
+    """A running SmtpSink on 127.0.0.1 (a random port), shut down after the test."""
+    sink = SmtpSink()
+    yield sink
+    sink.close()

@@ -64,3 +64,110 @@ def personal_collection_id(session: Session, user_id: int) -> int | None:
 
 def has_users(session: Session) -> bool:
     return session.scalar(select(func.count()).select_from(User).where(User.type == "personal")) > 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Memberships: All Users always, Administrators equal to superuser status
+# --------------------------------------------------------------------------------------------------
+
+
+def membership(session: Session, user_id: int, group_id: int) -> PermissionsGroupMembership | None:
+    return session.scalar(select(PermissionsGroupMembership).where(
+        PermissionsGroupMembership.user_id == user_id, PermissionsGroupMembership.group_id == group_id))
+
+
+def add_membership(session: Session, user: User, group_id: int, is_group_manager: bool = False) -> PermissionsGroupMembership:
+    """Put `user` in a group (or update the manager flag); joining Administrators makes a superuser."""
+    row = membership(session, user.id, group_id)
+    if row is None:
+        row = PermissionsGroupMembership(user_id=user.id, group_id=group_id, is_group_manager=is_group_manager)
+        session.add(row)
+    else:
+        row.is_group_manager = is_group_manager
+    if group_id == ADMIN_GROUP_ID:
+        user.is_superuser = True
+    session.flush()
+    return row
+
+
+def active_admin_count(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(User).where(
+        User.is_superuser.is_(True), User.is_active.is_(True), User.type == "personal"))
+
+
+def remove_membership(session: Session, row: PermissionsGroupMembership) -> None:
+    """Take a user out of a group. Nobody leaves All Users, and the last administrator stays one."""
+    from .errors import Invalid
+
+    if row.group_id == ALL_USERS_GROUP_ID:
+        raise Invalid("You cannot remove users from the 'All Users' group.")
+    user = session.get(User, row.user_id)
+    if row.group_id == ADMIN_GROUP_ID:
+        if user.type == "personal" and user.is_active and active_admin_count(session) <= 1:
+            raise Invalid("You cannot remove the last member of the 'Administrators' group.")
+        user.is_superuser = False
+    session.delete(row)
+    session.flush()
+
+
+def set_memberships(session: Session, user: User, wanted: dict[int, bool]) -> None:
+    """Make `user`'s groups exactly `wanted` (group id -> is_group_manager), All Users kept."""
+    wanted = {ALL_USERS_GROUP_ID: wanted.get(ALL_USERS_GROUP_ID, False), **wanted}
+    for row in list(session.scalars(select(PermissionsGroupMembership).where(
+            PermissionsGroupMembership.user_id == user.id))):
+        if row.group_id not in wanted:
+            remove_membership(session, row)
+    for group_id, manager in wanted.items():
+        add_membership(session, user, group_id, bool(manager))
+    session.expire(user, ["memberships"])
+
+
+# --------------------------------------------------------------------------------------------------
+# Deactivation and reset tokens
+# --------------------------------------------------------------------------------------------------
+
+
+def deactivate(session: Session, user: User) -> None:
+    """Disable the account and end its sessions; the record (and its content) is kept."""
+    from .auth import end_all_sessions
+
+    user.is_active = False
+    end_all_sessions(session, user.id)
+    session.flush()
+
+
+def issue_reset_token(session: Session, user: User) -> str:
+    """A new single-use token "<user id>_<random>" for setting a password (invitations, resets).
+
+    Only its SHA-256 is stored, with the time it was issued; the previous token stops working."""
+    import hashlib
+    import secrets
+
+    from .models import utcnow
+
+    token = f"{user.id}_{secrets.token_urlsafe(32)}"
+    user.reset_token = hashlib.sha256(token.encode()).hexdigest()
+    user.reset_triggered = utcnow()
+    session.flush()
+    return token
+
+
+def user_for_reset_token(session: Session, token: str, ttl_hours: int = 48) -> User | None:
+    """The active user a reset token belongs to while it is valid (48 hours, as Metabase), else None."""
+    import datetime as dt
+    import hashlib
+    import hmac
+
+    from .models import utcnow
+
+    user_id, _, _rest = token.partition("_")
+    if not user_id.isdigit():
+        return None
+    user = session.get(User, int(user_id))
+    if user is None or not user.is_active or not user.reset_token or user.reset_triggered is None:
+        return None
+    if not hmac.compare_digest(user.reset_token, hashlib.sha256(token.encode()).hexdigest()):
+        return None
+    if utcnow() - user.reset_triggered > dt.timedelta(hours=ttl_hours):
+        return None
+    return user

@@ -1,8 +1,10 @@
 """App-DB ORM models, one module per family. Import models from here."""
+from .api_key import ApiKey
 from .base import Base, UTCDateTime, utcnow
 from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
+from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
 from .setting import Setting
 from .user import (
     ADMIN_GROUP_ID,
@@ -14,6 +16,11 @@ from .user import (
 )
 
 __all__ = [
+    "ApiKey",
+    "CollectionPermission",
+    "DataPermission",
+    "PermissionsGraphRevision",
+    "PermissionsRevision",
     "ADMIN_GROUP_ID",
     "ALL_USERS_GROUP_ID",
     "Base",

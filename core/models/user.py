@@ -34,6 +34,9 @@ class User(Base):
     login_attributes: Mapped[dict | None] = mapped_column(default=None)
     settings: Mapped[dict | None] = mapped_column(default=None)
     sso_source: Mapped[str | None] = mapped_column(String(32))
+    # SHA-256 of the outstanding password-reset (or invitation) token and when it was issued.
+    reset_token: Mapped[str | None] = mapped_column(String(64))
+    reset_triggered: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     date_joined: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_login: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)

@@ -32,7 +32,11 @@ def available_locales(session):
 
 
 def token_features(session):
-    return {"sandboxes": False, "advanced_permissions": False, "embedding": False, "audit_app": False,
+    # Group managers are the one "paid" feature Tessera has, behind the advanced-permissions setting
+    # (plugins.permissions); clients read this flag to show the group-manager controls.
+    settings = _state().settings
+    advanced = "advanced-permissions" in settings.definitions and bool(settings.get(session, "advanced-permissions"))
+    return {"sandboxes": False, "advanced_permissions": advanced, "embedding": False, "audit_app": False,
             "sso_jwt": False, "sso_saml": False, "whitelabel": False, "official_collections": False}
 
 

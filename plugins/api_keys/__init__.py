@@ -1,0 +1,20 @@
+"""/api/api-key, and authentication by the X-API-KEY header when no session authenticates."""
+from core import hookimpl
+
+from . import service
+from .views import api_key_api
+
+API_KEY_HEADER = "X-API-KEY"  # werkzeug headers are case-insensitive: x-api-key works too
+
+
+@hookimpl
+def register_routes():
+    return [api_key_api]
+
+
+@hookimpl
+def authenticate(request, session):
+    presented = request.headers.get(API_KEY_HEADER)
+    if not presented:
+        return None
+    return service.user_for_key(session, presented.strip())
