@@ -269,8 +269,14 @@ def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db") -> str:
     return str(real)
 
 
-class SQLDriver(Driver):
+from .query.dialect import QueryDialect  # noqa: E402
+
+
+class SQLDriver(QueryDialect, Driver):
     """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs.
+
+    The AST methods compiled MBQL needs (truncate_temporal, extract_temporal, date_add, ...) come
+    from core.query.dialect.QueryDialect; a driver overrides those its engine needs differently.
 
     A concrete driver (one that sets `engine`) must give `sqlalchemy_dialect`, a Details model and
     its own `lockdown` and `guard`; that is checked when the class is defined, not at first use.

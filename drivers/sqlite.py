@@ -15,8 +15,11 @@ from urllib.parse import quote
 from pydantic import Field
 from sqlalchemy.engine import URL
 
+from sqlglot import exp
+
 from core import hookimpl
 from core.driver import FileDetails, LockdownError, SQLDriver
+from core.query.dialect import lit
 
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
 DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
@@ -53,7 +56,7 @@ class SQLiteDriver(SQLDriver):
     features = frozenset({
         "basic-aggregations", "expressions", "native-parameters", "nested-queries", "binning",
         "case-sensitivity-string-filter-options", "left-join", "right-join", "inner-join", "full-join",
-        "foreign-keys", "regex",
+        "foreign-keys", "standard-deviation-aggregations",
     })
     timeout_markers = ("interrupted",)
     probe_sql = "SELECT count(*) FROM sqlite_master"
@@ -113,6 +116,113 @@ class SQLiteDriver(SQLDriver):
         if any(part in upper for part in ("REAL", "FLOA", "DOUB")):
             return "type/Float"
         return "type/*"
+
+    # ---- compiled MBQL: SQLite has no date types, only text and its date functions ------------------
+
+    _STRFTIME = {"second": "%S", "minute-of-hour": "%M", "hour-of-day": "%H", "day-of-month": "%d",
+                 "day-of-year": "%j", "month-of-year": "%m", "year": "%Y"}
+    _MODIFIERS = {"day": ("start of day",), "week": ("start of day", "-6 days", "weekday 0"),
+                  "month": ("start of month",), "year": ("start of year",)}
+
+    @classmethod
+    def truncate_temporal(cls, expr, unit):
+        if unit in ("minute", "hour"):
+            pattern = "%Y-%m-%d %H:%M:00" if unit == "minute" else "%Y-%m-%d %H:00:00"
+            return _fn("DATETIME", _fn("STRFTIME", lit(pattern), expr))
+        if unit == "quarter":
+            months_in = exp.Mod(this=exp.Paren(this=exp.Sub(this=_int_part("%m", expr), expression=lit(1))),
+                                expression=lit(3))
+            # || binds tighter than % in SQLite: the parentheses are needed.
+            back = exp.DPipe(this=exp.DPipe(this=lit("-"), expression=exp.Paren(this=months_in)),
+                             expression=lit(" months"))
+            return _fn("DATETIME", expr, lit("start of month"), back)
+        return _fn("DATETIME", expr, *map(lit, cls._MODIFIERS[unit]))
+
+    @classmethod
+    def extract_temporal(cls, expr, unit):
+        if unit == "day-of-week":
+            return exp.Add(this=_int_part("%w", expr), expression=lit(1))
+        if unit == "quarter-of-year":
+            return exp.IntDiv(this=exp.Paren(this=exp.Add(this=_int_part("%m", expr), expression=lit(2))),
+                              expression=lit(3))
+        if unit == "week-of-year":
+            # ISO week: the week holding this date's Thursday, counted from that year's first Thursday.
+            thursday = _fn("DATE", expr, lit("-3 days"), lit("weekday 4"))
+            day = exp.Sub(this=_int_part("%j", thursday), expression=lit(1))
+            return exp.Add(this=exp.IntDiv(this=exp.Paren(this=day), expression=lit(7)), expression=lit(1))
+        return _int_part(cls._STRFTIME[unit], expr)
+
+    @classmethod
+    def date_add(cls, expr, amount, unit):
+        number = _number(amount)
+        if unit in ("week", "quarter"):
+            factor = 7 if unit == "week" else 3
+            number = number * factor if number is not None else None
+            amount = exp.Mul(this=amount, expression=lit(factor))
+            unit = "day" if unit == "week" else "month"
+        if number is not None:
+            modifier = lit(f"{number} {unit}s")
+        else:
+            modifier = exp.DPipe(this=exp.Cast(this=amount, to=exp.DataType.build("text")), expression=lit(f" {unit}s"))
+        return _fn("DATETIME", expr, modifier)
+
+    @classmethod
+    def cast_date(cls, expr):
+        return _fn("DATE", expr)
+
+    @classmethod
+    def temporal_column(cls, expr, base_type):
+        # Values are text in whatever form they were written ("T" or space, fractions, zones):
+        # DATE()/DATETIME() give the one canonical form the literals below use.
+        return _fn("DATE" if base_type == "type/Date" else "DATETIME", expr)
+
+    @classmethod
+    def temporal_literal(cls, value):
+        if hasattr(value, "hour"):
+            return lit(value.strftime("%Y-%m-%d %H:%M:%S"))
+        return lit(value.isoformat())
+
+    @classmethod
+    def now(cls):
+        return _fn("DATETIME", lit("now"))
+
+    @classmethod
+    def string_match(cls, expr, kind, value, case_sensitive):
+        if not case_sensitive:
+            return super().string_match(expr, kind, value, case_sensitive)
+        # LIKE ignores case in SQLite; GLOB does not. Its wildcards are escaped as one-character sets.
+        escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in value)
+        pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
+        return exp.Glob(this=expr, expression=lit(pattern))
+
+    @classmethod
+    def variance(cls, expr):
+        mean = exp.Avg(this=expr.copy())
+        square = exp.Avg(this=exp.Mul(this=expr.copy(), expression=expr.copy()))
+        return exp.Sub(this=square, expression=exp.Mul(this=mean, expression=mean.copy()))
+
+    @classmethod
+    def stddev(cls, expr):
+        return exp.Sqrt(this=cls.variance(expr))
+
+
+def _fn(name: str, *args) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _number(expr):
+    """The value of a numeric literal (possibly negated), or None when expr is not one."""
+    sign = 1
+    if isinstance(expr, exp.Neg):
+        sign, expr = -1, expr.this
+    if isinstance(expr, exp.Literal) and not expr.is_string:
+        value = float(expr.this) * sign
+        return int(value) if value.is_integer() else value
+    return None
+
+
+def _int_part(pattern: str, expr) -> exp.Expression:
+    return exp.Cast(this=_fn("STRFTIME", lit(pattern), expr), to=exp.DataType.build("int"))
 
 
 @hookimpl

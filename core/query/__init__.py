@@ -1,0 +1,1 @@
+"""Running queries: MBQL normalisation (mbql), compilation to SQL (compiler), and the processor."""

@@ -1,0 +1,184 @@
+"""MBQL to SQL: the only place a structured query becomes SQL, always as a sqlglot AST.
+
+`compile_query(session, query, driver)` walks the normalised stages (core.query.mbql) innermost
+first; each stage is one SELECT whose FROM is a synced table or the previous stage as a subquery.
+Table and column names come from the app DB's Table and Field rows looked up by id; values become
+literals with sqlglot's `exp.convert`. The driver renders the tree (`driver.to_sql`) and supplies
+the engine-dependent forms (core.query.dialect). Alongside the tree the compiler returns the result
+column metadata in SELECT order, shaped as Metabase's `data.cols`.
+
+Concerns live in sibling modules: refs.py (sources, field references, joins), clauses.py (filters,
+expressions, aggregations).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ..errors import Invalid
+from .clauses import ClauseCompiler
+from .mbql import Query, Stage
+from .refs import Col, Context, QuerySource
+
+__all__ = ["Compiled", "compile_query", "apply_limit"]
+
+
+@dataclass
+class Compiled:
+    tree: exp.Select
+    sql: str
+    columns: list[dict]
+    aggregated: bool
+    params: dict = field(default_factory=dict)
+
+
+def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
+    """The tree with at most `limit` rows: an existing smaller LIMIT stays."""
+    current = tree.args.get("limit")
+    if current is not None:
+        value = current.expression if isinstance(current, exp.Limit) else None
+        if isinstance(value, exp.Literal) and int(value.this) <= limit:
+            return tree
+    return tree.limit(limit, copy=False)
+
+
+def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None) -> Compiled:
+    """Compile every stage of `query`; `limit` caps the rows (the processor's row limit)."""
+    if query.stages[0].native is not None:
+        raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
+    context = Context(session=session, driver=driver, database_id=query.database,
+                      now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    tree, cols = compile_stages(context, query.stages)
+    if limit is not None:
+        tree = apply_limit(tree, limit)
+    return Compiled(tree=tree, sql=driver.to_sql(tree), columns=[c.meta for c in cols],
+                    aggregated=query.last.aggregated)
+
+
+def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, list[Col]]:
+    tree, cols = None, None
+    for i, stage in enumerate(stages):
+        if i > 0 and stage.source_table is not None:
+            raise Invalid("Invalid MBQL: only the first stage may have a source-table.")
+        if stage.native is not None:
+            raise Invalid("Invalid MBQL: a native source query cannot be compiled from MBQL.")
+        source = QuerySource(alias="source", tree=tree, cols=cols) if tree is not None else None
+        tree, cols = StageCompiler(context, stage, source).compile()
+    return tree, cols
+
+
+class StageCompiler(ClauseCompiler):
+    """One stage: FROM, joins, WHERE, GROUP BY, SELECT list and ORDER BY/LIMIT."""
+
+    def compile(self) -> tuple[exp.Select, list[Col]]:
+        stage = self.stage
+        self.setup_source()
+        self.expressions.update(stage.expressions)
+        for join in stage.joins:
+            self.add_join(join)
+        conditions = [self.filter(f) for f in stage.filters]
+        cols = self.aggregated_columns() if stage.aggregated else self.plain_columns()
+        self.unique(cols)
+        # Everything that may add an implicit join is compiled before the FROM clause is assembled.
+        order = self.order_by(cols)
+        select = exp.Select()
+        for col in cols:
+            select = select.select(exp.alias_(col.sql, col.alias, quoted=True), copy=False)
+        select = select.from_(self.from_expression(), copy=False)
+        for join in self.join_clauses:
+            select = select.join(join, copy=False)
+        if conditions:
+            select = select.where(exp.and_(*conditions) if len(conditions) > 1 else conditions[0], copy=False)
+        if stage.breakouts:
+            select = select.group_by(*[c.group_sql for c in cols if c.group_sql is not None], copy=False)
+        if order:
+            select = select.order_by(*order, copy=False)
+        limit = stage.limit
+        if stage.page is not None:
+            items, page = stage.page["items"], stage.page["page"]
+            limit = min(items, limit) if limit is not None else items
+            if page > 1:
+                select = select.offset((page - 1) * items, copy=False)
+        if limit is not None:
+            select = select.limit(limit, copy=False)
+        return select, cols
+
+    # ---- select lists -----------------------------------------------------------------------------
+
+    def plain_columns(self) -> list[Col]:
+        stage = self.stage
+        cols: list[Col] = []
+        if stage.fields is not None:
+            for ref in stage.fields:
+                cols.append(self.column_for(ref, "fields"))
+        else:
+            cols.extend(self.source_columns())
+            for name in stage.expressions:
+                cols.append(self.column_for(["expression", name, {}], "fields"))
+        for join in self.joins.values():
+            cols.extend(self.join_columns(join))
+        if not cols:
+            raise Invalid("Invalid MBQL: the query selects no columns.")
+        return cols
+
+    def aggregated_columns(self) -> list[Col]:
+        cols = [self.column_for(b, "breakout", breakout=True) for b in self.stage.breakouts]
+        self.breakout_cols = cols
+        for i, aggregation in enumerate(self.stage.aggregations):
+            cols.append(self.aggregation_column(aggregation, i))
+        return cols
+
+    def unique(self, cols: list[Col]) -> list[Col]:
+        """Metabase's column names are unique in a result: later duplicates become NAME_2, NAME_3."""
+        seen: dict[str, int] = {}
+        taken = {c.alias.lower() for c in cols}
+        for col in cols:
+            key = col.alias.lower()
+            if key in seen:
+                n = seen[key] + 1
+                while f"{key}_{n}" in taken:
+                    n += 1
+                seen[key] = n
+                col.alias = col.meta["name"] = f"{col.alias}_{n}"
+                taken.add(col.alias.lower())
+            else:
+                seen[key] = 1
+        return cols
+
+    # ---- order by ---------------------------------------------------------------------------------
+
+    def order_by(self, cols: list[Col]) -> list[exp.Ordered]:
+        stage = self.stage
+        ordered: list[exp.Ordered] = []
+        used: set[int] = set()
+        for direction, ref in stage.order_by:
+            target = self.order_target(ref, cols)
+            if target is not None:
+                used.add(id(target))
+                expression = exp.column(target.alias, quoted=True)
+            else:
+                if stage.aggregated:
+                    raise Invalid(f"Invalid MBQL: order-by {ref!r} is neither a breakout nor an aggregation.")
+                expression = self.value(ref)
+            ordered.append(exp.Ordered(this=expression, desc=direction == "desc", nulls_first=direction != "desc"))
+        # Metabase sorts by every breakout not already sorted on, ascending.
+        for col in getattr(self, "breakout_cols", []):
+            if id(col) not in used:
+                expression = exp.column(col.alias, quoted=True)
+                ordered.append(exp.Ordered(this=expression, desc=False, nulls_first=True))
+        return ordered
+
+    def order_target(self, ref: list, cols: list[Col]) -> Col | None:
+        if ref[0] == "aggregation":
+            index = ref[1]
+            aggregations = [c for c in cols if c.aggregation_index is not None]
+            if index >= len(aggregations):
+                raise Invalid(f"Invalid MBQL: order-by refers to aggregation {index}, which does not exist.")
+            return aggregations[index]
+        key = self.ref_key(ref)
+        for col in cols:
+            if col.ref_key == key:
+                return col
+        return None

@@ -1,0 +1,119 @@
+"""The engine-dependent pieces of compiled MBQL, as sqlglot AST methods a driver may override.
+
+core.driver.SQLDriver inherits these defaults (standard SQL as PostgreSQL speaks it); a driver in
+drivers/ overrides a method when sqlglot's rendering of the default is wrong for its engine. Every
+method takes and returns sqlglot expressions: no SQL text is produced here, only by the driver's
+`to_sql`. Units are Metabase's; weeks start on Sunday and day-of-week counts Sunday as 1.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import ClassVar
+
+from sqlglot import exp
+
+def lit(value) -> exp.Expression:
+    """A literal from a Python value (never from text that could be parsed as SQL)."""
+    return exp.convert(value)
+
+
+def like_pattern(kind: str, value: str, escape: str = "!") -> str:
+    """A LIKE pattern matching `value` literally at the place `kind` (contains/starts-with/ends-with) says."""
+    escaped = value.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+    return {"contains": f"%{escaped}%", "starts-with": f"{escaped}%", "ends-with": f"%{escaped}"}[kind]
+
+
+class QueryDialect:
+    """Default AST forms; the standard SQL of PostgreSQL, which DuckDB mostly shares."""
+
+    sqlglot_dialect: ClassVar[str]
+
+    # ---- temporal ---------------------------------------------------------------------------------
+
+    @classmethod
+    def truncate_temporal(cls, expr: exp.Expression, unit: str) -> exp.Expression:
+        """The start of the `unit` bucket holding expr (minute, hour, day, week, month, quarter, year)."""
+        if unit == "week":
+            # DATE_TRUNC weeks start on Monday: shift a day forward, truncate, shift back.
+            shifted = cls.date_add(expr, lit(1), "day")
+            return cls.date_add(exp.TimestampTrunc(this=shifted, unit=exp.var("WEEK")), lit(-1), "day")
+        return exp.TimestampTrunc(this=expr, unit=exp.var(unit.upper()))
+
+    _EXTRACT: ClassVar[dict[str, str]] = {
+        "second": "SECOND", "minute-of-hour": "MINUTE", "hour-of-day": "HOUR", "day-of-month": "DAY",
+        "day-of-year": "DOY", "week-of-year": "WEEK", "month-of-year": "MONTH",
+        "quarter-of-year": "QUARTER", "year": "YEAR",
+    }
+
+    @classmethod
+    def extract_temporal(cls, expr: exp.Expression, unit: str) -> exp.Expression:
+        """An integer part of expr; week-of-year is the ISO week, day-of-week 1 (Sunday) .. 7."""
+        if unit == "day-of-week":
+            part = exp.Add(this=exp.Extract(this=exp.var("DOW"), expression=expr), expression=lit(1))
+        else:
+            part = exp.Extract(this=exp.var(cls._EXTRACT[unit]), expression=expr)
+        return exp.Cast(this=part, to=exp.DataType.build("int"))
+
+    @classmethod
+    def date_add(cls, expr: exp.Expression, amount: exp.Expression, unit: str) -> exp.Expression:
+        """expr shifted by amount units (second .. year)."""
+        if unit == "quarter":
+            amount, unit = exp.Mul(this=amount, expression=lit(3)), "month"
+        return exp.DateAdd(this=expr, expression=amount, unit=exp.var(unit.upper()))
+
+    @classmethod
+    def cast_date(cls, expr: exp.Expression) -> exp.Expression:
+        return exp.Cast(this=expr, to=exp.DataType.build("date"))
+
+    @classmethod
+    def temporal_column(cls, expr: exp.Expression, base_type: str) -> exp.Expression:
+        """A temporal column as compared with temporal literals (engines storing text normalise it)."""
+        return expr
+
+    @classmethod
+    def temporal_literal(cls, value: dt.date | dt.datetime) -> exp.Expression:
+        if isinstance(value, dt.datetime):
+            return exp.Cast(this=lit(value.isoformat(sep=" ")), to=exp.DataType.build("timestamp"))
+        return exp.Cast(this=lit(value.isoformat()), to=exp.DataType.build("date"))
+
+    @classmethod
+    def now(cls) -> exp.Expression:
+        return exp.CurrentTimestamp()
+
+    # ---- strings ----------------------------------------------------------------------------------
+
+    @classmethod
+    def string_match(cls, expr: exp.Expression, kind: str, value: str, case_sensitive: bool) -> exp.Expression:
+        """contains / starts-with / ends-with as a LIKE with the value escaped."""
+        if case_sensitive:
+            like = exp.Like(this=expr, expression=lit(like_pattern(kind, value)))
+        else:
+            like = exp.Like(this=exp.Lower(this=expr), expression=lit(like_pattern(kind, value.lower())))
+        return exp.Escape(this=like, expression=lit("!"))
+
+    @classmethod
+    def regex_match_first(cls, expr: exp.Expression, pattern: str) -> exp.Expression:
+        return exp.RegexpExtract(this=expr, expression=lit(pattern))
+
+    # ---- numbers and aggregates -------------------------------------------------------------------
+
+    @classmethod
+    def to_float(cls, expr: exp.Expression) -> exp.Expression:
+        return exp.Cast(this=expr, to=exp.DataType.build("double"))
+
+    @classmethod
+    def stddev(cls, expr: exp.Expression) -> exp.Expression:
+        return exp.StddevPop(this=expr)
+
+    @classmethod
+    def variance(cls, expr: exp.Expression) -> exp.Expression:
+        return exp.VariancePop(this=expr)
+
+    @classmethod
+    def percentile(cls, expr: exp.Expression, p: float) -> exp.Expression:
+        return exp.WithinGroup(this=exp.PercentileCont(this=lit(p)),
+                               expression=exp.Order(expressions=[exp.Ordered(this=expr)]))
+
+    @classmethod
+    def log10(cls, expr: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this="LOG10", expressions=[expr])
