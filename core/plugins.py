@@ -27,6 +27,11 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.docs",
     "plugins.cards",
     "plugins.sharing",
+    "plugins.dataset",
+    "plugins.exports",
+    "plugins.snippets",
+    "plugins.query_cache",
+    "plugins.query_audit",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
@@ -68,6 +73,11 @@ def make_plugin_manager(config: dict) -> pluggy.PluginManager:
     from . import auth
 
     pm.register(auth, name="core.auth")
+    from .query import limits, processor
+
+    # The query processor's own hook implementations: executing (trylast) and row limits (wrapper).
+    pm.register(processor, name="core.query.processor")
+    pm.register(limits, name="core.query.limits")
 
     versions: dict[str, str] = {}
     pm.tessera_versions = versions  # read by describe_plugins
