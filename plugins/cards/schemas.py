@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 from core import types as t
 from core.api import Params
 
@@ -20,7 +18,7 @@ class CardId(Params):
 
 class ParamPath(Params):
     id: t.PositiveInt
-    param_key: t.NonBlankStr = Field(alias="param-key")
+    param_key: t.NonBlankStr
 
 
 class ParamSearchPath(ParamPath):
@@ -29,7 +27,7 @@ class ParamSearchPath(ParamPath):
 
 class ExportPath(Params):
     id: t.PositiveInt
-    export_format: ExportFormat = Field(alias="export-format")
+    export_format: ExportFormat
 
 
 class ListQuery(Params):

@@ -2,6 +2,7 @@
 from core import auth, db
 from core.api import Api
 
+from . import running
 from . import schemas as s
 from . import service
 from .serialize import card_json, summary_json
@@ -78,3 +79,24 @@ def create_public_link(path):
 def delete_public_link(path):
     """Stop sharing by public UUID."""
     service.delete_public_link(db.session(), auth.require_user(), path.id)
+
+
+@card_api.post("/<id>/query", path=s.CardId, body=s.QueryBody, status=202)
+def run_query(path, body):
+    """Run the card with parameters: 202 with results, or 400 with status "failed"."""
+    return running.run(db.session(), auth.require_user(), path.id, body.parameters, bool(body.ignore_cache))
+
+
+@card_api.post("/<id>/query/<export_format>", path=s.ExportPath, body=s.ExportBody)
+def export(path, body):
+    """Download the card's results (parameters may come as a form field holding JSON)."""
+    options = {"format_rows": bool(body.format_rows), "pivot_results": bool(body.pivot_results),
+               "csv_include_bom": False}
+    return running.export(db.session(), auth.require_user(), auth.tessera().exporters, path.id,
+                          path.export_format, body.parameters, options)
+
+
+@card_api.post("/pivot/<id>/query", path=s.CardId, body=s.QueryBody, status=202)
+def pivot(path, body):
+    """Run the card as a pivot table (its pivot_table.column_split gives rows and columns)."""
+    return running.pivot(db.session(), auth.require_user(), path.id, body.parameters)
