@@ -32,6 +32,8 @@ class Compiled:
     columns: list[dict]
     aggregated: bool
     params: dict = field(default_factory=dict)
+    # Placeholder -> native stage, for the processor to splice in (core.query.cards.splice).
+    natives: dict = field(default_factory=dict)
 
 
 def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
@@ -46,7 +48,7 @@ def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
 
 def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None) -> Compiled:
     """Compile every stage of `query`; `limit` caps the rows (the processor's row limit)."""
-    if query.stages[0].native is not None:
+    if query.stages[0].native is not None and len(query.stages) == 1:
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
@@ -54,7 +56,7 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
     if limit is not None:
         tree = apply_limit(tree, limit)
     return Compiled(tree=tree, sql=driver.to_sql(tree), columns=[c.meta for c in cols],
-                    aggregated=query.last.aggregated)
+                    aggregated=query.last.aggregated, natives=context.natives)
 
 
 def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, list[Col]]:
@@ -63,7 +65,12 @@ def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, l
         if i > 0 and stage.source_table is not None:
             raise Invalid("Invalid MBQL: only the first stage may have a source-table.")
         if stage.native is not None:
-            raise Invalid("Invalid MBQL: a native source query cannot be compiled from MBQL.")
+            if i > 0:
+                raise Invalid("Invalid MBQL: only the first stage may be a native query.")
+            from .cards import native_source
+
+            tree, cols = native_source(context, stage)
+            continue
         source = QuerySource(alias="source", tree=tree, cols=cols) if tree is not None else None
         tree, cols = StageCompiler(context, stage, source).compile()
     return tree, cols

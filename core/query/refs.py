@@ -55,6 +55,8 @@ class Context:
     now: dt.datetime
     _fields: dict = dc_field(default_factory=dict)
     _tables: dict = dc_field(default_factory=dict)
+    # Native source stages (from native cards and persisted models) by placeholder (core.query.cards).
+    natives: dict = dc_field(default_factory=dict)
 
     def table(self, table_id: int) -> Table:
         if table_id not in self._tables:
