@@ -2,9 +2,9 @@
 CSV uploads."""
 from core import hookimpl
 
-from .views import card_api
+from .views import card_api, card_table_api, database_cards_api, saved_questions_api
 
 
 @hookimpl
 def register_routes():
-    return [card_api]
+    return [card_api, card_table_api, saved_questions_api, database_cards_api]

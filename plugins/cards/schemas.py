@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from core import types as t
 from core.api import Params
 
@@ -93,3 +95,11 @@ class ExportBody(Params):
     parameters: Parameters = None
     format_rows: t.Bool | None = None
     pivot_results: t.Bool | None = None
+
+
+class SchemaPath(Params):
+    schema_name: t.NonBlankStr = Field(alias="schema")
+
+
+class AutocompleteQuery(Params):
+    query: t.NonBlankStr

@@ -2,7 +2,7 @@
 from core import auth, db
 from core.api import Api
 
-from . import running
+from . import running, virtual
 from . import schemas as s
 from . import service
 from .serialize import card_json, summary_json
@@ -100,3 +100,62 @@ def export(path, body):
 def pivot(path, body):
     """Run the card as a pivot table (its pivot_table.column_split gives rows and columns)."""
     return running.pivot(db.session(), auth.require_user(), path.id, body.parameters)
+
+
+# --------------------------------------------------------------------------------------------------
+# Cards as tables (/api/table/card__:id) and the Saved Questions database (/api/database/-1337).
+# These share URL space with the data-model plugin's /table and /database; each Api has its own
+# prefix, and Werkzeug prefers the static parts of these rules over `<id>` (docs/ARCHITECTURE.md).
+# --------------------------------------------------------------------------------------------------
+
+card_table_api = Api("card_table", __name__, url_prefix="/table/card__<id>")
+saved_questions_api = Api("saved_questions_db", __name__, url_prefix="/database/-1337")
+database_cards_api = Api("database_cards", __name__, url_prefix="/database/<id>")
+
+
+@card_table_api.get("/query_metadata", path=s.CardId)
+def card_table_metadata(path):
+    """The card as a table: its result columns as fields."""
+    return virtual.query_metadata(db.session(), auth.require_user(), path.id)
+
+
+@card_table_api.get("/fks", path=s.CardId)
+def card_table_fks(path):
+    """Always empty: nothing points at a card's virtual table."""
+    return virtual.fks(db.session(), auth.require_user(), path.id)
+
+
+@saved_questions_api.get("/metadata")
+def saved_metadata():
+    """The Saved Questions database with every readable card as a table."""
+    return virtual.metadata(db.session(), auth.require_user())
+
+
+@saved_questions_api.get("/schemas")
+def saved_schemas():
+    """Collections holding saved questions usable as sources."""
+    return virtual.schemas(db.session(), auth.require_user(), "question")
+
+
+@saved_questions_api.get("/schema/<schema>", path=s.SchemaPath)
+def saved_schema(path):
+    """Saved questions of one collection, as tables."""
+    return virtual.schema_tables(db.session(), auth.require_user(), "question", path.schema_name)
+
+
+@saved_questions_api.get("/datasets")
+def dataset_schemas():
+    """Collections holding models."""
+    return virtual.schemas(db.session(), auth.require_user(), "model")
+
+
+@saved_questions_api.get("/datasets/<schema>", path=s.SchemaPath)
+def dataset_schema(path):
+    """Models of one collection, as tables."""
+    return virtual.schema_tables(db.session(), auth.require_user(), "model", path.schema_name)
+
+
+@database_cards_api.get("/card_autocomplete_suggestions", path=s.CardId, query=s.AutocompleteQuery)
+def card_autocomplete(path, query):
+    """Cards of the database matching the text after `{{#` (id prefix or name)."""
+    return virtual.autocomplete(db.session(), auth.require_user(), path.id, query.query)
