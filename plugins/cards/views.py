@@ -2,7 +2,7 @@
 from core import auth, db
 from core.api import Api
 
-from . import running, virtual
+from . import params, running, series, virtual
 from . import schemas as s
 from . import service
 from .serialize import card_json, summary_json
@@ -159,3 +159,23 @@ def dataset_schema(path):
 def card_autocomplete(path, query):
     """Cards of the database matching the text after `{{#` (id prefix or name)."""
     return virtual.autocomplete(db.session(), auth.require_user(), path.id, query.query)
+
+
+@card_api.get("/<id>/series", path=s.CardId, query=s.SeriesQuery)
+def series_cards(path, query):
+    """Cards that can be combined with this one as series; paged by last_cursor (id descending)."""
+    session, user = db.session(), auth.require_user()
+    found = series.series(session, user, path.id, query.last_cursor, query.query, query.exclude_ids)
+    return [summary_json(session, user, c) for c in found]
+
+
+@card_api.get("/<id>/params/<param_key>/values", path=s.ParamPath)
+def param_values(path):
+    """The values a card parameter can take (at most 1000)."""
+    return params.values(db.session(), auth.require_user(), path.id, path.param_key)
+
+
+@card_api.get("/<id>/params/<param_key>/search/<query>", path=s.ParamSearchPath)
+def param_search(path):
+    """The values of a card parameter containing the text (at most 1000)."""
+    return params.values(db.session(), auth.require_user(), path.id, path.param_key, path.query)
