@@ -4,7 +4,8 @@ from setuptools import find_packages, setup
 DRIVER_EXTRAS = {
     "postgres": ["psycopg[binary]>=3.1,<4"],
     "mysql": ["PyMySQL>=1.1,<2"],
-    "duckdb": ["duckdb>=1.1,<3", "duckdb-engine>=0.13,<1"],
+    # DuckDB returns TIMESTAMP WITH TIME ZONE values as pytz-aware datetimes.
+    "duckdb": ["duckdb>=1.1,<3", "duckdb-engine>=0.13,<1", "pytz"],
 }
 ALL = sorted({req for reqs in DRIVER_EXTRAS.values() for req in reqs})
 

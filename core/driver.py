@@ -245,7 +245,7 @@ class ConnectionPolicy:
                    forbidden_files=tuple(forbidden))
 
 
-def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db") -> str:
+def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db", *, directory: bool = False) -> str:
     """The real path of a database file the policy allows, or Invalid naming `key`.
 
     Every check runs before anything opens the file, so an error never tells whether a path outside
@@ -260,7 +260,9 @@ def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db") -> str:
     if not any(real.is_relative_to(d) for d in policy.file_dirs):
         allowed = ", ".join(str(d) for d in policy.file_dirs) or "none configured"
         raise refuse(f"Database files must be inside the directories in TESSERA_FILE_DB_DIRS ({allowed}).")
-    if not real.is_file():
+    if directory and not real.is_dir():
+        raise refuse(f"No directory at {raw}.")
+    if not directory and not real.is_file():
         raise refuse(f"No database file at {raw}.")
     for other in policy.forbidden_files:
         for candidate in (other, Path(f"{other}-wal"), Path(f"{other}-shm"), Path(f"{other}-journal")):
@@ -357,7 +359,13 @@ class SQLDriver(QueryDialect, Driver):
     @classmethod
     def to_sql(cls, tree: sqlglot.exp.Expression) -> str:
         """The single place SQL text is produced from an AST."""
-        return cls.transform(tree.copy()).sql(dialect=cls.sqlglot_dialect)
+        return cls.transform(tree.copy()).sql(dialect=cls.sql_dialect())
+
+    @classmethod
+    def sql_dialect(cls):
+        """The sqlglot dialect SQL is written in: `sqlglot_dialect`, or a subclass of it that fixes
+        what sqlglot gets wrong for this engine."""
+        return cls.sqlglot_dialect
 
     @classmethod
     def quote_identifier(cls, name: str) -> str:
@@ -382,14 +390,14 @@ class SQLDriver(QueryDialect, Driver):
     def column_meta(cls, cursor) -> list[ColumnMeta]:
         columns = []
         for entry in cursor.description or ():
-            database_type = cls.result_type_name(entry[1], cursor)
+            database_type = cls.result_type_name(entry, cursor)
             columns.append(ColumnMeta(entry[0], database_type, cls.base_type(database_type) if database_type else "type/*"))
         return columns
 
     @classmethod
-    def result_type_name(cls, type_code, cursor) -> str:
-        """The engine's type name for a cursor.description type code ("" when the engine gives none)."""
-        return "" if type_code is None else str(type_code)
+    def result_type_name(cls, entry, cursor) -> str:
+        """The engine's type name for a cursor.description entry ("" when the engine gives none)."""
+        return "" if entry[1] is None else str(entry[1])
 
     @classmethod
     @contextlib.contextmanager
@@ -402,16 +410,24 @@ class SQLDriver(QueryDialect, Driver):
         failures raise QueryError or QueryTimeout with the engine's message. Rows are read in
         batches from a server-side or unbuffered cursor, never all at once.
         """
-        with engine.connect() as conn:
-            streaming = conn.execution_options(stream_results=True, max_row_buffer=cls.stream_batch)
+        try:
+            conn = engine.connect()
+        except (DBAPIError, LockdownError) as error:
+            raise cls.translate_error(error) from error
+        with conn:
             try:
-                with cls.guard(streaming, timeout):
+                with cls.guard(conn, timeout):
                     try:
-                        result = streaming.execute(text(sql), params or {})
+                        result = conn.execute(text(sql), params or {}, execution_options={
+                            "stream_results": True, "max_row_buffer": cls.stream_batch})
                     except DBAPIError as error:
                         raise cls.translate_error(error) from error
-                    columns = cls.column_meta(result.cursor) if result.returns_rows else []
-                    yield QueryResult(columns, cls._rows(result, max_rows))
+                    try:
+                        columns = cls.column_meta(result.cursor) if result.returns_rows else []
+                        yield QueryResult(columns, cls._rows(result, max_rows))
+                    finally:
+                        # Before the guard resets the session: an unread unbuffered result blocks it.
+                        result.close()
             finally:
                 if conn.in_transaction():
                     conn.rollback()

@@ -32,10 +32,15 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.snippets",
     "plugins.query_cache",
     "plugins.query_audit",
+    "plugins.collections",
+    "plugins.search",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
     "drivers.sqlite",
+    "drivers.duckdb",
+    "drivers.postgres",
+    "drivers.mysql",
 )
 
 # The API cannot be set up or logged into without these.

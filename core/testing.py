@@ -7,10 +7,16 @@ only when none answers.
 """
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import shutil
 import socket
 import uuid
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, ClassVar
 
 import pytest
 
@@ -319,3 +325,416 @@ def smtp_server():
     sink = SmtpSink()
     yield sink
     sink.close()
+
+# --------------------------------------------------------------------------------------------------
+# Data sources on the loopback servers, with a role that can only read (drivers refuse the others)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DataSource:
+    """A throwaway database: `details` to register it with, `admin_url` to fill it (full rights)."""
+
+    engine: str
+    details: dict
+    admin_url: str
+
+
+@contextlib.contextmanager
+def postgres_data_source(prefix: str = "tessera_src"):
+    """A fresh PostgreSQL database and a LOGIN role without server privileges; dropped afterwards.
+
+    The role may write to the schema (so tests can prove the engine's read-only transaction, not a
+    missing grant, is what stops writes); Tessera's drivers never let it.
+    """
+    from sqlalchemy import create_engine, text
+
+    admin_url = require_postgres()
+    suffix = uuid.uuid4().hex[:10]
+    name, role = f"{prefix}_{suffix}", f"{prefix}_ro_{suffix}"
+    server = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with server.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        conn.execute(text(f'CREATE ROLE "{role}" LOGIN'))
+    db_url = admin_url.rsplit("/", 1)[0] + "/" + name
+    inside = create_engine(db_url, isolation_level="AUTOCOMMIT")
+    with inside.connect() as conn:
+        conn.execute(text(f'GRANT ALL ON SCHEMA public TO "{role}"'))
+        conn.execute(text(f'ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO "{role}"'))
+    inside.dispose()
+    try:
+        yield DataSource("postgres", {"host": POSTGRES_HOST, "port": POSTGRES_PORT, "dbname": name, "user": role},
+                         db_url)
+    finally:
+        with server.connect() as conn:
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"), {"n": name})
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            conn.execute(text(f'DROP ROLE IF EXISTS "{role}"'))
+        server.dispose()
+
+
+@contextlib.contextmanager
+def mariadb_data_source(prefix: str = "tessera_src"):
+    """A fresh MariaDB/MySQL database and a user with rights on it only (no FILE, no SUPER)."""
+    import secrets
+
+    from sqlalchemy import create_engine, text
+
+    admin_url = require_mariadb()
+    suffix = uuid.uuid4().hex[:10]
+    name, user, password = f"{prefix}_{suffix}", f"tsrc_{suffix}", secrets.token_hex(12)
+    server = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with server.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+        conn.execute(text(f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'"))
+        conn.execute(text(f"GRANT ALL ON `{name}`.* TO '{user}'@'%'"))
+    try:
+        yield DataSource("mysql", {"host": MARIADB_HOST, "port": MARIADB_PORT, "dbname": name, "user": user,
+                                   "password": password}, admin_url.rsplit("/", 1)[0] + "/" + name + "?charset=utf8mb4")
+    finally:
+        with server.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+            conn.execute(text(f"DROP USER IF EXISTS '{user}'@'%'"))
+        server.dispose()
+
+
+# --------------------------------------------------------------------------------------------------
+# DriverConformance: one suite every driver passes (built-in and third-party)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ConformanceTarget:
+    """What a driver's test gives the suite: an empty database it may fill through `admin_engine`
+    (full rights; disposed once the fixed schema is in), the `details` Tessera registers it with,
+    and the policy those details are checked against."""
+
+    details: dict
+    admin_engine: Any
+    policy: Any = None
+    # Called with the admin engine once the fixed schema is in (e.g. to export it to files).
+    after_fill: Any = None
+
+
+PEOPLE = [
+    (1, "Ada", 10**12, 1.5, Decimal("10.25"), True, dt.date(1990, 1, 2), dt.datetime(2020, 1, 2, 3, 4, 5),
+     dt.time(6, 30), "Zoë 🦜 北京"),
+    (2, "Bob", None, None, None, None, None, None, None, None),
+    (3, "Cléo", -5, 2.25, Decimal("-3.50"), False, dt.date(2001, 12, 31), dt.datetime(1999, 12, 31, 23, 59, 59),
+     dt.time(23, 0), "second line\nwith 'quotes' and \"doubles\""),
+]
+ORDERS = [(1, 1, Decimal("5.00"), "first"), (2, 1, Decimal("7.50"), None), (3, 3, Decimal("1.25"), "ünïcödé"),
+          (4, None, Decimal("0.00"), "orphan")]
+
+
+def conformance_schema():
+    from sqlalchemy import (BigInteger, Boolean, Column, Date, DateTime, Float, ForeignKey, Integer, MetaData,
+                            Numeric, String, Table, Text, Time)
+
+    metadata = MetaData()
+    people = Table(
+        "conf_people", metadata,
+        Column("id", Integer, primary_key=True, autoincrement=False),
+        Column("name", String(50), nullable=False),
+        Column("score", BigInteger), Column("height", Float), Column("balance", Numeric(10, 2)),
+        Column("active", Boolean), Column("born", Date), Column("seen_at", DateTime), Column("wakes", Time),
+        Column("bio", Text),
+    )
+    orders = Table(
+        "conf_orders", metadata,
+        Column("id", Integer, primary_key=True, autoincrement=False),
+        Column("person_id", Integer, ForeignKey("conf_people.id")),
+        Column("total", Numeric(10, 2)), Column("note", String(100)),
+    )
+    return metadata, people, orders
+
+
+def _join_probe(kind: str):
+    from sqlglot import exp
+
+    return (exp.select(exp.column("id", "p"), exp.column("id", "o").as_("order_id"))
+            .from_(exp.to_table("conf_people").as_("p"))
+            .join(exp.to_table("conf_orders").as_("o"), on="o.person_id = p.id", join_type=kind))
+
+
+def feature_probes() -> dict:
+    """Feature name -> (sqlglot tree, check on the rows). Every declared feature with a probe must pass."""
+    import sqlglot
+    from sqlglot import exp
+
+    people = exp.to_table("conf_people")
+    name, height = exp.column("name"), exp.column("height")
+    return {
+        "basic-aggregations": (exp.select(exp.Count(this=exp.Star()), exp.Sum(this=exp.column("score"))).from_(people),
+                               lambda rows: rows[0][0] == 3 and int(rows[0][1]) == 10**12 - 5),
+        "standard-deviation-aggregations": (exp.select(exp.Stddev(this=height)).from_(people),
+                                            lambda rows: abs(float(rows[0][0]) - 0.5303300858899106) < 1e-9),
+        "percentile-aggregations": (sqlglot.parse_one(
+            "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY height) FROM conf_people", read="postgres"),
+            lambda rows: abs(float(rows[0][0]) - 1.875) < 1e-9),
+        "expressions": (exp.select((exp.column("id") * 2 + 1).as_("x")).from_(people).order_by("id"),
+                        lambda rows: [r[0] for r in rows] == [3, 5, 7]),
+        "regex": (exp.select(name).from_(people).where(exp.RegexpLike(this=name, expression=exp.Literal.string("^A"))),
+                  lambda rows: rows == [("Ada",)]),
+        "case-sensitivity-string-filter-options": (
+            exp.select(name).from_(people).where(exp.Lower(this=name).like(exp.Literal.string("%cl%"))),
+            lambda rows: rows == [("Cléo",)]),
+        "nested-queries": (exp.select(exp.Count(this=exp.Star())).from_(
+            exp.select("id").from_(people).where("id > 1").subquery("s")), lambda rows: rows[0][0] == 2),
+        "binning": (exp.select(exp.Floor(this=exp.Div(this=height, expression=exp.Literal.number(1))).as_("bin"))
+                    .from_(people).where(height.is_(exp.null()).not_()).order_by("bin"),
+                    lambda rows: [float(r[0]) for r in rows] == [1.0, 2.0]),
+        "inner-join": (_join_probe("inner"), lambda rows: len(rows) == 3),
+        "left-join": (_join_probe("left"), lambda rows: len(rows) == 4),
+        "right-join": (_join_probe("right"), lambda rows: len(rows) == 4),
+        "full-join": (_join_probe("full"), lambda rows: len(rows) == 5),
+    }
+
+
+WRITE_STATEMENTS = [
+    "INSERT INTO conf_orders (id, person_id, total, note) VALUES (99, 1, 1, 'x')",
+    "UPDATE conf_people SET name = 'pwned'",
+    "DELETE FROM conf_orders",
+    "CREATE TABLE conf_new (a INTEGER)",
+    "DROP TABLE conf_orders",
+    "SELECT 1; DROP TABLE conf_orders",
+    "select 1; /* sneaky */ delete from conf_orders",
+]
+
+
+class DriverConformance:
+    """The suite every driver passes. Subclass it with `driver = MyDriver` and a class-scoped fixture
+    `conformance_target` returning a ConformanceTarget for an empty database. Engine extras:
+    `escape_statements` (must fail and leave `{out}` absent), `extra_write_statements`,
+    `teeth_sql` (refused when locked, succeeds once `remove_guards` has run) and `slow_sql`.
+    """
+
+    driver: ClassVar[type]
+    slow_sql: ClassVar[str] = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                               "SELECT count(*) FROM c")
+    series_sql: ClassVar[str] = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < :n) "
+                                 "SELECT x, 'padding-to-make-rows-bigger' AS pad FROM c")
+    escape_statements: ClassVar[list[str]] = []
+    extra_write_statements: ClassVar[list[str]] = []
+    teeth_sql: ClassVar[str] = "CREATE TABLE conf_teeth (a INTEGER)"
+    teeth_cleanup_sql: ClassVar[str | None] = "DROP TABLE IF EXISTS conf_teeth"
+    # Whether the engine knows primary keys and NOT NULL (a CSV file does not).
+    reports_constraints: ClassVar[bool] = True
+    expected_base_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "id": ("type/Integer", "type/BigInteger"), "name": ("type/Text",), "score": ("type/BigInteger",),
+        "height": ("type/Float",), "balance": ("type/Decimal",), "active": ("type/Boolean",),
+        "born": ("type/Date",), "seen_at": ("type/DateTime",), "wakes": ("type/Time",), "bio": ("type/Text",),
+    }
+
+    # ---- fixtures --------------------------------------------------------------------------------
+
+    def pytest_generate_tests(self, metafunc):
+        # One probe per feature the driver declares; features it does not declare are not tested.
+        if "feature" in metafunc.fixturenames:
+            metafunc.parametrize("feature", sorted(set(feature_probes()) & set(self.driver.features)))
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def conformance(cls, conformance_target):
+        from .connections import build_engine, check
+        from .driver import ConnectionPolicy
+
+        metadata, people, orders = conformance_schema()
+        admin = conformance_target.admin_engine
+        with admin.begin() as conn:
+            metadata.create_all(conn, checkfirst=False)
+            conn.execute(people.insert(), [dict(zip(people.c.keys(), row)) for row in PEOPLE])
+            conn.execute(orders.insert(), [dict(zip(orders.c.keys(), row)) for row in ORDERS])
+        if conformance_target.after_fill:
+            conformance_target.after_fill(admin)
+        admin.dispose()  # file engines: the locked engine must be the only one on the file
+        policy = conformance_target.policy or ConnectionPolicy()
+        details = check(cls.driver, conformance_target.details, policy)
+        engine = build_engine(cls.driver, details)
+        yield SimpleNamespace(engine=engine, details=details, raw=conformance_target.details, policy=policy)
+        engine.dispose()
+
+    def run(self, engine, sql, params=None, **kwargs) -> list[tuple]:
+        with self.driver.execute(engine, sql, params, **kwargs) as result:
+            return list(result.rows)
+
+    def count(self, conformance, table="conf_orders") -> int:
+        return self.run(conformance.engine, f"SELECT count(*) FROM {table}")[0][0]
+
+    def remove_guards(self, monkeypatch) -> None:
+        """Switch the engine's lockdown off (for the teeth test); engines with more guards add them."""
+        monkeypatch.setattr(self.driver, "lockdown", classmethod(lambda cls, conn, details: None))
+        monkeypatch.setattr(self.driver, "guard", classmethod(contextlib.contextmanager(lambda cls, conn, t: (yield))))
+
+    # ---- declaration -----------------------------------------------------------------------------
+
+    def test_declaration(self):
+        from .driver import SQLDriver
+
+        assert issubclass(self.driver, SQLDriver) and self.driver.available()
+        info = self.driver.engine_info()
+        assert info["driver-name"] == self.driver.display_name
+        names = [p["name"] for p in info["details-fields"]]
+        assert len(names) == len(set(names)) and names
+        for prop in info["details-fields"]:
+            assert prop["type"] in {"string", "password", "integer", "boolean"}, prop
+        secrets_ = set(self.driver.Details.model_construct().secret_keys())
+        assert {p["name"] for p in info["details-fields"] if p["type"] == "password"} == secrets_
+        import sqlglot.dialects
+
+        assert sqlglot.Dialect.get_or_raise(self.driver.sqlglot_dialect)
+
+    def test_unknown_detail_keys_are_refused(self, conformance):
+        from .connections import check
+        from .errors import Invalid
+
+        for key in ("connection-uri", "subprotocol", "classname", "init_command", "local_infile", "options"):
+            with pytest.raises(Invalid) as error:
+                check(self.driver, {**conformance.raw, key: "x"}, conformance.policy)
+            assert key in error.value.body["errors"], key
+
+    def test_secrets_are_masked(self, conformance):
+        from .crypto import MASK, mask_details
+
+        for key in conformance.details.secret_keys():
+            masked = mask_details(self.driver, {**conformance.raw, key: "s3cret"})
+            assert masked[key] == MASK
+
+    # ---- introspection ---------------------------------------------------------------------------
+
+    def _table(self, conformance, name):
+        tables = {t.name: t for t in self.driver.describe_tables(conformance.engine)}
+        assert name in tables, sorted(tables)
+        return tables[name]
+
+    def test_tables(self, conformance):
+        names = {t.name for t in self.driver.describe_tables(conformance.engine)}
+        assert {"conf_people", "conf_orders"} <= names
+        if "schemas" in self.driver.features:
+            assert all(isinstance(s, str) for s in self.driver.syncable_schemas(conformance.engine))
+
+    def test_fields_and_base_types(self, conformance):
+        fields = self.driver.describe_fields(conformance.engine, self._table(conformance, "conf_people"))
+        assert [f.name for f in fields] == list(self.expected_base_types)
+        assert [f.position for f in fields] == list(range(len(fields)))
+        for f in fields:
+            assert f.base_type in self.expected_base_types[f.name], (f.name, f.database_type, f.base_type)
+            assert f.database_type
+        by_name = {f.name: f for f in fields}
+        if self.reports_constraints:
+            assert by_name["id"].pk and not by_name["name"].pk
+            assert by_name["name"].required and not by_name["bio"].required
+        else:
+            assert not any(f.pk or f.required for f in fields)
+
+    def test_foreign_keys(self, conformance):
+        fks = self.driver.describe_fks(conformance.engine, self._table(conformance, "conf_orders"))
+        expected = [("person_id", "conf_people", "id")] if "foreign-keys" in self.driver.features else []
+        assert [(fk.column, fk.target_table, fk.target_column) for fk in fks] == expected
+
+    # ---- SQL and execution -----------------------------------------------------------------------
+
+    def test_to_sql_of_a_select_runs(self, conformance):
+        from sqlglot import exp
+
+        tree = (exp.select("name").from_(exp.to_table("conf_people"))
+                .where(exp.column("id").eq(exp.Literal.number(3))))
+        sql = self.driver.to_sql(tree)
+        assert isinstance(sql, str) and "conf_people" in sql
+        assert self.run(conformance.engine, sql) == [("Cléo",)]
+
+    def test_named_parameters_and_values(self, conformance):
+        rows = self.run(conformance.engine, "SELECT id, name, bio, score FROM conf_people WHERE id IN (:a, :b) "
+                        "ORDER BY id", {"a": 1, "b": 2})
+        assert rows == [(1, "Ada", "Zoë 🦜 北京", 10**12), (2, "Bob", None, None)]
+        assert self.run(conformance.engine, "SELECT '%' AS pct, 'a:b' AS colon") == [("%", "a:b")]
+
+    def test_result_columns(self, conformance):
+        with self.driver.execute(conformance.engine, "SELECT id, name, height FROM conf_people ORDER BY id") as result:
+            assert [c.name for c in result.columns] == ["id", "name", "height"]
+            assert all(c.base_type.startswith("type/") for c in result.columns)
+            assert len(list(result.rows)) == 3
+
+    def test_streams_rows(self, conformance):
+        import tracemalloc
+
+        with self.driver.execute(conformance.engine, self.series_sql, {"n": 5}, max_rows=3) as result:
+            assert not isinstance(result.rows, (list, tuple))
+            assert [row[0] for row in result.rows] == [1, 2, 3]
+        tracemalloc.start()
+        try:
+            with self.driver.execute(conformance.engine, self.series_sql, {"n": 50_000}) as result:
+                total = sum(1 for _ in result.rows)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert total == 50_000
+        # All 50k rows held at once would take about 8 MB; batches of 1000 take a few hundred KB.
+        assert peak < 4 * 1024 * 1024, f"peak {peak} bytes for 50k rows: rows are not streamed"
+
+    def test_timeout_stops_the_statement(self, conformance):
+        import time
+
+        from .driver import QueryTimeout
+
+        started = time.monotonic()
+        with pytest.raises(QueryTimeout):
+            self.run(conformance.engine, self.slow_sql, timeout=0.5)
+        assert time.monotonic() - started < 2.5
+        assert self.run(conformance.engine, "SELECT 1") == [(1,)]  # the connection is usable again
+
+    def test_engine_errors_are_query_errors(self, conformance):
+        from .driver import QueryError, QueryTimeout
+
+        with pytest.raises(QueryError) as error:
+            self.run(conformance.engine, "SELECT no_such_column FROM conf_people")
+        assert not isinstance(error.value, QueryTimeout) and error.value.message
+
+    def test_declared_feature_works(self, conformance, feature):
+        tree, check_rows = feature_probes()[feature]
+        rows = self.run(conformance.engine, self.driver.to_sql(tree))
+        assert check_rows(rows), (feature, self.driver.to_sql(tree), rows)
+
+    # ---- read-only and lockdown ------------------------------------------------------------------
+
+    def test_writes_are_refused_by_the_engine(self, conformance):
+        from .driver import QueryError
+
+        before = (self.count(conformance), self.count(conformance, "conf_people"))
+        for statement in WRITE_STATEMENTS + self.extra_write_statements:
+            with pytest.raises(QueryError):
+                self.run(conformance.engine, statement)
+            assert (self.count(conformance), self.count(conformance, "conf_people")) == before, statement
+        assert self.run(conformance.engine, "SELECT name FROM conf_people WHERE id = 1") == [("Ada",)]
+
+    def test_escapes_fail_without_touching_disk(self, conformance, tmp_path):
+        from .driver import QueryError
+
+        out = tmp_path / "escape.out"
+        for statement in self.escape_statements:
+            with pytest.raises(QueryError):
+                self.run(conformance.engine, statement.format(out=out))
+            assert not out.exists(), statement
+
+    def test_guards_have_teeth(self, conformance, monkeypatch, tmp_path):
+        """The same statement succeeds once the lockdown is removed: the guard, nothing else, stops it."""
+        from .connections import build_engine
+        from .driver import QueryError
+
+        out = tmp_path / "teeth.out"
+        sql = self.teeth_sql.format(out=out)
+        with pytest.raises(QueryError):
+            self.run(conformance.engine, sql)
+        assert not out.exists()
+        conformance.engine.dispose()
+        with monkeypatch.context() as patch:
+            self.remove_guards(patch)
+            unguarded = build_engine(self.driver, conformance.details)
+            try:
+                self.run(unguarded, sql)
+                if "{out}" in self.teeth_sql:
+                    assert out.exists()
+                if self.teeth_cleanup_sql:
+                    self.run(unguarded, self.teeth_cleanup_sql)
+            finally:
+                unguarded.dispose()

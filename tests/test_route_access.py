@@ -81,6 +81,17 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("PUT", "/api/permissions/execution/graph"): SUPERUSER,
     ("GET", "/api/collection/graph"): SUPERUSER,
     ("PUT", "/api/collection/graph"): SUPERUSER,
+    # plugins.collections (the views answer 403 per collection)
+    ("GET", "/api/collection"): USER,
+    ("GET", "/api/collection/tree"): USER,
+    ("GET", "/api/collection/root"): USER,
+    ("GET", "/api/collection/root/items"): USER,
+    ("GET", "/api/collection/*"): USER,
+    ("GET", "/api/collection/*/items"): USER,
+    ("POST", "/api/collection"): USER,
+    ("PUT", "/api/collection/*"): USER,
+    # plugins.search (results filtered by permissions)
+    ("GET", "/api/search"): USER,
 }
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.

@@ -27,6 +27,9 @@ class Collection(Base):
     type: Mapped[str | None] = mapped_column(String(64))
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     archived_directly: Mapped[bool | None] = mapped_column(Boolean)
+    # Shared by a collection and everything archived with it, so unarchiving restores exactly that set.
+    archive_operation_id: Mapped[str | None] = mapped_column(String(36))
+    is_sample: Mapped[bool] = mapped_column(Boolean, default=False)
     personal_owner_id: Mapped[int | None] = mapped_column(
         ForeignKey("core_user.id", ondelete="CASCADE"), unique=True
     )

@@ -1,0 +1,157 @@
+"""The DuckDB driver (duckdb + duckdb-engine), locked down as compat/security.md section 2 says.
+
+The file opens `read_only` with external access off (no file reads or writes beyond the database
+itself, no ATTACH, no extension install or load, no network), memory and threads capped and the
+configuration locked, so a query cannot switch any of it back on. `lockdown` re-reads the settings
+on every new connection and refuses one that is not locked. Timeouts call `interrupt()` from a timer
+thread, the one way DuckDB stops a running statement.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+from pydantic import Field
+from sqlalchemy.engine import URL, Engine
+
+from core import hookimpl
+from core.driver import FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta
+
+LOCKED_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "memory_limit": os.environ.get("TESSERA_DUCKDB_MEMORY_LIMIT", "1GB"),
+    "threads": min(4, os.cpu_count() or 1),
+    # Last: nothing above can be changed by SQL once the connection is up.
+    "lock_configuration": True,
+}
+
+
+class DuckDBDetails(FileDetails):
+    file_field = "database_file"
+    database_file: str = Field(title="Database file", json_schema_extra={"placeholder": "/data/warehouse.duckdb"})
+
+
+class DuckDBDriver(SQLDriver):
+    engine = "duckdb"
+    display_name = "DuckDB"
+    sqlglot_dialect = "duckdb"
+    sqlalchemy_dialect = "duckdb"
+    Details = DuckDBDetails
+    dbapi_modules = ("duckdb", "duckdb_engine")
+    features = frozenset({
+        "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
+        "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
+        "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
+    })
+    timeout_markers = ("InterruptException", "Interrupted")
+    type_map = (
+        ("interval", "type/*"), ("hugeint", "type/BigInteger"), ("ubigint", "type/BigInteger"), ("bigint", "type/BigInteger"),
+        ("int", "type/Integer"), ("smallint", "type/Integer"), ("tinyint", "type/Integer"),
+        ("usmallint", "type/Integer"), ("utinyint", "type/Integer"), ("uinteger", "type/Integer"),
+        ("decimal", "type/Decimal"), ("numeric", "type/Decimal"),
+        ("double", "type/Float"), ("float", "type/Float"), ("real", "type/Float"),
+        ("varchar", "type/Text"), ("text", "type/Text"), ("string", "type/Text"), ("char", "type/Text"),
+        ("boolean", "type/Boolean"), ("bool", "type/Boolean"),
+        ("timestamp with time zone", "type/DateTimeWithLocalTZ"), ("timestamptz", "type/DateTimeWithLocalTZ"),
+        ("timestamp", "type/DateTime"), ("datetime", "type/DateTime"), ("date", "type/Date"),
+        ("time", "type/Time"), ("uuid", "type/UUID"), ("json", "type/JSON"),
+    )
+
+    @classmethod
+    def url(cls, details: DuckDBDetails) -> URL:
+        return URL.create("duckdb", database=details.database_file)
+
+    @classmethod
+    def engine_options(cls, details: DuckDBDetails) -> dict:
+        return {"connect_args": {"read_only": True, "config": dict(LOCKED_CONFIG)}}
+
+    @classmethod
+    def lockdown(cls, dbapi_connection, details) -> None:
+        rows = dict(dbapi_connection.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name IN "
+            "('enable_external_access', 'lock_configuration', 'autoload_known_extensions', "
+            "'autoinstall_known_extensions')").fetchall())
+        expected = {"enable_external_access": "false", "lock_configuration": "true",
+                    "autoload_known_extensions": "false", "autoinstall_known_extensions": "false"}
+        wrong = sorted(name for name, value in expected.items() if str(rows.get(name)).lower() != value)
+        if wrong:
+            raise LockdownError(f"DuckDB connection is not locked down ({', '.join(wrong)})")
+
+    @classmethod
+    @contextlib.contextmanager
+    def guard(cls, conn, timeout):
+        if timeout is None:
+            yield
+            return
+        raw = conn.connection.dbapi_connection
+        timer = threading.Timer(timeout, raw.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    @classmethod
+    def syncable_schemas(cls, engine: Engine) -> list[str | None]:
+        # The inspector names schemas "catalog.schema" across attached catalogs; only this file's count.
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT schema_name FROM information_schema.schemata WHERE catalog_name = current_database() "
+                "AND schema_name NOT IN ('information_schema', 'pg_catalog') ORDER BY schema_name").all()
+        return [row[0] for row in rows]
+
+    # duckdb-engine reflects through PostgreSQL catalog queries that SQLAlchemy 2.1 writes with
+    # REGCLASS casts and pg_collation, which DuckDB lacks; DuckDB's own catalog functions are exact.
+
+    @classmethod
+    def _catalog(cls, engine: Engine, sql: str, **params) -> list:
+        from sqlalchemy import text
+
+        with engine.connect() as conn:
+            return conn.execute(text(sql), params).all()
+
+    @classmethod
+    def describe_tables(cls, engine: Engine) -> list[TableMeta]:
+        rows = cls._catalog(engine, """
+            SELECT schema_name, table_name, comment FROM duckdb_tables()
+             WHERE database_name = current_database() AND NOT temporary
+            UNION ALL
+            SELECT schema_name, view_name, comment FROM duckdb_views()
+             WHERE database_name = current_database() AND NOT temporary AND NOT internal
+            ORDER BY 1, 2""")
+        return [TableMeta(name=name, schema=schema, description=comment) for schema, name, comment in rows]
+
+    @classmethod
+    def _constraints(cls, engine: Engine, table: TableMeta, kind: str) -> list:
+        return cls._catalog(engine, """
+            SELECT constraint_column_names, referenced_table, referenced_column_names FROM duckdb_constraints()
+             WHERE database_name = current_database() AND schema_name = :schema AND table_name = :table
+               AND constraint_type = :kind""", schema=table.schema or "main", table=table.name, kind=kind)
+
+    @classmethod
+    def describe_fields(cls, engine: Engine, table: TableMeta) -> list[FieldMeta]:
+        pk = {column for row in cls._constraints(engine, table, "PRIMARY KEY") for column in row[0]}
+        rows = cls._catalog(engine, """
+            SELECT column_name, data_type, is_nullable, column_default, comment FROM duckdb_columns()
+             WHERE database_name = current_database() AND schema_name = :schema AND table_name = :table
+             ORDER BY column_index""", schema=table.schema or "main", table=table.name)
+        return [FieldMeta(name=name, database_type=database_type, base_type=cls.base_type(database_type),
+                          position=position, pk=name in pk, required=not nullable,
+                          auto_increment="nextval(" in (default or ""), description=comment)
+                for position, (name, database_type, nullable, default, comment) in enumerate(rows)]
+
+    @classmethod
+    def describe_fks(cls, engine: Engine, table: TableMeta) -> list[FKMeta]:
+        return [FKMeta(column=column, target_table=target_table, target_column=target, target_schema=table.schema)
+                for columns, target_table, targets in cls._constraints(engine, table, "FOREIGN KEY")
+                for column, target in zip(columns, targets)]
+
+
+@hookimpl
+def register_drivers():
+    return [DuckDBDriver]

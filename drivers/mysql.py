@@ -1,0 +1,158 @@
+"""The MySQL and MariaDB driver (PyMySQL), locked down as compat/security.md section 2 says.
+
+`local_infile` is off (and checked on every connection), so a rogue server cannot ask for a client
+file. No user option reaches PyMySQL: the Details allowlist is all there is (no init_command,
+read_default_file, client_flag or ssl paths). A read-only transaction does not stop
+`SELECT ... INTO OUTFILE` or `LOAD_FILE()`, so users holding FILE (or SUPER, which can switch the
+server's settings) are refused, as PostgreSQL's server-file roles are. Each statement runs in
+`START TRANSACTION READ ONLY` after the session is set read-only again (a previous query may have
+changed it), with MariaDB's `max_statement_time` or MySQL's `max_execution_time` as its timeout.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from pymysql.constants import CLIENT, FIELD_TYPE
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+
+from core import hookimpl
+from core.driver import LockdownError, NetworkDetails, SQLDriver
+
+REFUSED_PRIVILEGES = ("FILE", "SUPER")
+PRIVILEGE_CHECK = """
+SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES
+ WHERE GRANTEE = CONCAT("'", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), "'@'",
+                        SUBSTRING_INDEX(CURRENT_USER(), '@', -1), "'")
+"""
+
+# cursor.description type codes -> the type names base_type understands.
+RESULT_TYPES = {
+    FIELD_TYPE.DECIMAL: "DECIMAL", FIELD_TYPE.NEWDECIMAL: "DECIMAL", FIELD_TYPE.TINY: "TINYINT",
+    FIELD_TYPE.SHORT: "SMALLINT", FIELD_TYPE.LONG: "INT", FIELD_TYPE.INT24: "MEDIUMINT",
+    FIELD_TYPE.LONGLONG: "BIGINT", FIELD_TYPE.FLOAT: "FLOAT", FIELD_TYPE.DOUBLE: "DOUBLE",
+    FIELD_TYPE.TIMESTAMP: "TIMESTAMP", FIELD_TYPE.DATETIME: "DATETIME", FIELD_TYPE.DATE: "DATE",
+    FIELD_TYPE.NEWDATE: "DATE", FIELD_TYPE.TIME: "TIME", FIELD_TYPE.YEAR: "YEAR", FIELD_TYPE.BIT: "BIT",
+    FIELD_TYPE.JSON: "JSON", FIELD_TYPE.VARCHAR: "VARCHAR", FIELD_TYPE.VAR_STRING: "VARCHAR",
+    FIELD_TYPE.STRING: "CHAR", FIELD_TYPE.ENUM: "ENUM", FIELD_TYPE.SET: "SET", FIELD_TYPE.TINY_BLOB: "TEXT",
+    FIELD_TYPE.MEDIUM_BLOB: "TEXT", FIELD_TYPE.LONG_BLOB: "TEXT", FIELD_TYPE.BLOB: "TEXT",
+    FIELD_TYPE.GEOMETRY: "GEOMETRY", FIELD_TYPE.NULL: "NULL",
+}
+
+
+class MySQLDetails(NetworkDetails):
+    pass
+
+
+class MySQLAndMariaDB(MySQL):
+    """MySQL as both servers read it: MariaDB has no REGEXP_LIKE(), both have the REGEXP operator."""
+
+    class Generator(MySQL.Generator):
+        TRANSFORMS = {**MySQL.Generator.TRANSFORMS,
+                      exp.RegexpLike: lambda self, e: self.binary(e, "REGEXP")}
+
+
+class MySQLDriver(SQLDriver):
+    engine = "mysql"
+    display_name = "MySQL"
+    sqlglot_dialect = "mysql"
+    sqlalchemy_dialect = "mysql+pymysql"
+    default_port = 3306
+    Details = MySQLDetails
+    dbapi_modules = ("pymysql",)
+    features = frozenset({
+        "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
+        "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
+        "inner-join", "foreign-keys", "regex", "set-timezone",
+    })
+    timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
+    type_map = (
+        ("tinyint(1)", "type/Boolean"), ("bool", "type/Boolean"), ("bit(1)", "type/Boolean"),
+        ("bigint", "type/BigInteger"), ("int", "type/Integer"), ("mediumint", "type/Integer"),
+        ("smallint", "type/Integer"), ("tinyint", "type/Integer"), ("year", "type/Integer"),
+        ("decimal", "type/Decimal"), ("numeric", "type/Decimal"),
+        ("double", "type/Float"), ("float", "type/Float"), ("real", "type/Float"),
+        ("varchar", "type/Text"), ("char", "type/Text"), ("tinytext", "type/Text"), ("mediumtext", "type/Text"),
+        ("longtext", "type/Text"), ("text", "type/Text"), ("enum", "type/Text"), ("set", "type/Text"),
+        ("datetime", "type/DateTime"), ("timestamp", "type/DateTimeWithLocalTZ"), ("date", "type/Date"),
+        ("time", "type/Time"), ("json", "type/JSON"),
+    )
+
+    @classmethod
+    def sql_dialect(cls):
+        return MySQLAndMariaDB
+
+    @classmethod
+    def url(cls, details: MySQLDetails):
+        return super().url(details).update_query_dict({"charset": "utf8mb4"})
+
+    @classmethod
+    def engine_options(cls, details: MySQLDetails) -> dict:
+        return {"connect_args": {"local_infile": False, "connect_timeout": 10,
+                                 "ssl": {"check_hostname": True} if details.ssl else None},
+                "pool_recycle": 3600}
+
+    @classmethod
+    def lockdown(cls, dbapi_connection, details) -> None:
+        if dbapi_connection.client_flag & CLIENT.LOCAL_FILES or getattr(dbapi_connection, "_local_infile", False):
+            raise LockdownError("MySQL connections must not allow LOAD DATA LOCAL (local_infile)")
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute(PRIVILEGE_CHECK)
+            held = {row[0].upper() for row in cursor.fetchall()}
+            refused = [p for p in REFUSED_PRIVILEGES if p in held]
+            if refused:
+                raise LockdownError(
+                    f"The user {details.user!r} holds the {', '.join(refused)} privilege; "
+                    "connect Tessera with a user that can only read.")
+            cursor.execute("SET SESSION TRANSACTION READ ONLY")
+        dbapi_connection.commit()
+
+    @classmethod
+    def is_mariadb(cls, dbapi_connection) -> bool:
+        return "mariadb" in dbapi_connection.get_server_info().lower()
+
+    @classmethod
+    @contextlib.contextmanager
+    def guard(cls, conn, timeout):
+        raw = conn.connection.dbapi_connection
+        variable = "max_statement_time" if cls.is_mariadb(raw) else "max_execution_time"
+        seconds = 0 if timeout is None else max(timeout, 0.001)
+        value = seconds if variable == "max_statement_time" else int(seconds * 1000)
+        conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
+        conn.exec_driver_sql(f"SET SESSION {variable} = {value}")
+        conn.exec_driver_sql("START TRANSACTION READ ONLY")
+        try:
+            yield
+        finally:
+            # Sync and other callers share the pool: no statement timeout outlives its statement.
+            with contextlib.suppress(Exception):
+                raw.query(f"SET SESSION {variable} = 0")
+
+    @classmethod
+    def column_type_name(cls, column: dict) -> str:
+        # MySQL's BOOLEAN is TINYINT(1); SQLAlchemy's str() drops the display width that says so.
+        name = str(column["type"])
+        if name == "TINYINT" and getattr(column["type"], "display_width", None) == 1:
+            return "TINYINT(1)"
+        return name
+
+    @classmethod
+    def result_type_name(cls, entry, cursor) -> str:
+        name = RESULT_TYPES.get(entry[1], "")
+        if name == "TINYINT" and entry[3] == 1:
+            return "TINYINT(1)"
+        return name
+
+    @classmethod
+    def dbms_version(cls, engine) -> dict:
+        with engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            version = raw.get_server_info()
+            flavor = "MariaDB" if "mariadb" in version.lower() else "MySQL"
+        numbers = [int(p) for p in version.split("-")[0].split(".") if p.isdigit()]
+        return {"flavor": flavor, "version": version, "semantic-version": numbers[:3]}
+
+
+@hookimpl
+def register_drivers():
+    return [MySQLDriver]

@@ -1,0 +1,412 @@
+"""The items of a collection (or of the root): child collections, cards, models, metrics and
+snippets, in one sorted, paged listing.
+
+Each kind of item is an `ItemSource`: it lists the sort keys of its rows in a collection (cheap
+columns only) and turns the rows of the requested page into JSON. The listing merges the keys of
+every requested source, sorts them as Metabase does, pages, then hydrates only that page. Adding a
+kind (dashboards, timelines) is one more source in SOURCES.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import and_, select, update
+from sqlalchemy.orm import Session, aliased
+
+from core.collections import (
+    SNIPPETS,
+    Access,
+    children_location,
+    location_ids,
+    namespace_clause,
+    normalize_namespace,
+    personal_names,
+)
+from core.models import Card, Collection, Revision, User
+from core.paging import Paging
+
+# Metabase's ranks for sort_column=model.
+MODEL_RANKING = {"dashboard": 1, "pulse": 2, "dataset": 3, "metric": 4, "card": 5, "snippet": 6,
+                 "collection": 7, "timeline": 8}
+CARD_TYPE_MODEL = {"question": "card", "model": "dataset", "metric": "metric"}
+MODEL_CARD_TYPE = {model: card_type for card_type, model in CARD_TYPE_MODEL.items()}
+
+
+@dataclass
+class Options:
+    archived: bool = False
+    pinned_state: str | None = None
+    sort_column: str = "name"
+    sort_direction: str = "asc"
+    official_collections_first: bool = True
+    show_dashboard_questions: bool = False
+
+
+@dataclass
+class Context:
+    session: Session
+    access: Access
+    collection: Collection | None  # None: the root
+    namespace: str | None
+    options: Options
+
+    @property
+    def collection_id(self) -> int | None:
+        return self.collection.id if self.collection is not None else None
+
+
+@dataclass
+class Key:
+    """One item's sort keys; `ref` is whatever the source needs to hydrate it."""
+
+    model: str
+    id: int
+    name: str
+    authority_level: str | None = None
+    collection_type: str | None = None
+    last_edit_at: dt.datetime | None = None
+    last_edit_first_name: str | None = None
+    last_edit_last_name: str | None = None
+    ref: Any = field(default=None, repr=False)
+
+
+def _pinned_clause(column, pinned_state: str | None):
+    if pinned_state == "is_pinned":
+        return column.is_not(None)
+    if pinned_state == "is_not_pinned":
+        return column.is_(None)
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Sources
+# --------------------------------------------------------------------------------------------------
+
+
+class CardSource:
+    """Saved questions ("card"), models ("dataset") and metrics ("metric")."""
+
+    models = ("card", "dataset", "metric")
+    namespaces = (None,)
+
+    def keys(self, ctx: Context, model: str) -> list[Key]:
+        editor = aliased(User)
+        revision = aliased(Revision)
+        query = (
+            select(Card.id, Card.name, revision.timestamp, editor.first_name, editor.last_name)
+            .outerjoin(revision, and_(revision.model == "Card", revision.model_id == Card.id,
+                                      revision.most_recent.is_(True)))
+            .outerjoin(editor, editor.id == revision.user_id)
+            .where(Card.type == MODEL_CARD_TYPE[model], Card.archived.is_(ctx.options.archived))
+        )
+        query = query.where(Card.collection_id.is_(None) if ctx.collection is None
+                            else Card.collection_id == ctx.collection.id)
+        pinned = _pinned_clause(Card.collection_position, ctx.options.pinned_state)
+        if pinned is not None:
+            query = query.where(pinned)
+        return [Key(model, cid, name, last_edit_at=ts, last_edit_first_name=first, last_edit_last_name=last)
+                for cid, name, ts, first, last in ctx.session.execute(query)]
+
+    def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+        ids = [k.id for k in keys]
+        cards = {c.id: c for c in ctx.session.scalars(select(Card).where(Card.id.in_(ids)))}
+        edits = _last_edits(ctx.session, "Card", ids)
+        can_write = ctx.access.can_write(ctx.collection_id) if ctx.collection is not None else \
+            ctx.access.can_write(None)
+        parent_archived = bool(ctx.collection is not None and ctx.collection.archived)
+        out = {}
+        for key in keys:
+            card = cards[key.id]
+            item = {
+                "id": card.id,
+                "name": card.name,
+                "description": card.description,
+                "entity_id": card.entity_id,
+                "collection_position": card.collection_position,
+                "display": card.display,
+                "collection_preview": card.collection_preview,
+                "dashboard_id": None,
+                "dashboard": None,
+                "dashboard_count": 0,
+                "last_used_at": card.last_used_at,
+                "collection_id": ctx.collection_id,
+                "archived": card.archived,
+                "model": key.model,
+                "moderated_status": None,
+                "can_write": can_write,
+                "can_restore": bool(card.archived and card.archived_directly and can_write and not parent_archived),
+                "can_delete": bool(card.archived and can_write),
+                "fully_parameterized": fully_parameterized(card.dataset_query),
+            }
+            if key.model != "metric":
+                item["database_id"] = card.database_id
+            if card.id in edits:
+                item["last-edit-info"] = edits[card.id]
+            out[(key.model, card.id)] = item
+        return out
+
+
+class CollectionSource:
+    """Child collections: those whose nearest readable ancestor is the listed collection, so that a
+    user sees a collection even when the ones between are hidden from them."""
+
+    models = ("collection",)
+    namespaces = None  # every namespace
+
+    def keys(self, ctx: Context, model: str) -> list[Key]:
+        if ctx.options.pinned_state == "is_pinned":  # collections are never pinned
+            return []
+        children = effective_children(ctx)
+        return [Key("collection", c.id, c.name, authority_level=c.authority_level, collection_type=c.type, ref=c)
+                for c in children if c.archived == ctx.options.archived]
+
+    def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+        collections = [k.ref for k in keys]
+        names = personal_names(ctx.session, [c.personal_owner_id for c in collections])
+        annotations = annotate(ctx, collections)
+        out = {}
+        for c in collections:
+            can_write = ctx.access.can_write(c.id)
+            item = {
+                "id": c.id,
+                "name": names.get(c.personal_owner_id, c.name) if c.personal_owner_id else c.name,
+                "description": c.description,
+                "entity_id": c.entity_id,
+                "archived": c.archived,
+                "location": c.location,
+                "authority_level": c.authority_level,
+                "model": "collection",
+                "collection_id": ctx.collection_id,
+                "can_write": can_write,
+                "effective_location": effective_location(ctx, c),
+                "can_restore": bool(c.archived and c.archived_directly and can_write
+                                    and not (ctx.collection is not None and ctx.collection.archived)),
+                "can_delete": False,
+                **annotations.get(c.id, {}),
+            }
+            if c.personal_owner_id is not None:
+                item["personal_owner_id"] = c.personal_owner_id
+            out[("collection", c.id)] = item
+        return out
+
+
+SOURCES: list = [CollectionSource(), CardSource()]
+try:  # snippets arrive with the query processor's models
+    from core.models import NativeQuerySnippet
+except ImportError:  # pragma: no cover - depends on which plugins are merged
+    NativeQuerySnippet = None
+
+if NativeQuerySnippet is not None:
+    class SnippetSource:
+        """SQL snippets, which live in collections of the snippets namespace."""
+
+        models = ("snippet",)
+        namespaces = (SNIPPETS,)
+
+        def keys(self, ctx: Context, model: str) -> list[Key]:
+            if ctx.options.pinned_state == "is_pinned":  # snippets cannot be pinned
+                return []
+            query = select(NativeQuerySnippet.id, NativeQuerySnippet.name).where(
+                NativeQuerySnippet.archived.is_(ctx.options.archived),
+                NativeQuerySnippet.collection_id.is_(None) if ctx.collection is None
+                else NativeQuerySnippet.collection_id == ctx.collection.id)
+            return [Key("snippet", sid, name) for sid, name in ctx.session.execute(query)]
+
+        def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+            ids = [k.id for k in keys]
+            rows = ctx.session.scalars(select(NativeQuerySnippet).where(NativeQuerySnippet.id.in_(ids)))
+            return {("snippet", s.id): {"id": s.id, "name": s.name, "entity_id": s.entity_id, "model": "snippet",
+                                        "archived": s.archived, "collection_id": ctx.collection_id}
+                    for s in rows}
+
+    SOURCES.append(SnippetSource())
+
+
+def _source_for(model: str):
+    return next((s for s in SOURCES if model in s.models), None)
+
+
+def available_models(namespace: str | None) -> list[str]:
+    """The item models a collection of `namespace` can hold (collections go everywhere)."""
+    namespace = normalize_namespace(namespace)
+    out = []
+    for source in SOURCES:
+        if source.namespaces is None or namespace in source.namespaces:
+            out.extend(source.models)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The listing
+# --------------------------------------------------------------------------------------------------
+
+
+def list_items(ctx: Context, models: set[str], paging: Paging) -> dict:
+    """{total, data, models, limit, offset}: `models` empty means every model."""
+    wanted = [m for m in available_models(ctx.namespace) if not models or m in models]
+    wanted = sorted(wanted)
+    keys: list[Key] = []
+    for model in wanted:
+        keys.extend(_source_for(model).keys(ctx, model))
+    sort_keys(keys, ctx.options)
+    page = paging.apply(keys)
+    hydrated: dict[tuple[str, int], dict] = {}
+    by_source: dict[int, list[Key]] = {}
+    for key in page:
+        by_source.setdefault(id(_source_for(key.model)), []).append(key)
+    for source in SOURCES:
+        if id(source) in by_source:
+            hydrated.update(source.hydrate(ctx, by_source[id(source)]))
+    result = {"total": len(keys), "data": [hydrated[(k.model, k.id)] for k in page], "models": wanted}
+    if normalize_namespace(ctx.namespace) != SNIPPETS:
+        result["limit"] = paging.limit
+        result["offset"] = paging.offset
+    return result
+
+
+def sort_keys(keys: list[Key], options: Options) -> None:
+    """Metabase's order, applied as stable sorts from the least significant key up: official
+    collections first, normal collections before special ones, the chosen column, then id."""
+    keys.sort(key=lambda k: k.id)
+    by_name = lambda k: (k.name or "").lower()  # noqa: E731
+    column, descending = options.sort_column, options.sort_direction == "desc"
+    if column == "name":
+        keys.sort(key=by_name, reverse=descending)
+    elif column == "last_edited_at":
+        keys.sort(key=by_name)
+        keys.sort(key=lambda k: k.last_edit_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
+                  reverse=descending)
+        keys.sort(key=lambda k: k.last_edit_at is None)
+    elif column == "last_edited_by":
+        keys.sort(key=by_name)
+        for attribute in ("last_edit_first_name", "last_edit_last_name"):
+            keys.sort(key=lambda k, a=attribute: (getattr(k, a) or "").lower(), reverse=descending)
+            keys.sort(key=lambda k, a=attribute: getattr(k, a) is None)
+    elif column == "model":
+        keys.sort(key=by_name)
+        keys.sort(key=lambda k: MODEL_RANKING.get(k.model, 100), reverse=descending)
+    keys.sort(key=lambda k: k.collection_type is not None)
+    if options.official_collections_first:
+        keys.sort(key=lambda k: k.authority_level != "official")
+
+
+# --------------------------------------------------------------------------------------------------
+# Collections below a collection: effective children, effective locations, here and below
+# --------------------------------------------------------------------------------------------------
+
+
+def _readable_below(ctx: Context) -> list[Collection]:
+    """Every readable collection below the listed one (any archived state), in its namespace,
+    without other users' personal collections."""
+    prefix = children_location(ctx.collection)
+    query = select(Collection).where(namespace_clause(ctx.namespace))
+    if prefix != "/":
+        query = query.where(Collection.location.startswith(prefix, autoescape=True))
+    ids = ctx.access.readable_ids()
+    if ids is not None:
+        query = query.where(Collection.id.in_(ids))
+    rows = [c for c in ctx.session.scalars(query) if ctx.access.can_read(c.id)]
+    user_id = ctx.access.user.id
+    return [c for c in rows if c.personal_owner_id is None or c.personal_owner_id == user_id]
+
+
+def effective_children(ctx: Context) -> list[Collection]:
+    depth = len(location_ids(children_location(ctx.collection)))
+    below = _readable_below(ctx)
+    visible = {c.id for c in below}
+    return [c for c in below if not any(a in visible for a in location_ids(c.location)[depth:])]
+
+
+def effective_location(ctx: Context, collection: Collection) -> str:
+    readable = [i for i in location_ids(collection.location) if ctx.access.can_read(i)]
+    return "/" + "".join(f"{i}/" for i in readable)
+
+
+def annotate(ctx: Context, collections: list[Collection]) -> dict[int, dict]:
+    """`here` (kinds of items directly inside) and `below` (kinds anywhere deeper) per collection."""
+    if not collections:
+        return {}
+    below = _readable_below(ctx)
+    ids = [c.id for c in below]
+    holds: dict[int, set[str]] = {}
+    if ids:
+        query = select(Card.collection_id, Card.type).distinct().where(
+            Card.archived.is_(False), Card.collection_id.in_(ids))
+        for collection_id, card_type in ctx.session.execute(query):
+            holds.setdefault(collection_id, set()).add(CARD_TYPE_MODEL.get(card_type, "card"))
+    visible = set(ids)
+    for c in below:
+        parents = [a for a in location_ids(c.location) if a in visible]
+        if parents:
+            holds.setdefault(parents[-1], set()).add("collection")
+    deeper: dict[int, set[str]] = {}
+    for c in below:
+        kinds = holds.get(c.id)
+        if kinds:
+            for ancestor in location_ids(c.location):
+                deeper.setdefault(ancestor, set()).update(kinds)
+    out = {}
+    for c in collections:
+        entry = {}
+        if holds.get(c.id):
+            entry["here"] = sorted(holds[c.id])
+        if deeper.get(c.id):
+            entry["below"] = sorted(deeper[c.id])
+        out[c.id] = entry
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers shared with archiving
+# --------------------------------------------------------------------------------------------------
+
+
+def _last_edits(session: Session, model: str, ids: list[int]) -> dict[int, dict]:
+    if not ids:
+        return {}
+    query = (select(Revision.model_id, Revision.timestamp, User.id, User.first_name, User.last_name, User.email)
+             .join(User, User.id == Revision.user_id)
+             .where(Revision.model == model, Revision.model_id.in_(ids), Revision.most_recent.is_(True)))
+    return {model_id: {"id": uid, "first_name": first, "last_name": last, "email": email, "timestamp": ts}
+            for model_id, ts, uid, first, last, email in session.execute(query)}
+
+
+def archive_items(session: Session, collection_ids: list[int], archived: bool) -> None:
+    """Archive (or unarchive) what lies in these collections along with them; items archived on
+    their own (archived_directly) keep their state."""
+    if not collection_ids:
+        return
+    session.execute(update(Card).where(Card.collection_id.in_(collection_ids), Card.archived_directly.is_(False))
+                    .values(archived=archived), execution_options={"synchronize_session": False})
+    if NativeQuerySnippet is not None:
+        session.execute(update(NativeQuerySnippet).where(NativeQuerySnippet.collection_id.in_(collection_ids))
+                        .values(archived=archived), execution_options={"synchronize_session": False})
+
+
+_TAG = re.compile(r"\{\{\s*([^}]+?)\s*\}\}")
+_OPTIONAL = re.compile(r"\[\[.*?\]\]", re.S)
+
+
+def fully_parameterized(dataset_query: Any) -> bool:
+    """Can the card run without parameter values? A native query is when every tag outside an
+    optional [[...]] block is a field filter, snippet or card reference or has a default, and every
+    required tag has a default (Metabase's rule, used for collection previews)."""
+    if not isinstance(dataset_query, dict):
+        return True
+    native = dataset_query.get("native")
+    if not isinstance(native, dict) or not isinstance(native.get("template-tags"), dict):
+        return True
+    tags = native["template-tags"]
+    text = native.get("query") if isinstance(native.get("query"), str) else ""
+    obligatory = {name for name in _TAG.findall(_OPTIONAL.sub("", text))}
+    for name in obligatory:
+        tag = tags.get(name)
+        if not isinstance(tag, dict):
+            return False
+        if tag.get("type") not in ("dimension", "snippet", "card") and tag.get("default") is None:
+            return False
+    return all(not (isinstance(t, dict) and t.get("required")) or t.get("default") is not None
+               for t in tags.values())

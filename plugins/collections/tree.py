@@ -1,0 +1,76 @@
+"""GET /api/collection/tree: the readable collections as nested nodes with `children`, and the
+kinds of cards `here` (directly inside) and `below` (deeper).
+
+A node hangs under its nearest ancestor in the listing, so collections below one the user cannot
+see still appear, one level up, as in Metabase.
+"""
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.collections import Access, location_ids, personal_names
+from core.models import Card, Collection, User
+
+from .items import CARD_TYPE_MODEL
+from .service import collection_json, readable_collections
+
+
+def _shallow_filter(rows: list[Collection], collection_id: int | None) -> list[Collection]:
+    """The children of `collection_id` (None: the root) and their children."""
+    out = []
+    for c in rows:
+        ids = location_ids(c.location)
+        if collection_id is None:
+            if len(ids) <= 1:
+                out.append(c)
+        elif collection_id in ids and len(ids) - ids.index(collection_id) <= 2:
+            out.append(c)
+    return out
+
+
+def _card_kinds(session: Session) -> dict[int, set[str]]:
+    holds: dict[int, set[str]] = {}
+    query = select(Card.collection_id, Card.type).distinct().where(
+        Card.archived.is_(False), Card.collection_id.is_not(None))
+    for collection_id, card_type in session.execute(query):
+        holds.setdefault(collection_id, set()).add(CARD_TYPE_MODEL.get(card_type, "card"))
+    return holds
+
+
+def build_tree(rows: list[Collection], names: dict[int, str], holds: dict[int, set[str]] | None) -> list[dict]:
+    nodes = {}
+    deeper: dict[int, set[str]] = {}
+    if holds is not None:
+        for c in rows:
+            for ancestor in location_ids(c.location):
+                deeper.setdefault(ancestor, set()).update(holds.get(c.id, ()))
+    for c in rows:
+        node = collection_json(c, names)
+        if holds is not None:
+            if holds.get(c.id):
+                node["here"] = sorted(holds[c.id])
+            if deeper.get(c.id):
+                node["below"] = sorted(deeper[c.id])
+        node["children"] = []
+        nodes[c.id] = node
+    top = []
+    for c in rows:
+        parents = [a for a in location_ids(c.location) if a in nodes]
+        (nodes[parents[-1]]["children"] if parents else top).append(nodes[c.id])
+    return top
+
+
+def collection_tree(session: Session, user: User, *, exclude_archived: bool = False,
+                    exclude_other_users: bool = False, namespace: str | None = None, shallow: bool = False,
+                    collection_id: int | None = None) -> list[dict]:
+    access = Access(session, user)
+    rows = readable_collections(session, access, namespace, archived=False if exclude_archived else None,
+                                exclude_other_users=exclude_other_users)
+    names = personal_names(session, [c.personal_owner_id for c in rows])
+    if shallow:
+        top = build_tree(_shallow_filter(rows, collection_id), names, None)
+        for node in top:
+            node["children"] = bool(node["children"])
+        return top
+    return build_tree(rows, names, _card_kinds(session))

@@ -1,0 +1,319 @@
+"""Search: candidates of every searchable kind the caller may see, scored, filtered and paged.
+
+Each kind is a function that returns result dicts (with private `_texts`, `_pinned`, `_updated`
+keys for scoring). Permissions: cards and collections through the collections they live in,
+databases and tables through data access (core.permissions); nothing else is ever a candidate.
+Adding dashboards is one more function in SOURCES.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.orm import Session, aliased
+
+from core import permissions
+from core.collections import Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids
+from core.models import Card, Collection, Database, Revision, Table, User, utcnow
+from core.paging import Paging
+
+from . import scoring
+
+CARD_MODELS = {"card": "question", "dataset": "model", "metric": "metric"}
+SEARCHABLE = ("dashboard", "card", "dataset", "metric", "collection", "database", "table", "segment", "action",
+              "indexed-entity")
+RESULT_KEYS = (
+    "model", "id", "name", "display_name", "description", "archived", "collection", "collection_position",
+    "creator_id", "creator_common_name", "last_editor_id", "last_editor_common_name", "last_edited_at",
+    "created_at", "updated_at", "dashboardcard_count", "moderated_status", "database_id", "database_name",
+    "table_id", "table_name", "table_schema", "table_description", "display", "dataset_query", "query_type",
+    "bookmark", "can_write", "effective_location", "location", "personal_owner_id", "authority_level",
+    "initial_sync_status", "dashboard", "context",
+)
+ROOT_REF = {"id": None, "name": None, "authority_level": None, "type": None}
+
+
+@dataclass
+class Filters:
+    q: str | None = None
+    models: list[str] | None = None
+    archived: bool = False
+    table_db_id: int | None = None
+    created_by: set[int] = field(default_factory=set)
+    last_edited_by: set[int] = field(default_factory=set)
+    personal: str | None = None  # filter_items_in_personal_collection
+    ids: set[int] = field(default_factory=set)
+    search_native_query: bool = False
+
+    @property
+    def tokens(self) -> list[str]:
+        return scoring.tokenize(scoring.normalize(self.q or ""))
+
+
+@dataclass
+class Context:
+    session: Session
+    access: Access
+    filters: Filters
+    roots: dict[int, int]
+
+
+def _result(model: str, id: int, name: str, **values) -> dict:
+    out = dict.fromkeys(RESULT_KEYS)
+    out.update(model=model, id=id, name=name, bookmark=False, dashboardcard_count=0, **values)
+    return out
+
+
+def _text_clause(ctx: Context, *columns):
+    """Any query token inside any searchable column (lower case), as Metabase's prefilter."""
+    tokens = ctx.filters.tokens
+    if not tokens:
+        return None
+    return or_(*(func.lower(column).contains(token, autoescape=True) for column in columns for token in tokens))
+
+
+def _personal_ok(ctx: Context, owner: int | None) -> bool:
+    mode = ctx.filters.personal
+    me = ctx.access.user.id
+    if mode in (None, "all"):
+        return True
+    if mode == "only":
+        return owner is not None
+    if mode == "only-mine":
+        return owner == me
+    if mode == "exclude":
+        return owner is None
+    if mode == "exclude-others":
+        return owner in (None, me)
+    return True
+
+
+def _common_names(session: Session, ids) -> dict[int, str]:
+    ids = {i for i in ids if i is not None}
+    if not ids:
+        return {}
+    return {user.id: user.common_name for user in session.scalars(select(User).where(User.id.in_(ids)))}
+
+
+# --------------------------------------------------------------------------------------------------
+# Sources
+# --------------------------------------------------------------------------------------------------
+
+
+def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
+    f = ctx.filters
+    if f.table_db_id is not None or f.created_by or f.last_edited_by:
+        return []
+    query = select(Collection).where(namespace_clause(None), Collection.archived.is_(f.archived))
+    text = _text_clause(ctx, Collection.name, Collection.description)
+    if text is not None:
+        query = query.where(text)
+    if f.ids:
+        query = query.where(Collection.id.in_(f.ids))
+    readable = ctx.access.readable_ids()
+    if readable is not None:
+        query = query.where(Collection.id.in_(readable))
+    rows = [c for c in ctx.session.scalars(query)
+            if ctx.access.can_read(c.id) and _personal_ok(ctx, personal_owner(c, ctx.roots))]
+    names = personal_names(ctx.session, [c.personal_owner_id for c in rows])
+    out = []
+    for c in rows:
+        name = names.get(c.personal_owner_id, c.name) if c.personal_owner_id else c.name
+        effective = "/" + "".join(f"{i}/" for i in location_ids(c.location) if ctx.access.can_read(i))
+        out.append(_result(
+            "collection", c.id, name, description=c.description, archived=c.archived, created_at=c.created_at,
+            updated_at=c.created_at, collection={"id": c.id, "name": name, "authority_level": c.authority_level,
+                                                 "type": c.type},
+            can_write=ctx.access.can_write(c.id), effective_location=effective, location=c.location,
+            personal_owner_id=c.personal_owner_id, authority_level=c.authority_level,
+            _texts=[name, c.description], _pinned=False, _updated=c.created_at))
+    return out
+
+
+def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
+    f = ctx.filters
+    types = [card_type for model, card_type in CARD_MODELS.items() if model in wanted]
+    if not types:
+        return []
+    query = select(Card).where(Card.type.in_(types), Card.archived.is_(f.archived))
+    columns = [Card.name, Card.description]
+    text = _text_clause(ctx, *columns)
+    if text is not None:
+        query = query.where(text)
+    if f.table_db_id is not None:
+        query = query.where(Card.database_id == f.table_db_id)
+    if f.created_by:
+        query = query.where(Card.creator_id.in_(f.created_by))
+    if f.ids:
+        query = query.where(Card.id.in_(f.ids))
+    cards = list(ctx.session.scalars(query))
+    if f.search_native_query and f.tokens:
+        cards = _with_native_matches(ctx, cards, types)
+    collections = {c.id: c for c in ctx.session.scalars(select(Collection).where(
+        Collection.id.in_({c.collection_id for c in cards if c.collection_id is not None})))}
+    visible = []
+    for card in cards:
+        collection = collections.get(card.collection_id)
+        if collection is not None and collection.namespace:
+            continue
+        if not ctx.access.can_read(card.collection_id):
+            continue
+        owner = personal_owner(collection, ctx.roots) if collection is not None else None
+        if _personal_ok(ctx, owner):
+            visible.append(card)
+    edits = _last_editors(ctx.session, [c.id for c in visible])
+    if f.last_edited_by:
+        visible = [c for c in visible if edits.get(c.id, (None, None))[0] in f.last_edited_by]
+    users = _common_names(ctx.session, [c.creator_id for c in visible] + [e[0] for e in edits.values()])
+    databases = dict(ctx.session.execute(select(Database.id, Database.name).where(
+        Database.id.in_({c.database_id for c in visible if c.database_id is not None}))).all())
+    names = personal_names(ctx.session, [c.personal_owner_id for c in collections.values()])
+    out = []
+    for card in visible:
+        model = next(m for m, t in CARD_MODELS.items() if t == card.type)
+        collection = collections.get(card.collection_id)
+        ref = ROOT_REF if collection is None else {
+            "id": collection.id, "authority_level": collection.authority_level, "type": collection.type,
+            "name": names.get(collection.personal_owner_id, collection.name) if collection.personal_owner_id
+            else collection.name}
+        editor_id, edited_at = edits.get(card.id, (None, None))
+        native_text = _native_text(card) if f.search_native_query else None
+        out.append(_result(
+            model, card.id, card.name, description=card.description, archived=card.archived, collection=ref,
+            collection_position=card.collection_position, creator_id=card.creator_id,
+            creator_common_name=users.get(card.creator_id), last_editor_id=editor_id,
+            last_editor_common_name=users.get(editor_id), last_edited_at=edited_at, created_at=card.created_at,
+            updated_at=card.updated_at, database_id=card.database_id, database_name=databases.get(card.database_id),
+            table_id=card.table_id, display=card.display, dataset_query=card.dataset_query,
+            query_type=card.query_type, can_write=ctx.access.can_write(card.collection_id),
+            _texts=[card.name, card.description, native_text], _pinned=card.collection_position is not None,
+            _updated=card.updated_at))
+    return out
+
+
+def _native_text(card: Card) -> str | None:
+    query = card.dataset_query if isinstance(card.dataset_query, dict) else {}
+    native = query.get("native")
+    if isinstance(native, dict) and isinstance(native.get("query"), str):
+        return native["query"]
+    return None
+
+
+def _with_native_matches(ctx: Context, cards: list[Card], types: list[str]) -> list[Card]:
+    """With search_native_query, cards whose SQL text matches count too (matched in Python: the
+    query lives in a JSON column)."""
+    seen = {c.id for c in cards}
+    query = select(Card).where(Card.type.in_(types), Card.archived.is_(ctx.filters.archived),
+                               or_(Card.query_type == "native", Card.query_type.is_(None)))
+    extra = []
+    for card in ctx.session.scalars(query):
+        text = _native_text(card)
+        if card.id not in seen and text and any(t in scoring.normalize(text) for t in ctx.filters.tokens):
+            if ctx.filters.table_db_id is not None and card.database_id != ctx.filters.table_db_id:
+                continue
+            if ctx.filters.created_by and card.creator_id not in ctx.filters.created_by:
+                continue
+            if ctx.filters.ids and card.id not in ctx.filters.ids:
+                continue
+            extra.append(card)
+    return cards + extra
+
+
+def _last_editors(session: Session, card_ids: list[int]) -> dict[int, tuple[int | None, dt.datetime]]:
+    if not card_ids:
+        return {}
+    query = select(Revision.model_id, Revision.user_id, Revision.timestamp).where(
+        Revision.model == "Card", Revision.model_id.in_(card_ids), Revision.most_recent.is_(True))
+    return {model_id: (user_id, ts) for model_id, user_id, ts in session.execute(query)}
+
+
+def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
+    f = ctx.filters
+    if f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+        return []
+    query = select(Database).where(Database.is_audit.is_(False))
+    text = _text_clause(ctx, Database.name, Database.description)
+    if text is not None:
+        query = query.where(text)
+    if f.ids:
+        query = query.where(Database.id.in_(f.ids))
+    out = []
+    for db in ctx.session.scalars(query):
+        if not permissions.can_see_data(ctx.session, ctx.access.user, db.id):
+            continue
+        out.append(_result("database", db.id, db.name, description=db.description, archived=False,
+                           collection=ROOT_REF, database_id=db.id, created_at=db.created_at,
+                           updated_at=db.updated_at, initial_sync_status=db.initial_sync_status,
+                           _texts=[db.name, db.description], _pinned=False, _updated=db.updated_at))
+    return out
+
+
+def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
+    f = ctx.filters
+    if f.archived or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+        return []
+    db = aliased(Database)
+    query = (select(Table, db.name).join(db, db.id == Table.db_id)
+             .where(Table.active.is_(True), Table.visibility_type.is_(None), db.is_audit.is_(False)))
+    text = _text_clause(ctx, Table.name, Table.display_name, Table.description)
+    if text is not None:
+        query = query.where(text)
+    if f.table_db_id is not None:
+        query = query.where(Table.db_id == f.table_db_id)
+    if f.ids:
+        query = query.where(Table.id.in_(f.ids))
+    out = []
+    for table, database_name in ctx.session.execute(query):
+        if not permissions.can_see_data(ctx.session, ctx.access.user, table.db_id, table.id):
+            continue
+        display = table.display_name or table.name
+        out.append(_result(
+            "table", table.id, display, display_name=display, description=table.description, archived=False,
+            collection=ROOT_REF, database_id=table.db_id, database_name=database_name, table_id=table.id,
+            table_name=table.name, table_schema=table.schema, table_description=table.description,
+            created_at=table.created_at, updated_at=table.updated_at,
+            initial_sync_status=table.initial_sync_status,
+            _texts=[table.name, table.display_name, table.description], _pinned=False, _updated=table.updated_at))
+    return out
+
+
+# model -> the source that yields it
+SOURCES = {
+    "collection": _collections,
+    "card": _cards,
+    "dataset": _cards,
+    "metric": _cards,
+    "database": _databases,
+    "table": _tables,
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# The search
+# --------------------------------------------------------------------------------------------------
+
+
+def search(session: Session, user: User, filters: Filters, paging: Paging) -> dict:
+    ctx = Context(session, Access(session, user), filters, personal_root_ids(session))
+    tokens = filters.tokens
+    now = utcnow()
+    results: list[dict] = []
+    # Every kind is searched, whatever `models` asks for, because available_models reports them all.
+    for source in dict.fromkeys(SOURCES.values()):
+        results.extend(source(ctx, {m for m, s in SOURCES.items() if s is source}))
+    scored = []
+    for result in results:
+        value = scoring.score(tokens, result.pop("_texts"), model=result["model"], pinned=result.pop("_pinned"),
+                              updated_at=result.pop("_updated"), now=now)
+        if value > 0 or not tokens:
+            scored.append((value, result))
+    available = sorted({r["model"] for _, r in scored}, key=lambda m: SEARCHABLE.index(m))
+    if filters.models:
+        scored = [(v, r) for v, r in scored if r["model"] in filters.models]
+    scored.sort(key=lambda vr: (-vr[0], SEARCHABLE.index(vr[1]["model"]), (vr[1]["name"] or "").lower(),
+                                vr[1]["id"]))
+    data = [r for _, r in paging.apply(scored)]
+    return {"data": data, "total": len(scored), "limit": paging.limit, "offset": paging.offset,
+            "models": filters.models or None, "available_models": available,
+            "table_db_id": filters.table_db_id, "engine": "in-place"}

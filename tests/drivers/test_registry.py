@@ -1,0 +1,38 @@
+"""The built-in drivers as plugins: listed in /api/session/properties with their connection forms."""
+from __future__ import annotations
+
+import pytest
+
+from core.app import create_app
+from core.driver import NetworkDetails, SQLDriver
+
+
+def test_engines_in_session_properties(client):
+    engines = client.get("/api/session/properties").json["engines"]
+    assert {"sqlite", "duckdb", "postgres", "mysql"} <= set(engines)
+    postgres = {f["name"]: f for f in engines["postgres"]["details-fields"]}
+    assert list(postgres) == ["host", "port", "dbname", "user", "password", "ssl"]
+    assert postgres["password"]["type"] == "password" and postgres["dbname"]["required"] is True
+    assert postgres["ssl"]["type"] == "boolean" and postgres["host"]["default"] == "localhost"
+    assert [f["name"] for f in engines["sqlite"]["details-fields"]] == ["db"]
+    assert [f["name"] for f in engines["duckdb"]["details-fields"]] == ["database_file"]
+    assert engines["mysql"]["driver-name"] == "MySQL"
+
+
+def test_a_driver_can_be_disabled(app_config):
+    app = create_app({**app_config, "TESSERA_DRIVERS_DISABLED": "duckdb"})
+    try:
+        assert "duckdb" not in app.extensions["tessera"].drivers
+        assert "sqlite" in app.extensions["tessera"].drivers
+    finally:
+        app.extensions["tessera"].db.dispose()
+
+
+def test_incomplete_driver_is_refused_at_definition():
+    with pytest.raises(TypeError, match="lockdown, guard"):
+        class Careless(SQLDriver):
+            engine = "careless"
+            display_name = "Careless"
+            sqlglot_dialect = "postgres"
+            sqlalchemy_dialect = "postgresql+psycopg"
+            Details = NetworkDetails

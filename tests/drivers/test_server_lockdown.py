@@ -1,0 +1,272 @@
+"""PostgreSQL and MySQL/MariaDB lockdowns (compat/security.md section 2, threat rows 2, 6 and 7).
+
+The loopback servers are used for real. Each refusal has a twin that removes the guard and shows
+the attack then works, so a guard that disappears fails this file.
+"""
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
+
+from core import connections
+from core.driver import ConnectionPolicy, LockdownError
+from core.errors import Invalid
+from core.testing import (MARIADB_HOST, MARIADB_PORT, POSTGRES_HOST, POSTGRES_PORT, mariadb_data_source,
+                          postgres_data_source, require_mariadb, require_postgres)
+from drivers.mysql import MySQLDriver
+from drivers.postgres import PostgresDriver
+
+NO_POLICY = ConnectionPolicy()
+
+
+def _connect(driver, details: dict):
+    engine = connections.build_engine(driver, connections.check(driver, details, NO_POLICY), poolclass=NullPool)
+    return engine
+
+
+def _first_value(driver, details, sql):
+    engine = _connect(driver, details)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text(sql)).scalar()
+    finally:
+        engine.dispose()
+
+
+# ---- PostgreSQL --------------------------------------------------------------------------------
+
+SUPERUSER = {"host": POSTGRES_HOST, "port": POSTGRES_PORT, "dbname": "postgres", "user": "postgres"}
+
+
+def test_postgres_superuser_is_refused_at_registration(app):
+    require_postgres()
+    with app.app_context(), pytest.raises(Invalid) as error:
+        connections.can_connect("postgres", SUPERUSER)
+    assert "superuser" in error.value.body["message"]
+    assert "user" in error.value.body["errors"]
+
+
+def test_postgres_superuser_guard_has_teeth(monkeypatch):
+    require_postgres()
+    monkeypatch.setattr(PostgresDriver, "lockdown", classmethod(lambda cls, conn, details: None))
+    assert _first_value(PostgresDriver, SUPERUSER, "SELECT length(pg_read_file('/etc/hostname')) > 0") is True
+
+
+@pytest.mark.parametrize("grant", ["pg_read_server_files", "pg_write_server_files", "pg_execute_server_program",
+                                   "CREATEROLE"])
+def test_postgres_privileged_roles_are_refused(grant):
+    admin_url = require_postgres()
+    role = f"tessera_priv_{uuid.uuid4().hex[:8]}"
+    server = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with server.connect() as conn:
+        conn.execute(text(f'CREATE ROLE "{role}" LOGIN'))
+        if grant == "CREATEROLE":
+            conn.execute(text(f'ALTER ROLE "{role}" CREATEROLE'))
+        else:
+            conn.execute(text(f'GRANT {grant} TO "{role}"'))
+    try:
+        engine = _connect(PostgresDriver, {**SUPERUSER, "user": role})
+        with pytest.raises(Exception) as error:
+            engine.connect()
+        assert isinstance(getattr(error.value, "orig", error.value), LockdownError) or "LockdownError" in repr(error.value)
+        engine.dispose()
+    finally:
+        with server.connect() as conn:
+            conn.execute(text(f'DROP ROLE IF EXISTS "{role}"'))
+        server.dispose()
+
+
+def test_postgres_limited_role_is_accepted_and_cannot_reach_the_server():
+    with postgres_data_source() as source:
+        assert _first_value(PostgresDriver, source.details, "SELECT current_user") == source.details["user"]
+        engine = _connect(PostgresDriver, source.details)
+        from core.driver import QueryError
+
+        for statement in ("COPY (SELECT 1) TO PROGRAM 'true'", "SELECT pg_read_file('/etc/hostname')",
+                          "CREATE TABLE t (a int)"):
+            with pytest.raises(QueryError):
+                with PostgresDriver.execute(engine, statement) as result:
+                    list(result.rows)
+        engine.dispose()
+
+
+@pytest.mark.parametrize("details, key", [
+    ({"host": "/var/run/postgresql"}, "host"),
+    ({"host": "@abstract"}, "host"),
+    ({"host": "db1,db2"}, "host"),
+    ({"dbname": "postgres options=-csession_preload_libraries=x"}, "dbname"),
+    ({"options": "-c default_transaction_read_only=off"}, "options"),
+    ({"passfile": "/etc/passwd"}, "passfile"),
+    ({"sslkey": "/etc/ssl/private/x"}, "sslkey"),
+    ({"service": "x"}, "service"),
+    ({"hostaddr": "127.0.0.1"}, "hostaddr"),
+])
+def test_postgres_detail_injection_is_refused(details, key):
+    with pytest.raises(Invalid) as error:
+        connections.check(PostgresDriver, {**SUPERUSER, **details}, NO_POLICY)
+    assert key in error.value.body["errors"]
+
+
+def test_app_db_on_postgres_is_refused():
+    policy = ConnectionPolicy(app_db_url=f"postgresql+psycopg://tessera@localhost:5432/tessera_app")
+    with pytest.raises(Invalid) as error:
+        connections.check(PostgresDriver, {"host": "127.0.0.1", "dbname": "tessera_app", "user": "other"}, policy)
+    assert "application database" in error.value.body["message"]
+    connections.check(PostgresDriver, {"host": "127.0.0.1", "dbname": "warehouse", "user": "other"}, policy)
+
+
+# ---- MySQL / MariaDB ---------------------------------------------------------------------------
+
+ROOT = {"host": MARIADB_HOST, "port": MARIADB_PORT, "dbname": "test", "user": "root"}
+
+
+def test_mysql_file_privilege_is_refused_at_registration(app):
+    require_mariadb()
+    with app.app_context(), pytest.raises(Invalid) as error:
+        connections.can_connect("mysql", ROOT)
+    assert "FILE" in error.value.body["message"]
+
+
+def test_mysql_file_privilege_guard_has_teeth(monkeypatch):
+    require_mariadb()
+    monkeypatch.setattr(MySQLDriver, "lockdown", classmethod(lambda cls, conn, details: None))
+    assert _first_value(MySQLDriver, ROOT, "SELECT LOAD_FILE('/etc/hostname') IS NOT NULL") == 1
+
+
+def test_mysql_limited_user_is_read_only_even_after_changing_the_session():
+    from core.driver import QueryError
+
+    with mariadb_data_source() as source:
+        admin = create_engine(source.admin_url)
+        with admin.begin() as conn:
+            conn.execute(text("CREATE TABLE t (a int)"))
+        admin.dispose()
+        engine = _connect(MySQLDriver, source.details)
+        with MySQLDriver.execute(engine, "SET SESSION TRANSACTION READ WRITE") as result:
+            list(result.rows)
+        with pytest.raises(QueryError):
+            with MySQLDriver.execute(engine, "INSERT INTO t VALUES (1)") as result:
+                list(result.rows)
+        with MySQLDriver.execute(engine, "SELECT count(*) FROM t") as result:
+            assert list(result.rows) == [(0,)]
+        engine.dispose()
+
+
+@pytest.mark.parametrize("key", ["local_infile", "init_command", "read_default_file", "read_default_group",
+                                 "client_flag", "ssl_key", "defer_connect", "unix_socket"])
+def test_mysql_option_injection_is_refused(key):
+    with pytest.raises(Invalid) as error:
+        connections.check(MySQLDriver, {**ROOT, key: "1"}, NO_POLICY)
+    assert key in error.value.body["errors"]
+
+
+class RogueMySQL:
+    """A fake MySQL server that answers the first query with LOAD DATA LOCAL for a client file and
+    records every byte the client sends after that request (threat row 7)."""
+
+    def __init__(self, wanted: str):
+        self.wanted = wanted.encode()
+        self.after_request = b""
+        self.requested = False
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def packet(seq: int, payload: bytes) -> bytes:
+        return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
+
+    @staticmethod
+    def read_packet(conn) -> bytes:
+        header = conn.recv(4)
+        if len(header) < 4:
+            return b""
+        length = int.from_bytes(header[:3], "little")
+        data = b""
+        while len(data) < length:
+            chunk = conn.recv(length - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+    def serve(self):
+        conn, _ = self.sock.accept()
+        conn.settimeout(3)
+        try:
+            capabilities = 0x000FA7FF | (1 << 7)  # PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH, LOCAL_FILES, ...
+            salt = b"12345678abcdefghijkl"
+            greeting = (b"\x0a" + b"5.7.99-rogue\x00" + struct.pack("<I", 1) + salt[:8] + b"\x00"
+                        + struct.pack("<H", capabilities & 0xFFFF) + b"\x21" + struct.pack("<H", 2)
+                        + struct.pack("<H", capabilities >> 16) + bytes([21]) + b"\x00" * 10 + salt[8:] + b"\x00"
+                        + b"mysql_native_password\x00")
+            conn.sendall(self.packet(0, greeting))
+            self.read_packet(conn)  # handshake response
+            conn.sendall(self.packet(2, b"\x00\x00\x00\x02\x00\x00\x00"))  # OK
+            while True:  # PyMySQL's own SET NAMES / SET AUTOCOMMIT get an OK; the first query does not
+                command = self.read_packet(conn)
+                if not command.upper().startswith(b"\x03SET "):
+                    break
+                conn.sendall(self.packet(1, b"\x00\x00\x00\x02\x00\x00\x00"))
+            if not command:
+                return
+            conn.sendall(self.packet(1, b"\xfb" + self.wanted))
+            self.requested = True
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                self.after_request += data
+                if data.endswith(b"\x00\x00\x00" + data[-1:]) or len(self.after_request) > 1 << 20:
+                    conn.sendall(self.packet(data[-1] + 1, b"\x00\x00\x00\x02\x00\x00\x00"))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            self.sock.close()
+
+
+def _rogue_query(secret_file: Path, connect_args: dict) -> RogueMySQL:
+    import pymysql
+
+    rogue = RogueMySQL(str(secret_file))
+    try:
+        client = pymysql.connect(host="127.0.0.1", port=rogue.port, user="victim", password="",
+                                 **{k: v for k, v in connect_args.items() if k in {"local_infile", "connect_timeout"}})
+        try:
+            client.cursor().execute("SELECT 1")
+        except Exception:
+            pass
+        client.close()
+    except Exception:
+        pass
+    rogue.thread.join(5)
+    return rogue
+
+
+def test_mysql_rogue_server_cannot_read_client_files(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CLIENT-FILE")
+    details = MySQLDriver.Details.model_validate({**ROOT, "port": 3306})
+    connect_args = MySQLDriver.engine_options(details)["connect_args"]
+    assert connect_args["local_infile"] is False
+    rogue = _rogue_query(secret, connect_args)
+    assert rogue.requested  # the client got as far as the rogue file request, and refused it
+    assert b"TOP-SECRET" not in rogue.after_request
+
+
+def test_mysql_rogue_server_guard_has_teeth(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CLIENT-FILE")
+    rogue = _rogue_query(secret, {"local_infile": True, "connect_timeout": 3})
+    assert b"TOP-SECRET-CLIENT-FILE" in rogue.after_request

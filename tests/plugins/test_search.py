@@ -1,0 +1,151 @@
+"""GET /api/search through the API: the envelope, matching and ranking, models and
+available_models, archived items, filters, paging, and permission filtering."""
+from sqlalchemy import update
+
+from core.models import ALL_USERS_GROUP_ID, Database, DataPermission, Table
+from core.testing import make_user
+from tests.plugins.test_collections import add_card, create, set_perm, store
+
+
+def add_database(app, name, tables=()):
+    with app.app_context(), store(app).session() as session:
+        db = Database(name=name, engine="sqlite", details="{}")
+        session.add(db)
+        session.flush()
+        ids = []
+        for table_name in tables:
+            table = Table(db_id=db.id, name=table_name, display_name=table_name.title(), schema=None)
+            session.add(table)
+            session.flush()
+            ids.append(table.id)
+        return db.id, ids
+
+
+def block(app, db_id):
+    with app.app_context(), store(app).session() as session:
+        session.execute(update(DataPermission).where(
+            DataPermission.db_id == db_id, DataPermission.group_id == ALL_USERS_GROUP_ID,
+            DataPermission.perm_type == "view-data").values(perm_value="blocked"))
+
+
+def found(response):
+    assert response.status_code == 200, response.json
+    return [(r["model"], r["name"]) for r in response.json["data"]]
+
+
+def test_envelope_and_kinds(app, admin):
+    home = create(admin, "Revenue reports")
+    add_card(app, "Revenue by month", home["id"])
+    add_card(app, "Revenue model", home["id"], type="model")
+    add_card(app, "Unrelated", home["id"])
+    add_database(app, "Revenue warehouse", ["revenue_lines", "customers"])
+    body = admin.get("/api/search/?q=revenue").json
+    assert set(body) >= {"data", "total", "limit", "offset", "models", "available_models", "table_db_id"}
+    assert body["total"] == len(body["data"]) == 5
+    kinds = {(r["model"], r["name"]) for r in body["data"]}
+    assert kinds == {("collection", "Revenue reports"), ("card", "Revenue by month"), ("dataset", "Revenue model"),
+                     ("database", "Revenue warehouse"), ("table", "Revenue_Lines")}
+    assert set(body["available_models"]) == {"collection", "card", "dataset", "database", "table"}
+    card = next(r for r in body["data"] if r["model"] == "card")
+    assert card["collection"] == {"id": home["id"], "name": "Revenue reports", "authority_level": None,
+                                  "type": None}
+    assert card["creator_common_name"] == "Ada Admin" and card["can_write"] is True
+    table = next(r for r in body["data"] if r["model"] == "table")
+    assert table["table_name"] == "revenue_lines" and table["database_name"] == "Revenue warehouse"
+    assert body["limit"] is None and body["models"] is None
+
+
+def test_ranking_prefers_exact_and_full_matches(app, admin):
+    add_card(app, "Orders")
+    add_card(app, "Old orders archive of the previous system")
+    add_card(app, "Sales", query={"type": "native", "database": 1, "native": {"query": "select * from orders"}})
+    names = [n for _, n in found(admin.get("/api/search?q=orders&models=card"))]
+    assert names == ["Orders", "Old orders archive of the previous system"]
+    native = [n for _, n in found(admin.get("/api/search?q=orders&models=card&search_native_query=true"))]
+    assert "Sales" in native
+
+
+def test_models_filter_and_available_models(app, admin):
+    create(admin, "Widgets folder")
+    add_card(app, "Widgets chart")
+    add_card(app, "Widgets metric", type="metric")
+    only_cards = admin.get("/api/search?q=widgets&models=card").json
+    assert found_models(only_cards) == {"card"}
+    assert only_cards["models"] == ["card"]
+    assert set(only_cards["available_models"]) == {"card", "metric", "collection"}
+    two = admin.get("/api/search?q=widgets&models=card&models=metric").json
+    assert found_models(two) == {"card", "metric"}
+    assert admin.get("/api/search?models=spreadsheet").status_code == 400
+
+
+def found_models(body):
+    return {r["model"] for r in body["data"]}
+
+
+def test_archived_and_paging(app, admin):
+    folder = create(admin, "Gadget folder")
+    for i in range(5):
+        add_card(app, f"Gadget {i}", folder["id"])
+    add_card(app, "Gadget retired", folder["id"], archived=True, archived_directly=True)
+    live = admin.get("/api/search?q=gadget&models=card").json
+    assert live["total"] == 5 and "Gadget retired" not in [r["name"] for r in live["data"]]
+    archived = admin.get("/api/search?q=gadget&archived=true").json
+    assert [r["name"] for r in archived["data"]] == ["Gadget retired"]
+    page = admin.get("/api/search?q=gadget&models=card&limit=2&offset=1").json
+    assert page["total"] == 5 and len(page["data"]) == 2 and page["limit"] == 2 and page["offset"] == 1
+    assert [r["name"] for r in page["data"]] == [r["name"] for r in live["data"][1:3]]
+
+
+def test_results_are_filtered_by_permissions(app, admin):
+    user = make_user(app)
+    other = make_user(app, "other@example.com", "Olga", "Other")
+    secret = create(admin, "Secret plans")
+    add_card(app, "Secret card plans", secret["id"])
+    open_folder = create(admin, "Open plans")
+    add_card(app, "Open card plans", open_folder["id"])
+    mine = create(other, "Olga private plans", parent_id=other.user["personal_collection_id"])
+    add_card(app, "Olga personal plans card", mine["id"], creator_id=other.user["id"])
+    blocked_db, _ = add_database(app, "Plans warehouse", ["plans"])
+    block(app, blocked_db)
+    set_perm(app, ALL_USERS_GROUP_ID, secret["id"], "none")
+    visible = set(found(user.get("/api/search?q=plans")))
+    assert visible == {("collection", "Open plans"), ("card", "Open card plans")}
+    everything = set(found(admin.get("/api/search?q=plans")))
+    assert {("card", "Secret card plans"), ("card", "Olga personal plans card"), ("database", "Plans warehouse"),
+            ("table", "Plans"), ("collection", "Olga private plans")} <= everything
+    olga_sees = set(found(other.get("/api/search?q=plans&filter_items_in_personal_collection=only-mine")))
+    assert olga_sees == {("collection", "Olga private plans"), ("card", "Olga personal plans card")}
+    admin_excluding = set(found(admin.get("/api/search?q=plans&filter_items_in_personal_collection=exclude")))
+    assert ("card", "Olga personal plans card") not in admin_excluding
+
+
+def test_filters_by_database_creator_and_editor(app, admin):
+    user = make_user(app)
+    db_id, _ = add_database(app, "Filter db", ["filtered"])
+    add_card(app, "Filter by db", query={"type": "query", "database": db_id})
+    with app.app_context(), store(app).session() as session:
+        from core.models import Card
+
+        session.execute(update(Card).where(Card.name == "Filter by db").values(database_id=db_id))
+    add_card(app, "Filter by creator", creator_id=user.user["id"], editor_id=user.user["id"])
+    by_db = set(found(admin.get(f"/api/search?q=filter&table_db_id={db_id}")))
+    assert by_db == {("card", "Filter by db"), ("table", "Filtered")}
+    by_creator = set(found(admin.get(f"/api/search?q=filter&created_by={user.user['id']}")))
+    assert by_creator == {("card", "Filter by creator")}
+    by_editor = admin.get(f"/api/search?q=filter&last_edited_by={user.user['id']}").json["data"]
+    assert [r["name"] for r in by_editor] == ["Filter by creator"]
+    assert by_editor[0]["last_editor_common_name"] == "Ulla User"
+
+
+def test_without_a_query_everything_visible_is_listed(app, admin):
+    user = make_user(app)
+    create(admin, "Anything")
+    body = user.get("/api/search").json
+    names = {(r["model"], r["name"]) for r in body["data"]}
+    assert ("collection", "Anything") in names
+    assert ("collection", "Ulla User's Personal Collection") in names
+    assert ("collection", "Ada Admin's Personal Collection") not in names
+
+
+def test_search_requires_a_session(client, admin):
+    assert client.get("/api/search?q=x").status_code == 401
