@@ -92,6 +92,32 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("PUT", "/api/collection/*"): USER,
     # plugins.search (results filtered by permissions)
     ("GET", "/api/search"): USER,
+    # plugins.cards (the views answer 403 per collection, per database and for downloads)
+    ("GET", "/api/card"): USER,
+    ("GET", "/api/card/embeddable"): SUPERUSER,
+    ("GET", "/api/card/public"): SUPERUSER,
+    ("GET", "/api/card/*"): USER,
+    ("POST", "/api/card"): USER,
+    ("PUT", "/api/card/*"): USER,
+    ("DELETE", "/api/card/*"): USER,
+    ("POST", "/api/card/*/copy"): USER,
+    ("POST", "/api/card/collections"): USER,
+    ("POST", "/api/card/*/public_link"): SUPERUSER,
+    ("DELETE", "/api/card/*/public_link"): SUPERUSER,
+    ("POST", "/api/card/*/query"): USER,
+    ("POST", "/api/card/*/query/*"): USER,
+    ("POST", "/api/card/pivot/*/query"): USER,
+    ("GET", "/api/card/*/series"): USER,
+    ("GET", "/api/card/*/params/*/values"): USER,
+    ("GET", "/api/card/*/params/*/search/*"): USER,
+    ("GET", "/api/table/card__*/query_metadata"): USER,
+    ("GET", "/api/table/card__*/fks"): USER,
+    ("GET", "/api/database/-1337/metadata"): USER,
+    ("GET", "/api/database/-1337/schemas"): USER,
+    ("GET", "/api/database/-1337/schema/*"): USER,
+    ("GET", "/api/database/-1337/datasets"): USER,
+    ("GET", "/api/database/-1337/datasets/*"): USER,
+    ("GET", "/api/database/*/card_autocomplete_suggestions"): USER,
 }
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.
