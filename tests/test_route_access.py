@@ -118,6 +118,11 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/database/-1337/datasets"): USER,
     ("GET", "/api/database/-1337/datasets/*"): USER,
     ("GET", "/api/database/*/card_autocomplete_suggestions"): USER,
+    ("POST", "/api/card/*/persist"): USER,
+    ("POST", "/api/card/*/refresh"): USER,
+    ("POST", "/api/card/*/unpersist"): USER,
+    ("POST", "/api/database/*/persist"): SUPERUSER,
+    ("POST", "/api/database/*/unpersist"): SUPERUSER,
 }
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.

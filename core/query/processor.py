@@ -288,6 +288,11 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
     query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
     if query.get("database") not in (None, database.id):
         raise QueryFailed(f"Card {card_id} is from a different database.", "invalid-query")
+    from .persistence import persisted_source
+
+    persisted = persisted_source(session, card)
+    if persisted is not None:
+        return N.NativeSQL([persisted])
     try:
         with card_resolution(card_id):
             prepared = prepare(session, user, query)

@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 from core import permissions as perms
 from core import revisions
 from core.cards import with_template_tags
+from core.query.persistence import is_fresh
 from core.models import Card, Collection, Database, PersistedInfo, Table, User
 
 ROOT_NAME = "Our analytics"
@@ -96,7 +97,7 @@ def card_json(session: Session, user: User, card: Card) -> dict:
     })
     if card.type == "model":
         info = session.scalar(select(PersistedInfo).where(PersistedInfo.card_id == card.id))
-        out["persisted"] = info is not None and info.active and info.state == "persisted"
+        out["persisted"] = is_fresh(info, card)
         out["persisted_info"] = persisted_json(info, card)
     return out
 

@@ -2,7 +2,7 @@
 from core import auth, db
 from core.api import Api
 
-from . import params, running, series, virtual
+from . import params, persist, running, series, virtual
 from . import schemas as s
 from . import service
 from .serialize import card_json, summary_json
@@ -179,3 +179,33 @@ def param_values(path):
 def param_search(path):
     """The values of a card parameter containing the text (at most 1000)."""
     return params.values(db.session(), auth.require_user(), path.id, path.param_key, path.query)
+
+
+@card_api.post("/<id>/persist", path=s.CardId, status=204)
+def persist_model(path):
+    """Write the model's result into a table of its database; queries read it while it is fresh."""
+    persist.persist_card(db.session(), auth.require_user(), path.id)
+
+
+@card_api.post("/<id>/refresh", path=s.CardId, status=204)
+def refresh_model(path):
+    """Rewrite a persisted model's table from its query."""
+    persist.refresh_card(db.session(), auth.require_user(), path.id)
+
+
+@card_api.post("/<id>/unpersist", path=s.CardId, status=204)
+def unpersist_model(path):
+    """Drop the model's table; queries use the model's own query again."""
+    persist.unpersist_card(db.session(), auth.require_user(), path.id)
+
+
+@database_cards_api.post("/persist", path=s.CardId, auth="superuser", status=204)
+def persist_database(path):
+    """Allow models of this database to be persisted (204 also when already allowed)."""
+    persist.enable_database(db.session(), path.id)
+
+
+@database_cards_api.post("/unpersist", path=s.CardId, auth="superuser", status=204)
+def unpersist_database(path):
+    """Stop persisting models of this database and drop their tables (204 also when already off)."""
+    persist.disable_database(db.session(), path.id)
