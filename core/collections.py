@@ -8,7 +8,6 @@ collections and the permission answers are the same everywhere.
 from __future__ import annotations
 
 import re
-import secrets
 import unicodedata
 import urllib.parse
 
@@ -18,13 +17,13 @@ from sqlalchemy.orm import Session
 from . import permissions
 from .errors import Invalid, NotFound, check_403
 from .models import Collection, User
+from .models.collection import new_entity_id  # noqa: F401 - re-exported for plugins
 
 SNIPPETS = "snippets"
 ROOT_NAMES = {SNIPPETS: "Top folder"}
 DEFAULT_ROOT_NAME = "Our analytics"
 COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 SLUG_MAX_LENGTH = 510
-_NANOID_ALPHABET = "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def normalize_namespace(namespace: str | None) -> str | None:
@@ -37,11 +36,6 @@ def namespace_clause(namespace: str | None):
     if namespace is None:
         return or_(Collection.namespace.is_(None), Collection.namespace == "")
     return Collection.namespace == namespace
-
-
-def new_entity_id() -> str:
-    """A 21-character NanoID, the format of Metabase's entity ids."""
-    return "".join(secrets.choice(_NANOID_ALPHABET) for _ in range(21))
 
 
 def slugify(name: str) -> str:
@@ -127,8 +121,9 @@ def personal_owner(collection: Collection, roots: dict[int, int]) -> int | None:
 class Access:
     """The caller's read and write rights on collections, memoised for one service call.
 
-    Every answer comes from core.permissions (and so from the check_permission hook); listing code
-    asks here instead of calling the policy once per row.
+    Every answer comes from core.permissions. While no plugin implements the check_permission hook,
+    listings use the policy's bulk id sets (two queries per request); otherwise each collection is
+    asked of can_read_collection / can_write_collection, so the hook is always honoured.
     """
 
     def __init__(self, session: Session, user: User):
@@ -137,6 +132,8 @@ class Access:
         self._read: dict = {}
         self._write: dict = {}
         self._readable_ids: set[int] | None | bool = False
+        self._writable_ids: set[int] | None | bool = False
+        self._hooked = permissions.permission_hooks_active()
 
     @property
     def is_admin(self) -> bool:
@@ -148,12 +145,19 @@ class Access:
             self._readable_ids = permissions.readable_collection_ids(self.session, self.user)
         return self._readable_ids
 
+    def _writable(self) -> set[int] | None:
+        if self._writable_ids is False:
+            self._writable_ids = permissions.writable_collection_ids(self.session, self.user)
+        return self._writable_ids
+
     def can_read(self, collection_id: int | None, namespace: str | None = None) -> bool:
         key = (collection_id, normalize_namespace(namespace) if collection_id is None else None)
         if key not in self._read:
             ids = self.readable_ids() if collection_id is not None else None
             if ids is not None and collection_id not in ids:
                 self._read[key] = False
+            elif collection_id is not None and not self._hooked:
+                self._read[key] = True
             else:
                 self._read[key] = permissions.can_read_collection(self.session, self.user, collection_id,
                                                                   normalize_namespace(namespace))
@@ -162,8 +166,12 @@ class Access:
     def can_write(self, collection_id: int | None, namespace: str | None = None) -> bool:
         key = (collection_id, normalize_namespace(namespace) if collection_id is None else None)
         if key not in self._write:
-            self._write[key] = permissions.can_write_collection(self.session, self.user, collection_id,
-                                                                normalize_namespace(namespace))
+            if collection_id is not None and not self._hooked:
+                ids = self._writable()
+                self._write[key] = ids is None or collection_id in ids
+            else:
+                self._write[key] = permissions.can_write_collection(self.session, self.user, collection_id,
+                                                                    normalize_namespace(namespace))
         return self._write[key]
 
 

@@ -30,8 +30,10 @@ from .errors import Invalid
 SECRET_MASK = "**MetabasePass**"
 
 # Keys the Metabase frontend sends with every details form. They carry no connection setting, so
-# they are accepted and dropped; an SSH tunnel is not supported and is refused rather than ignored.
-UI_ONLY_KEYS = ("advanced-options", "let-user-control-scheduling", "schedules", "refingerprint")
+# they are accepted and dropped. SSH tunnels and client certificates are not supported: switched
+# on, they are refused rather than ignored.
+UI_ONLY_KEYS = ("advanced-options", "let-user-control-scheduling", "schedules", "refingerprint", "json-unfolding")
+OFF_ONLY_KEYS = ("tunnel-enabled", "ssl-use-client-auth")
 
 
 class Details(BaseModel):
@@ -45,8 +47,11 @@ class Details(BaseModel):
         if not isinstance(data, dict):
             return data
         data = {k: v for k, v in data.items() if k not in UI_ONLY_KEYS}
-        if data.pop("tunnel-enabled", False):
-            raise ValueError("SSH tunnels are not supported")
+        for key in OFF_ONLY_KEYS:
+            if data.pop(key, False):
+                raise ValueError(f"{key} is not supported by Tessera")
+        if data.get("schema-filters-type") in ("all", None):
+            data.pop("schema-filters-type", None)
         return data
 
     def secret_keys(self) -> list[str]:
@@ -359,7 +364,9 @@ class SQLDriver(QueryDialect, Driver):
     @classmethod
     def to_sql(cls, tree: sqlglot.exp.Expression) -> str:
         """The single place SQL text is produced from an AST."""
-        return cls.transform(tree.copy()).sql(dialect=cls.sql_dialect())
+        from .dialects import canonical_temporal
+
+        return cls.transform(canonical_temporal(tree.copy())).sql(dialect=cls.sql_dialect())
 
     @classmethod
     def sql_dialect(cls):

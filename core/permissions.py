@@ -187,6 +187,37 @@ def readable_collection_ids(session: Session, user: User, namespace: str | None 
     return ids
 
 
+def writable_collection_ids(session: Session, user: User) -> set[int] | None:
+    """Ids of every non-root collection `user` may write, or None meaning all (administrators).
+
+    The bulk twin of can_write_collection for listings; like readable_collection_ids it does not
+    consult the check_permission hook, so callers use it only while permission_hooks_active() is
+    False and ask can_write_collection per object otherwise."""
+    if is_admin(user):
+        return None
+    groups = group_ids(session, user)
+    ids = set(session.scalars(select(CollectionPermission.collection_id).where(
+        CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
+        CollectionPermission.level == "write")))
+    own = session.scalar(select(Collection.id).where(Collection.personal_owner_id == user.id))
+    if own is not None:
+        ids.add(own)
+        ids.update(session.scalars(select(Collection.id).where(Collection.location.like(f"/{own}/%"))))
+    return ids
+
+
+def permission_hooks_active() -> bool:
+    """Does any plugin implement check_permission? While none does, the bulk id sets above give
+    exactly the per-object answers."""
+    try:
+        from flask import current_app
+
+        pm = current_app.extensions["tessera"].pm
+    except (RuntimeError, KeyError):
+        return False
+    return bool(pm.hook.check_permission.get_hookimpls())
+
+
 # --------------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------------

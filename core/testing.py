@@ -602,6 +602,11 @@ class DriverConformance:
 
     # ---- introspection ---------------------------------------------------------------------------
 
+    def test_dbms_version(self, conformance):
+        version = self.driver.dbms_version(conformance.engine)
+        assert version["flavor"] and version["version"]
+        assert version["semantic-version"] and all(isinstance(p, int) for p in version["semantic-version"])
+
     def _table(self, conformance, name):
         tables = {t.name: t for t in self.driver.describe_tables(conformance.engine)}
         assert name in tables, sorted(tables)
@@ -694,6 +699,40 @@ class DriverConformance:
         tree, check_rows = feature_probes()[feature]
         rows = self.run(conformance.engine, self.driver.to_sql(tree))
         assert check_rows(rows), (feature, self.driver.to_sql(tree), rows)
+
+    # seen_at of person 1 is Thursday 2020-01-02 03:04:05; weeks start on Monday (ISO), DOW 0 = Sunday.
+    TRUNCATED = {"MINUTE": "2020-01-02 03:04:00", "HOUR": "2020-01-02 03:00:00", "DAY": "2020-01-02 00:00:00",
+                 "WEEK": "2019-12-30 00:00:00", "MONTH": "2020-01-01 00:00:00", "QUARTER": "2020-01-01 00:00:00",
+                 "YEAR": "2020-01-01 00:00:00"}
+    EXTRACTED = {"YEAR": 2020, "QUARTER": 1, "MONTH": 1, "DAY": 2, "HOUR": 3, "MINUTE": 4, "SECOND": 5, "DOW": 4,
+                 "DOY": 2}
+
+    @staticmethod
+    def _timestamp_text(value) -> str:
+        if isinstance(value, dt.datetime):
+            return value.strftime("%Y-%m-%d %H:%M:%S")
+        if isinstance(value, dt.date):
+            return value.isoformat() + " 00:00:00"
+        return str(value)[:19]
+
+    def test_temporal_truncation_and_extraction(self, conformance):
+        from sqlglot import exp
+
+        seen_at = exp.column("seen_at")
+        person_1 = exp.column("id").eq(exp.Literal.number(1))
+        for unit, expected in self.TRUNCATED.items():
+            for node in (exp.TimestampTrunc(this=seen_at.copy(), unit=exp.var(unit)),
+                         exp.DateTrunc(this=seen_at.copy(), unit=exp.var(unit))):
+                sql = self.driver.to_sql(exp.select(node).from_("conf_people").where(person_1.copy()))
+                value = self.run(conformance.engine, sql)[0][0]
+                assert self._timestamp_text(value) == expected, (unit, sql, value)
+        for unit, expected in self.EXTRACTED.items():
+            sql = self.driver.to_sql(exp.select(exp.Extract(this=exp.var(unit), expression=seen_at.copy()))
+                                     .from_("conf_people").where(person_1.copy()))
+            assert int(float(self.run(conformance.engine, sql)[0][0])) == expected, (unit, sql)
+        for node, expected in ((exp.Year, 2020), (exp.Month, 1), (exp.DayOfWeek, 4), (exp.Quarter, 1)):
+            sql = self.driver.to_sql(exp.select(node(this=seen_at.copy())).from_("conf_people").where(person_1.copy()))
+            assert int(float(self.run(conformance.engine, sql)[0][0])) == expected, (node.__name__, sql)
 
     # ---- read-only and lockdown ------------------------------------------------------------------
 

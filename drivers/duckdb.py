@@ -14,9 +14,11 @@ import threading
 
 from pydantic import Field
 from sqlalchemy.engine import URL, Engine
+from sqlglot import exp
 
 from core import hookimpl
 from core.driver import FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta
+from core.query.dialect import lit
 
 LOCKED_CONFIG = {
     "enable_external_access": False,
@@ -105,6 +107,14 @@ class DuckDBDriver(SQLDriver):
                 "AND schema_name NOT IN ('information_schema', 'pg_catalog') ORDER BY schema_name").all()
         return [row[0] for row in rows]
 
+    @classmethod
+    def dbms_version(cls, engine: Engine) -> dict:
+        # duckdb-engine reports a fixed (8, 0); the engine knows its own version.
+        with engine.connect() as conn:
+            version = conn.exec_driver_sql("SELECT version()").scalar().lstrip("v")
+        return {"flavor": "DuckDB", "version": version,
+                "semantic-version": [int(p) for p in version.split("-")[0].split(".") if p.isdigit()][:3]}
+
     # duckdb-engine reflects through PostgreSQL catalog queries that SQLAlchemy 2.1 writes with
     # REGCLASS casts and pg_collation, which DuckDB lacks; DuckDB's own catalog functions are exact.
 
@@ -150,6 +160,14 @@ class DuckDBDriver(SQLDriver):
         return [FKMeta(column=column, target_table=target_table, target_column=target, target_schema=table.schema)
                 for columns, target_table, targets in cls._constraints(engine, table, "FOREIGN KEY")
                 for column, target in zip(columns, targets)]
+
+
+    # ---- compiled MBQL -----------------------------------------------------------------------------
+
+    @classmethod
+    def percentile(cls, expr, p):
+        # sqlglot renders the WITHIN GROUP form wrongly for DuckDB; QUANTILE_CONT is its own spelling.
+        return exp.PercentileCont(this=expr, expression=lit(p))
 
 
 @hookimpl

@@ -11,13 +11,16 @@ changed it), with MariaDB's `max_statement_time` or MySQL's `max_execution_time`
 from __future__ import annotations
 
 import contextlib
+import ssl
 
 from pymysql.constants import CLIENT, FIELD_TYPE
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
 from core import hookimpl
+from core.dialects import mysql_temporal
 from core.driver import LockdownError, NetworkDetails, SQLDriver
+from core.query.dialect import lit
 
 REFUSED_PRIVILEGES = ("FILE", "SUPER")
 PRIVILEGE_CHECK = """
@@ -63,7 +66,7 @@ class MySQLDriver(SQLDriver):
     features = frozenset({
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
-        "inner-join", "foreign-keys", "regex", "set-timezone",
+        "inner-join", "foreign-keys", "regex",
     })
     timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
     type_map = (
@@ -79,6 +82,10 @@ class MySQLDriver(SQLDriver):
     )
 
     @classmethod
+    def transform(cls, tree):
+        return mysql_temporal(tree)
+
+    @classmethod
     def sql_dialect(cls):
         return MySQLAndMariaDB
 
@@ -88,9 +95,11 @@ class MySQLDriver(SQLDriver):
 
     @classmethod
     def engine_options(cls, details: MySQLDetails) -> dict:
+        # With SSL the server certificate is verified against the system CAs (PyMySQL's dict form
+        # without a CA would skip verification).
         return {"connect_args": {"local_infile": False, "connect_timeout": 10,
-                                 "ssl": {"check_hostname": True} if details.ssl else None},
-                "pool_recycle": 3600}
+                                 "ssl": ssl.create_default_context() if details.ssl else None},
+                "pool_recycle": 1800}
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
@@ -151,6 +160,68 @@ class MySQLDriver(SQLDriver):
             flavor = "MariaDB" if "mariadb" in version.lower() else "MySQL"
         numbers = [int(p) for p in version.split("-")[0].split(".") if p.isdigit()]
         return {"flavor": flavor, "version": version, "semantic-version": numbers[:3]}
+
+
+    # ---- compiled MBQL: no DATE_TRUNC, function-style date parts, case-insensitive collations --------
+
+    _FORMATS = {"minute": "%Y-%m-%d %H:%i:00", "hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d",
+                "month": "%Y-%m-01", "year": "%Y-01-01"}
+    _PARTS = {"second": "SECOND", "minute-of-hour": "MINUTE", "hour-of-day": "HOUR", "day-of-week": "DAYOFWEEK",
+              "day-of-month": "DAYOFMONTH", "day-of-year": "DAYOFYEAR", "month-of-year": "MONTH",
+              "quarter-of-year": "QUARTER", "year": "YEAR"}
+
+    @classmethod
+    def truncate_temporal(cls, expr, unit):
+        if unit in cls._FORMATS:
+            start = _fn("DATE_FORMAT", expr, lit(cls._FORMATS[unit]))
+        elif unit == "week":
+            back = exp.Sub(this=lit(1), expression=_fn("DAYOFWEEK", expr.copy()))
+            start = cls.date_add(_fn("DATE", expr), back, "day")
+        else:  # quarter
+            quarter = exp.Sub(this=_fn("QUARTER", expr.copy()), expression=lit(1))
+            start = cls.date_add(_fn("MAKEDATE", _fn("YEAR", expr), lit(1)), quarter, "quarter")
+        return _fn("TIMESTAMP", start)
+
+    @classmethod
+    def date_add(cls, expr, amount, unit):
+        # MySQL has a QUARTER interval; INTERVAL takes a parenthesised expression as its amount.
+        if not isinstance(amount, (exp.Literal, exp.Neg)):
+            amount = exp.Paren(this=amount)
+        return exp.DateAdd(this=expr, expression=amount, unit=exp.var(unit.upper()))
+
+    # AVG, STDDEV_POP and VAR_POP of an integer column are DECIMAL with four places on MySQL and
+    # MariaDB; every other engine answers a double. Aggregating doubles keeps the answers equal.
+    @classmethod
+    def average(cls, expr):
+        return exp.Avg(this=cls.to_float(expr))
+
+    @classmethod
+    def stddev(cls, expr):
+        return exp.StddevPop(this=cls.to_float(expr))
+
+    @classmethod
+    def variance(cls, expr):
+        return exp.VariancePop(this=cls.to_float(expr))
+
+    @classmethod
+    def extract_temporal(cls, expr, unit):
+        if unit == "week-of-year":
+            return _fn("WEEK", expr, lit(3))  # mode 3: ISO weeks
+        return _fn(cls._PARTS[unit], expr)
+
+    @classmethod
+    def string_match(cls, expr, kind, value, case_sensitive):
+        if not case_sensitive:
+            return super().string_match(expr, kind, value, case_sensitive)
+        # Default collations ignore case: a binary pattern makes LIKE compare bytes.
+        from core.query.dialect import like_pattern
+
+        binary = exp.Cast(this=lit(like_pattern(kind, value)), to=exp.DataType.build("binary"))
+        return exp.Escape(this=exp.Like(this=expr, expression=binary), expression=lit("!"))
+
+
+def _fn(name: str, *args) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
 
 
 @hookimpl

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 
-from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 
 from core import hookimpl
@@ -51,7 +50,6 @@ class PostgresDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
-        "set-timezone",
     })
     timeout_markers = ("QueryCanceled", "canceling statement due to statement timeout")
     type_map = (
@@ -71,8 +69,10 @@ class PostgresDriver(SQLDriver):
 
     @classmethod
     def engine_options(cls, details: PostgresDetails) -> dict:
+        # Recycling re-runs the role check, so a role granted server privileges later is caught.
         return {"connect_args": {"connect_timeout": 10, "application_name": "Tessera",
-                                 "sslmode": "require" if details.ssl else "prefer"}}
+                                 "sslmode": "require" if details.ssl else "prefer"},
+                "pool_recycle": 1800}
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
@@ -100,8 +100,11 @@ class PostgresDriver(SQLDriver):
 
     @classmethod
     def syncable_schemas(cls, engine: Engine) -> list[str | None]:
-        return [schema for schema in inspect(engine).get_schema_names()
-                if schema != "information_schema" and not schema.startswith("pg_")]
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT nspname FROM pg_namespace WHERE nspname <> 'information_schema' AND left(nspname, 3) <> 'pg_' "
+                "AND has_schema_privilege(current_user, nspname, 'USAGE') ORDER BY nspname").all()
+        return [row[0] for row in rows]
 
 
 @hookimpl

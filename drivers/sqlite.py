@@ -18,6 +18,7 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from core import hookimpl
+from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query.dialect import lit
 
@@ -60,6 +61,10 @@ class SQLiteDriver(SQLDriver):
     })
     timeout_markers = ("interrupted",)
     probe_sql = "SELECT count(*) FROM sqlite_master"
+
+    @classmethod
+    def transform(cls, tree):
+        return sqlite_temporal(tree)
 
     @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
@@ -155,6 +160,8 @@ class SQLiteDriver(SQLDriver):
     @classmethod
     def date_add(cls, expr, amount, unit):
         number = _number(amount)
+        if unit in ("month", "quarter", "year"):
+            return cls._add_months(expr, amount, number, {"month": 1, "quarter": 3, "year": 12}[unit])
         if unit in ("week", "quarter"):
             factor = 7 if unit == "week" else 3
             number = number * factor if number is not None else None
@@ -165,6 +172,23 @@ class SQLiteDriver(SQLDriver):
         else:
             modifier = exp.DPipe(this=exp.Cast(this=amount, to=exp.DataType.build("text")), expression=lit(f" {unit}s"))
         return _fn("DATETIME", expr, modifier)
+
+    @classmethod
+    def _add_months(cls, expr, amount, number, factor):
+        """Month arithmetic clamped to the target month's last day, as other engines do (SQLite's
+        '+1 months' turns January 31st into March 3rd)."""
+        if number is not None:
+            months = lit(f"{number * factor} months")
+        else:
+            scaled = exp.Mul(this=amount, expression=lit(factor)) if factor != 1 else amount
+            months = exp.DPipe(this=exp.Cast(this=scaled, to=exp.DataType.build("text")), expression=lit(" months"))
+        start = _fn("DATE", expr.copy(), lit("start of month"), months)
+        last_day = _int_part("%d", _fn("DATE", start.copy(), lit("+1 month"), lit("-1 day")))
+        day = _fn("MIN", _int_part("%d", expr.copy()), last_day)
+        offset = exp.DPipe(this=exp.Cast(this=exp.Sub(this=day, expression=lit(1)), to=exp.DataType.build("text")),
+                           expression=lit(" days"))
+        date = _fn("DATE", start, offset)
+        return _fn("DATETIME", exp.DPipe(this=exp.DPipe(this=date, expression=lit(" ")), expression=_fn("TIME", expr)))
 
     @classmethod
     def cast_date(cls, expr):
@@ -196,18 +220,33 @@ class SQLiteDriver(SQLDriver):
         return exp.Glob(this=expr, expression=lit(pattern))
 
     @classmethod
-    def variance(cls, expr):
-        mean = exp.Avg(this=expr.copy())
-        square = exp.Avg(this=exp.Mul(this=expr.copy(), expression=expr.copy()))
-        return exp.Sub(this=square, expression=exp.Mul(this=mean, expression=mean.copy()))
-
-    @classmethod
-    def stddev(cls, expr):
-        return exp.Sqrt(this=cls.variance(expr))
-
+    def transform(cls, tree):
+        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has.
+        return tree.transform(_spread)
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
+
+
+_SPREAD = {exp.Stddev: (True, True), exp.StddevSamp: (True, True), exp.StddevPop: (True, False),
+           exp.Variance: (False, True), exp.VariancePop: (False, False)}
+
+
+def _spread(node):
+    """STDDEV/VARIANCE (sample or population) as (SUM(x*x) - SUM(x)*SUM(x)/n) / (n or n-1)."""
+    kind = _SPREAD.get(type(node))
+    if kind is None:
+        return node
+    root, sample = kind
+    x = exp.Cast(this=node.this, to=exp.DataType.build("double"))
+    n = exp.Count(this=node.this.copy())
+    total = exp.Sum(this=x.copy())
+    squares = exp.Sum(this=exp.Mul(this=x.copy(), expression=x.copy()))
+    spread = exp.Sub(this=squares, expression=exp.Div(this=exp.Mul(this=total, expression=total.copy()),
+                                                      expression=exp.Nullif(this=n, expression=lit(0))))
+    divisor = exp.Sub(this=n.copy(), expression=lit(1)) if sample else n.copy()
+    value = exp.Div(this=exp.Paren(this=spread), expression=exp.Nullif(this=divisor, expression=lit(0)))
+    return exp.Sqrt(this=value) if root else value
 
 
 def _number(expr):

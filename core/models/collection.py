@@ -6,11 +6,19 @@ as Metabase stores it, so subtree queries are a LIKE on one indexed column.
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import Base, UTCDateTime, utcnow
+
+_NANOID_ALPHABET = "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def new_entity_id() -> str:
+    """A 21-character NanoID, the format of Metabase's entity ids."""
+    return "".join(secrets.choice(_NANOID_ALPHABET) for _ in range(21))
 
 
 class Collection(Base):
@@ -33,5 +41,5 @@ class Collection(Base):
     personal_owner_id: Mapped[int | None] = mapped_column(
         ForeignKey("core_user.id", ondelete="CASCADE"), unique=True
     )
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

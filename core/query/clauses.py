@@ -106,7 +106,8 @@ class ClauseCompiler(RefResolver):
             "semantic_type": info.semantic_type,
         }
         ref_opts = {k: opts[k] for k in ("join-alias", "source-field") if opts.get(k) is not None}
-        if changes.get("unit") and (changes["unit"] != "default" or info.upstream is None):
+        # A unit applied in an earlier stage is reported (`unit`) but is not part of this stage's ref.
+        if changes.get("applied_unit") or (changes.get("unit") == "default" and info.upstream is None):
             ref_opts["temporal-unit"] = changes["unit"]
         if info.upstream is not None:
             upstream = info.upstream.meta
@@ -417,9 +418,13 @@ class ClauseCompiler(RefResolver):
             if op == "=":
                 return positive
             if nulls:
-                return exp.Not(this=_paren(positive))
+                return exp.Not(this=exp.Paren(this=positive))
+            if len(rights) == 1:
+                negative = exp.NEQ(this=left.copy(), expression=rights[0].copy())
+                return exp.Paren(this=exp.or_(negative, exp.Is(this=left.copy(), expression=exp.Null())))
             # Metabase keeps rows whose value is NULL when filtering with !=.
-            return exp.Paren(this=exp.or_(exp.Not(this=_paren(positive)), exp.Is(this=left.copy(), expression=exp.Null())))
+            return exp.Paren(this=exp.or_(exp.Not(this=exp.Paren(this=positive)),
+                                          exp.Is(this=left.copy(), expression=exp.Null())))
         return COMPARISONS[op](this=left, expression=rights[0])
 
     def temporal_compare(self, op: str, raw, base_type: str, unit: str | None, parsed: list) -> exp.Expression:
@@ -552,7 +557,7 @@ class ClauseCompiler(RefResolver):
             inner = exp.Sum(this=argument)
             return self.cumulative(inner) if op == "cum-sum" else inner
         if op == "avg":
-            return exp.Avg(this=argument)
+            return self.driver.average(argument)
         if op == "min":
             return exp.Min(this=argument)
         if op == "max":

@@ -13,6 +13,7 @@ expressions, aggregations).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -55,8 +56,28 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
     tree, cols = compile_stages(context, query.stages)
     if limit is not None:
         tree = apply_limit(tree, limit)
+    params = bind_colon_literals(tree)
     return Compiled(tree=tree, sql=driver.to_sql(tree), columns=[c.meta for c in cols],
-                    aggregated=query.last.aggregated, natives=context.natives)
+                    aggregated=query.last.aggregated, params=params, natives=context.natives)
+
+
+# What SQLAlchemy's text() would read as a bind parameter inside the SQL string.
+_TEXT_BIND = re.compile(r"(?<![:\w\\]):\w")
+
+
+def bind_colon_literals(tree: exp.Expression) -> dict:
+    """Bind string literals that text() would misread as `:name` parameters; the others stay inline.
+
+    Drivers execute SQL through SQLAlchemy text(), which takes ":word" anywhere in the statement
+    (quotes included) for a parameter; such values go as real bound parameters instead.
+    """
+    params: dict = {}
+    for node in list(tree.find_all(exp.Literal)):
+        if node.is_string and _TEXT_BIND.search(node.this):
+            name = f"mbql_{len(params) + 1}"
+            params[name] = node.this
+            node.replace(exp.Var(this=f":{name}"))
+    return params
 
 
 def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, list[Col]]:
@@ -124,15 +145,15 @@ class StageCompiler(ClauseCompiler):
             cols.extend(self.source_columns())
             for name in stage.expressions:
                 cols.append(self.column_for(["expression", name, {}], "fields"))
-        for join in self.joins.values():
-            cols.extend(self.join_columns(join))
+        for alias in self.joins:
+            cols.extend(self.join_columns(alias))
         if not cols:
             raise Invalid("Invalid MBQL: the query selects no columns.")
         return cols
 
     def aggregated_columns(self) -> list[Col]:
         cols = [self.column_for(b, "breakout", breakout=True) for b in self.stage.breakouts]
-        self.breakout_cols = cols
+        self.breakout_cols = list(cols)
         for i, aggregation in enumerate(self.stage.aggregations):
             cols.append(self.aggregation_column(aggregation, i))
         return cols

@@ -58,7 +58,7 @@ class QueryDialect:
     def date_add(cls, expr: exp.Expression, amount: exp.Expression, unit: str) -> exp.Expression:
         """expr shifted by amount units (second .. year)."""
         if unit == "quarter":
-            amount, unit = exp.Mul(this=amount, expression=lit(3)), "month"
+            amount, unit = exp.Paren(this=exp.Mul(this=amount, expression=lit(3))), "month"
         return exp.DateAdd(this=expr, expression=amount, unit=exp.var(unit.upper()))
 
     @classmethod
@@ -100,6 +100,10 @@ class QueryDialect:
     @classmethod
     def to_float(cls, expr: exp.Expression) -> exp.Expression:
         return exp.Cast(this=expr, to=exp.DataType.build("double"))
+
+    @classmethod
+    def average(cls, expr: exp.Expression) -> exp.Expression:
+        return exp.Avg(this=expr)
 
     @classmethod
     def stddev(cls, expr: exp.Expression) -> exp.Expression:

@@ -357,7 +357,14 @@ class _Legacy:
         where = f"join {j.get('alias', i)!r}"
         if "source-table" not in j and "source-query" not in j:
             raise Invalid(f"Invalid MBQL: {where} needs a source-table or a source-query.")
-        stages = self.inner({k: v for k, v in j.items() if k in ("source-table", "source-query")}, where)
+        if "source-query" in j and "source-table" not in j:
+            source = _keys(j["source-query"], f"source-query of {where}")
+            if "native" in source:
+                stages = [Stage(native={"query": source["native"], "template-tags": source.get("template-tags") or {}})]
+            else:
+                stages = self.inner(source, f"source-query of {where}")
+        else:
+            stages = self.inner({k: v for k, v in j.items() if k == "source-table"}, where)
         condition = self.expr(j.get("condition"), f"condition of {where}") if j.get("condition") is not None else None
         return _join(j, stages, condition, where, self.ref)
 

@@ -327,7 +327,7 @@ class RefResolver:
             on = exp.EQ(this=fk_expr, expression=exp.column(pk.name, table=alias, quoted=True))
             self.join_clauses.append(exp.Join(this=_table_ast(table, alias), on=on, side="LEFT"))
         fk_name = fk_info.display_name
-        if fk_name.endswith(" ID"):
+        if fk_name.lower().endswith(" id"):
             fk_name = fk_name[:-3]
         info = Info(name=target.name, display_name=f"{fk_name} → {field_display_name(target)}",
                     base_type=target.base_type, effective_type=target.effective_type or target.base_type,
@@ -343,7 +343,7 @@ class RefResolver:
         upstream_unit = info.upstream.unit if info.upstream is not None else None
         if unit and unit != "default" and unit != upstream_unit and is_temporal(info.base_type):
             expr = self.temporal_bucket(expr, unit, info.base_type)
-            changes["unit"] = unit
+            changes["unit"] = changes["applied_unit"] = unit
             changes["display_name"] = f"{info.display_name}: {temporal.humanize(unit)}"
             if unit in temporal.EXTRACTION_UNITS:
                 changes["effective_type"] = "type/Integer"

@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from sqlalchemy import and_, func, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session, aliased, load_only
 
 from core import permissions
 from core.collections import Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids
@@ -21,6 +21,7 @@ from core.paging import Paging
 from . import scoring
 
 CARD_MODELS = {"card": "question", "dataset": "model", "metric": "metric"}
+CARD_TYPE_MODEL = {card_type: model for model, card_type in CARD_MODELS.items()}
 SEARCHABLE = ("dashboard", "card", "dataset", "metric", "collection", "database", "table", "segment", "action",
               "indexed-entity")
 RESULT_KEYS = (
@@ -31,6 +32,10 @@ RESULT_KEYS = (
     "bookmark", "can_write", "effective_location", "location", "personal_owner_id", "authority_level",
     "initial_sync_status", "dashboard", "context",
 )
+# What a card result shows: its large JSON columns (visualization, parameters, metadata) stay unloaded.
+CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, Card.collection_id,
+                Card.collection_position, Card.creator_id, Card.created_at, Card.updated_at, Card.database_id,
+                Card.table_id, Card.display, Card.dataset_query, Card.query_type)
 ROOT_REF = {"id": None, "name": None, "authority_level": None, "type": None}
 
 
@@ -136,7 +141,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
     types = [card_type for model, card_type in CARD_MODELS.items() if model in wanted]
     if not types:
         return []
-    query = select(Card).where(Card.type.in_(types), Card.archived.is_(f.archived))
+    query = select(Card).options(load_only(*CARD_COLUMNS)).where(Card.type.in_(types), Card.archived.is_(f.archived))
     columns = [Card.name, Card.description]
     text = _text_clause(ctx, *columns)
     if text is not None:
@@ -171,7 +176,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
     names = personal_names(ctx.session, [c.personal_owner_id for c in collections.values()])
     out = []
     for card in visible:
-        model = next(m for m, t in CARD_MODELS.items() if t == card.type)
+        model = CARD_TYPE_MODEL.get(card.type, "card")
         collection = collections.get(card.collection_id)
         ref = ROOT_REF if collection is None else {
             "id": collection.id, "authority_level": collection.authority_level, "type": collection.type,

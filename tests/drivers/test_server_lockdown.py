@@ -270,3 +270,109 @@ def test_mysql_rogue_server_guard_has_teeth(tmp_path):
     secret.write_text("TOP-SECRET-CLIENT-FILE")
     rogue = _rogue_query(secret, {"local_infile": True, "connect_timeout": 3})
     assert b"TOP-SECRET-CLIENT-FILE" in rogue.after_request
+
+
+# ---- timeouts stop the statement on the server, not only in the client ------------------------
+
+def _wait_until(predicate, seconds=3.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_postgres_timeout_cancels_the_server_statement():
+    from core.driver import QueryTimeout
+
+    with postgres_data_source() as source:
+        engine = _connect(PostgresDriver, source.details)
+        marker = f"tessera_{uuid.uuid4().hex[:8]}"
+        with pytest.raises(QueryTimeout):
+            with PostgresDriver.execute(engine, f"SELECT pg_sleep(30), '{marker}'", timeout=0.4) as result:
+                list(result.rows)
+        watcher = create_engine(require_postgres())
+        with watcher.connect() as conn:
+            running = lambda: conn.execute(text(  # noqa: E731
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE :m AND pid <> pg_backend_pid()"),
+                {"m": f"%{marker}%"}).scalar() == 0
+            assert _wait_until(running)
+        watcher.dispose()
+        engine.dispose()
+
+
+def test_mariadb_timeout_kills_the_server_statement():
+    from core.driver import QueryTimeout
+
+    with mariadb_data_source() as source:
+        engine = _connect(MySQLDriver, source.details)
+        marker = f"tessera_{uuid.uuid4().hex[:8]}"
+        with pytest.raises(QueryTimeout):
+            with MySQLDriver.execute(engine, f"SELECT sleep(30), '{marker}'", timeout=0.4) as result:
+                list(result.rows)
+        watcher = create_engine(require_mariadb())
+        with watcher.connect() as conn:
+            running = lambda: conn.execute(text(  # noqa: E731
+                "SELECT count(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE :m AND ID <> CONNECTION_ID()"),
+                {"m": f"%{marker}%"}).scalar() == 0
+            assert _wait_until(running)
+        watcher.dispose()
+        # the pooled connection lost its timeout: a statement slower than 0.4 s now completes
+        with MySQLDriver.execute(engine, "SELECT sleep(0.6)") as result:
+            assert list(result.rows) == [(0,)]
+        engine.dispose()
+
+
+# ---- registration messages ---------------------------------------------------------------------
+
+def test_can_connect_messages(app):
+    require_postgres()
+    with app.app_context():
+        with pytest.raises(Invalid) as error:
+            connections.can_connect("postgres", {**SUPERUSER, "dbname": f"missing_{uuid.uuid4().hex[:6]}"})
+        assert error.value.body["message"] == "Looks like the Database name is incorrect."
+        with pytest.raises(Invalid) as error:
+            connections.can_connect("postgres", {**SUPERUSER, "port": 1})
+        assert set(error.value.body["errors"]) == {"host", "port"}
+
+
+# ---- threat row 2: whatever the details, only allowlisted parameters reach the DBAPI ------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+DANGEROUS = ["options", "passfile", "service", "servicefile", "sslkey", "sslcert", "sslrootcert", "hostaddr",
+             "init_command", "read_default_file", "read_default_group", "local_infile", "client_flag", "unix_socket",
+             "connection-uri", "subprotocol", "classname", "defer_connect", "ssl_key", "host", "port", "dbname",
+             "user", "password", "ssl", "sslmode", "application_name", "connect_timeout"]
+VALUES = st.one_of(st.text(max_size=30), st.integers(-5, 70000), st.booleans(), st.none())
+ALLOWED = {
+    PostgresDriver: {"host", "port", "dbname", "user", "password", "connect_timeout", "application_name", "sslmode"},
+    MySQLDriver: {"host", "port", "database", "user", "password", "charset", "local_infile", "connect_timeout",
+                  "ssl", "client_flag"},
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(driver=st.sampled_from([PostgresDriver, MySQLDriver]),
+       details=st.dictionaries(st.sampled_from(DANGEROUS), VALUES, max_size=8))
+def test_fuzzed_details_reach_the_dbapi_only_through_the_allowlist(driver, details):
+    try:
+        parsed = connections.check(driver, details, NO_POLICY)
+    except Invalid:
+        return
+    engine = connections.build_engine(driver, parsed)
+    try:
+        args, kwargs = engine.dialect.create_connect_args(engine.url)
+        kwargs = {**kwargs, **driver.engine_options(parsed).get("connect_args", {})}
+        assert set(kwargs) <= ALLOWED[driver], set(kwargs) - ALLOWED[driver]
+        assert not args
+        if driver is MySQLDriver:
+            assert kwargs["local_infile"] is False
+            assert not kwargs.get("client_flag", 0) & 128  # CLIENT.LOCAL_FILES
+        host = kwargs.get("host") or ""
+        assert not str(host).startswith(("/", "@"))
+    finally:
+        engine.dispose()

@@ -112,6 +112,7 @@ def test_create_validates(admin):
     made = create(admin, "Colored", color="#aBcDeF", description="about")
     assert made["color"] == "#aBcDeF" and made["description"] == "about" and made["slug"] == "colored"
     assert len(made["entity_id"]) == 21
+    assert len(admin.get(f"/api/collection/{admin.user['personal_collection_id']}").json["entity_id"]) == 21
 
 
 def test_update_edits_and_validates_color(admin):
@@ -483,3 +484,41 @@ def test_graph_routes_coexist_with_collection_routes(app, admin):
     assert user.get(f"/api/collection/{shared['id']}").status_code == 403
     assert shared["id"] not in {c["id"] for c in user.get("/api/collection").json}
     assert admin.get(f"/api/collection/{shared['id']}").status_code == 200
+
+
+def test_check_permission_hook_is_honoured_in_listings(app_config, tmp_path, monkeypatch):
+    """A plugin's check_permission verdict overrules the rows in lists, items, the tree and search."""
+    from core.app import create_app
+    from core.testing import setup_admin
+    from tests.support import write_plugin
+
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from core import hookimpl
+
+        @hookimpl
+        def check_permission(user, action, obj):
+            if obj.get("model") == "collection" and obj.get("id") is not None and not user.is_superuser:
+                from core.db import session
+                from core.models import Collection
+                collection = session().get(Collection, obj["id"])
+                if collection is not None and collection.name.startswith("Embargoed"):
+                    return False
+            return None
+    ''')
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+    try:
+        admin = setup_admin(app)
+        user = make_user(app)
+        embargoed = create(admin, "Embargoed report")
+        normal = create(admin, "Normal report")
+        ids = {c["id"] for c in user.get("/api/collection").json}
+        assert normal["id"] in ids and embargoed["id"] not in ids
+        assert user.get(f"/api/collection/{embargoed['id']}").status_code == 403
+        assert embargoed["id"] not in {i["id"] for i in user.get("/api/collection/root/items").json["data"]}
+        assert embargoed["id"] not in {n["id"] for n in user.get("/api/collection/tree").json}
+        assert ("collection", "Embargoed report") not in {
+            (r["model"], r["name"]) for r in user.get("/api/search?q=report").json["data"]}
+        assert ("collection", "Embargoed report") in {
+            (r["model"], r["name"]) for r in admin.get("/api/search?q=report").json["data"]}
+    finally:
+        app.extensions["tessera"].db.dispose()

@@ -149,3 +149,34 @@ def test_without_a_query_everything_visible_is_listed(app, admin):
 
 def test_search_requires_a_session(client, admin):
     assert client.get("/api/search?q=x").status_code == 401
+
+
+def test_a_new_user_finds_things_through_search_and_the_tree(app, admin):
+    """The issue's acceptance path: content made by others and by the user shows up for a new user
+    where they may see it, through the tree, the items and search."""
+    team = create(admin, "Team dashboards")
+    quarterly = create(admin, "Quarterly", parent_id=team["id"])
+    add_card(app, "Quarterly churn", quarterly["id"], type="model")
+    hidden = create(admin, "Board only")
+    add_card(app, "Board churn forecast", hidden["id"])
+    set_perm(app, ALL_USERS_GROUP_ID, hidden["id"], "none")
+    newcomer = make_user(app, "new@example.com", "Nora", "New")
+    draft = create(newcomer, "Churn drafts", parent_id=newcomer.user["personal_collection_id"])
+    add_card(app, "My churn idea", draft["id"], creator_id=newcomer.user["id"])
+
+    tree = newcomer.get("/api/collection/tree").json
+    by_name = {node["name"]: node for node in tree}
+    assert "Board only" not in by_name
+    assert by_name["Team dashboards"]["below"] == ["dataset"]
+    assert by_name["Team dashboards"]["children"][0]["here"] == ["dataset"]
+    personal = by_name["Nora New's Personal Collection"]
+    assert [c["name"] for c in personal["children"]] == ["Churn drafts"]
+
+    items = newcomer.get(f"/api/collection/{quarterly['id']}/items").json
+    assert [(i["model"], i["name"]) for i in items["data"]] == [("dataset", "Quarterly churn")]
+
+    results = found(newcomer.get("/api/search?q=churn"))
+    assert set(results) == {("dataset", "Quarterly churn"), ("collection", "Churn drafts"),
+                            ("card", "My churn idea")}
+    own = next(r for r in newcomer.get("/api/search?q=idea").json["data"] if r["name"] == "My churn idea")
+    assert own["can_write"] is True and own["collection"]["name"] == "Churn drafts"

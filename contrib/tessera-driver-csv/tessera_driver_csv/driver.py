@@ -142,6 +142,13 @@ class CSVDriver(SQLDriver):
             timer.cancel()
 
     @classmethod
+    def dbms_version(cls, engine: Engine) -> dict:
+        with engine.connect() as conn:
+            version = conn.exec_driver_sql("SELECT version()").scalar().lstrip("v")
+        return {"flavor": "DuckDB (CSV directory)", "version": version,
+                "semantic-version": [int(p) for p in version.split("-")[0].split(".") if p.isdigit()][:3]}
+
+    @classmethod
     def _catalog(cls, engine: Engine, sql: str, **params) -> list:
         with engine.connect() as conn:
             return conn.execute(text(sql), params).all()

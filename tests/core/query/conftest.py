@@ -46,9 +46,10 @@ class Sample:
         self.session = session
         self.driver = driver_class(engine_name)
 
-    def run(self, sql: str) -> list[tuple]:
-        with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.exec_driver_sql(sql).fetchall()]
+    def run(self, sql: str, params: dict | None = None) -> list[tuple]:
+        """Through the driver's own execute, as the query processor runs SQL."""
+        with self.driver.execute(self.engine, sql, params, timeout=30) as result:
+            return [tuple(row) for row in result.rows]
 
 
 def _server_engine(engine_name: str, stack: list):
@@ -80,25 +81,40 @@ def _server_engine(engine_name: str, stack: list):
     return sa.create_engine(url, connect_args={"init_command": "SET time_zone = '+00:00'"}), None
 
 
-@pytest.fixture(scope="module", params=ENGINES)
-def sample_db(request, appdb, tmp_path_factory):
-    engine_name = request.param
-    cleanup: list = []
+def _open(engine_name: str, appdb, tmp_path_factory, cleanup: list) -> Sample:
     if engine_name == "sqlite":
         engine, schema = sa.create_engine(f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'sample.db'}"), None
     elif engine_name == "duckdb":
-        pytest.importorskip("duckdb_engine", reason="duckdb-engine is not installed")
         engine, schema = sa.create_engine(f"duckdb:///{tmp_path_factory.mktemp('duckdb') / 'sample.duckdb'}"), "main"
     else:
         engine, schema = _server_engine(engine_name, cleanup)
+    cleanup.insert(0, engine.dispose)
+    sample.load(engine, schema if engine_name == "postgres" else None)
+    with appdb.session() as session:
+        ids = sample.register(session, engine_name, schema)
+    session = appdb.Session()
+    cleanup.insert(0, session.close)
+    return Sample(engine_name, engine, ids, session)
+
+
+@pytest.fixture(scope="module")
+def sqlite_sample(appdb, tmp_path_factory):
+    cleanup: list = []
     try:
-        sample.load(engine, schema if engine_name == "postgres" else None)
-        with appdb.session() as session:
-            ids = sample.register(session, engine_name, schema)
-        session = appdb.Session()
-        yield Sample(engine_name, engine, ids, session)
-        session.close()
+        yield _open("sqlite", appdb, tmp_path_factory, cleanup)
     finally:
-        engine.dispose()
+        for step in cleanup:
+            step()
+
+
+@pytest.fixture(scope="module")
+def samples(appdb, tmp_path_factory) -> dict[str, Sample]:
+    """The sample data on all four engines (skips, naming the server, when PostgreSQL or MariaDB is down)."""
+    require_postgres()
+    require_mariadb()
+    cleanup: list = []
+    try:
+        yield {name: _open(name, appdb, tmp_path_factory, cleanup) for name in ENGINES}
+    finally:
         for step in cleanup:
             step()

@@ -142,7 +142,7 @@ def register(session, engine_name: str, schema: str | None) -> dict[str, int]:
         ids[f"$${name}"] = table.id
         for position, (column, _, base_type, semantic, _) in enumerate(COLUMNS[name]):
             values = [row[column] for row in ROWS[name]]
-            f = Field(table_id=table.id, name=column, display_name=column.replace("_", " ").title(),
+            f = Field(table_id=table.id, name=column, display_name=" ".join(w if w == "ID" else w.capitalize() for w in column.split("_")),
                       base_type=base_type, effective_type=base_type, semantic_type=semantic,
                       database_type=base_type.split("/")[1].upper(), position=position, database_position=position,
                       fingerprint=_fingerprint(values) if base_type in ("type/Integer", "type/Float") else None)

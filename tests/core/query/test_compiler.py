@@ -1,0 +1,240 @@
+"""core.query.compiler: golden SQL per dialect, result column metadata, limits and clear 400s.
+
+Golden SQL lives in tests/core/query/golden/<engine>.sql, one statement per "-- name" section, and
+is compared exactly. After a deliberate change, regenerate with TESSERA_REGEN_GOLDEN=1 and review
+the diff like code.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from core.errors import Invalid
+from core.query.compiler import apply_limit, compile_query
+from core.query.mbql import normalize
+
+from . import sample
+from .conftest import ENGINES, driver_class
+
+GOLDEN = Path(__file__).parent / "golden"
+SCHEMAS = {"sqlite": None, "duckdb": "main", "postgres": "public", "mysql": None}
+
+
+def f(ref, **opts):
+    return ["field", f"${ref}", {k.replace("_", "-"): v for k, v in opts.items()} or None]
+
+
+GOLDEN_CASES = {
+    "rows": {"source-table": "$$ORDERS", "fields": [f("ORDERS.ID"), f("ORDERS.TOTAL")],
+             "filter": ["and", ["!=", f("ORDERS.QUANTITY"), 1], ["!=", f("ORDERS.QUANTITY"), 2, 3],
+                        ["not", [">", f("ORDERS.TAX"), 10]]],
+             "order-by": [["desc", f("ORDERS.TOTAL")]], "page": {"page": 2, "items": 10}},
+    "temporal": {"source-table": "$$ORDERS", "aggregation": [["count"]],
+                 "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week"),
+                              f("ORDERS.CREATED_AT", temporal_unit="day-of-week"),
+                              f("PEOPLE.BIRTH_DATE", source_field="$ORDERS.USER_ID", temporal_unit="quarter")],
+                 "filter": ["time-interval", f("ORDERS.CREATED_AT"), -3, "month", {"include-current": True}]},
+    "strings": {"source-table": "$$PEOPLE", "aggregation": [["count"]],
+                "filter": ["or", ["starts-with", f("PEOPLE.NAME"), "O'B%", {"case-sensitive": False}],
+                           ["ends-with", f("PEOPLE.EMAIL"), "_x"], ["is-empty", f("PEOPLE.SOURCE")]]},
+    "aggregations": {"source-table": "$$ORDERS", "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month")],
+                     "aggregation": [["cum-sum", f("ORDERS.TOTAL")], ["avg", f("ORDERS.QUANTITY")],
+                                     ["stddev", f("ORDERS.TOTAL")], ["share", [">", f("ORDERS.QUANTITY"), 2]],
+                                     ["aggregation-options", ["/", ["sum", f("ORDERS.TAX")], ["count"]], {"name": "r"}]],
+                     "order-by": [["desc", ["aggregation", 1]]]},
+    "binning": {"source-table": "$$ORDERS", "aggregation": [["count"]],
+                "breakout": [f("ORDERS.TOTAL", binning={"strategy": "num-bins", "num-bins": 10})]},
+    "expressions": {"source-table": "$$ORDERS", "expressions": {
+        "net": ["/", ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")], f("ORDERS.QUANTITY")],
+        "later": ["datetime-add", f("ORDERS.CREATED_AT"), 1, "month"],
+        "label": ["case", [[["<", f("ORDERS.TOTAL"), 50], "small"]], {"default": ["concat", "big ", ["upper", "x"]]}]},
+        "fields": [["expression", "net"], ["expression", "later"], ["expression", "label"]], "limit": 5},
+    "joins": {"source-table": "$$ORDERS", "joins": [{
+        "source-table": "$$PRODUCTS", "alias": "P", "strategy": "inner-join", "fields": [f("PRODUCTS.TITLE", join_alias="P")],
+        "condition": ["=", f("ORDERS.PRODUCT_ID"), f("PRODUCTS.ID", join_alias="P")]}, {
+        "source-query": {"source-table": "$$PEOPLE", "fields": [f("PEOPLE.ID"), f("PEOPLE.STATE")]}, "alias": "U",
+        "fields": "all", "condition": ["=", f("ORDERS.USER_ID"), f("PEOPLE.ID", join_alias="U")]}],
+        "fields": [f("ORDERS.ID")], "filter": ["=", f("ORDERS.CREATED_AT"), "2024-05-01"]},
+    "nested": {"source-query": {"source-table": "$$ORDERS", "aggregation": [["sum", f("ORDERS.TOTAL")]],
+                                "breakout": [f("ORDERS.USER_ID")]},
+               "filter": [">", ["field", "sum", {"base-type": "type/Float"}], 100],
+               "aggregation": [["count"]]},
+}
+
+
+@pytest.fixture(scope="module")
+def metadata(appdb):
+    """Sample metadata registered once per engine (no data needed to compile)."""
+    out = {}
+    for engine in ENGINES:
+        with appdb.session() as session:
+            out[engine] = sample.register(session, engine, SCHEMAS[engine])
+    session = appdb.Session()
+    yield session, out
+    session.close()
+
+
+def compile_case(metadata, engine: str, inner: dict, **kwargs):
+    session, ids = metadata
+    query = normalize(sample.resolve({"database": "$db", "type": "query", "query": inner}, ids[engine]))
+    return compile_query(session, query, driver_class(engine), now=sample.NOW, **kwargs)
+
+
+def read_golden(engine: str) -> dict[str, str]:
+    text = (GOLDEN / f"{engine}.sql").read_text(encoding="utf-8")
+    return {m.group(1): m.group(2).strip() for m in re.finditer(r"^-- (\S+)\n(.*?)(?=^-- |\Z)", text, re.M | re.S)}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_golden_sql(metadata, engine):
+    actual = {name: compile_case(metadata, engine, inner).sql for name, inner in GOLDEN_CASES.items()}
+    path = GOLDEN / f"{engine}.sql"
+    if os.environ.get("TESSERA_REGEN_GOLDEN"):
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text("".join(f"-- {name}\n{sql}\n" for name, sql in actual.items()), encoding="utf-8")
+    expected = read_golden(engine)
+    assert sorted(expected) == sorted(actual)
+    for name in GOLDEN_CASES:
+        assert actual[name] == expected[name], f"{engine} {name}"
+
+
+def cols(compiled):
+    return [(c["name"], c["display_name"], c["source"], c["field_ref"]) for c in compiled.columns]
+
+
+def test_columns_of_plain_rows(metadata):
+    _, ids = metadata
+    i = ids["sqlite"]
+    compiled = compile_case(metadata, "sqlite", {"source-table": "$$ORDERS", "joins": [{
+        "source-table": "$$PRODUCTS", "alias": "Products", "fields": [f("PRODUCTS.ID", join_alias="Products")],
+        "condition": ["=", f("ORDERS.PRODUCT_ID"), f("PRODUCTS.ID", join_alias="Products")]}],
+        "expressions": {"double": ["*", f("ORDERS.TOTAL"), 2]}})
+    assert not compiled.aggregated
+    names = [c["name"] for c in compiled.columns]
+    assert names == ["ID", "USER_ID", "PRODUCT_ID", "SUBTOTAL", "TAX", "TOTAL", "DISCOUNT", "QUANTITY", "CREATED_AT",
+                     "double", "ID_2"]
+    by_name = {c["name"]: c for c in compiled.columns}
+    assert by_name["ID"]["field_ref"] == ["field", i["$ORDERS.ID"], None]
+    assert by_name["ID"]["id"] == i["$ORDERS.ID"] and by_name["ID"]["table_id"] == i["$$ORDERS"]
+    assert by_name["ID"]["semantic_type"] == "type/PK" and by_name["ID"]["source"] == "fields"
+    assert by_name["PRODUCT_ID"]["fk_target_field_id"] == i["$PRODUCTS.ID"]
+    assert by_name["CREATED_AT"]["unit"] == "default"
+    assert by_name["CREATED_AT"]["field_ref"] == ["field", i["$ORDERS.CREATED_AT"], {"temporal-unit": "default"}]
+    assert by_name["double"]["field_ref"] == ["expression", "double"]
+    assert by_name["double"]["base_type"] == "type/Float"
+    assert by_name["ID_2"]["display_name"] == "Products → ID"
+    assert by_name["ID_2"]["field_ref"] == ["field", i["$PRODUCTS.ID"], {"join-alias": "Products"}]
+    assert by_name["ID_2"]["source_alias"] == "Products"
+
+
+def test_columns_of_aggregated_query(metadata):
+    _, ids = metadata
+    i = ids["sqlite"]
+    compiled = compile_case(metadata, "sqlite", {
+        "source-table": "$$ORDERS",
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"),
+                     f("ORDERS.TOTAL", binning={"strategy": "bin-width", "bin-width": 50})],
+        "aggregation": [["count"], ["sum", f("ORDERS.TOTAL")], ["avg", f("ORDERS.QUANTITY")], ["distinct", f("ORDERS.USER_ID")],
+                        ["cum-count"], ["aggregation-options", ["max", f("ORDERS.TAX")], {"display-name": "Biggest tax"}],
+                        ["sum", f("ORDERS.SUBTOTAL")]]})
+    assert compiled.aggregated
+    assert cols(compiled) == [
+        ("CREATED_AT", "Created At: Month", "breakout", ["field", i["$ORDERS.CREATED_AT"], {"temporal-unit": "month"}]),
+        ("CATEGORY", "Product → Category", "breakout", ["field", i["$PRODUCTS.CATEGORY"], {"source-field": i["$ORDERS.PRODUCT_ID"]}]),
+        ("TOTAL", "Total: 50", "breakout", ["field", i["$ORDERS.TOTAL"], {"binning": {
+            "strategy": "bin-width", "min-value": 0, "max-value": 550, "num-bins": 11, "bin-width": 50}}]),
+        ("count", "Count", "aggregation", ["aggregation", 0]),
+        ("sum", "Sum of Total", "aggregation", ["aggregation", 1]),
+        ("avg", "Average of Quantity", "aggregation", ["aggregation", 2]),
+        ("count_2", "Distinct values of User ID", "aggregation", ["aggregation", 3]),
+        ("cum_count", "Cumulative count", "aggregation", ["aggregation", 4]),
+        ("max", "Biggest tax", "aggregation", ["aggregation", 5]),
+        ("sum_2", "Sum of Subtotal", "aggregation", ["aggregation", 6]),
+    ]
+    by_name = {c["name"]: c for c in compiled.columns}
+    assert by_name["CREATED_AT"]["unit"] == "month"
+    assert by_name["CATEGORY"]["fk_field_id"] == i["$ORDERS.PRODUCT_ID"]
+    assert by_name["TOTAL"]["binning_info"] == {"binning_strategy": "bin-width", "bin_width": 50, "num_bins": 11,
+                                                "min_value": 0, "max_value": 550}
+    assert (by_name["count"]["base_type"], by_name["count"]["semantic_type"]) == ("type/BigInteger", "type/Quantity")
+    assert by_name["sum"]["base_type"] == "type/Float" and by_name["avg"]["base_type"] == "type/Float"
+    assert by_name["count"]["aggregation_index"] == 0
+
+
+def test_nested_stage_columns_refer_by_name(metadata):
+    compiled = compile_case(metadata, "sqlite", {
+        "source-query": {"source-table": "$$ORDERS", "aggregation": [["count"]],
+                         "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month")]},
+        "fields": [f("ORDERS.CREATED_AT", temporal_unit="month"), ["field", "count", {"base-type": "type/BigInteger"}]]})
+    created, count = compiled.columns
+    assert created["field_ref"] == ["field", "CREATED_AT", {"base-type": "type/DateTime"}]
+    assert created["unit"] == "month" and created["id"] == metadata[1]["sqlite"]["$ORDERS.CREATED_AT"]
+    assert count["field_ref"] == ["field", "count", {"base-type": "type/BigInteger"}]
+    # The month was bucketed in the first stage: the second selects the column as it is.
+    assert 'SELECT "source"."CREATED_AT" AS "CREATED_AT"' in compiled.sql
+
+
+def test_limits(metadata):
+    compiled = compile_case(metadata, "sqlite", {"source-table": "$$ORDERS", "limit": 10}, limit=2000)
+    assert compiled.sql.endswith("LIMIT 10")
+    compiled = compile_case(metadata, "sqlite", {"source-table": "$$ORDERS", "limit": 5000}, limit=2000)
+    assert compiled.sql.endswith("LIMIT 2000")
+    compiled = compile_case(metadata, "sqlite", {"source-table": "$$ORDERS"})
+    assert "LIMIT" not in compiled.sql
+    tree = apply_limit(compiled.tree, 7)
+    assert tree.sql().endswith("LIMIT 7")
+    assert compiled.params == {}
+
+
+def test_values_never_become_sql(metadata):
+    evil = "x'); DROP TABLE \"ORDERS\"; --"
+    compiled = compile_case(metadata, "postgres", {"source-table": "$$PEOPLE",
+                                                   "filter": ["=", f("PEOPLE.NAME"), evil]})
+    assert "'x''); DROP TABLE \"ORDERS\"; --'" in compiled.sql
+    compiled = compile_case(metadata, "mysql", {"source-table": "$$PEOPLE", "filter": ["=", f("PEOPLE.NAME"), "a\\' OR 1=1 #"]})
+    assert "'a\\\\'' OR 1=1 #'" in compiled.sql
+
+
+@pytest.mark.parametrize("inner, fragment", [
+    ({"source-table": 999999}, "table 999999 does not exist"),
+    ({"source-table": "$$ORDERS", "fields": [["field", 999999, None]]}, "field 999999 does not exist"),
+    ({"source-table": "$$ORDERS", "fields": [f("PRODUCTS.TITLE")]}, "not a column of table 'ORDERS'"),
+    ({"source-table": "$$ORDERS", "fields": [f("PRODUCTS.TITLE", join_alias="Nope")]}, "no join with alias 'Nope'"),
+    ({"source-table": "$$ORDERS", "fields": [f("PRODUCTS.TITLE", source_field="$ORDERS.TOTAL")]}, "is not a foreign key"),
+    ({"source-table": "$$ORDERS", "fields": [["expression", "missing", {}]]}, "no expression named 'missing'"),
+    ({"source-table": "$$ORDERS", "expressions": {"a": ["+", ["expression", "a"], 1]}, "fields": [["expression", "a"]]},
+     "refers to itself"),
+    ({"source-table": "$$ORDERS", "aggregation": [["count"]], "order-by": [["asc", ["aggregation", 3]]]},
+     "aggregation 3, which does not exist"),
+    ({"source-table": "$$ORDERS", "aggregation": [["median", f("ORDERS.TOTAL")]]}, "not supported by the sqlite driver"),
+    ({"source-table": "$$PEOPLE", "aggregation": [["count"]], "breakout": [f("PEOPLE.NAME", binning={"strategy": "default"})]},
+     "which is not a number"),
+    ({"source-table": "$$ORDERS", "filter": ["segment", 1]}, "segments are not supported"),
+    ({"source-table": "$$ORDERS", "filter": ["=", ["sum", f("ORDERS.TOTAL")], 1]}, "only allowed in the aggregation clause"),
+    ({"source-table": "$$ORDERS", "expressions": {"h": ["host", f("ORDERS.ID")]}, "fields": [["expression", "h"]]},
+     "'host' clause is not supported"),
+    ({"source-table": "card__5"}, "card 5 does not exist"),
+    ({"source-table": "$$ORDERS", "filter": ["time-interval", f("ORDERS.TOTAL"), -1, "day"]}, "needs a date or time column"),
+])
+def test_bad_queries_are_400s(metadata, inner, fragment):
+    with pytest.raises(Invalid) as error:
+        compile_case(metadata, "sqlite", inner)
+    assert error.value.status == 400
+    assert fragment in error.value.message
+
+
+def test_table_of_another_database_is_refused(metadata):
+    session, ids = metadata
+    query = normalize({"database": ids["postgres"]["database"], "type": "query",
+                       "query": {"source-table": ids["sqlite"]["$$ORDERS"]}})
+    with pytest.raises(Invalid, match="is not in database"):
+        compile_query(session, query, driver_class("postgres"))
+
+
+def test_native_query_is_not_compiled(metadata):
+    with pytest.raises(Invalid, match="native"):
+        compile_query(metadata[0], normalize({"database": 1, "type": "native", "native": {"query": "SELECT 1"}}),
+                      driver_class("sqlite"))

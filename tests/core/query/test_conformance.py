@@ -1,0 +1,396 @@
+"""Cross-engine MBQL conformance: one table of queries over the sample data, each compiled for and
+run on SQLite, DuckDB, PostgreSQL and MariaDB, with identical (normalised) answers required.
+
+Some rows also carry an answer computed in Python from the generated rows, so agreement is not
+agreement on a shared mistake. A row that needs a driver feature (percentile, full join) runs on
+the engines declaring it; the others must refuse it with a 400 naming the feature.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter
+from decimal import Decimal
+
+import pytest
+
+from core.errors import Invalid
+from core.query import temporal
+from core.query.compiler import compile_query
+from core.query.mbql import normalize
+
+from . import sample
+from .conftest import ENGINES
+
+R = sample.ROWS
+ORDERS, PRODUCTS, PEOPLE = "$$ORDERS", "$$PRODUCTS", "$$PEOPLE"
+
+
+def f(ref: str, **opts):
+    """A field ref template: f("ORDERS.TOTAL", temporal_unit="month")."""
+    return ["field", f"${ref}", {k.replace("_", "-"): v for k, v in opts.items()} or None]
+
+
+def fk(ref: str, via: str, **opts):
+    return ["field", f"${ref}", {"source-field": f"${via}", **{k.replace("_", "-"): v for k, v in opts.items()}}]
+
+
+def count_by(values) -> list[tuple]:
+    return sorted(Counter(values).items())
+
+
+def orders_where(pred) -> int:
+    return sum(1 for o in R["ORDERS"] if pred(o))
+
+
+PRODUCT = {p["ID"]: p for p in R["PRODUCTS"]}
+
+# (id, inner query, ordered?, features, expected rows or None)
+CASES = [
+    ("rows", {"source-table": ORDERS, "order-by": [["asc", f("ORDERS.ID")]], "limit": 5}, True, (), None),
+    ("fields", {"source-table": ORDERS, "fields": [f("ORDERS.ID"), f("ORDERS.TOTAL"), f("ORDERS.CREATED_AT")],
+                "order-by": [["desc", f("ORDERS.TOTAL")], ["asc", f("ORDERS.ID")]], "limit": 10}, True, (), None),
+    ("page", {"source-table": ORDERS, "fields": [f("ORDERS.ID")], "order-by": [["asc", f("ORDERS.ID")]],
+              "page": {"page": 3, "items": 7}}, True, (), [(i,) for i in range(15, 22)]),
+    ("count", {"source-table": ORDERS, "aggregation": [["count"]]}, True, (), [(120,)]),
+    ("basic-aggregations", {"source-table": ORDERS, "aggregation": [
+        ["sum", f("ORDERS.QUANTITY")], ["avg", f("ORDERS.TOTAL")], ["min", f("ORDERS.TOTAL")],
+        ["max", f("ORDERS.CREATED_AT")], ["distinct", f("ORDERS.USER_ID")], ["count", f("ORDERS.DISCOUNT")]]},
+     True, (), [(sum(o["QUANTITY"] for o in R["ORDERS"]), sum(o["TOTAL"] for o in R["ORDERS"]) / 120,
+                 min(o["TOTAL"] for o in R["ORDERS"]), max(o["CREATED_AT"] for o in R["ORDERS"]),
+                 len({o["USER_ID"] for o in R["ORDERS"]}), orders_where(lambda o: o["DISCOUNT"] is not None))]),
+    ("average-of-integers", {"source-table": ORDERS, "aggregation": [["avg", f("ORDERS.QUANTITY")]],
+                             "breakout": [f("ORDERS.USER_ID")]}, True, (), None),
+    ("implicit-join-breakout", {"source-table": ORDERS, "aggregation": [["count"]],
+                                "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]}, True, (),
+     count_by(PRODUCT[o["PRODUCT_ID"]]["CATEGORY"] for o in R["ORDERS"])),
+    ("order-by-aggregation", {"source-table": ORDERS, "aggregation": [["sum", f("ORDERS.TOTAL")]],
+                              "breakout": [f("ORDERS.USER_ID")],
+                              "order-by": [["desc", ["aggregation", 0]]], "limit": 3}, True, (), None),
+    *[(f"breakout-{unit}", {"source-table": ORDERS, "aggregation": [["count"]],
+                            "breakout": [f("ORDERS.CREATED_AT", temporal_unit=unit)]}, True, (),
+       count_by(temporal.truncate(o["CREATED_AT"], unit) for o in R["ORDERS"]))
+      for unit in ("minute", "hour", "day", "week", "month", "quarter", "year")],
+    ("breakout-minute-of-hour", {"source-table": ORDERS, "aggregation": [["count"]],
+                                 "breakout": [f("ORDERS.CREATED_AT", temporal_unit="minute-of-hour")]}, True, (),
+     count_by(o["CREATED_AT"].minute for o in R["ORDERS"])),
+    ("breakout-hour-of-day", {"source-table": ORDERS, "aggregation": [["count"]],
+                              "breakout": [f("ORDERS.CREATED_AT", temporal_unit="hour-of-day")]}, True, (),
+     count_by(o["CREATED_AT"].hour for o in R["ORDERS"])),
+    ("breakout-day-of-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                              "breakout": [f("ORDERS.CREATED_AT", temporal_unit="day-of-week")]}, True, (),
+     count_by((o["CREATED_AT"].weekday() + 1) % 7 + 1 for o in R["ORDERS"])),
+    ("breakout-day-of-month", {"source-table": ORDERS, "aggregation": [["count"]],
+                               "breakout": [f("ORDERS.CREATED_AT", temporal_unit="day-of-month")]}, True, (),
+     count_by(o["CREATED_AT"].day for o in R["ORDERS"])),
+    ("breakout-day-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
+                              "breakout": [f("ORDERS.CREATED_AT", temporal_unit="day-of-year")]}, True, (),
+     count_by(o["CREATED_AT"].timetuple().tm_yday for o in R["ORDERS"])),
+    ("breakout-week-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
+                               "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week-of-year")]}, True, (),
+     count_by(o["CREATED_AT"].isocalendar()[1] for o in R["ORDERS"])),
+    ("breakout-month-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
+                                "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month-of-year")]}, True, (),
+     count_by(o["CREATED_AT"].month for o in R["ORDERS"])),
+    ("breakout-quarter-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
+                                  "breakout": [f("ORDERS.CREATED_AT", temporal_unit="quarter-of-year")]}, True, (),
+     count_by((o["CREATED_AT"].month + 2) // 3 for o in R["ORDERS"])),
+    *[(f"date-breakout-{unit}", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                 "breakout": [f("PEOPLE.BIRTH_DATE", temporal_unit=unit)]}, True, (),
+       count_by(temporal.truncate(p["BIRTH_DATE"], unit) for p in R["PEOPLE"]))
+      for unit in ("week", "month", "year")],
+    ("binning-num-bins", {"source-table": ORDERS, "aggregation": [["count"]],
+                          "breakout": [f("ORDERS.TOTAL", binning={"strategy": "num-bins", "num-bins": 10})]},
+     True, (), None),
+    ("binning-bin-width", {"source-table": PRODUCTS, "aggregation": [["count"]],
+                           "breakout": [f("PRODUCTS.PRICE", binning={"strategy": "bin-width", "bin-width": 20})]},
+     True, (), count_by(math.floor(p["PRICE"] / 20) * 20 for p in R["PRODUCTS"])),
+    ("binning-default", {"source-table": ORDERS, "aggregation": [["count"]],
+                         "breakout": [f("ORDERS.QUANTITY", binning={"strategy": "default"})]}, True, (), None),
+    ("binning-coordinates", {"source-table": PEOPLE, "aggregation": [["count"]],
+                             "breakout": [f("PEOPLE.LATITUDE", binning={"strategy": "default"})]}, True, (),
+     count_by(math.floor(p["LATITUDE"] / 10) * 10 for p in R["PEOPLE"])),
+    # ---- filters ----
+    ("filter-equals", {"source-table": ORDERS, "aggregation": [["count"]],
+                       "filter": ["=", f("ORDERS.QUANTITY"), 2]}, True, (), [(orders_where(lambda o: o["QUANTITY"] == 2),)]),
+    ("filter-in", {"source-table": ORDERS, "aggregation": [["count"]],
+                   "filter": ["=", f("ORDERS.QUANTITY"), 1, 3, 5]}, True, (),
+     [(orders_where(lambda o: o["QUANTITY"] in (1, 3, 5)),)]),
+    ("filter-not-equal-keeps-nulls", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                      "filter": ["!=", f("PEOPLE.SOURCE"), "Google", "Twitter"]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if p["SOURCE"] not in ("Google", "Twitter")),)]),
+    ("filter-comparisons", {"source-table": ORDERS, "aggregation": [["count"]], "filter": [
+        "and", [">", f("ORDERS.TOTAL"), 50], ["<=", f("ORDERS.TOTAL"), 200], [">=", f("ORDERS.QUANTITY"), 2],
+        ["<", f("ORDERS.TAX"), 15]]}, True, (),
+     [(orders_where(lambda o: 50 < o["TOTAL"] <= 200 and o["QUANTITY"] >= 2 and o["TAX"] < 15),)]),
+    ("filter-between", {"source-table": ORDERS, "fields": [f("ORDERS.ID")], "order-by": [["asc", f("ORDERS.ID")]],
+                        "filter": ["between", f("ORDERS.SUBTOTAL"), 40, 60]}, True, (),
+     [(o["ID"],) for o in R["ORDERS"] if 40 <= o["SUBTOTAL"] <= 60]),
+    ("filter-null", {"source-table": ORDERS, "aggregation": [["count"], ["sum", f("ORDERS.TOTAL")]],
+                     "filter": ["is-null", f("ORDERS.DISCOUNT")]}, True, (), None),
+    ("filter-not-null-or", {"source-table": ORDERS, "aggregation": [["count"]],
+                            "filter": ["or", ["not-null", f("ORDERS.DISCOUNT")], ["=", f("ORDERS.QUANTITY"), 4]]},
+     True, (), [(orders_where(lambda o: o["DISCOUNT"] is not None or o["QUANTITY"] == 4),)]),
+    ("filter-empty", {"source-table": PEOPLE, "aggregation": [["count"]], "filter": ["is-empty", f("PEOPLE.SOURCE")]},
+     True, (), [(sum(1 for p in R["PEOPLE"] if not p["SOURCE"]),)]),
+    ("filter-not-empty", {"source-table": PEOPLE, "aggregation": [["count"]],
+                          "filter": ["not-empty", f("PEOPLE.SOURCE")]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if p["SOURCE"]),)]),
+    ("filter-not", {"source-table": PRODUCTS, "aggregation": [["count"]],
+                    "filter": ["not", ["=", f("PRODUCTS.CATEGORY"), "Gizmo"]]}, True, (), [(9,)]),
+    ("filter-contains-sensitive", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                   "filter": ["contains", f("PEOPLE.EMAIL"), "Mail"]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if "Mail" in p["EMAIL"]),)]),
+    ("filter-contains-insensitive", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                     "filter": ["contains", f("PEOPLE.EMAIL"), "MAIL", {"case-sensitive": False}]},
+     True, (), [(sum(1 for p in R["PEOPLE"] if "mail" in p["EMAIL"].lower()),)]),
+    ("filter-does-not-contain", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                 "filter": ["does-not-contain", f("PEOPLE.NAME"), "Kim"]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if "Kim" not in p["NAME"]),)]),
+    ("filter-starts-with-sensitive", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                      "filter": ["starts-with", f("PEOPLE.NAME"), "ed"]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if p["NAME"].startswith("ed")),)]),
+    ("filter-ends-with-insensitive", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                      "filter": ["ends-with", f("PEOPLE.NAME"), "LEE", {"case-sensitive": False}]},
+     True, (), [(sum(1 for p in R["PEOPLE"] if p["NAME"].lower().endswith("lee")),)]),
+    ("filter-wildcards-are-literal", {"source-table": PRODUCTS, "aggregation": [["count"]], "filter": [
+        "or", ["contains", f("PRODUCTS.VENDOR"), "100%"], ["contains", f("PRODUCTS.VENDOR"), "c_K"],
+        ["starts-with", f("PRODUCTS.VENDOR"), "O'H"], ["contains", f("PRODUCTS.VENDOR"), "%"]]}, True, (),
+     [(sum(1 for p in R["PRODUCTS"] if "Mc_Kenzie" in p["VENDOR"] or p["VENDOR"].startswith("O'H")),)]),
+    ("filter-underscore-not-wildcard", {"source-table": PRODUCTS, "aggregation": [["count"]],
+                                        "filter": ["contains", f("PRODUCTS.VENDOR"), "a_k"]}, True, (), [(0,)]),
+    ("colon-literals", {"source-table": PEOPLE, "expressions": {"tagged": ["concat", f("PEOPLE.STATE"), " :tag"]},
+                        "fields": [f("PEOPLE.ID"), ["expression", "tagged"]],
+                        "filter": ["!=", f("PEOPLE.NAME"), "x :y"], "order-by": [["asc", f("PEOPLE.ID")]]}, True, (),
+     [(p["ID"], f"{p['STATE']} :tag") for p in R["PEOPLE"]]),
+    ("filter-inside", {"source-table": PEOPLE, "aggregation": [["count"]],
+                       "filter": ["inside", f("PEOPLE.LATITUDE"), f("PEOPLE.LONGITUDE"), 40, -120, 30, -80]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if 30 <= p["LATITUDE"] <= 40 and -120 <= p["LONGITUDE"] <= -80),)]),
+    # ---- temporal filters ----
+    ("filter-date-equals-day", {"source-table": ORDERS, "aggregation": [["count"]],
+                                "filter": ["=", f("ORDERS.CREATED_AT"), sample.ROWS["ORDERS"][5]["CREATED_AT"].date().isoformat()]},
+     True, (), [(orders_where(lambda o: o["CREATED_AT"].date() == R["ORDERS"][5]["CREATED_AT"].date()),)]),
+    ("filter-month-bucket", {"source-table": ORDERS, "aggregation": [["count"]],
+                             "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="month"), "2024-03-01"]}, True, (),
+     [(orders_where(lambda o: (o["CREATED_AT"].year, o["CREATED_AT"].month) == (2024, 3)),)]),
+    ("filter-date-between", {"source-table": ORDERS, "aggregation": [["count"]],
+                             "filter": ["between", f("ORDERS.CREATED_AT"), "2024-01-01", "2024-06-30"]}, True, (),
+     [(orders_where(lambda o: dt.datetime(2024, 1, 1) <= o["CREATED_AT"] < dt.datetime(2024, 7, 1)),)]),
+    ("filter-datetime-after", {"source-table": ORDERS, "aggregation": [["count"]],
+                               "filter": [">", f("ORDERS.CREATED_AT"), "2024-10-05T12:30:00"]}, True, (),
+     [(orders_where(lambda o: o["CREATED_AT"] > dt.datetime(2024, 10, 5, 12, 30)),)]),
+    ("filter-date-column-before", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                   "filter": ["<", f("PEOPLE.BIRTH_DATE"), "1980-01-01"]}, True, (),
+     [(sum(1 for p in R["PEOPLE"] if p["BIRTH_DATE"] < dt.date(1980, 1, 1)),)]),
+    ("time-interval-last-30-days", {"source-table": ORDERS, "aggregation": [["count"]],
+                                    "filter": ["time-interval", f("ORDERS.CREATED_AT"), -30, "day"]}, True, (),
+     [(orders_where(lambda o: dt.datetime(2025, 5, 19) <= o["CREATED_AT"] < dt.datetime(2025, 6, 18)),)]),
+    ("time-interval-current-month", {"source-table": ORDERS, "aggregation": [["count"]],
+                                     "filter": ["time-interval", f("ORDERS.CREATED_AT"), "current", "month"]}, True, (),
+     [(orders_where(lambda o: dt.datetime(2025, 6, 1) <= o["CREATED_AT"] < dt.datetime(2025, 7, 1)),)]),
+    ("time-interval-include-current", {"source-table": ORDERS, "aggregation": [["count"]],
+                                       "filter": ["time-interval", f("ORDERS.CREATED_AT"), -2, "week",
+                                                  {"include-current": True}]}, True, (),
+     [(orders_where(lambda o: dt.datetime(2025, 6, 1) <= o["CREATED_AT"] < dt.datetime(2025, 6, 22)),)]),
+    ("time-interval-last-quarter", {"source-table": ORDERS, "aggregation": [["count"]],
+                                    "filter": ["time-interval", f("ORDERS.CREATED_AT"), "last", "quarter"]}, True, (),
+     [(orders_where(lambda o: dt.datetime(2025, 1, 1) <= o["CREATED_AT"] < dt.datetime(2025, 4, 1)),)]),
+    ("relative-time-interval", {"source-table": ORDERS, "aggregation": [["count"]],
+                                "filter": ["relative-time-interval", f("ORDERS.CREATED_AT"), -1, "month", -1, "year"]},
+     True, (), [(orders_where(lambda o: dt.datetime(2024, 5, 1) <= o["CREATED_AT"] < dt.datetime(2024, 6, 1)),)]),
+    ("during", {"source-table": ORDERS, "aggregation": [["count"]],
+                "filter": ["during", f("ORDERS.CREATED_AT"), "2024-02-10", "month"]}, True, (),
+     [(orders_where(lambda o: (o["CREATED_AT"].year, o["CREATED_AT"].month) == (2024, 2)),)]),
+    ("relative-datetime", {"source-table": ORDERS, "aggregation": [["count"]],
+                           "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="week"),
+                                      ["relative-datetime", -1, "week"]]}, True, (),
+     [(orders_where(lambda o: dt.datetime(2025, 6, 8) <= o["CREATED_AT"] < dt.datetime(2025, 6, 15)),)]),
+    ("extraction-filter", {"source-table": ORDERS, "aggregation": [["count"]],
+                           "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="day-of-week"), 1]}, True, (),
+     [(orders_where(lambda o: o["CREATED_AT"].weekday() == 6),)]),
+    # ---- expressions ----
+    ("arithmetic-expressions", {"source-table": ORDERS, "expressions": {
+        "net": ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")],
+        "per item": ["/", ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")], f("ORDERS.QUANTITY")],
+        "int ratio": ["/", f("ORDERS.QUANTITY"), 4],
+        "rounded": ["round", ["*", f("ORDERS.SUBTOTAL"), 1.5]],
+        "math": ["+", ["floor", f("ORDERS.TAX")], ["ceil", f("ORDERS.TAX")], ["abs", ["-", 0, f("ORDERS.QUANTITY")]],
+                 ["power", f("ORDERS.QUANTITY"), 2], ["sqrt", 16]],
+        "discount or zero": ["coalesce", f("ORDERS.DISCOUNT"), 0]},
+        "fields": [f("ORDERS.ID"), ["expression", "net"], ["expression", "per item"], ["expression", "int ratio"],
+                   ["expression", "rounded"], ["expression", "math"], ["expression", "discount or zero"]],
+        "order-by": [["asc", f("ORDERS.ID")]], "limit": 15}, True, (),
+     [(o["ID"], o["TOTAL"] - o["TAX"], (o["TOTAL"] - o["TAX"]) / o["QUANTITY"], o["QUANTITY"] / 4, None,
+       math.floor(o["TAX"]) + math.ceil(o["TAX"]) + o["QUANTITY"] + o["QUANTITY"] ** 2 + 4, o["DISCOUNT"] or 0)
+      for o in R["ORDERS"][:15]]),
+    ("string-expressions", {"source-table": PEOPLE, "expressions": {
+        "upper": ["upper", f("PEOPLE.NAME")], "lower": ["lower", f("PEOPLE.STATE")],
+        "trimmed": ["trim", ["concat", "  ", f("PEOPLE.STATE"), "  "]], "len": ["length", f("PEOPLE.NAME")],
+        "first3": ["substring", f("PEOPLE.EMAIL"), 1, 3], "label": ["concat", f("PEOPLE.NAME"), " (", f("PEOPLE.STATE"), ")"],
+        "swapped": ["replace", f("PEOPLE.EMAIL"), "example", "ex"]},
+        "fields": [f("PEOPLE.ID"), *[["expression", n] for n in ("upper", "lower", "trimmed", "len", "first3", "label", "swapped")]],
+        "order-by": [["asc", f("PEOPLE.ID")]]}, True, (),
+     [(p["ID"], p["NAME"].upper(), p["STATE"].lower(), p["STATE"], len(p["NAME"]), p["EMAIL"][:3],
+       f"{p['NAME']} ({p['STATE']})", p["EMAIL"].replace("example", "ex")) for p in R["PEOPLE"]]),
+    ("case-expression", {"source-table": ORDERS, "expressions": {
+        "size": ["case", [[["<", f("ORDERS.TOTAL"), 50], "small"], [["<", f("ORDERS.TOTAL"), 150], "medium"]],
+                 {"default": "large"}]},
+        "aggregation": [["count"]], "breakout": [["expression", "size"]]}, True, (),
+     count_by("small" if o["TOTAL"] < 50 else "medium" if o["TOTAL"] < 150 else "large" for o in R["ORDERS"])),
+    ("date-expressions", {"source-table": ORDERS, "expressions": {
+        "year": ["get-year", f("ORDERS.CREATED_AT")], "month": ["get-month", f("ORDERS.CREATED_AT")],
+        "dow": ["get-day-of-week", f("ORDERS.CREATED_AT")], "hour": ["get-hour", f("ORDERS.CREATED_AT")],
+        "quarter": ["get-quarter", f("ORDERS.CREATED_AT")],
+        "month name": ["month-name", ["get-month", f("ORDERS.CREATED_AT")]],
+        "plus 10 days": ["datetime-add", f("ORDERS.CREATED_AT"), 10, "day"],
+        "minus 2 months": ["datetime-subtract", f("ORDERS.CREATED_AT"), 2, "month"]},
+        "fields": [f("ORDERS.ID"), *[["expression", n] for n in ("year", "month", "dow", "hour", "quarter", "month name",
+                                                                  "plus 10 days", "minus 2 months")]],
+        "filter": ["<=", f("ORDERS.ID"), 20], "order-by": [["asc", f("ORDERS.ID")]]}, True, (),
+     [(o["ID"], o["CREATED_AT"].year, o["CREATED_AT"].month, (o["CREATED_AT"].weekday() + 1) % 7 + 1,
+       o["CREATED_AT"].hour, (o["CREATED_AT"].month + 2) // 3, o["CREATED_AT"].strftime("%B"),
+       o["CREATED_AT"] + dt.timedelta(days=10), temporal.add(o["CREATED_AT"], -2, "month"))
+      for o in R["ORDERS"][:20] if o["CREATED_AT"].day <= 28 or True]),
+    ("expression-filter", {"source-table": ORDERS, "expressions": {"net": ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")]},
+                           "aggregation": [["count"]], "filter": [">", ["expression", "net"], 100]}, True, (),
+     [(orders_where(lambda o: o["TOTAL"] - o["TAX"] > 100),)]),
+    # ---- aggregations ----
+    ("cumulative", {"source-table": ORDERS, "aggregation": [["cum-sum", f("ORDERS.QUANTITY")], ["cum-count"]],
+                    "breakout": [f("ORDERS.CREATED_AT", temporal_unit="quarter")]}, True, (), None),
+    ("cumulative-partitioned", {"source-table": ORDERS, "aggregation": [["cum-count"]],
+                                "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID"),
+                                             f("ORDERS.CREATED_AT", temporal_unit="year")]}, True, (), None),
+    ("stddev-var", {"source-table": ORDERS, "aggregation": [["stddev", f("ORDERS.TOTAL")], ["var", f("ORDERS.QUANTITY")]]},
+     True, ("standard-deviation-aggregations",), None),
+    ("median-percentile", {"source-table": ORDERS, "aggregation": [["median", f("ORDERS.TOTAL")],
+                                                                   ["percentile", f("ORDERS.QUANTITY"), 0.9]]},
+     True, ("percentile-aggregations",), None),
+    ("conditional-aggregations", {"source-table": ORDERS, "aggregation": [
+        ["share", [">", f("ORDERS.QUANTITY"), 2]], ["count-where", ["not-null", f("ORDERS.DISCOUNT")]],
+        ["sum-where", f("ORDERS.SUBTOTAL"), ["=", f("ORDERS.QUANTITY"), 1]],
+        ["distinct-where", f("ORDERS.USER_ID"), ["<", f("ORDERS.TOTAL"), 60]]]}, True, (),
+     [(orders_where(lambda o: o["QUANTITY"] > 2) / 120, orders_where(lambda o: o["DISCOUNT"] is not None),
+       sum(o["SUBTOTAL"] for o in R["ORDERS"] if o["QUANTITY"] == 1),
+       len({o["USER_ID"] for o in R["ORDERS"] if o["TOTAL"] < 60}))]),
+    ("aggregation-expressions", {"source-table": ORDERS, "aggregation": [
+        ["aggregation-options", ["/", ["sum", f("ORDERS.TOTAL")], ["count"]], {"name": "avg_total", "display-name": "Avg"}],
+        ["+", ["max", f("ORDERS.QUANTITY")], 1]], "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]}, True, (), None),
+    # ---- joins ----
+    ("left-join-all", {"source-table": ORDERS, "joins": [{
+        "source-table": PRODUCTS, "alias": "Products", "fields": "all",
+        "condition": ["=", f("ORDERS.PRODUCT_ID"), f("PRODUCTS.ID", join_alias="Products")]}],
+        "order-by": [["asc", f("ORDERS.ID")]], "limit": 8}, True, (), None),
+    ("inner-join-fields", {"source-table": ORDERS, "fields": [f("ORDERS.ID")], "joins": [{
+        "source-table": PEOPLE, "alias": "U", "strategy": "inner-join", "fields": [f("PEOPLE.STATE", join_alias="U")],
+        "condition": ["and", ["=", f("ORDERS.USER_ID"), f("PEOPLE.ID", join_alias="U")],
+                      ["=", f("PEOPLE.SOURCE", join_alias="U"), "Google"]]}],
+        "order-by": [["asc", f("ORDERS.ID")]]}, True, (), None),
+    ("right-join", {"source-table": ORDERS, "aggregation": [["count", f("ORDERS.ID")]],
+                    "breakout": [f("PEOPLE.ID", join_alias="P")], "joins": [{
+                        "source-table": PEOPLE, "alias": "P", "strategy": "right-join",
+                        "condition": ["and", ["=", f("ORDERS.USER_ID"), f("PEOPLE.ID", join_alias="P")],
+                                      [">", f("ORDERS.QUANTITY"), 4]]}]}, True, ("right-join",), None),
+    ("full-join", {"source-table": PRODUCTS, "aggregation": [["count"]],
+                   "breakout": [f("PRODUCTS.CATEGORY"), f("PEOPLE.STATE", join_alias="P")], "joins": [{
+                       "source-table": PEOPLE, "alias": "P", "strategy": "full-join",
+                       "condition": ["=", f("PRODUCTS.ID"), f("PEOPLE.ID", join_alias="P")]}]}, True, ("full-join",), None),
+    ("join-source-query", {"source-table": PEOPLE, "fields": [f("PEOPLE.ID"), f("PEOPLE.NAME")], "joins": [{
+        "alias": "Totals", "fields": "all",
+        "source-query": {"source-table": ORDERS, "aggregation": [["sum", f("ORDERS.TOTAL")]], "breakout": [f("ORDERS.USER_ID")]},
+        "condition": ["=", f("PEOPLE.ID"), ["field", "USER_ID", {"base-type": "type/Integer", "join-alias": "Totals"}]]}],
+        "order-by": [["asc", f("PEOPLE.ID")]]}, True, (), None),
+    ("join-breakout-and-implicit", {"source-table": ORDERS, "aggregation": [["avg", f("PRODUCTS.RATING", join_alias="Pr")]],
+                                    "breakout": [fk("PEOPLE.SOURCE", "ORDERS.USER_ID")], "joins": [{
+                                        "source-table": PRODUCTS, "alias": "Pr",
+                                        "condition": ["=", f("ORDERS.PRODUCT_ID"), f("PRODUCTS.ID", join_alias="Pr")]}]},
+     True, (), None),
+    # ---- nested queries ----
+    ("nested-filter-on-aggregate", {"source-query": {"source-table": ORDERS, "aggregation": [["count"]],
+                                                     "breakout": [f("ORDERS.USER_ID")]},
+                                    "filter": [">", ["field", "count", {"base-type": "type/BigInteger"}], 8],
+                                    "order-by": [["desc", ["field", "count", {"base-type": "type/BigInteger"}]],
+                                                 ["asc", f("ORDERS.USER_ID")]]}, True, (),
+     sorted(((u, n) for u, n in Counter(o["USER_ID"] for o in R["ORDERS"]).items() if n > 8), key=lambda r: (-r[1], r[0]))),
+    ("nested-aggregate-twice", {"source-query": {"source-table": ORDERS, "aggregation": [["sum", f("ORDERS.QUANTITY")]],
+                                                 "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month")]},
+                                "aggregation": [["max", ["field", "sum", {"base-type": "type/Integer"}]], ["count"]],
+                                "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year")]}, True, (), None),
+    ("three-stages", {"source-query": {"source-query": {"source-table": ORDERS, "filter": [">", f("ORDERS.QUANTITY"), 1],
+                                                        "fields": [f("ORDERS.ID"), f("ORDERS.TOTAL"), f("ORDERS.USER_ID")]},
+                                       "expressions": {"double": ["*", ["field", "TOTAL", {"base-type": "type/Float"}], 2]},
+                                       "filter": ["<", ["expression", "double"], 300]},
+                      "aggregation": [["count"], ["sum", ["field", "double", {"base-type": "type/Float"}]]]}, True, (),
+     [(orders_where(lambda o: o["QUANTITY"] > 1 and o["TOTAL"] * 2 < 300),
+       sum(o["TOTAL"] * 2 for o in R["ORDERS"] if o["QUANTITY"] > 1 and o["TOTAL"] * 2 < 300))]),
+]
+CASE_IDS = [c[0] for c in CASES]
+assert len(set(CASE_IDS)) == len(CASE_IDS)
+
+
+def normal(value):
+    """One comparable form for a value from any engine (and for Python's expected values)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float, Decimal)):
+        return float(value)
+    if isinstance(value, dt.datetime):
+        return value.replace(microsecond=0, tzinfo=None)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, str):
+        parsed = temporal.parse(value.replace(".000000", ""))
+        if parsed is not None:
+            return normal(parsed)
+    return value
+
+
+def same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return a == b
+
+
+def assert_rows_equal(actual, expected, context: str) -> None:
+    assert len(actual) == len(expected), f"{context}: {len(actual)} rows, expected {len(expected)}\n{actual}\n{expected}"
+    for i, (row, want) in enumerate(zip(actual, expected)):
+        assert len(row) == len(want), f"{context} row {i}: {row} vs {want}"
+        assert all(same(a, b) for a, b in zip(row, want)), f"{context} row {i}: {row} != {want}"
+
+
+def sort_key(row):
+    return tuple((v is not None, str(type(v)), v if v is not None else 0) for v in row)
+
+
+def run_case(sample_db, query) -> list[tuple]:
+    normalized = normalize(sample.resolve({"database": "$db", "type": "query", "query": query}, sample_db.ids))
+    compiled = compile_query(sample_db.session, normalized, sample_db.driver, now=sample.NOW)
+    return [tuple(normal(v) for v in row) for row in sample_db.run(compiled.sql, compiled.params)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_conformance(samples, case):
+    name, query, ordered, features, expected = case
+    results = {}
+    for engine in ENGINES:
+        sample_db = samples[engine]
+        if not all(feature in sample_db.driver.features for feature in features):
+            with pytest.raises(Invalid, match="not supported by the"):
+                run_case(sample_db, query)
+            continue
+        rows = run_case(sample_db, query)
+        results[engine] = rows if ordered else sorted(rows, key=sort_key)
+    assert len(results) >= 2, f"{name} ran on fewer than two engines"
+    reference_engine, reference = next(iter(results.items()))
+    assert reference, f"{name}: no rows on {reference_engine}; the case tests nothing"
+    for engine, rows in results.items():
+        assert_rows_equal(rows, reference, f"{name}: {engine} vs {reference_engine}")
+    if expected is not None:
+        want = [tuple(normal(v) for v in row) for row in expected]
+        got = reference
+        if name == "arithmetic-expressions":
+            # ROUND's half-way rule differs from Python's banker's rounding: check that column apart.
+            assert all(abs(g[4] - o["SUBTOTAL"] * 1.5) <= 0.5 for g, o in zip(got, R["ORDERS"]))
+            got = [g[:4] + (None,) + g[5:] for g in got]
+        assert_rows_equal(got, want if ordered else sorted(want, key=sort_key), f"{name}: {reference_engine} vs Python")
