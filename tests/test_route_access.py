@@ -118,6 +118,7 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/database/-1337/datasets"): USER,
     ("GET", "/api/database/-1337/datasets/*"): USER,
     ("GET", "/api/database/*/card_autocomplete_suggestions"): USER,
+    ("POST", "/api/card/from-csv"): USER,
     ("POST", "/api/card/*/persist"): USER,
     ("POST", "/api/card/*/refresh"): USER,
     ("POST", "/api/card/*/unpersist"): USER,

@@ -103,3 +103,7 @@ class SchemaPath(Params):
 
 class AutocompleteQuery(Params):
     query: t.NonBlankStr
+
+
+class UploadForm(Params):
+    collection_id: t.PositiveInt | None = None

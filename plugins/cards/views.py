@@ -1,8 +1,9 @@
 """/api/card endpoints: parse, call one service function, return what it gives."""
 from core import auth, db
 from core.api import Api
+from core.errors import Invalid
 
-from . import params, persist, running, series, virtual
+from . import params, persist, running, series, uploads, virtual
 from . import schemas as s
 from . import service
 from .serialize import card_json, summary_json
@@ -209,3 +210,15 @@ def persist_database(path):
 def unpersist_database(path):
     """Stop persisting models of this database and drop their tables (204 also when already off)."""
     persist.disable_database(db.session(), path.id)
+
+
+@card_api.post("/from-csv", body=s.UploadForm)
+def from_csv(body):
+    """Create a table from the attached CSV (multipart field `file`) and a model on it; returns its id."""
+    from flask import request
+
+    upload = request.files.get("file")
+    if upload is None:
+        raise Invalid({"file": "value must be an uploaded CSV file."})
+    return uploads.from_csv(db.session(), auth.require_user(), upload.filename or "upload.csv", upload.read(),
+                            body.collection_id)
