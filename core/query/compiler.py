@@ -23,6 +23,9 @@ from .clauses import ClauseCompiler
 from .mbql import Query, Stage
 from .refs import Col, Context, QuerySource
 
+# The database id clients send with "card__N" sources when they do not know the card's database.
+VIRTUAL_DATABASE = -1337
+
 __all__ = ["Compiled", "compile_query", "apply_limit"]
 
 
@@ -83,8 +86,8 @@ def bind_colon_literals(tree: exp.Expression) -> dict:
 def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, list[Col]]:
     tree, cols = None, None
     for i, stage in enumerate(stages):
-        if i > 0 and stage.source_table is not None:
-            raise Invalid("Invalid MBQL: only the first stage may have a source-table.")
+        if i > 0 and (stage.source_table is not None or stage.source_card is not None):
+            raise Invalid("Invalid MBQL: only the first stage may have a source-table or source-card.")
         if stage.native is not None:
             if i > 0:
                 raise Invalid("Invalid MBQL: only the first stage may be a native query.")
@@ -92,9 +95,37 @@ def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, l
 
             tree, cols = native_source(context, stage)
             continue
+        # The processor expands card sources first (core.query.cards.expand: native cards and
+        # persisted models too); this covers callers that compile without it.
+        if stage.source_card is not None:
+            tree, cols = compile_card(context, stage.source_card)
         source = QuerySource(alias="source", tree=tree, cols=cols) if tree is not None else None
         tree, cols = StageCompiler(context, stage, source).compile()
     return tree, cols
+
+
+def compile_card(context: Context, card_id: int) -> tuple[exp.Select, list[Col]]:
+    """A saved MBQL question or model as the source of a stage: its own stages, compiled in place."""
+    from ..models.card import Card
+    from .mbql import normalize
+
+    card = context.session.get(Card, card_id)
+    if card is None or card.archived:
+        raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
+    if card_id in context.cards:
+        raise Invalid(f"Invalid MBQL: card {card_id} is its own source.")
+    if context.database_id == VIRTUAL_DATABASE:
+        context.database_id = card.database_id
+    if card.database_id != context.database_id:
+        raise Invalid(f"Invalid MBQL: card {card_id} is not in database {context.database_id}.")
+    stages = normalize(card.dataset_query).stages
+    if stages[0].native is not None:
+        raise Invalid(f"Invalid MBQL: card {card_id} is a native query; native questions cannot be a source yet.")
+    context.cards.append(card_id)
+    try:
+        return compile_stages(context, stages)
+    finally:
+        context.cards.pop()
 
 
 class StageCompiler(ClauseCompiler):
@@ -106,7 +137,10 @@ class StageCompiler(ClauseCompiler):
         self.expressions.update(stage.expressions)
         for join in stage.joins:
             self.add_join(join)
-        conditions = [self.filter(f) for f in stage.filters]
+        # Several filters (MBQL 5 "filters", or parameters added to a legacy "filter") are one AND.
+        where = None
+        if stage.filters:
+            where = self.filter(stage.filters[0] if len(stage.filters) == 1 else ["and", *stage.filters])
         cols = self.aggregated_columns() if stage.aggregated else self.plain_columns()
         self.unique(cols)
         # Everything that may add an implicit join is compiled before the FROM clause is assembled.
@@ -117,8 +151,8 @@ class StageCompiler(ClauseCompiler):
         select = select.from_(self.from_expression(), copy=False)
         for join in self.join_clauses:
             select = select.join(join, copy=False)
-        if conditions:
-            select = select.where(exp.and_(*conditions) if len(conditions) > 1 else conditions[0], copy=False)
+        if where is not None:
+            select = select.where(where, copy=False)
         if stage.breakouts:
             select = select.group_by(*[c.group_sql for c in cols if c.group_sql is not None], copy=False)
         if order:

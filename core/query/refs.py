@@ -53,6 +53,7 @@ class Context:
     driver: Any
     database_id: int
     now: dt.datetime
+    cards: list = dc_field(default_factory=list)  # source cards being expanded (cycle guard)
     _fields: dict = dc_field(default_factory=dict)
     _tables: dict = dc_field(default_factory=dict)
     # Native source stages (from native cards and persisted models) by placeholder (core.query.cards).
@@ -193,8 +194,6 @@ class RefResolver:
         if stage.source_table is not None:
             table = self.context.table(stage.source_table)
             self.main = TableSource(table, table.name)
-        elif stage.source_card is not None:
-            raise Invalid(f"Invalid MBQL: card {stage.source_card} does not exist.")
         elif self.source is not None:
             self.main = self.source
         else:

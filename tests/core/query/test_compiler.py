@@ -238,3 +238,98 @@ def test_native_query_is_not_compiled(metadata):
     with pytest.raises(Invalid, match="native"):
         compile_query(metadata[0], normalize({"database": 1, "type": "native", "native": {"query": "SELECT 1"}}),
                       driver_class("sqlite"))
+
+
+@pytest.fixture(scope="module")
+def cards(appdb, sqlite_sample):
+    """Saved questions over the SQLite sample: an MBQL one, a native one, one sourcing itself."""
+    from core.models.card import Card
+    from core.users import create_user
+
+    ids = sqlite_sample.ids
+    with appdb.session() as session:
+        owner = create_user(session, email="cards@example.com", first_name="C", last_name="Ard", password_hash="x")
+        session.flush()
+
+        def card(name, query, **kw):
+            c = Card(name=name, display="table", dataset_query=query, creator_id=owner.id,
+                     database_id=ids["database"], query_type=query.get("type", "query"), **kw)
+            session.add(c)
+            session.flush()
+            return c.id
+
+        by_user = card("by user", sample.resolve({"database": "$db", "type": "query", "query": {
+            "source-table": "$$ORDERS", "aggregation": [["count"]], "breakout": [f("ORDERS.USER_ID")]}}, ids))
+        native = card("native", {"database": ids["database"], "type": "native", "native": {"query": "SELECT 1"}})
+        archived = card("archived", sample.resolve({"database": "$db", "type": "query",
+                                                    "query": {"source-table": "$$ORDERS"}}, ids), archived=True)
+        selfish = card("selfish", {"database": ids["database"], "type": "query", "query": {"source-table": "card__1"}})
+        c = session.get(Card, selfish)
+        c.dataset_query = {"database": ids["database"], "type": "query", "query": {"source-table": f"card__{selfish}"}}
+    return {"by_user": by_user, "native": native, "archived": archived, "selfish": selfish}
+
+
+def run_sqlite(sqlite_sample, outer: dict):
+    query = normalize(sample.resolve(outer, sqlite_sample.ids))
+    compiled = compile_query(sqlite_sample.session, query, sqlite_sample.driver, now=sample.NOW)
+    return compiled, sqlite_sample.run(compiled.sql, compiled.params)
+
+
+def test_saved_question_as_source(sqlite_sample, cards):
+    from collections import Counter
+
+    counts = Counter(o["USER_ID"] for o in sample.ROWS["ORDERS"])
+    for database in ("$db", -1337):
+        compiled, rows = run_sqlite(sqlite_sample, {"database": database, "type": "query", "query": {
+            "source-table": f"card__{cards['by_user']}", "filter": [">=", ["field", "count", {"base-type": "type/BigInteger"}], 9],
+            "order-by": [["asc", ["field", "USER_ID", {"base-type": "type/Integer"}]]]}})
+        assert rows == sorted((u, n) for u, n in counts.items() if n >= 9)
+        assert [c["name"] for c in compiled.columns] == ["USER_ID", "count"]
+    # MBQL 5 names the card with source-card, and a join can use a card too.
+    compiled, rows = run_sqlite(sqlite_sample, {"lib/type": "mbql/query", "database": "$db", "stages": [
+        {"lib/type": "mbql.stage/mbql", "source-table": "$$PEOPLE",
+         "joins": [{"lib/type": "mbql/join", "alias": "C", "fields": "all",
+                    "stages": [{"lib/type": "mbql.stage/mbql", "source-card": cards["by_user"]}],
+                    "conditions": [["=", {}, ["field", {}, "$PEOPLE.ID"],
+                                    ["field", {"base-type": "type/Integer", "join-alias": "C"}, "USER_ID"]]]}],
+         "fields": [["field", {}, "$PEOPLE.ID"]], "order-by": [["asc", {}, ["field", {}, "$PEOPLE.ID"]]]}]})
+    assert rows == [(p["ID"], p["ID"] if counts[p["ID"]] else None, counts[p["ID"]] or None) for p in sample.ROWS["PEOPLE"]]
+
+
+@pytest.mark.parametrize("key, fragment", [
+    ("native", "is a native query"), ("archived", "does not exist"), ("selfish", "is its own source")])
+def test_unusable_source_cards(sqlite_sample, cards, key, fragment):
+    with pytest.raises(Invalid, match=fragment):
+        run_sqlite(sqlite_sample, {"database": "$db", "type": "query", "query": {"source-table": f"card__{cards[key]}"}})
+
+
+def test_mbql5_compiles_like_its_legacy_twin(metadata):
+    session, ids = metadata
+    i = ids["postgres"]
+    legacy = {"database": i["database"], "type": "query", "query": {
+        "source-table": i["$$ORDERS"],
+        "expressions": {"net": ["-", ["field", i["$ORDERS.TOTAL"], None], ["field", i["$ORDERS.TAX"], None]]},
+        "filter": ["and", ["time-interval", ["field", i["$ORDERS.CREATED_AT"], None], -2, "month", {"include-current": True}],
+                   ["contains", ["field", i["$PRODUCTS.TITLE"], {"source-field": i["$ORDERS.PRODUCT_ID"]}], "lamp",
+                    {"case-sensitive": False}]],
+        "aggregation": [["sum", ["expression", "net"]], ["aggregation-options", ["count"], {"name": "n"}]],
+        "breakout": [["field", i["$ORDERS.CREATED_AT"], {"temporal-unit": "week"}]],
+        "order-by": [["desc", ["aggregation", 1]]], "limit": 4}}
+    current = {"lib/type": "mbql/query", "database": i["database"], "stages": [{
+        "lib/type": "mbql.stage/mbql", "source-table": i["$$ORDERS"],
+        "expressions": [["-", {"lib/uuid": "1", "lib/expression-name": "net"}, ["field", {"lib/uuid": "2"}, i["$ORDERS.TOTAL"]],
+                         ["field", {"lib/uuid": "3"}, i["$ORDERS.TAX"]]]],
+        "filters": [["time-interval", {"lib/uuid": "4", "include-current": True}, ["field", {"lib/uuid": "5"}, i["$ORDERS.CREATED_AT"]],
+                     -2, "month"],
+                    ["contains", {"lib/uuid": "6", "case-sensitive": False},
+                     ["field", {"lib/uuid": "7", "source-field": i["$ORDERS.PRODUCT_ID"]}, i["$PRODUCTS.TITLE"]], "lamp"]],
+        "aggregation": [["sum", {"lib/uuid": "a1"}, ["expression", {"lib/uuid": "8"}, "net"]],
+                        ["count", {"lib/uuid": "a2", "name": "n"}]],
+        "breakout": [["field", {"lib/uuid": "9", "temporal-unit": "week"}, i["$ORDERS.CREATED_AT"]]],
+        "order-by": [["desc", {"lib/uuid": "10"}, ["aggregation", {"lib/uuid": "11"}, "a2"]]], "limit": 4}]}
+    driver = driver_class("postgres")
+    one = compile_query(session, normalize(legacy), driver, now=sample.NOW)
+    two = compile_query(session, normalize(current), driver, now=sample.NOW)
+    assert one.sql == two.sql
+    assert one.columns == two.columns
+    assert '"n" DESC' in one.sql and "LIMIT 4" in one.sql
