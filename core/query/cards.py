@@ -46,6 +46,8 @@ def result_metadata(session: Session, user: User | None, dataset_query: dict) ->
 
 _resolving: contextvars.ContextVar[frozenset] = contextvars.ContextVar("tessera_cards_resolving", default=frozenset())
 
+VIRTUAL_DATABASE = -1337
+
 # A native source is compiled as a placeholder table; the processor splices the SQL in its place.
 PLACEHOLDER = "__tessera_native_source_{}__"
 
@@ -61,6 +63,19 @@ def resolving(card_id: int):
         yield
     finally:
         _resolving.reset(token)
+
+
+def resolve_virtual_database(session: Session, query: Query) -> None:
+    """A query on the Saved Questions database (-1337) runs on the database of its source card."""
+    if query.database != VIRTUAL_DATABASE:
+        return
+    card_id = query.stages[0].source_card
+    if card_id is None:
+        raise Invalid("Invalid query: the Saved Questions database (-1337) needs a card as its source.")
+    card = session.get(Card, card_id)
+    if card is None or card.archived or card.database_id is None:
+        raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
+    query.database = card.database_id
 
 
 def _card(session: Session, card_id: int, database_id: int) -> Card:

@@ -32,6 +32,7 @@ from . import native as N
 from . import parameters as P
 from . import results as R
 from .cards import expand as expand_cards
+from .cards import resolve_virtual_database
 from .cards import resolving as card_resolution
 from .cards import splice as splice_natives
 from .errors import QueryFailed
@@ -355,6 +356,10 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         dataset_query["parameters"] = parameters
     try:
         query = normalize(dataset_query)
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
+    try:
+        resolve_virtual_database(session, query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
     database = session.get(Database, query.database)

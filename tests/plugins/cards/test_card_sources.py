@@ -91,3 +91,22 @@ def test_cycles_fail_cleanly_at_run_time(app, user, warehouse):
     assert failed_native.status_code == 400 and failed_native.json["status"] == "failed"
     missing = user.post("/api/dataset", json=mbql_query(db, **{"source-table": "card__999"}))
     assert missing.status_code == 400 and "999" in missing.json["error"]
+
+
+def test_queries_on_the_saved_questions_database(user, warehouse):
+    model = user.post("/api/card", json=card_body("Ppl", native_query(warehouse["db"], "SELECT id FROM people"),
+                                                  type="model")).json
+    data = run(user, mbql_query(-1337, **{"source-table": f"card__{model['id']}", "aggregation": [["count"]]}))
+    assert data["rows"] == [[3]]
+    bad = user.post("/api/dataset", json=mbql_query(-1337, **{"source-table": warehouse["people"]}))
+    assert bad.status_code == 400
+
+
+def test_saving_a_question_on_the_saved_questions_database(user, warehouse):
+    model = user.post("/api/card", json=card_body("Ppl", native_query(warehouse["db"], "SELECT id FROM people"),
+                                                  type="model")).json
+    card = user.post("/api/card", json=card_body("On -1337", mbql_query(-1337, **{"source-table": f"card__{model['id']}"})))
+    assert card.status_code == 200, card.json
+    assert card.json["database_id"] == warehouse["db"] and card.json["source_card_id"] == model["id"]
+    assert card.json["dataset_query"]["database"] == -1337
+    assert user.post(f"/api/card/{card.json['id']}/query").json["row_count"] == 3
