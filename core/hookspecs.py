@@ -82,7 +82,8 @@ def authenticate(request, session):
 @hookspec
 def check_permission(user, action, obj):
     """Fires whenever core.permissions decides whether `user` may do `action` ("read", "write",
-    "query", "native", "download", "data-model", ...) to `obj`.
+    "view-data", "query", "native", "download", "data-model", "details", "execute") to `obj`, a dict
+    {"model": "collection" | "database", "id": ..., and "namespace" or "table_id"}.
 
     Return True or False to take part, None to abstain. Any False denies; otherwise any True grants;
     when every plugin abstains the core's own policy decides.

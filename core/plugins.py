@@ -27,13 +27,13 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.docs",
     "plugins.cards",
     "plugins.sharing",
+    "plugins.collections",
+    "plugins.search",
     "plugins.dataset",
     "plugins.exports",
     "plugins.snippets",
     "plugins.query_cache",
     "plugins.query_audit",
-    "plugins.collections",
-    "plugins.search",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (

@@ -63,10 +63,6 @@ class SQLiteDriver(SQLDriver):
     probe_sql = "SELECT count(*) FROM sqlite_master"
 
     @classmethod
-    def transform(cls, tree):
-        return sqlite_temporal(tree)
-
-    @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
         # The file is opened by `creator`, read-only; the URL only names the dialect.
         return URL.create("sqlite")
@@ -221,8 +217,9 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     def transform(cls, tree):
-        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has.
-        return tree.transform(_spread)
+        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
+        # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().
+        return sqlite_temporal(tree.transform(_spread))
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))

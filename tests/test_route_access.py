@@ -124,6 +124,19 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("POST", "/api/card/*/unpersist"): USER,
     ("POST", "/api/database/*/persist"): SUPERUSER,
     ("POST", "/api/database/*/unpersist"): SUPERUSER,
+    # plugins.dataset (the processor checks data permissions per database)
+    ("POST", "/api/dataset"): USER,
+    ("POST", "/api/dataset/*"): USER,
+    ("POST", "/api/dataset/duration"): USER,
+    ("POST", "/api/dataset/native"): USER,
+    ("POST", "/api/dataset/pivot"): USER,
+    ("POST", "/api/dataset/parameter/values"): USER,
+    ("POST", "/api/dataset/parameter/search/*"): USER,
+    # plugins.snippets
+    ("GET", "/api/native-query-snippet"): USER,
+    ("GET", "/api/native-query-snippet/*"): USER,
+    ("POST", "/api/native-query-snippet"): USER,
+    ("PUT", "/api/native-query-snippet/*"): USER,
 }
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.

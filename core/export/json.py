@@ -5,6 +5,7 @@ from typing import Iterable, Iterator
 
 import orjson
 
+from . import batched
 from .formatting import formatter, titles
 
 CHUNK = 64 * 1024
@@ -18,14 +19,15 @@ def write(columns: list[dict], rows: Iterable[tuple], options: dict | None = Non
     parts: list[bytes] = [b"["]
     size = 1
     first = True
-    for row in rows:
-        item = orjson.dumps({k: f(v) for k, f, v in zip(keys, formatters, row)},
-                            option=orjson.OPT_NON_STR_KEYS, default=str)
-        if not first:
-            parts.append(b",")
-        first = False
-        parts.append(item)
-        size += len(item) + 1
+    for batch in batched(rows):
+        for row in batch:
+            item = orjson.dumps({k: f(v) for k, f, v in zip(keys, formatters, row)},
+                                option=orjson.OPT_NON_STR_KEYS, default=str)
+            if not first:
+                parts.append(b",")
+            first = False
+            parts.append(item)
+            size += len(item) + 1
         if size >= CHUNK:
             yield b"".join(parts)
             parts.clear()

@@ -3,8 +3,6 @@ embed): Metabase's headers and file name, and a streamed body that closes the qu
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
-
 from flask import Response, stream_with_context
 
 from ..api import dumps
@@ -28,7 +26,7 @@ def download(result, exporter: Exporter, options: dict, prefix: str = "query_res
 
     def body():
         try:
-            yield from exporter.write(result.cols, iter(result), options)
+            yield from exporter.write(result.cols, result, options)
         finally:
             result.close()
 
@@ -48,16 +46,9 @@ def api_stream(envelope_head: dict, result, js_int_to_string: bool = True) -> Re
         try:
             yield head[:-1] + b',"data":{"cols":' + dumps(result.cols) + b',"rows":['
             first = True
-            batch: list[Any] = []
-            for row in result:
-                batch.append(row)
-                if len(batch) >= 1000:
-                    chunk = dumps(json_rows(batch, js_int_to_string))[1:-1]
-                    yield (b"" if first else b",") + chunk
-                    first = False
-                    batch.clear()
-            if batch:
+            for batch in result.batches():
                 yield (b"" if first else b",") + dumps(json_rows(batch, js_int_to_string))[1:-1]
+                first = False
             yield b']},"row_count":' + str(result.row_count).encode() + b"}"
         finally:
             result.close()

@@ -15,9 +15,9 @@ import re
 import zipfile
 from typing import Any, Iterable, Iterator
 
+from . import batched
 from .formatting import titles
 
-BATCH = 2000
 EPOCH = dt.datetime(1899, 12, 30)
 EPOCH_DATE = dt.date(1899, 12, 30)
 # Characters XML 1.0 forbids; a value holding one would make the file unreadable.
@@ -183,14 +183,11 @@ def write(columns: list[dict], rows: Iterable[tuple], options: dict | None = Non
                              for t in titles(columns, options.get("visualization_settings"), False))
             sheet.write((SHEET_START + f"<row>{header}</row>").encode("utf-8"))
             cell = _cell
-            batch: list[str] = []
-            for row in rows:
-                batch.append("<row>" + "".join([cell(v) for v in row]) + "</row>")
-                if len(batch) >= BATCH:
-                    sheet.write("".join(batch).encode("utf-8"))
-                    batch.clear()
-                    data = sink.take()
-                    if data:
-                        yield data
-            sheet.write(("".join(batch) + SHEET_END).encode("utf-8"))
+            for batch in batched(rows):
+                sheet.write("".join(["<row>" + "".join([cell(v) for v in row]) + "</row>" for row in batch])
+                            .encode("utf-8"))
+                data = sink.take()
+                if data:
+                    yield data
+            sheet.write(SHEET_END.encode("utf-8"))
     yield sink.take()

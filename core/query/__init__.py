@@ -1,2 +1,2 @@
-"""Queries: MBQL normalisation and compilation, native template tags, parameters, and the processor
-that runs them (core.query.processor is the entry point for every plugin)."""
+"""Queries: MBQL normalisation (mbql) and compilation to SQL (compiler), native template tags (native),
+parameters, and the processor that runs them (processor: the entry point for every plugin)."""

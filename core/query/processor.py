@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -86,6 +87,10 @@ class QueryContext:
         return self.export_format is not None
 
 
+BATCH = 2000
+_END = object()
+
+
 class Result:
     """Columns known up front, rows streamed once; closing runs the callbacks exactly once."""
 
@@ -108,8 +113,8 @@ class Result:
     def on_close(self, callback: Callable[["Result"], None]) -> None:
         self._callbacks.append(callback)
 
-    def tap(self, callback: Callable[[tuple], None]) -> None:
-        """Called with every row as it streams past (the cache keeps a copy this way)."""
+    def tap(self, callback: Callable[[list], None]) -> None:
+        """Called with every batch of rows as it streams past (the cache keeps a copy this way)."""
         self._taps.append(callback)
 
     @property
@@ -117,17 +122,24 @@ class Result:
         end = self.finished_at or time.monotonic()
         return int((end - self.context.started) * 1000)
 
-    def __iter__(self) -> Iterator[tuple]:
+    def batches(self, size: int = BATCH) -> Iterator[list]:
+        """The rows in lists of up to `size`, cut at the row limit; closes the result at the end."""
         limit = self.context.max_rows
+        source = iter(self._rows)
         try:
-            for row in self._rows:
-                if limit is not None and self.row_count >= limit:
-                    self.truncated = True
+            while True:
+                want = size if limit is None else min(size, limit - self.row_count)
+                if want <= 0:
+                    if next(source, _END) is not _END:  # the core fetched one row past the limit
+                        self.truncated = True
                     break
-                self.row_count += 1
+                batch = list(itertools.islice(source, want))
+                if not batch:
+                    break
+                self.row_count += len(batch)
                 for tap in self._taps:
-                    tap(row)
-                yield row
+                    tap(batch)
+                yield batch
             if limit is not None and self.row_count == limit and self.context.limit_from_constraints:
                 self.truncated = True
         except QueryFailed as exc:
@@ -138,6 +150,10 @@ class Result:
             raise self.error from exc
         finally:
             self.close()
+
+    def __iter__(self) -> Iterator[tuple]:
+        for batch in self.batches():
+            yield from batch
 
     def close(self) -> None:
         if self._closed:
@@ -172,6 +188,12 @@ def _failure(context: QueryContext, exc: BaseException) -> QueryFailed:
         return QueryFailed(exc.message, "driver")
     if isinstance(exc, Invalid):
         return QueryFailed(_message(exc), "invalid-query")
+    from sqlalchemy.exc import DBAPIError
+
+    if isinstance(exc, DBAPIError):  # connecting failed (the driver translates statement errors)
+        original = exc.orig or exc
+        return QueryFailed(str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__,
+                           "driver")
     log.exception("query failed unexpectedly")
     return QueryFailed(str(exc) or type(exc).__name__, "qp")
 
@@ -191,14 +213,22 @@ def _message(error: ApiError) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
+SETTINGS_MEMO = "tessera.query.settings"
+
+
 def setting(session: Session, key: str, default: Any = None) -> Any:
-    """A setting's value, or `default` when no plugin declares it (the plugin may be disabled)."""
+    """A setting's value, or `default` when no plugin declares it (the plugin may be disabled).
+
+    Read once per query run: the memo lives in the session's info and prepare() clears it."""
     from ..auth import tessera
 
-    try:
-        value = tessera().settings.get(session, key)
-    except NotFound:
-        return default
+    memo = session.info.setdefault(SETTINGS_MEMO, {})
+    if key not in memo:
+        try:
+            memo[key] = tessera().settings.get(session, key)
+        except NotFound:
+            memo[key] = None
+    value = memo[key]
     return default if value is None else value
 
 
@@ -214,7 +244,13 @@ def query_hash(dataset_query: dict) -> str:
     """SHA-256 of the query without the keys that do not change its answer (Metabase's query hash)."""
     keep = {k: v for k, v in dataset_query.items() if k not in ("constraints", "middleware", "info", "async?",
                                                                "cache-strategy")}
-    return hashlib.sha256(orjson.dumps(keep, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
+    try:
+        text = orjson.dumps(keep, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    except TypeError:  # integers beyond 64 bits
+        import json
+
+        text = json.dumps(keep, sort_keys=True, default=str).encode()
+    return hashlib.sha256(text).hexdigest()
 
 
 def timeout_seconds(session: Session, database: Database) -> float:
@@ -238,15 +274,11 @@ def _driver_for(database: Database):
 
 
 def check_permission(session: Session, user: User | None, database_id: int, native: bool) -> None:
-    """Raise QueryFailed (missing-required-permissions) when the user may not run this query."""
-    try:
-        from .. import permissions
-    except ImportError:  # the policy module is not there yet: any authenticated user may query
-        if user is None:
-            raise Forbidden()
-        return
+    """403 unless the permission policy lets `user` run this (native) query on the database."""
+    from .. import permissions
+
     if not permissions.can_query(session, user, database_id, native=native):
-        raise QueryFailed("You do not have permissions to run this query.", "missing-required-permissions")
+        raise Forbidden()
 
 
 def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
@@ -287,7 +319,7 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
     if card is None or card.archived:
         raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
     query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
-    if query.get("database") not in (None, database.id):
+    if card.database_id not in (None, database.id):
         raise QueryFailed(f"Card {card_id} is from a different database.", "invalid-query")
     from .persistence import persisted_source
 
@@ -349,6 +381,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     """Normalise, check permission and apply parameters; QueryFailed or an ApiError when it cannot run."""
     from .mbql import normalize
 
+    session.info.pop(SETTINGS_MEMO, None)
     if not isinstance(dataset_query, dict):
         raise QueryFailed("Invalid query: the query must be a map.", "invalid-query")
     dataset_query = dict(dataset_query)
@@ -362,9 +395,10 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         resolve_virtual_database(session, query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
-    database = session.get(Database, query.database)
+    database_id = _database_id(session, query)
+    database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
     if database is None:
-        raise QueryFailed(f"Database {query.database} does not exist.", "invalid-query")
+        raise QueryFailed(f"Database {database_id} does not exist.", "invalid-query")
     driver = _driver_for(database)
     first = query.stages[0]
     is_native = first.native is not None
@@ -392,6 +426,20 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     else:
         _apply_mbql_parameters(session, query, now, start)
     return ctx
+
+
+def _database_id(session: Session, query) -> int:
+    """The query's database; -1337 (a client that does not know it) means its source card's."""
+    from ..models import Card
+    from .compiler import VIRTUAL_DATABASE
+
+    if query.database != VIRTUAL_DATABASE:
+        return query.database
+    card_id = query.stages[0].source_card
+    card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None
+    if card is None or card.database_id is None:
+        raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
+    return card.database_id
 
 
 def _resolvers(session: Session, user: User | None, driver, database: Database) -> N.Resolvers:
@@ -473,8 +521,9 @@ def statement(ctx: QueryContext) -> Statement:
     limit = None if ctx.aggregated and not ctx.download else ctx.max_rows
     compiled = compile_mbql(ctx, limit)
     if compiled.natives:
-        sql, params = mbql_native(ctx, compiled).render(PARAMSTYLE)
-        shown, shown_params = mbql_native(ctx, compiled).render("qmark")
+        spliced = mbql_native(ctx, compiled)
+        sql, params = spliced.render(PARAMSTYLE)
+        shown, shown_params = spliced.render("qmark")
         return Statement(sql, params, {"query": shown, "params": shown_params},
                          [R.normalise_column(c) for c in compiled.columns])
     params = compiled.params or None
@@ -548,7 +597,7 @@ def run_query(session: Session, user: User | None, dataset_query: Any, *, contex
 def completed(ctx: QueryContext, result: Result, rows: list[tuple]) -> dict:
     R.infer_base_types(result.cols, rows)
     data: dict[str, Any] = {
-        "rows": rows if result.cached is not None else R.json_rows(rows, ctx.js_int_to_string),
+        "rows": [list(r) for r in rows] if result.cached is not None else R.json_rows(rows, ctx.js_int_to_string),
         "cols": result.cols,
         "native_form": result.native_form,
         "results_timezone": setting(ctx.session, "report-timezone") or "UTC",

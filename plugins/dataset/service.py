@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core import permissions
 from core.api import json_response
 from core.errors import Forbidden, Invalid, NotFound
 from core.export.response import api_stream, download
@@ -25,10 +26,6 @@ def run(session: Session, user: User, query: dict):
 
 
 def _download_level(session: Session, user: User, database_id: Any) -> str:
-    try:
-        from core import permissions
-    except ImportError:
-        return "full"
     if not isinstance(database_id, int):
         return "full"
     return permissions.download_level(session, user, database_id)

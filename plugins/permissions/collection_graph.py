@@ -2,7 +2,7 @@
 
 Every group and every shared collection of the namespace is listed (none where no row exists).
 Personal collections, what lies inside them and archived collections are not part of the graph; a
-PUT naming them is silently ignored for personal ones, as Metabase does.
+PUT naming them is silently ignored, as Metabase does for personal ones.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def _namespace_filter(namespace: str):
 
 
 def _collections(session: Session, namespace: str) -> tuple[list[int], set[int]]:
-    """(ids of the graph's collections, ids of personal collections and their descendants)."""
+    """(ids of the graph's collections, ids a PUT may name but that are not in the graph: personal
+    collections, their descendants and archived collections)."""
     rows = session.execute(select(Collection.id, Collection.location, Collection.personal_owner_id,
                                   Collection.archived).where(_namespace_filter(namespace))).all()
     personal_roots = {cid for cid, _loc, owner, _a in rows if owner is not None}
@@ -35,16 +36,16 @@ def _collections(session: Session, namespace: str) -> tuple[list[int], set[int]]
     shared = []
     for cid, location, owner, archived in rows:
         ancestors = [int(p) for p in (location or "/").strip("/").split("/") if p]
-        if owner is not None or (ancestors and ancestors[0] in personal_roots):
+        if owner is not None or (ancestors and ancestors[0] in personal_roots) or archived:
             personal.add(cid)
-        elif not archived:
+        else:
             shared.append(cid)
     return sorted(shared), personal
 
 
 def collection_graph(session: Session, namespace: str | None) -> dict:
     namespace = namespace or ""
-    shared, _ = _collections(session, namespace)
+    shared, _ignored = _collections(session, namespace)
     groups = list(session.scalars(select(PermissionsGroup.id).order_by(PermissionsGroup.id)))
     levels: dict[tuple[int, Any], str] = {}
     for row in session.scalars(select(CollectionPermission).where(or_(
@@ -68,7 +69,7 @@ def put_collection_graph(session: Session, user: User, body: dict, namespace: st
     revisions.bump(session, COLLECTION_GRAPH, None if force else body["revision"], user,
                    {"namespace": namespace, "groups": groups})
     try:
-        shared, personal = _collections(session, namespace)
+        shared, ignored = _collections(session, namespace)
         shared_set = set(shared)
         for group_key, per_collection in groups.items():
             group_id = _id(group_key, "group")
@@ -82,8 +83,8 @@ def put_collection_graph(session: Session, user: User, body: dict, namespace: st
                 if level not in LEVELS:
                     raise Invalid(f"Invalid collection permissions graph: {level!r} is not read, write or none.")
                 collection_id = None if key == "root" else _id(key, "collection")
-                if collection_id is not None and collection_id in personal:
-                    continue
+                if collection_id is not None and collection_id in ignored:
+                    continue  # personal or archived: not governed by the graph, dropped as Metabase does
                 if collection_id is not None and collection_id not in shared_set:
                     raise Invalid(f"Invalid collection permissions graph: there is no collection {collection_id} "
                                   "in this namespace.")

@@ -44,7 +44,7 @@ def fill_on_close(context, result: Result) -> None:
     if result.cached is not None or ttl_seconds(context) is None:
         return
     rows: list = []
-    result.tap(rows.append)
+    result.tap(rows.extend)
     limit_kb = int(setting(context.session, "query-caching-max-kb", 2000))
 
     def store(done: Result) -> None:

@@ -46,6 +46,9 @@ def set_up(session: Session, *, token: str, user: dict, prefs: dict) -> tuple:
     if users.has_users(session):
         raise AlreadySetUp()
     stored = setup_token(session)
+    if stored is None:
+        # The token row is gone: a concurrent setup consumed it between our two reads.
+        raise AlreadySetUp()
     if not constant_time_equals(stored, token):
         raise Invalid({"token": "Token does not match the setup token."})
     state = current_app.extensions["tessera"]

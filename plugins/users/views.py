@@ -5,7 +5,7 @@ from core import auth, db
 from core.api import Api, Params, json_response
 from core.types import BoolStr, Email, Enum, IntGreaterThanOrEqualToZero, Map, NonBlankStr, PositiveInt, Str
 
-from . import invites, service
+from . import invites, service, shapes
 
 user_api = Api("user", __name__, url_prefix="/user")
 
@@ -73,7 +73,7 @@ def list_users(query: ListQuery):
 @user_api.get("/current")
 def current():
     """The calling user, with groups and personal collection."""
-    return service.current_user_json(db.session(), auth.require_user())
+    return shapes.current_user_json(db.session(), auth.require_user())
 
 
 @user_api.get("/recipients")
@@ -99,7 +99,7 @@ def create_user(body: NewUser):
                                login_attributes=body.login_attributes, locale=body.locale)
     session.commit()
     invites.invite_if_configured(session, _registry(), caller, user, request.host_url)
-    return service.detail_json(session, user)
+    return shapes.detail_json(session, user)
 
 
 @user_api.post("/<id>/send_invite", path=Id, auth="superuser")

@@ -114,6 +114,8 @@ def test_sandboxes_402_and_invalid_graphs_change_nothing(app, admin):
     paid = admin.put("/api/permissions/graph", json={"revision": 0, "groups": {}, "sandboxes": []})
     assert paid.status_code == 402
     assert admin.put("/api/permissions/graph", json={"revision": 0, "groups": {}, "impersonations": [{}]}).status_code == 402
+    third = admin.post("/api/permissions/group", json={"name": "Third"}).json["id"]
+    assert third == 3
     sandboxed = admin.put("/api/permissions/graph", json={"revision": 0, "groups": {
         "1": {str(db_id): {"view-data": "sandboxed"}}}})
     assert sandboxed.status_code == 402
@@ -134,6 +136,12 @@ def test_sandboxes_402_and_invalid_graphs_change_nothing(app, admin):
         response = admin.put("/api/permissions/graph", json={"revision": 0, "groups": bad})
         assert response.status_code == 400, (bad, response.json)
     assert admin.put("/api/permissions/graph", json={"groups": {}}).status_code == 400
+    # one transaction: a valid entry next to an invalid one is not applied either
+    mixed = admin.put("/api/permissions/graph", json={"revision": 0, "groups": {
+        "1": {str(db_id): {"view-data": "blocked", "create-queries": "no"}},
+        "2": {},
+        "3": {str(db_id): {"details": "perhaps"}}}})
+    assert mixed.status_code == 400
     graph = admin.get("/api/permissions/graph-v2").json
     assert graph["revision"] == 0
     assert graph["groups"]["1"][str(db_id)]["view-data"] == "unrestricted"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from core.models import Database
+from plugins.query_audit.service import flush
 
 
 def native(orders, sql, tags=None, parameters=None, **extra):
@@ -160,6 +161,7 @@ def test_query_execution_is_logged(app, admin, orders):
     query = native(orders, "SELECT id FROM orders LIMIT 3")
     admin.post("/api/dataset", json=query)
     admin.post("/api/dataset", json=native(orders, "SELECT broken"))
+    flush(app)
     state = app.extensions["tessera"]
     with state.db.session() as session:
         runs = session.scalars(select(QueryExecution).order_by(QueryExecution.id)).all()
