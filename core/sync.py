@@ -134,6 +134,7 @@ def merge_metadata(tables: dict, driver, engine, strategy: str) -> None:
         _merge_fields(table, driver.describe_fields(engine, meta), strategy)
         targets = {}
         for fk in driver.describe_fks(engine, meta):
+            # No target schema means "found on the search path": the same schema first, else see _resolve_fks.
             targets[fk.column] = (_key(fk.target_schema if fk.target_schema is not None else meta.schema,
                                        fk.target_table), fk.target_column)
         for name, state in table.fields.items():
@@ -345,7 +346,7 @@ def _resolve_fks(tables: dict) -> None:
         for f in t.fields.values():
             target_id = None
             if f.fk_target is not None:
-                target_table = tables.get(f.fk_target[0])
+                target_table = tables.get(f.fk_target[0]) or _only_table_named(tables, f.fk_target[0][1])
                 target = target_table.fields.get(f.fk_target[1]) if target_table else None
                 target_id = target.id if target is not None else None
             if target_id is not None:
@@ -386,6 +387,14 @@ def insert_rows(session, table, rows: list[dict]) -> None:
     else:
         params = [{n: (p(row[n]) if p else row[n]) for n, p in converters} for row in rows]
     conn.exec_driver_sql(compiled.string, params)
+
+
+def _only_table_named(tables: dict, name: str):
+    """The one active table of that name in any schema (an FK whose target schema the driver left out)."""
+    found = [t for key, t in tables.items() if key[1] == name and t.values.get("active", True)]
+    if len(found) == 1:
+        return found[0]
+    return next((t for key, t in tables.items() if key == ("public", name)), None)
 
 
 def _bulk_update(session, model, rows: list[dict]) -> None:
