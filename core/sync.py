@@ -7,6 +7,7 @@ error on the database. Tables and fields that vanish become inactive, never dele
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
@@ -28,6 +29,7 @@ from .field_values import (
     store_many,
     table_expression,
     too_many,
+    with_limit,
 )
 from .humanize import humanize, is_generated
 from .models import Database, Field, Table, utcnow
@@ -114,6 +116,12 @@ def load_state(session, database_id: int) -> dict[tuple[str, str], TableState]:
 
 def merge_metadata(tables: dict, driver, engine, strategy: str) -> None:
     """Introspect the source database and fold what it says into `tables`."""
+    introspection = getattr(driver, "introspection", None)
+    with introspection(engine) if introspection is not None else contextlib.nullcontext():
+        _merge_metadata(tables, driver, engine, strategy)
+
+
+def _merge_metadata(tables: dict, driver, engine, strategy: str) -> None:
     seen_tables = set()
     for meta in driver.describe_tables(engine):
         key = _key(meta.schema, meta.name)
@@ -211,8 +219,8 @@ def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_value
 
 def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldState], driver, engine) -> bool:
     """Sample the table once; return whether the sample holds every row (values then need no query)."""
-    tree = exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False) \
-        .limit(analyze.MAX_SAMPLE_ROWS, copy=False)
+    tree = with_limit(exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False),
+                      analyze.MAX_SAMPLE_ROWS)
     sql = driver.to_sql(tree)
     with driver.execute(engine, sql, {}, timeout=SAMPLE_TIMEOUT, max_rows=analyze.MAX_SAMPLE_ROWS) as result:
         rows = list(result.rows)
