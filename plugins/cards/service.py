@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core import permissions as perms
-from core import revisions, sharing
+from core import events, revisions, sharing
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
 from core.errors import Forbidden, Invalid, NotFound, check_404
@@ -66,6 +66,7 @@ def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> 
         card.view_count = (card.view_count or 0) + 1
         card.last_used_at = utcnow()
         session.commit()
+        events.emit("card-read", user.id, card)
     return card
 
 
@@ -166,6 +167,7 @@ def create_card(session: Session, user: User, body) -> Card:
     session.flush()
     _record(session, user, card, creation=True)
     session.commit()
+    events.emit("card-create", user.id, card)
     return card
 
 
@@ -228,6 +230,7 @@ def update_card(session: Session, user: User, card_id: int, body) -> Card:
     session.flush()
     _record(session, user, card)
     session.commit()
+    events.emit("card-update", user.id, card)
     return card
 
 
@@ -261,6 +264,7 @@ def archive_card(session: Session, user: User, card_id: int) -> None:
     session.flush()
     _record(session, user, card)
     session.commit()
+    events.emit("card-update", user.id, card)
 
 
 def copy_card(session: Session, user: User, card_id: int) -> Card:
@@ -279,6 +283,7 @@ def copy_card(session: Session, user: User, card_id: int) -> Card:
     session.flush()
     _record(session, user, card, creation=True)
     session.commit()
+    events.emit("card-create", user.id, card)
     return card
 
 
@@ -304,6 +309,8 @@ def move_cards(session: Session, user: User, card_ids: list[int], collection_id:
         session.flush()
         _record(session, user, card)
     session.commit()
+    for card in cards:
+        events.emit("card-update", user.id, card)
     return {"status": "ok"}
 
 
