@@ -76,14 +76,10 @@ def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> 
 
 
 def _check_collection(session: Session, user: User, collection_id: int | None) -> None:
-    if collection_id is not None:
-        collection = session.get(Collection, collection_id)
-        if collection is None:
-            raise NotFound()
-        if collection.namespace not in (None, ""):
-            raise Invalid({"collection_id": "A card can only be saved in a collection of the default namespace."})
-    if not perms.can_write_collection(session, user, collection_id):
-        raise Forbidden()
+    """404 missing, 400 in another namespace, 403 without write permission (core.collections)."""
+    from core.collections import check_target
+
+    check_target(session, user, collection_id)
 
 
 def check_query(session: Session, user: User, dataset_query: dict, card_id: int | None = None) -> dict:
