@@ -66,11 +66,11 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/permissions/group"): USER,  # superusers and managers of several groups
     ("GET", "/api/permissions/group/*"): USER,  # superusers and the group's managers
     ("POST", "/api/permissions/group"): SUPERUSER,
-    ("PUT", "/api/permissions/group/*"): SUPERUSER,
-    ("DELETE", "/api/permissions/group/*"): SUPERUSER,
+    ("PUT", "/api/permissions/group/*"): USER,  # superusers and the group's managers
+    ("DELETE", "/api/permissions/group/*"): USER,  # superusers and the group's managers
     ("GET", "/api/permissions/membership"): USER,  # superusers and group managers
     ("POST", "/api/permissions/membership"): USER,  # superusers and the group's managers
-    ("PUT", "/api/permissions/membership/*"): SUPERUSER,
+    ("PUT", "/api/permissions/membership/*"): USER,  # superusers and the group's managers
     ("DELETE", "/api/permissions/membership/*"): USER,  # superusers and the group's managers
     ("GET", "/api/permissions/graph"): SUPERUSER,
     ("GET", "/api/permissions/graph-v2"): SUPERUSER,
