@@ -81,9 +81,9 @@ def list_users(session: Session, caller: User, *, status: str | None, include_de
     elif status == "deactivated":
         base = base.where(User.is_active.is_(False))
     if text:
-        pattern = f"%{text.strip().lower()}%"
-        base = base.where(or_(func.lower(User.first_name).like(pattern), func.lower(User.last_name).like(pattern),
-                              func.lower(User.email).like(pattern)))
+        needle = text.strip().lower()
+        base = base.where(or_(*(func.lower(column).contains(needle, autoescape=True)
+                                for column in (User.first_name, User.last_name, User.email))))
     if group_id is not None:
         base = base.where(_in_groups([group_id]))
     return _page(session, base, limit, offset, shape)
