@@ -165,6 +165,10 @@ class DuckDBDriver(SQLDriver):
     # ---- compiled MBQL -----------------------------------------------------------------------------
 
     @classmethod
+    def regex_match_first(cls, expr, pattern):
+        return exp.RegexpExtract(this=expr, expression=lit(pattern))
+
+    @classmethod
     def percentile(cls, expr, p):
         # sqlglot renders the WITHIN GROUP form wrongly for DuckDB; QUANTILE_CONT is its own spelling.
         return exp.PercentileCont(this=expr, expression=lit(p))

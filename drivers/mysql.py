@@ -204,6 +204,10 @@ class MySQLDriver(SQLDriver):
         return exp.VariancePop(this=cls.to_float(expr))
 
     @classmethod
+    def regex_match_first(cls, expr, pattern):
+        return _fn("REGEXP_SUBSTR", expr, lit(pattern))
+
+    @classmethod
     def days_between(cls, start, end):
         return _fn("DATEDIFF", end, start)
 
