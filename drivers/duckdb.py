@@ -166,7 +166,8 @@ class DuckDBDriver(SQLDriver):
 
     @classmethod
     def regex_match_first(cls, expr, pattern):
-        return exp.RegexpExtract(this=expr, expression=lit(pattern))
+        # REGEXP_EXTRACT answers '' when nothing matches; NULL is what the other engines answer.
+        return exp.Nullif(this=exp.RegexpExtract(this=expr, expression=lit(pattern)), expression=lit(""))
 
     @classmethod
     def percentile(cls, expr, p):
