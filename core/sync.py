@@ -27,7 +27,7 @@ from .field_values import (
     limit_values,
     store,
     store_many,
-    table_expression,
+    table_ref,
     too_many,
     with_limit,
 )
@@ -269,33 +269,15 @@ def _scan(table: TableState, active: list[FieldState], driver, engine, complete:
         if not _listed(state):
             continue
         if state.distinct is None or not complete:
-            state.distinct = fetch_distinct(driver, engine, _TableRef(table), _FieldRef(state.name))
+            state.distinct = fetch_distinct(driver, engine, _table_expr(table), state.name)
         if state.distinct[2] and state.values["has_field_values"] == "auto-list":
             # Too many values for a list: Metabase turns the field into a search field.
             state.set("has_field_values", None)
             state.distinct = None
 
 
-@dataclass
-class _TableRef:
-    state: TableState
-
-    @property
-    def name(self):
-        return self.state.values["name"]
-
-    @property
-    def schema(self):
-        return self.state.values["schema"]
-
-
-@dataclass
-class _FieldRef:
-    name: str
-
-
 def _table_expr(table: TableState) -> exp.Table:
-    return table_expression(_TableRef(table))
+    return table_ref(table.values["name"], table.values["schema"])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -451,6 +433,8 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
         tables = load_state(session, database_id)
         session.expunge(database)
     try:
+        if database.is_sample:
+            _restore_sample(database)
         driver = connections.driver_for(database)
         engine = connections.engine_for(database)
         phase = time.monotonic()
@@ -481,6 +465,18 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
     if synced is not None:
         state.pm.hook.after_sync(database=synced)
     return True
+
+
+def _restore_sample(database) -> None:
+    """A Sample Database whose file went missing (a cleaned data dir) is generated again, as before."""
+    from pathlib import Path
+
+    from . import sample_data
+    from .crypto import decrypt_details
+
+    path = Path(decrypt_details(database.details).get("db") or "")
+    if path.name == sample_data.FILE_NAME and not path.exists():
+        sample_data.ensure(path.parent.parent)
 
 
 def _scan_only(tables: dict, driver, engine) -> None:

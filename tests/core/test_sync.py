@@ -1,8 +1,6 @@
 """core.sync: what a sync stores, what it keeps when things vanish or fail, and the value limits."""
 import sqlite3
 
-import pytest
-
 from core import sync
 from core.testing import sqlite_file, wait_for_sync
 
