@@ -185,8 +185,7 @@ def _merge_fields(table: TableState, metas, strategy: str) -> None:
                 state.set("description", meta.description)
         if meta.pk:
             state.set("semantic_type", "type/PK")
-        elif state.values["semantic_type"] == "type/PK":
-            state.set("semantic_type", None)
+        # A PK the database does not declare (set by hand on a view, say) is kept, like a hand-set FK.
     for name, state in table.fields.items():
         if name not in seen:
             state.set("active", False)
@@ -346,10 +345,8 @@ def _resolve_fks(tables: dict) -> None:
                 # As Metabase's sync-fks: a foreign key is type/FK whatever analysis guessed.
                 f.set("fk_target_field_id", target_id)
                 f.set("semantic_type", "type/FK")
-            elif f.values.get("fk_target_field_id") is not None and f.values["active"]:
-                f.set("fk_target_field_id", None)
-                if f.values["semantic_type"] == "type/FK":
-                    f.set("semantic_type", None)
+            # A target the database does not declare is kept: admins and dbt-metabase set FKs by hand
+            # on warehouses without constraints, and Metabase's sync never removes them either.
 
 
 def insert_rows(session, table, rows: list[dict]) -> None:
