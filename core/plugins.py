@@ -28,6 +28,11 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.sharing",
     "plugins.collections",
     "plugins.search",
+    "plugins.dataset",
+    "plugins.exports",
+    "plugins.snippets",
+    "plugins.query_cache",
+    "plugins.query_audit",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
@@ -72,6 +77,11 @@ def make_plugin_manager(config: dict) -> pluggy.PluginManager:
     from . import auth
 
     pm.register(auth, name="core.auth")
+    from .query import limits, processor
+
+    # The query processor's own hook implementations: executing (trylast) and row limits (wrapper).
+    pm.register(processor, name="core.query.processor")
+    pm.register(limits, name="core.query.limits")
 
     versions: dict[str, str] = {}
     pm.tessera_versions = versions  # read by describe_plugins

@@ -92,6 +92,19 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("PUT", "/api/collection/*"): USER,
     # plugins.search (results filtered by permissions)
     ("GET", "/api/search"): USER,
+    # plugins.dataset (the processor checks data permissions per database)
+    ("POST", "/api/dataset"): USER,
+    ("POST", "/api/dataset/*"): USER,
+    ("POST", "/api/dataset/duration"): USER,
+    ("POST", "/api/dataset/native"): USER,
+    ("POST", "/api/dataset/pivot"): USER,
+    ("POST", "/api/dataset/parameter/values"): USER,
+    ("POST", "/api/dataset/parameter/search/*"): USER,
+    # plugins.snippets
+    ("GET", "/api/native-query-snippet"): USER,
+    ("GET", "/api/native-query-snippet/*"): USER,
+    ("POST", "/api/native-query-snippet"): USER,
+    ("PUT", "/api/native-query-snippet/*"): USER,
 }
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.

@@ -5,6 +5,7 @@ from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
+from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
 from .user import (
     ADMIN_GROUP_ID,
@@ -32,9 +33,13 @@ __all__ = [
     "Field",
     "FieldValues",
     "LoginSession",
+    "NativeQuerySnippet",
     "PersistedInfo",
     "PermissionsGroup",
     "PermissionsGroupMembership",
+    "Query",
+    "QueryCache",
+    "QueryExecution",
     "Revision",
     "Setting",
     "Table",

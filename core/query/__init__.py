@@ -1,1 +1,2 @@
-"""Running queries: MBQL normalisation (mbql), compilation to SQL (compiler), and the processor."""
+"""Queries: MBQL normalisation (mbql) and compilation to SQL (compiler), native template tags (native),
+parameters, and the processor that runs them (processor: the entry point for every plugin)."""

@@ -1,0 +1,97 @@
+"""(b) CSV export of every row through POST /api/dataset/csv against the sqlite3 command-line tool's
+own CSV output of the same table, and (c) XLSX export rows per second; each export's peak RSS is
+measured in a fresh process at 10,000 and at 1,000,000 rows.
+
+Targets: CSV at most 1.5x the sqlite3 CLI; peak RSS growing less than 100 MiB from 10k to 1M rows;
+XLSX at least 33,000 rows/s with flat memory.
+Run: .venv/bin/python bench/bench_export.py [rows]
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import Bench, cpu_note, make_sqlite, peak_rss_mib
+
+HERE = Path(__file__).resolve().parent
+
+
+def child(fmt: str, files: str, rows: int) -> None:
+    """In a fresh process: export every row once, print seconds, bytes and peak RSS as JSON."""
+    bench = Bench(rows, data_files=Path(files))
+    db = bench.databases["sqlite"]
+    query = {"database": db["database"], "type": "query", "query": {"source-table": db["table"]}}
+    baseline = peak_rss_mib()
+    start = time.perf_counter()
+    response = bench.client.post(f"/api/dataset/{fmt}", json={"query": query}, buffered=False)
+    assert response.status_code == 200, response.status_code
+    size = 0
+    for chunk in response.response:
+        size += len(chunk)
+    response.close()
+    seconds = time.perf_counter() - start
+    print(json.dumps({"seconds": seconds, "bytes": size, "peak_rss_mib": peak_rss_mib(), "before_mib": baseline}))
+    bench.app.extensions["tessera"].db.dispose()
+
+
+def run_child(fmt: str, files: Path, rows: int) -> dict:
+    out = subprocess.run([sys.executable, str(HERE / "bench_export.py"), "--child", fmt, str(files), str(rows)],
+                         capture_output=True, text=True, check=True)
+    return json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
+
+
+def sqlite_cli(path: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    out = subprocess.run(["sqlite3", "-csv", "-header", str(path), "SELECT * FROM orders"], capture_output=True,
+                         check=True)
+    return time.perf_counter() - start, len(out.stdout)
+
+
+def main(rows: int = 1_000_000) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="tessera-bench-files-"))
+    try:
+        small, big = work / "small", work / "big"
+        small.mkdir()
+        big.mkdir()
+        make_sqlite(small / "orders.sqlite", 10_000)
+        make_sqlite(big / "orders.sqlite", rows)
+        results: dict = {}
+        cli = sorted(sqlite_cli(big / "orders.sqlite") for _ in range(3))[1]
+        results["sqlite_cli"] = {"seconds": cli[0], "bytes": cli[1]}
+        for fmt in ("csv", "xlsx"):
+            small_run = run_child(fmt, small, 10_000)
+            big_runs = sorted((run_child(fmt, big, rows) for _ in range(3 if fmt == "csv" else 1)),
+                              key=lambda r: r["seconds"])
+            big_run = big_runs[len(big_runs) // 2]
+            results[fmt] = {"seconds": big_run["seconds"], "bytes": big_run["bytes"],
+                            "rows_per_second": rows / big_run["seconds"],
+                            "peak_rss_10k": small_run["peak_rss_mib"], "peak_rss_big": big_run["peak_rss_mib"],
+                            "rss_growth": big_run["peak_rss_mib"] - small_run["peak_rss_mib"]}
+        results["csv"]["ratio_to_cli"] = results["csv"]["seconds"] / results["sqlite_cli"]["seconds"]
+        return results
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        sys.exit(0)
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    r = main(rows)
+    c, x, cli = r["csv"], r["xlsx"], r["sqlite_cli"]
+    print(f"export bench, {rows:,} rows x 6 columns, {cpu_note()}")
+    print(f"  sqlite3 -csv      {cli['seconds']:7.2f} s  {cli['bytes'] / 2**20:7.1f} MiB")
+    print(f"  /api/dataset/csv  {c['seconds']:7.2f} s  {c['bytes'] / 2**20:7.1f} MiB  ratio {c['ratio_to_cli']:.2f}x  "
+          f"peak RSS {c['peak_rss_10k']:.0f} -> {c['peak_rss_big']:.0f} MiB (+{c['rss_growth']:.1f})")
+    print(f"  /api/dataset/xlsx {x['seconds']:7.2f} s  {x['bytes'] / 2**20:7.1f} MiB  {x['rows_per_second']:,.0f} rows/s  "
+          f"peak RSS {x['peak_rss_10k']:.0f} -> {x['peak_rss_big']:.0f} MiB (+{x['rss_growth']:.1f})")
+    print(f"  CSV target <= 1.5x: {'met' if c['ratio_to_cli'] <= 1.5 else 'NOT met'}; "
+          f"CSV RSS growth < 100 MiB: {'met' if c['rss_growth'] < 100 else 'NOT met'}; "
+          f"XLSX >= 33,000 rows/s: {'met' if x['rows_per_second'] >= 33000 else 'NOT met'}; "
+          f"XLSX RSS growth < 100 MiB: {'met' if x['rss_growth'] < 100 else 'NOT met'}")

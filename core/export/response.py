@@ -1,0 +1,56 @@
+"""The HTTP side of a download, shared by every export endpoint (dataset, card, dashboard, public,
+embed): Metabase's headers and file name, and a streamed body that closes the query when done."""
+from __future__ import annotations
+
+import datetime as dt
+from flask import Response, stream_with_context
+
+from ..api import dumps
+from ..records import Exporter
+
+NO_CACHE = {
+    "Cache-Control": "max-age=0, no-cache, must-revalidate, proxy-revalidate",
+    "Expires": "Tue, 03 Jul 2001 06:00:00 GMT",
+    "X-Accel-Buffering": "no",
+}
+
+
+def filename(prefix: str, extension: str, now: dt.datetime | None = None) -> str:
+    """`query_result_<ISO timestamp>.<ext>`, as Metabase names downloads."""
+    moment = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
+    return f"{prefix}_{moment.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z.{extension}"
+
+
+def download(result, exporter: Exporter, options: dict, prefix: str = "query_result") -> Response:
+    """Stream `result` (a core.query.processor.Result) through `exporter` as an attachment."""
+
+    def body():
+        try:
+            yield from exporter.write(result.cols, result, options)
+        finally:
+            result.close()
+
+    headers = {**NO_CACHE, "Content-Disposition": f'attachment; filename="{filename(prefix, exporter.extension)}"'}
+    return Response(stream_with_context(body()), status=200, mimetype=None, content_type=exporter.content_type,
+                    headers=headers)
+
+
+def api_stream(envelope_head: dict, result, js_int_to_string: bool = True) -> Response:
+    """The `api` export format: the ordinary JSON result, its rows streamed (no 2,000-row cap)."""
+    from ..query.results import json_rows
+
+    head = dumps(envelope_head)
+    assert head.endswith(b"}")
+
+    def body():
+        try:
+            yield head[:-1] + b',"data":{"cols":' + dumps(result.cols) + b',"rows":['
+            first = True
+            for batch in result.batches():
+                yield (b"" if first else b",") + dumps(json_rows(batch, js_int_to_string))[1:-1]
+                first = False
+            yield b']},"row_count":' + str(result.row_count).encode() + b"}"
+        finally:
+            result.close()
+
+    return Response(stream_with_context(body()), status=200, content_type="application/json", headers=NO_CACHE)

@@ -1,0 +1,193 @@
+"""XLSX download: a streaming SpreadsheetML writer over zipfile, one sheet named "Query result".
+
+openpyxl's write-only mode builds every cell as an object and writes well under the 33,000 rows/s
+the export must reach (see bench/), so the sheet XML is written here directly: numbers as numbers,
+booleans as booleans, text as inline strings (no shared-string table to hold in memory), dates and
+datetimes as Excel serial numbers with a date style, as Metabase's xlsx export does (format_rows is
+ignored). The zip is written to a sink that hands its bytes out after every batch of rows, so
+memory stays flat; entries use data descriptors, which every reader (openpyxl included) accepts.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+import zipfile
+from typing import Any, Iterable, Iterator
+
+from . import batched
+from .formatting import titles
+
+EPOCH = dt.datetime(1899, 12, 30)
+EPOCH_DATE = dt.date(1899, 12, 30)
+# Characters XML 1.0 forbids; a value holding one would make the file unreadable.
+ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+SHEET_NAME = "Query result"
+
+CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+    '<Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    '<Override PartName="/xl/styles.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
+    '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>'
+    '<Override PartName="/docProps/app.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.extended-properties+xml"/>'
+    '</Types>'
+)
+ROOT_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+    'Target="xl/workbook.xml"/>'
+    '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" '
+    'Target="docProps/core.xml"/>'
+    '<Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties" '
+    'Target="docProps/app.xml"/>'
+    '</Relationships>'
+)
+WORKBOOK = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+    f'<sheets><sheet name="{SHEET_NAME}" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
+WORKBOOK_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" '
+    'Target="worksheets/sheet1.xml"/>'
+    '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" '
+    'Target="styles.xml"/>'
+    '</Relationships>'
+)
+# Style 0: general; 1: date (yyyy-mm-dd); 2: datetime; 3: time; 4: bold header.
+STYLES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    '<numFmts count="3"><numFmt numFmtId="164" formatCode="yyyy-mm-dd"/>'
+    '<numFmt numFmtId="165" formatCode="yyyy-mm-dd hh:mm:ss"/><numFmt numFmtId="166" formatCode="hh:mm:ss"/></numFmts>'
+    '<fonts count="2"><font><sz val="11"/><name val="Calibri"/></font><font><b/><sz val="11"/><name val="Calibri"/></font></fonts>'
+    '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>'
+    '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+    '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+    '<cellXfs count="5"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+    '<xf numFmtId="164" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+    '<xf numFmtId="165" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+    '<xf numFmtId="166" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+    '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/></cellXfs>'
+    '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
+    '</styleSheet>'
+)
+APP = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
+    '<Application>Tessera</Application></Properties>'
+)
+SHEET_START = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+)
+SHEET_END = "</sheetData></worksheet>"
+
+
+def _core_xml() -> str:
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
+        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+        '<dc:creator>Tessera</dc:creator>'
+        f'<dcterms:created xsi:type="dcterms:W3CDTF">{now}</dcterms:created>'
+        f'<dcterms:modified xsi:type="dcterms:W3CDTF">{now}</dcterms:modified>'
+        '</cp:coreProperties>'
+    )
+
+
+def _text(value: str) -> str:
+    if ILLEGAL.search(value):
+        value = ILLEGAL.sub("", value)
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f'<c t="inlineStr"><is><t xml:space="preserve">{value}</t></is></c>'
+
+
+def _cell(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return _text(value)
+    if kind is int or kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            return _text(str(value))
+        return f"<c><v>{value!r}</v></c>"
+    if value is None:
+        return "<c/>"
+    if kind is bool:
+        return f'<c t="b"><v>{int(value)}</v></c>'
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.replace(tzinfo=None)
+        delta = value - EPOCH
+        serial = delta.days + (delta.seconds + delta.microseconds / 1e6) / 86400
+        return f'<c s="2"><v>{serial!r}</v></c>'
+    if isinstance(value, dt.date):
+        return f'<c s="1"><v>{(value - EPOCH_DATE).days}</v></c>'
+    if isinstance(value, dt.time):
+        serial = (value.hour * 3600 + value.minute * 60 + value.second + value.microsecond / 1e6) / 86400
+        return f'<c s="3"><v>{serial!r}</v></c>'
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return f"<c><v>{value}</v></c>"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _text(bytes(value).decode("utf-8", "replace"))
+    return _text(str(value))
+
+
+class _Sink:
+    """A write-only file for zipfile whose bytes are taken out after each batch."""
+
+    def __init__(self):
+        self.parts: list[bytes] = []
+
+    def write(self, data) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        data = b"".join(self.parts)
+        self.parts.clear()
+        return data
+
+
+def write(columns: list[dict], rows: Iterable[tuple], options: dict | None = None) -> Iterator[bytes]:
+    options = options or {}
+    sink = _Sink()
+    # compresslevel 1: the sheet XML is very repetitive, so it still shrinks ~10x, at a fraction of
+    # the time level 6 takes.
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for name, body in (("[Content_Types].xml", CONTENT_TYPES), ("_rels/.rels", ROOT_RELS),
+                           ("docProps/app.xml", APP), ("docProps/core.xml", _core_xml()),
+                           ("xl/workbook.xml", WORKBOOK), ("xl/_rels/workbook.xml.rels", WORKBOOK_RELS),
+                           ("xl/styles.xml", STYLES)):
+            archive.writestr(name, body)
+        yield sink.take()
+        with archive.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as sheet:
+            header = "".join(_text(t).replace("<c ", '<c s="4" ', 1)
+                             for t in titles(columns, options.get("visualization_settings"), False))
+            sheet.write((SHEET_START + f"<row>{header}</row>").encode("utf-8"))
+            cell = _cell
+            for batch in batched(rows):
+                sheet.write("".join(["<row>" + "".join([cell(v) for v in row]) + "</row>" for row in batch])
+                            .encode("utf-8"))
+                data = sink.take()
+                if data:
+                    yield data
+            sheet.write(SHEET_END.encode("utf-8"))
+    yield sink.take()

@@ -1,0 +1,71 @@
+"""What running queries leaves behind: SQL snippets, cached results, per-query statistics and the
+execution log (audit).
+
+`Query` is keyed by the query hash (SHA-256 of the normalised query, as Metabase's `query` table)
+and keeps the running average execution time; `QueryExecution` is one row per run; `QueryCache`
+holds serialised results for the cache wrapper.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Boolean, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .base import Base, UTCDateTime, utcnow
+
+
+class NativeQuerySnippet(Base):
+    __tablename__ = "native_query_snippet"
+    __entity_type__ = "snippet"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(254), unique=True)
+    description: Mapped[str | None] = mapped_column(Text)
+    content: Mapped[str] = mapped_column(Text)
+    creator_id: Mapped[int] = mapped_column(ForeignKey("core_user.id", ondelete="CASCADE"), index=True)
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Snippet folders are collections of the "snippets" namespace.
+    collection_id: Mapped[int | None] = mapped_column(ForeignKey("collection.id", ondelete="SET NULL"), index=True)
+    template_tags: Mapped[dict | None] = mapped_column(default=None)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
+
+
+class Query(Base):
+    """Statistics per distinct query: the running average feeds `average_execution_time`."""
+
+    __tablename__ = "query"
+
+    query_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    average_execution_time: Mapped[int] = mapped_column(Integer)
+    query: Mapped[dict | None] = mapped_column(default=None)
+
+
+class QueryCache(Base):
+    __tablename__ = "query_cache"
+
+    query_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    results: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class QueryExecution(Base):
+    """One row per query run (Metabase's query_execution), written by the audit wrapper."""
+
+    __tablename__ = "query_execution"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), index=True)
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    running_time: Mapped[int] = mapped_column(Integer, default=0)
+    result_rows: Mapped[int] = mapped_column(Integer, default=0)
+    native: Mapped[bool] = mapped_column(Boolean, default=False)
+    context: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    executor_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"), index=True)
+    card_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    dashboard_id: Mapped[int | None] = mapped_column(Integer)
+    database_id: Mapped[int | None] = mapped_column(Integer)
+    cache_hit: Mapped[bool] = mapped_column(Boolean, default=False)

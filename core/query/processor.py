@@ -1,0 +1,639 @@
+"""The query processor: the one way any part of Tessera runs a query against a registered database.
+
+    run_query(session, user, dataset_query, *, context=..., ...)  -> the JSON envelope (dict)
+    open_query(session, user, dataset_query, *, ...)               -> a streaming Result (exports)
+    compile_native(session, user, dataset_query, ...)              -> {"query": sql, "params": [...]}
+
+Both run the same pipeline: normalise (core.query.mbql), check permission, apply parameters
+(core.query.parameters / native), then call the `execute_query` hook with a QueryContext. The core's
+implementation (trylast, here) compiles and executes through the driver; limits (core.query.limits)
+and the cache and audit plugins are hookwrappers around it, the cache also a tryfirst implementation
+that answers from stored results. A Result streams rows from the cursor and runs its close callbacks
+(audit, cache fill) once the rows are consumed or abandoned.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .. import hookimpl
+from ..errors import ApiError, Forbidden, Invalid, NotFound
+from ..models import Database, Field, Query as QueryStats, Table, User
+from . import native as N
+from . import parameters as P
+from . import results as R
+from .errors import QueryFailed
+
+log = logging.getLogger("tessera.query")
+
+DEFAULT_TIMEOUT_MINUTES = 20
+# The four engines' DBAPIs all take SQLAlchemy text() binds through Driver.execute.
+PARAMSTYLE = "sqlalchemy"
+
+
+@dataclass
+class QueryContext:
+    """Everything one run needs; hook implementations read it and wrappers may adjust it."""
+
+    session: Session
+    user: User | None
+    dataset_query: dict
+    query: Any  # core.query.mbql.Query
+    database: Database
+    driver: Any
+    context: str = "ad-hoc"
+    constraints: dict | None = None
+    export_format: str | None = None
+    card_id: int | None = None
+    dashboard_id: int | None = None
+    ignore_cache: bool = True
+    cache_ttl: int | None = None  # hours, as Metabase's card and database cache_ttl
+    native: N.NativeSQL | None = None
+    download_cap: int | None = None  # "limited" download permission: 10,000 rows
+    max_rows: int | None = None
+    limit_from_constraints: bool = False
+    timeout: float | None = None
+    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    started: float = field(default_factory=time.monotonic)
+    query_hash: str = ""
+    js_int_to_string: bool = True
+    average_execution_time: int | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def is_native(self) -> bool:
+        return self.native is not None
+
+    @property
+    def aggregated(self) -> bool:
+        return not self.is_native and bool(self.query.aggregated)
+
+    @property
+    def download(self) -> bool:
+        return self.export_format is not None
+
+
+BATCH = 2000
+_END = object()
+
+
+class Result:
+    """Columns known up front, rows streamed once; closing runs the callbacks exactly once."""
+
+    def __init__(self, context: QueryContext, cols: list[dict], rows: Iterator[tuple], native_form: dict | None,
+                 closer: Callable[[], None] | None = None, cached: dt.datetime | None = None):
+        self.context = context
+        self.cols = cols
+        self._rows = rows
+        self.native_form = native_form
+        self._closer = closer
+        self.cached = cached
+        self.row_count = 0
+        self.truncated = False
+        self.error: BaseException | None = None
+        self.finished_at: float | None = None
+        self._callbacks: list[Callable[["Result"], None]] = []
+        self._taps: list[Callable[[tuple], None]] = []
+        self._closed = False
+
+    def on_close(self, callback: Callable[["Result"], None]) -> None:
+        self._callbacks.append(callback)
+
+    def tap(self, callback: Callable[[list], None]) -> None:
+        """Called with every batch of rows as it streams past (the cache keeps a copy this way)."""
+        self._taps.append(callback)
+
+    @property
+    def running_time(self) -> int:
+        end = self.finished_at or time.monotonic()
+        return int((end - self.context.started) * 1000)
+
+    def batches(self, size: int = BATCH) -> Iterator[list]:
+        """The rows in lists of up to `size`, cut at the row limit; closes the result at the end."""
+        limit = self.context.max_rows
+        source = iter(self._rows)
+        try:
+            while True:
+                want = size if limit is None else min(size, limit - self.row_count)
+                if want <= 0:
+                    if next(source, _END) is not _END:  # the core fetched one row past the limit
+                        self.truncated = True
+                    break
+                batch = list(itertools.islice(source, want))
+                if not batch:
+                    break
+                self.row_count += len(batch)
+                for tap in self._taps:
+                    tap(batch)
+                yield batch
+            if limit is not None and self.row_count == limit and self.context.limit_from_constraints:
+                self.truncated = True
+        except QueryFailed as exc:
+            self.error = exc
+            raise
+        except Exception as exc:
+            self.error = _failure(self.context, exc)
+            raise self.error from exc
+        finally:
+            self.close()
+
+    def __iter__(self) -> Iterator[tuple]:
+        for batch in self.batches():
+            yield from batch
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.finished_at = time.monotonic()
+        try:
+            if self._closer is not None:
+                self._closer()
+        finally:
+            for callback in self._callbacks:
+                try:
+                    callback(self)
+                except Exception:  # a failed audit write must not fail the query
+                    log.exception("query close callback failed")
+
+    def __enter__(self) -> "Result":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _failure(context: QueryContext, exc: BaseException) -> QueryFailed:
+    from ..driver import QueryError, QueryTimeout
+
+    if isinstance(exc, QueryFailed):
+        return exc
+    if isinstance(exc, QueryTimeout):
+        return QueryFailed(exc.message, "timed-out")
+    if isinstance(exc, QueryError):
+        return QueryFailed(exc.message, "driver")
+    if isinstance(exc, Invalid):
+        return QueryFailed(_message(exc), "invalid-query")
+    from sqlalchemy.exc import DBAPIError
+
+    if isinstance(exc, DBAPIError):  # connecting failed (the driver translates statement errors)
+        original = exc.orig or exc
+        return QueryFailed(str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__,
+                           "driver")
+    log.exception("query failed unexpectedly")
+    return QueryFailed(str(exc) or type(exc).__name__, "qp")
+
+
+def _message(error: ApiError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        errors = body.get("errors")
+        if isinstance(errors, dict) and errors:
+            return "; ".join(f"{k}: {v}" for k, v in errors.items())
+        return str(body.get("message") or error.message)
+    return str(body)
+
+
+# --------------------------------------------------------------------------------------------------
+# Settings and small lookups
+# --------------------------------------------------------------------------------------------------
+
+
+SETTINGS_MEMO = "tessera.query.settings"
+
+
+def setting(session: Session, key: str, default: Any = None) -> Any:
+    """A setting's value, or `default` when no plugin declares it (the plugin may be disabled).
+
+    Read once per query run: the memo lives in the session's info and prepare() clears it."""
+    from ..auth import tessera
+
+    memo = session.info.setdefault(SETTINGS_MEMO, {})
+    if key not in memo:
+        try:
+            memo[key] = tessera().settings.get(session, key)
+        except NotFound:
+            memo[key] = None
+    value = memo[key]
+    return default if value is None else value
+
+
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def week_start(session: Session) -> int:
+    name = str(setting(session, "start-of-week", "sunday")).lower()
+    return WEEKDAYS.index(name) if name in WEEKDAYS else 6
+
+
+def query_hash(dataset_query: dict) -> str:
+    """SHA-256 of the query without the keys that do not change its answer (Metabase's query hash)."""
+    keep = {k: v for k, v in dataset_query.items() if k not in ("constraints", "middleware", "info", "async?",
+                                                               "cache-strategy")}
+    try:
+        text = orjson.dumps(keep, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    except TypeError:  # integers beyond 64 bits
+        import json
+
+        text = json.dumps(keep, sort_keys=True, default=str).encode()
+    return hashlib.sha256(text).hexdigest()
+
+
+def timeout_seconds(session: Session, database: Database) -> float:
+    """The database's own query timeout (settings "query-timeout-seconds"), else the server's."""
+    own = (database.settings or {}).get("query-timeout-seconds")
+    if isinstance(own, (int, float)) and not isinstance(own, bool) and own > 0:
+        return float(own)
+    minutes = setting(session, "db-query-timeout-minutes", DEFAULT_TIMEOUT_MINUTES)
+    return float(minutes) * 60
+
+
+# --------------------------------------------------------------------------------------------------
+# Preparation: normalise, permissions, parameters
+# --------------------------------------------------------------------------------------------------
+
+
+def _driver_for(database: Database):
+    from ..connections import driver_for
+
+    return driver_for(database)
+
+
+def check_permission(session: Session, user: User | None, database_id: int, native: bool) -> None:
+    """403 unless the permission policy lets `user` run this (native) query on the database."""
+    from .. import permissions
+
+    if not permissions.can_query(session, user, database_id, native=native):
+        raise Forbidden()
+
+
+def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
+    """The column of a field-filter tag, qualified as the engine names it (schema.table.column)."""
+    from sqlglot import exp
+
+    ref = P.field_target(["dimension", dimension]) if isinstance(dimension, list) else None
+    field_id = ref[1] if ref else None
+    if not isinstance(field_id, int):
+        raise QueryFailed(f"Invalid field filter dimension: {dimension!r}", "invalid-query")
+    row = session.get(Field, field_id)
+    if row is None:
+        raise QueryFailed(f"Field {field_id} does not exist.", "invalid-query")
+    table = session.get(Table, row.table_id)
+    if alias:
+        column = exp.column(row.name, table=alias, quoted=True)
+    else:
+        column = exp.column(row.name, table=table.name, db=table.schema or None, quoted=True)
+    return N.FieldInfo(column, row.effective_type or row.base_type)
+
+
+def snippet_text(session: Session, snippet_id: int | None, name: str) -> str:
+    from ..models import NativeQuerySnippet
+
+    row = session.get(NativeQuerySnippet, snippet_id) if isinstance(snippet_id, int) else None
+    if row is None:
+        row = session.scalar(select(NativeQuerySnippet).where(NativeQuerySnippet.name == name))
+    if row is None:
+        raise QueryFailed(f"Snippet {name!r} does not exist.", "invalid-query")
+    return row.content
+
+
+def card_native(session: Session, user: User | None, card_id: int, driver, database: Database) -> N.NativeSQL:
+    """A referenced card's compiled SQL (its own parameters bound), for `{{#123}}` tags."""
+    from ..models import Card
+
+    card = session.get(Card, card_id)
+    if card is None or card.archived:
+        raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
+    query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
+    if query.get("database") not in (None, database.id):
+        raise QueryFailed(f"Card {card_id} is from a different database.", "invalid-query")
+    prepared = prepare(session, user, query)
+    if prepared.native is not None:
+        return _strip_semicolon(prepared.native)
+    compiled = compile_mbql(prepared, limit=None)
+    return _strip_semicolon(N.NativeSQL([compiled.sql]) if not compiled.params
+                            else _text_with_params(compiled.sql, compiled.params))
+
+
+def _strip_semicolon(sql: N.NativeSQL) -> N.NativeSQL:
+    pieces = list(sql.pieces)
+    if pieces and isinstance(pieces[-1], str):
+        pieces[-1] = pieces[-1].rstrip().rstrip(";")
+    return N.NativeSQL(pieces)
+
+
+def _text_with_params(sql: str, params: dict) -> N.NativeSQL:
+    """Compiled SQL with `:name` binds as NativeSQL pieces (so it can be spliced into a native query)."""
+    import re
+
+    out = N.NativeSQL()
+    position = 0
+    for match in re.finditer(r"(?<![:\w\\]):(\w+)", sql):
+        if match.group(1) in params:
+            out.add(sql[position:match.start()])
+            out.add(N.Bound(params[match.group(1)]))
+            position = match.end()
+    out.add(sql[position:])
+    return out
+
+
+def prepare(session: Session, user: User | None, dataset_query: Any, *, parameters: list | None = None,
+            context: str = "ad-hoc", **options) -> QueryContext:
+    """Normalise, check permission and apply parameters; QueryFailed or an ApiError when it cannot run."""
+    from .mbql import normalize
+
+    session.info.pop(SETTINGS_MEMO, None)
+    if not isinstance(dataset_query, dict):
+        raise QueryFailed("Invalid query: the query must be a map.", "invalid-query")
+    dataset_query = dict(dataset_query)
+    if parameters is not None:
+        dataset_query["parameters"] = parameters
+    try:
+        query = normalize(dataset_query)
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
+    database_id = _database_id(session, query)
+    database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
+    if database is None:
+        raise QueryFailed(f"Database {database_id} does not exist.", "invalid-query")
+    driver = _driver_for(database)
+    first = query.stages[0]
+    is_native = first.native is not None
+    check_permission(session, user, database.id, native=is_native)
+    ctx = QueryContext(session=session, user=user, dataset_query=dataset_query, query=query, database=database,
+                       driver=driver, context=context, **options)
+    if ctx.constraints is None:
+        ctx.constraints = query.constraints
+    ctx.query_hash = query_hash(dataset_query)
+    ctx.js_int_to_string = bool((dataset_query.get("middleware") or {}).get("js-int-to-string?", True))
+    ctx.timeout = timeout_seconds(session, database)
+    tz = setting(session, "report-timezone") or None
+    from .dates import now_in
+
+    now = now_in(tz)
+    start = week_start(session)
+    if is_native and len(query.stages) == 1:
+        ctx.native = N.substitute(
+            first.native["query"], first.native.get("template-tags"), query.parameters,
+            _resolvers(session, user, driver, database), dialect=driver.sqlglot_dialect, now=now, week_start=start)
+    else:
+        _apply_mbql_parameters(session, query, now, start)
+    return ctx
+
+
+def _database_id(session: Session, query) -> int:
+    """The query's database; -1337 (a client that does not know it) means its source card's."""
+    from ..models import Card
+    from .compiler import VIRTUAL_DATABASE
+
+    if query.database != VIRTUAL_DATABASE:
+        return query.database
+    card_id = query.stages[0].source_card
+    card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None
+    if card is None or card.database_id is None:
+        raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
+    return card.database_id
+
+
+def _resolvers(session: Session, user: User | None, driver, database: Database) -> N.Resolvers:
+    return N.Resolvers(
+        field=lambda dimension, alias=None: field_info(session, driver, dimension, alias),
+        snippet=lambda snippet_id, name: snippet_text(session, snippet_id, name),
+        card=lambda card_id: card_native(session, user, card_id, driver, database),
+        extract=getattr(driver, "extract_temporal", None),
+    )
+
+
+def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int) -> None:
+    """Each field parameter with a value becomes a filter on the stage it names (stage-number),
+    by default the last stage."""
+    from .mbql import normalize
+
+    for param in query.parameters or ():
+        target = param.get("target")
+        ref = P.field_target(target)
+        if ref is None or P.template_tag_target(target) is not None:
+            continue
+        flt = P.read_filter(param.get("type") or "category", param.get("value"), base_type=_base_type(session, ref),
+                            options=param.get("options"), now=now, week_start=start)
+        if flt is None:
+            continue
+        stage_number = target[2].get("stage-number") if len(target) > 2 and isinstance(target[2], dict) else None
+        try:
+            stage = query.stages[stage_number if isinstance(stage_number, int) else -1]
+        except IndexError:
+            raise QueryFailed(f"Invalid stage-number {stage_number}", "invalid-parameter") from None
+        if stage.native is not None:
+            raise QueryFailed("A field parameter cannot filter a native stage; use a field filter tag.",
+                              "invalid-parameter")
+        # Read the clause with the same normaliser as the query's own filters.
+        try:
+            holder = normalize({"database": query.database, "type": "query",
+                                "query": {"source-table": 1, "filter": P.to_mbql(flt, ref)}})
+        except Invalid as exc:
+            raise QueryFailed(_message(exc), "invalid-parameter") from None
+        stage.filters.extend(holder.stages[-1].filters)
+
+
+def _base_type(session: Session, ref: list) -> str | None:
+    if ref[0] == "field" and isinstance(ref[1], int):
+        row = session.get(Field, ref[1])
+        return None if row is None else (row.effective_type or row.base_type)
+    opts = ref[2] if len(ref) > 2 and isinstance(ref[2], dict) else {}
+    return opts.get("base-type")
+
+
+# --------------------------------------------------------------------------------------------------
+# Compiling and executing (the core implementation of execute_query)
+# --------------------------------------------------------------------------------------------------
+
+
+def compile_mbql(ctx: QueryContext, limit: int | None):
+    from .compiler import compile_query
+
+    try:
+        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit)
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
+
+
+@dataclass
+class Statement:
+    sql: str
+    params: dict | None
+    native_form: dict
+    columns: list[dict] | None
+
+
+def statement(ctx: QueryContext) -> Statement:
+    """The SQL to send, its bound values, what native_form shows and (for MBQL) the result columns."""
+    if ctx.native is not None:
+        sql, params = ctx.native.render(PARAMSTYLE)
+        shown, shown_params = ctx.native.render("qmark")
+        return Statement(sql, params, {"query": shown, "params": shown_params}, None)
+    limit = None if ctx.aggregated and not ctx.download else ctx.max_rows
+    compiled = compile_mbql(ctx, limit)
+    params = compiled.params or None
+    shown = list(params.values()) if isinstance(params, dict) else params
+    return Statement(compiled.sql, params, {"query": compiled.sql, "params": shown or None},
+                     [R.normalise_column(c) for c in compiled.columns])
+
+
+@hookimpl(trylast=True)
+def execute_query(context: QueryContext) -> Result:
+    from ..connections import engine_for
+
+    stmt = statement(context)
+    context.extras["statement"] = stmt
+    stack = contextlib.ExitStack()
+    try:
+        engine = engine_for(context.database)
+        fetch = None if context.max_rows is None else context.max_rows + 1
+        raw = stack.enter_context(context.driver.execute(engine, stmt.sql, stmt.params, timeout=context.timeout,
+                                                         max_rows=fetch))
+    except BaseException as exc:
+        stack.close()
+        if isinstance(exc, ApiError) and not isinstance(exc, Invalid):
+            raise
+        raise _failure(context, exc) from exc
+    cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
+        else R.native_columns(raw.columns)
+    return Result(context, cols, raw.rows, stmt.native_form, stack.close)
+
+
+# --------------------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------------------
+
+
+def _hook():
+    from ..auth import tessera
+
+    return tessera().pm.hook
+
+
+def _stats(ctx: QueryContext) -> None:
+    row = ctx.session.get(QueryStats, ctx.query_hash)
+    ctx.average_execution_time = row.average_execution_time if row is not None else None
+
+
+def open_query(session: Session, user: User | None, dataset_query: Any, **options) -> Result:
+    """A streaming Result (iterate its rows, then it closes; or use it as a context manager).
+    Raises QueryFailed when the query cannot start."""
+    ctx = prepare(session, user, dataset_query, **options)
+    _stats(ctx)
+    return _hook().execute_query(context=ctx)
+
+
+def run_query(session: Session, user: User | None, dataset_query: Any, *, context: str = "ad-hoc",
+              **options) -> tuple[dict, int]:
+    """(envelope, HTTP status): the whole result as Metabase's JSON body, or its failed-query body."""
+    started_at = dt.datetime.now(dt.timezone.utc)
+    started = time.monotonic()
+    ctx: QueryContext | None = None
+    try:
+        ctx = prepare(session, user, dataset_query, context=context, **options)
+        _stats(ctx)
+        result = _hook().execute_query(context=ctx)
+        rows = list(result)
+        return completed(ctx, result, rows), R.SUCCESS_STATUS
+    except QueryFailed as exc:
+        return failed(dataset_query, exc, context, ctx, started_at, started), R.FAILED_STATUS
+
+
+def completed(ctx: QueryContext, result: Result, rows: list[tuple]) -> dict:
+    R.infer_base_types(result.cols, rows)
+    data: dict[str, Any] = {
+        "rows": [list(r) for r in rows] if result.cached is not None else R.json_rows(rows, ctx.js_int_to_string),
+        "cols": result.cols,
+        "native_form": result.native_form,
+        "results_timezone": setting(ctx.session, "report-timezone") or "UTC",
+        "requested_timezone": setting(ctx.session, "report-timezone") or None,
+        "results_metadata": R.results_metadata(result.cols),
+        "insights": None,
+        "download_perms": "full",
+        "format-rows?": True,
+        "is_sandboxed": False,
+    }
+    if result.truncated:
+        data["rows_truncated"] = ctx.max_rows
+    envelope = {
+        "data": data,
+        "row_count": len(rows),
+        "status": "completed",
+        "context": ctx.context,
+        "json_query": _json_query(ctx.dataset_query),
+        "started_at": R.iso(ctx.started_at),
+        "running_time": result.running_time,
+        "average_execution_time": ctx.average_execution_time,
+        "database_id": ctx.database.id,
+        "cached": None if result.cached is None else R.iso(result.cached),
+    }
+    if result.cached is not None:
+        envelope["updated_at"] = R.iso(result.cached)
+    return envelope
+
+
+def _json_query(dataset_query: Any) -> Any:
+    if not isinstance(dataset_query, dict):
+        return dataset_query
+    query = dict(dataset_query)
+    middleware = dict(query.get("middleware") or {})
+    middleware.setdefault("js-int-to-string?", True)
+    middleware.setdefault("add-default-userland-constraints?", True)
+    query["middleware"] = middleware
+    return query
+
+
+def failed(dataset_query: Any, error: QueryFailed, context: str, ctx: QueryContext | None,
+           started_at: dt.datetime, started: float) -> dict:
+    body = {
+        "status": "failed",
+        "error": error.message,
+        "error_type": error.error_type,
+        "class": error.extra.get("class") or "QueryFailed",
+        "stacktrace": [],
+        "via": [{"status": "failed", "error": error.message, "error_type": error.error_type}],
+        "json_query": _json_query(dataset_query),
+        "database_id": ctx.database.id if ctx else (dataset_query.get("database") if isinstance(dataset_query, dict)
+                                                     else None),
+        "context": context,
+        "row_count": 0,
+        "running_time": int((time.monotonic() - started) * 1000),
+        "started_at": R.iso(started_at),
+        "data": {"rows": [], "cols": []},
+    }
+    if ctx is not None and "statement" in ctx.extras:
+        body["native"] = ctx.extras["statement"].native_form
+    return body
+
+
+def failed_now(dataset_query: Any, error: QueryFailed, context: str) -> dict:
+    """The failed-query body for a query that could not even start."""
+    return failed(dataset_query, error, context, None, dt.datetime.now(dt.timezone.utc), time.monotonic())
+
+
+def compile_native(session: Session, user: User | None, dataset_query: Any, *, pretty: bool = True) -> dict:
+    """POST /api/dataset/native: the SQL a query runs as, and its parameters."""
+    ctx = prepare(session, user, dataset_query)
+    stmt = statement(ctx)
+    sql = stmt.native_form["query"]
+    if pretty:
+        import sqlglot
+
+        try:
+            sql = sqlglot.transpile(sql, read=ctx.driver.sqlglot_dialect, write=ctx.driver.sqlglot_dialect,
+                                    pretty=True)[0] if ctx.native is None else sql
+        except sqlglot.errors.SqlglotError:
+            pass
+    return {"query": sql, "params": stmt.native_form["params"]}

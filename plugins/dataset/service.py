@@ -1,0 +1,119 @@
+"""/api/dataset logic: which processor call each endpoint makes, downloads and parameter values."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core import permissions
+from core.api import json_response
+from core.errors import Forbidden, Invalid, NotFound
+from core.export.response import api_stream, download
+from core.models import Field, FieldValues, Query as QueryStats, Table, User
+from core.query import pivot as pivot_query
+from core.query import processor
+from core.query.errors import QueryFailed
+from core.query.results import FAILED_STATUS
+
+EXPORT_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download", "api": "ad-hoc"}
+VALUES_LIMIT = 1000
+
+
+def run(session: Session, user: User, query: dict):
+    envelope, status = processor.run_query(session, user, query, context="ad-hoc", ignore_cache=True)
+    return json_response(envelope, status)
+
+
+def _download_level(session: Session, user: User, database_id: Any) -> str:
+    if not isinstance(database_id, int):
+        return "full"
+    return permissions.download_level(session, user, database_id)
+
+
+def export(session: Session, user: User, exporters: dict, export_format: str, query: Any, options: dict):
+    """A streamed download of all rows (up to the absolute cap), or the failed-query body."""
+    exporter = exporters.get(export_format)
+    if exporter is None and export_format != "api":
+        raise NotFound(f"Export format {export_format} is not available on this server.")
+    if not isinstance(query, dict):
+        raise Invalid({"query": "value must be a valid JSON string."})
+    level = _download_level(session, user, query.get("database"))
+    if level == "none":
+        raise Forbidden()
+    extra = {"download_cap": 10000} if level == "limited" else {}
+    try:
+        result = processor.open_query(session, user, query, context=EXPORT_CONTEXTS[export_format],
+                                      export_format=export_format, **extra)
+    except QueryFailed as exc:
+        return json_response(processor.failed_now(query, exc, EXPORT_CONTEXTS[export_format]), FAILED_STATUS)
+    if export_format == "api":
+        ctx = result.context
+        head = {"status": "completed", "context": ctx.context, "database_id": ctx.database.id,
+                "started_at": processor.R.iso(ctx.started_at), "json_query": query}
+        return api_stream(head, result, ctx.js_int_to_string)
+    return download(result, exporter, options)
+
+
+def native(session: Session, user: User, query: dict, pretty: bool):
+    try:
+        return processor.compile_native(session, user, query, pretty=pretty)
+    except QueryFailed as exc:
+        raise Invalid(exc.message) from None
+
+
+def duration(session: Session, query: dict) -> dict:
+    row = session.get(QueryStats, processor.query_hash(query))
+    return {"average": row.average_execution_time if row is not None else 0}
+
+
+def pivot(session: Session, user: User, query: dict, rows: list[int] | None, cols: list[int] | None):
+    envelope, status = pivot_query.run_pivot(session, user, query, rows, cols)
+    return json_response(envelope, status)
+
+
+def parameter_values(session: Session, user: User, parameter: dict, field_ids: list[int],
+                     search: str | None = None) -> dict:
+    """Distinct values of the fields behind a parameter (stored field values when synced, else a
+    distinct query through the processor), optionally only those containing `search`."""
+    values: list = []
+    seen: set = set()
+    has_more = False
+    needle = search.lower() if search else None
+    for field_id in field_ids:
+        field = session.get(Field, field_id)
+        if field is None:
+            raise NotFound()
+        found, more = _field_values(session, user, field, search)
+        has_more = has_more or more
+        for value in found:
+            key = value[0]
+            if needle is not None and needle not in str(key).lower():
+                continue
+            if key not in seen:
+                seen.add(key)
+                values.append(value)
+    values.sort(key=lambda v: (v[0] is None, str(type(v[0])), v[0] if v[0] is not None else 0))
+    if len(values) > VALUES_LIMIT:
+        values, has_more = values[:VALUES_LIMIT], True
+    return {"values": values, "has_more_values": has_more}
+
+
+def _field_values(session: Session, user: User, field: Field, search: str | None) -> tuple[list, bool]:
+    stored = session.scalar(select(FieldValues).where(FieldValues.field_id == field.id, FieldValues.type == "full"))
+    if stored is not None and stored.values is not None and not search:
+        human = stored.human_readable_values or []
+        rows = [[v, human[i]] if i < len(human) else [v] for i, v in enumerate(stored.values)]
+        return rows, bool(stored.has_more_values)
+    table = session.get(Table, field.table_id)
+    inner: dict = {"source-table": table.id, "breakout": [["field", field.id, None]], "limit": VALUES_LIMIT + 1}
+    if search:
+        inner["filter"] = ["contains", ["field", field.id, None], search, {"case-sensitive": False}]
+    query = {"database": table.db_id, "type": "query", "query": inner}
+    try:
+        result = processor.open_query(session, user, query, context="values")
+        rows = [[row[0]] for row in result]
+    except QueryFailed as exc:
+        raise Invalid(exc.message) from None
+    more = len(rows) > VALUES_LIMIT
+    return rows[:VALUES_LIMIT], more

@@ -1,0 +1,124 @@
+"""/api/dataset endpoints."""
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
+
+from core import auth, db
+from core.api import Api, Params
+from core.types import Bool, Enum, MbType, NonBlankStr, PositiveInt
+
+from . import service
+
+dataset_api = Api("dataset", __name__, url_prefix="/dataset")
+
+
+def _json_or_map(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("not a JSON string")
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise ValueError("not valid JSON") from exc
+
+
+JsonOrMap = Annotated[
+    Any, BeforeValidator(_json_or_map), WithJsonSchema({"type": "string", "contentMediaType": "application/json"}),
+    MbType("value must be a valid JSON string.", ("should be a valid JSON string",)),
+]
+
+
+class QueryBody(Params):
+    """A whole dataset query: database, type, query or native, parameters, constraints, ..."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    database: int | None = None
+
+    def query(self) -> dict:
+        return {**(self.model_extra or {}), "database": self.database}
+
+
+class NativeBody(QueryBody):
+    database: PositiveInt
+    pretty: Bool | None = None
+
+    def query(self) -> dict:
+        return {**(self.model_extra or {}), "database": self.database}
+
+
+class PivotBody(QueryBody):
+    pivot_rows: list[int] | None = None
+    pivot_cols: list[int] | None = None
+
+
+class ExportPath(Params):
+    export_format: Enum("api", "csv", "json", "xlsx")
+
+
+class ExportBody(Params):
+    query: JsonOrMap
+    visualization_settings: JsonOrMap | None = None
+    format_rows: Bool | None = None
+    pivot_results: Bool | None = None
+    csv_include_bom: Bool | None = None
+
+
+class ParameterValuesBody(Params):
+    parameter: dict[str, Any]
+    field_ids: list[PositiveInt] | None = None
+
+
+class SearchPath(Params):
+    query: NonBlankStr
+
+
+@dataset_api.post("/", body=QueryBody, status=202)
+def run(body: QueryBody):
+    """Run a query (not cached) and return its results; 202, or 400 with status "failed"."""
+    return service.run(db.session(), auth.require_user(), body.query())
+
+
+@dataset_api.post("/native", body=NativeBody)
+def native(body: NativeBody):
+    """The native SQL (and parameters) an MBQL query runs as; pretty-printed unless pretty=false."""
+    return service.native(db.session(), auth.require_user(), body.query(), body.pretty is not False)
+
+
+@dataset_api.post("/duration", body=QueryBody)
+def duration(body: QueryBody):
+    """The average running time of this query, in milliseconds (0 when it never ran)."""
+    return service.duration(db.session(), body.query())
+
+
+@dataset_api.post("/pivot", body=PivotBody, status=202)
+def pivot(body: PivotBody):
+    """Run an aggregated query as a pivot table: rows for every grouping, tagged pivot-grouping."""
+    query = body.query()
+    return service.pivot(db.session(), auth.require_user(), query, body.pivot_rows, body.pivot_cols)
+
+
+@dataset_api.post("/parameter/values", body=ParameterValuesBody)
+def parameter_values(body: ParameterValuesBody):
+    """The values a parameter can take, from the fields it is wired to."""
+    return service.parameter_values(db.session(), auth.require_user(), body.parameter, body.field_ids or [])
+
+
+@dataset_api.post("/parameter/search/<query>", path=SearchPath, body=ParameterValuesBody)
+def parameter_search(path: SearchPath, body: ParameterValuesBody):
+    """The values of a parameter's fields that contain the search text (case-insensitive)."""
+    return service.parameter_values(db.session(), auth.require_user(), body.parameter, body.field_ids or [],
+                                    search=path.query)
+
+
+@dataset_api.post("/<export_format>", path=ExportPath, body=ExportBody)
+def export(path: ExportPath, body: ExportBody):
+    """Download all the rows of a query as csv, json or xlsx (or the api result), streamed."""
+    options = {"visualization_settings": body.visualization_settings if isinstance(body.visualization_settings, dict)
+               else {}, "format_rows": bool(body.format_rows), "pivot_results": bool(body.pivot_results),
+               "csv_include_bom": bool(body.csv_include_bom)}
+    return service.export(db.session(), auth.require_user(), auth.tessera().exporters, path.export_format,
+                          body.query, options)

@@ -1,0 +1,122 @@
+"""Snippet logic: listing, creating and changing snippets, and how a snippet is shown."""
+from __future__ import annotations
+
+import secrets
+import string
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core.errors import Invalid, NotFound
+from core.events import emit
+from core.models import Collection, NativeQuerySnippet, User
+
+ALPHABET = string.ascii_letters + string.digits + "_-"
+DUPLICATE = "A snippet with that name already exists. Please pick a different name."
+
+
+def _entity_id() -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(21))
+
+
+def check_name(name: str) -> str:
+    # The name goes inside {{snippet: ...}}, which ends at the first "}" and trims spaces.
+    if "}" in name or name != name.strip():
+        raise Invalid({"name": "snippet names cannot include '}' or start or end with spaces"})
+    return name
+
+
+def _creator(user: User | None) -> dict | None:
+    if user is None:
+        return None
+    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
+            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
+            "is_superuser": user.is_superuser, "is_qbnewb": user.is_qbnewb}
+
+
+def snippet_json(session: Session, snippet: NativeQuerySnippet) -> dict:
+    return {
+        "id": snippet.id,
+        "name": snippet.name,
+        "description": snippet.description,
+        "content": snippet.content,
+        "creator_id": snippet.creator_id,
+        "creator": _creator(session.get(User, snippet.creator_id)),
+        "archived": snippet.archived,
+        "collection_id": snippet.collection_id,
+        "entity_id": snippet.entity_id,
+        "template_tags": snippet.template_tags or {},
+        "created_at": snippet.created_at,
+        "updated_at": snippet.updated_at,
+    }
+
+
+def _check_collection(session: Session, collection_id: int | None) -> None:
+    if collection_id is None:
+        return
+    collection = session.get(Collection, collection_id)
+    if collection is None:
+        raise NotFound()
+    if collection.namespace != "snippets":
+        raise Invalid("A snippet can only be saved in a collection of the snippets namespace.")
+
+
+def list_snippets(session: Session, archived: bool) -> list[dict]:
+    rows = session.scalars(select(NativeQuerySnippet).where(NativeQuerySnippet.archived == archived)
+                           .order_by(NativeQuerySnippet.name)).all()
+    return [snippet_json(session, s) for s in rows]
+
+
+def get(session: Session, snippet_id: int) -> dict:
+    snippet = session.get(NativeQuerySnippet, snippet_id)
+    if snippet is None:
+        raise NotFound()
+    return snippet_json(session, snippet)
+
+
+def _taken(session: Session, name: str, other_than: int | None = None) -> bool:
+    query = select(NativeQuerySnippet.id).where(NativeQuerySnippet.name == name)
+    if other_than is not None:
+        query = query.where(NativeQuerySnippet.id != other_than)
+    return session.scalar(query) is not None
+
+
+def create(session: Session, user: User, name: str, content: str, description: str | None,
+           collection_id: int | None) -> dict:
+    check_name(name)
+    _check_collection(session, collection_id)
+    if _taken(session, name):
+        raise Invalid(DUPLICATE)
+    snippet = NativeQuerySnippet(name=name, content=content, description=description, collection_id=collection_id,
+                                 creator_id=user.id, entity_id=_entity_id())
+    session.add(snippet)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Invalid(DUPLICATE) from None
+    emit("snippet-create", user.id, snippet)
+    return snippet_json(session, snippet)
+
+
+def update(session: Session, user: User, snippet_id: int, changes: dict) -> dict:
+    snippet = session.get(NativeQuerySnippet, snippet_id)
+    if snippet is None:
+        raise NotFound()
+    if "name" in changes and changes["name"] != snippet.name:
+        check_name(changes["name"])
+        if _taken(session, changes["name"], snippet.id):
+            raise Invalid(DUPLICATE)
+    if "collection_id" in changes:
+        _check_collection(session, changes["collection_id"])
+    for key in ("name", "content", "description", "archived", "collection_id"):
+        if key in changes:
+            setattr(snippet, key, changes[key])
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Invalid(DUPLICATE) from None
+    emit("snippet-update", user.id, snippet)
+    return snippet_json(session, snippet)

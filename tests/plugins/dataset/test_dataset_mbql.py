@@ -1,0 +1,124 @@
+"""MBQL through /api/dataset: results, parameters applied as filters, limits, native form, pivot,
+parameter values."""
+from __future__ import annotations
+
+import datetime as dt
+
+from .conftest import CATEGORIES, order_rows
+
+
+def mbql(orders, inner, **extra):
+    return {"database": orders.database_id, "type": "query", "query": {"source-table": orders.table_id, **inner},
+            **extra}
+
+
+def expected_counts(predicate=lambda r: True, count=2500):
+    counts = {}
+    for row in order_rows(count):
+        if predicate(row):
+            counts[row[1]] = counts.get(row[1], 0) + 1
+    return counts
+
+
+def test_aggregate_by_category(admin, orders):
+    f = orders.fields
+    response = admin.post("/api/dataset", json=mbql(orders, {"aggregation": [["count"], ["sum", ["field", f["price"], None]]],
+                                                            "breakout": [["field", f["category"], None]]}))
+    assert response.status_code == 202, response.json
+    body = response.json
+    rows = {r[0]: r[1] for r in body["data"]["rows"]}
+    assert rows == expected_counts()
+    cols = body["data"]["cols"]
+    assert [c["source"] for c in cols] == ["breakout", "aggregation", "aggregation"]
+    assert cols[0]["id"] == f["category"] and cols[0]["table_id"] == orders.table_id
+    assert cols[1]["name"] == "count" and cols[1]["field_ref"] == ["aggregation", 0]
+    assert "rows_truncated" not in body["data"]
+
+
+def test_unaggregated_default_limit_and_explicit_limit(admin, orders):
+    body = admin.post("/api/dataset", json=mbql(orders, {})).json
+    assert body["row_count"] == 2000 and body["data"]["rows_truncated"] == 2000
+    assert "LIMIT 2000" in body["data"]["native_form"]["query"]
+    body = admin.post("/api/dataset", json=mbql(orders, {"limit": 5})).json
+    assert body["row_count"] == 5 and "rows_truncated" not in body["data"]
+
+
+def test_parameters_filter_mbql(admin, orders):
+    f = orders.fields
+    query = mbql(orders, {"aggregation": [["count"]], "breakout": [["field", f["category"], None]]}, parameters=[
+        {"type": "string/=", "target": ["dimension", ["field", f["category"], None]], "value": ["Widget", "Gizmo"]},
+        {"type": "date/month-year", "target": ["dimension", ["field", f["created_at"], None]], "value": "2024-02"},
+    ])
+    body = admin.post("/api/dataset", json=query).json
+    assert body["status"] == "completed", body
+
+    def in_feb(row):
+        return row[1] in ("Widget", "Gizmo") and row[3].startswith("2024-02")
+
+    assert {r[0]: r[1] for r in body["data"]["rows"]} == expected_counts(in_feb)
+
+
+def test_number_between_and_contains_parameters(admin, orders):
+    f = orders.fields
+    query = mbql(orders, {"aggregation": [["count"]]}, parameters=[
+        {"type": "number/between", "target": ["dimension", ["field", f["price"], None]], "value": [10, 20]},
+        {"type": "string/contains", "target": ["dimension", ["field", f["category"], None]], "value": ["dg"],
+         "options": {"case-sensitive": False}},
+    ])
+    body = admin.post("/api/dataset", json=query).json
+    expected = sum(1 for r in order_rows(2500) if 10 <= r[2] <= 20 and "dg" in r[1].lower())
+    assert body["data"]["rows"] == [[expected]]
+
+
+def test_native_endpoint(admin, orders):
+    f = orders.fields
+    query = mbql(orders, {"aggregation": [["count"]], "breakout": [["field", f["category"], None]]})
+    response = admin.post("/api/dataset/native", json=query)
+    assert response.status_code == 200
+    assert "GROUP BY" in response.json["query"] and "\n" in response.json["query"]
+    flat = admin.post("/api/dataset/native", json={**query, "pretty": False}).json["query"]
+    assert "\n" not in flat
+    assert admin.post("/api/dataset/native", json={"database": 0}).status_code == 400
+
+
+def test_pivot(admin, orders):
+    f = orders.fields
+    query = mbql(orders, {"aggregation": [["count"]],
+                          "breakout": [["field", f["category"], None],
+                                       ["field", f["created_at"], {"temporal-unit": "year"}]]})
+    response = admin.post("/api/dataset/pivot", json={**query, "pivot_rows": [0], "pivot_cols": [1]})
+    assert response.status_code == 202, response.json
+    body = response.json
+    names = [c["name"] for c in body["data"]["cols"]]
+    assert names[2] == "pivot-grouping" and len(names) == 4
+    by_group = {}
+    for row in body["data"]["rows"]:
+        by_group.setdefault(row[2], []).append(row)
+    assert sum(r[3] for r in by_group[0]) == 2500
+    assert by_group[3] == [[None, None, 3, 2500]]
+    assert {r[0]: r[3] for r in by_group[2]} == expected_counts()
+
+
+def test_parameter_values_and_search(admin, orders):
+    f = orders.fields
+    body = {"parameter": {"id": "p", "type": "category"}, "field_ids": [f["category"]]}
+    response = admin.post("/api/dataset/parameter/values", json=body)
+    assert response.status_code == 200, response.json
+    assert response.json == {"values": [[c] for c in sorted(CATEGORIES)], "has_more_values": False}
+    found = admin.post("/api/dataset/parameter/search/GAD", json=body).json
+    assert found["values"] == [["Gadget"]]
+    assert admin.post("/api/dataset/parameter/values", json={"parameter": {}, "field_ids": [999]}).status_code == 404
+
+
+def test_mbql_error_is_invalid_query(admin, orders):
+    response = admin.post("/api/dataset", json=mbql(orders, {"aggregation": [["bogus"]]}))
+    assert response.status_code == 400 and response.json["error_type"] == "invalid-query"
+
+
+def test_dates_come_back_iso(admin, orders):
+    f = orders.fields
+    body = admin.post("/api/dataset", json=mbql(orders, {"fields": [["field", f["created_at"], None]],
+                                                        "order-by": [["asc", ["field", f["id"], None]]],
+                                                        "limit": 1})).json
+    value = body["data"]["rows"][0][0]
+    assert dt.datetime.fromisoformat(value.replace("Z", "")) == dt.datetime(2024, 1, 1, 7)

@@ -1,0 +1,158 @@
+"""One test per execute_query implementation: the core's (trylast), row limits (wrapper), the cache
+(tryfirst + wrapper) and the audit log (wrapper); plus permissions on the processor entry points."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from sqlalchemy import select
+
+from core.app import create_app
+from core.models import Database, QueryExecution, User
+from core.query import limits, processor
+from core.testing import make_user, setup_admin
+from plugins.query_audit.service import flush
+from tests.support import write_plugin
+
+from .conftest import make_orders
+
+
+def native(orders, sql):
+    return {"database": orders.database_id, "type": "native", "native": {"query": sql}}
+
+
+def mbql(orders, inner):
+    return {"database": orders.database_id, "type": "query", "query": {"source-table": orders.table_id, **inner}}
+
+
+def _admin_user(session):
+    return session.scalar(select(User).where(User.is_superuser.is_(True)))
+
+
+def test_core_implementation_is_last(tmp_path, monkeypatch, app_config):
+    """A plugin's execute_query (not trylast) answers before the core's; wrappers still wrap it."""
+    name = write_plugin(tmp_path, monkeypatch, """
+        from core import hookimpl
+        from core.query.processor import Result
+
+        @hookimpl
+        def execute_query(context):
+            cols = [{"name": "answer", "display_name": "Answer", "base_type": "type/Integer"}]
+            return Result(context, cols, iter([(42,), (43,), (44,)]), {"query": "-- from a plugin", "params": None})
+    """)
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+    admin = setup_admin(app)
+    orders = make_orders(app, count=3)
+    body = admin.post("/api/dataset", json={**native(orders, "SELECT 1"), "constraints": {"max-results-bare-rows": 2}}).json
+    assert body["data"]["rows"] == [[42], [43]]  # the limits wrapper still cut the plugin's rows
+    assert body["data"]["native_form"]["query"] == "-- from a plugin"
+    app.extensions["tessera"].db.dispose()
+
+
+def test_limits_wrapper(app, admin, orders):
+    with app.test_request_context():
+        from core.db import session as request_session
+
+        session = request_session()
+        user = _admin_user(session)
+
+        def limit(query, **options):
+            ctx = processor.prepare(session, user, query, **options)
+            return limits.row_limit(ctx)
+
+        assert limit(native(orders, "SELECT 1")) == (2000, True)
+        aggregated = mbql(orders, {"aggregation": [["count"]]})
+        assert limit(aggregated) == (10000, True)
+        assert limit(mbql(orders, {"limit": 50})) == (50, False)
+        assert limit({**native(orders, "SELECT 1"), "constraints": {"max-results": 10, "max-results-bare-rows": 500}}) \
+            == (10, True)
+        assert limit(native(orders, "SELECT 1"), export_format="csv") == (1048575, False)
+        assert limit(native(orders, "SELECT 1"), export_format="csv", download_cap=10000) == (10000, False)
+        app.extensions["tessera"].settings.set(session, "download-row-limit", 2000000)
+        assert limit(native(orders, "SELECT 1"), export_format="csv") == (2000000, False)
+        assert limit(native(orders, "SELECT 1"), export_format="xlsx") == (1048575, False)
+        # The wrapper really applies it: a run stops at the limit.
+        envelope, status = processor.run_query(session, user, {**native(orders, "SELECT id FROM orders"),
+                                                                "constraints": {"max-results-bare-rows": 3}})
+        assert status == 202 and envelope["row_count"] == 3
+
+
+def test_cache_tryfirst_and_wrapper(app, admin, orders):
+    state = app.extensions["tessera"]
+    with app.test_request_context():
+        from core.db import session as request_session
+
+        session = request_session()
+        user = _admin_user(session)
+        query = native(orders, "SELECT count(*) FROM orders")
+        # Not cached while caching is off, nor for ad-hoc runs, nor with ignore_cache.
+        state.settings.set(session, "enable-query-caching", True)
+        session.get(Database, orders.database_id).cache_ttl = 1  # hours
+        session.commit()
+        first, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
+        assert first["cached"] is None and first["data"]["rows"] == [[2500]]
+        conn = sqlite3.connect(orders.path)
+        conn.execute("DELETE FROM orders WHERE id > 100")
+        conn.commit()
+        conn.close()
+        second, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
+        assert second["cached"] is not None and second["data"]["rows"] == [[2500]]
+        fresh, _ = processor.run_query(session, user, query, context="question", ignore_cache=True)
+        assert fresh["cached"] is None and fresh["data"]["rows"] == [[100]]
+        adhoc, _ = processor.run_query(session, user, query, context="ad-hoc", ignore_cache=False)
+        assert adhoc["data"]["rows"] == [[100]]
+        flush(app)
+        hits = session.scalars(select(QueryExecution.cache_hit).order_by(QueryExecution.id)).all()
+        assert hits == [False, True, False, False]
+
+
+def test_cache_expires(app, admin, orders):
+    from core.models import QueryCache
+    import datetime as dt
+
+    state = app.extensions["tessera"]
+    with app.test_request_context():
+        from core.db import session as request_session
+
+        session = request_session()
+        user = _admin_user(session)
+        state.settings.set(session, "enable-query-caching", True)
+        session.get(Database, orders.database_id).cache_ttl = 1
+        session.commit()
+        query = native(orders, "SELECT count(*) FROM orders")
+        processor.run_query(session, user, query, context="question", ignore_cache=False)
+        row = session.scalar(select(QueryCache))
+        row.updated_at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)
+        session.commit()
+        again, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
+        assert again["cached"] is None
+
+
+def test_audit_wrapper_records_streamed_runs(app, admin, orders):
+    with app.test_request_context():
+        from core.db import session as request_session
+
+        session = request_session()
+        user = _admin_user(session)
+        result = processor.open_query(session, user, native(orders, "SELECT id FROM orders"), context="csv-download",
+                                      export_format="csv")
+        flush(app)
+        assert session.scalar(select(QueryExecution)) is None  # nothing logged until the stream ends
+        assert sum(1 for _ in result) == 2500
+        flush(app)
+        run = session.scalar(select(QueryExecution))
+        assert (run.result_rows, run.context, run.native, run.error) == (2500, "csv-download", True, None)
+
+
+def test_permissions_are_checked(app, admin, orders):
+    user = make_user(app, email="plain@example.com")
+    group_graph = admin.get("/api/permissions/graph")
+    if group_graph.status_code != 200:
+        pytest.skip("no permissions graph endpoint in this build")
+    graph = group_graph.json
+    all_users = "1"
+    graph["groups"][all_users] = {str(orders.database_id): {"view-data": "unrestricted", "create-queries": "no"}}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    assert user.post("/api/dataset", json=native(orders, "SELECT 1")).status_code == 403
+    assert user.post("/api/dataset/csv", json={"query": native(orders, "SELECT 1")}).status_code == 403
+    assert admin.post("/api/dataset", json=native(orders, "SELECT 1")).status_code == 202
