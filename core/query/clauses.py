@@ -34,13 +34,12 @@ MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "
                "October", "November", "December"]
 DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 NOT_SUPPORTED = {"host", "domain", "subdomain", "path", "convert-timezone", "offset", "metric", "segment",
-                 "datetime-diff", "split-part", "text", "integer", "float", "date", "today", "datetime",
-                 "in", "not-in"}
+                 "datetime-diff", "split-part", "text", "integer", "float", "date", "today", "datetime"}
 AGGREGATIONS = {"count", "cum-count", "sum", "avg", "min", "max", "distinct", "cum-sum", "stddev", "var",
                 "median", "percentile", "share", "count-where", "sum-where", "distinct-where"}
 FILTERS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "inside", "is-null", "not-null",
            "is-empty", "not-empty", "contains", "does-not-contain", "starts-with", "ends-with", "time-interval",
-           "relative-time-interval", "during", "segment"}
+           "relative-time-interval", "during", "segment", "in", "not-in"}
 STRING_TYPES = ("type/Text", "type/TextLike")
 
 
@@ -233,9 +232,19 @@ class ClauseCompiler(RefResolver):
             default = self.value(opts["default"]) if "default" in opts else None
             return exp.Case(ifs=ifs, default=default)
         if op in GET_UNITS:
-            return self.driver.extract_temporal(self.value(args[0]), GET_UNITS[op])
+            mode = args[1] if len(args) > 1 else None
+            if op == "get-week" and mode not in (None, "iso"):
+                raise Invalid(f"Invalid MBQL: get-week mode {mode!r} is not supported; ISO weeks are.")
+            part = self.driver.extract_temporal(self.value(args[0]), GET_UNITS[op])
+            if op == "get-day-of-week" and mode == "iso":
+                # Monday 1 .. Sunday 7 from Sunday 1 .. Saturday 7.
+                shifted = exp.Mod(this=exp.Paren(this=exp.Add(this=part, expression=lit(5))), expression=lit(7))
+                return exp.Add(this=shifted, expression=lit(1))
+            return part
         if op == "temporal-extract":
             unit = args[1]
+            if unit in ("week-of-year-us", "week-of-year-instance"):
+                raise Invalid(f"Invalid MBQL: temporal-extract {unit!r} is not supported; use week-of-year-iso.")
             if unit not in EXTRACT_UNITS:
                 raise Invalid(f"Invalid MBQL: temporal-extract does not know the unit {unit!r}.")
             return self.driver.extract_temporal(self.value(args[0]), EXTRACT_UNITS[unit])
@@ -298,7 +307,15 @@ class ClauseCompiler(RefResolver):
             parts = [_paren(self.filter(a)) for a in args]
             return exp.Paren(this=(exp.and_ if op == "and" else exp.or_)(*parts)) if len(parts) > 1 else parts[0]
         if op == "not":
-            return exp.Not(this=exp.Paren(this=self.filter(args[0])))
+            negated = exp.Not(this=exp.Paren(this=self.filter(args[0])))
+            inner = args[0]
+            if isinstance(inner, list) and inner and inner[0] in ("contains", "starts-with", "ends-with"):
+                # As Metabase: rows whose value is NULL match a negated string filter.
+                column = self.value(inner[1])
+                return exp.Paren(this=exp.or_(negated, exp.Is(this=column, expression=exp.Null())))
+            return negated
+        if op in ("in", "not-in"):
+            return self.compare("=" if op == "in" else "!=", args)
         if op in COMPARISONS or op == "between":
             return self.compare(op, args)
         if op in ("is-null", "not-null", "is-empty", "not-empty"):
@@ -502,9 +519,9 @@ class ClauseCompiler(RefResolver):
         ref, amount, unit, offset, offset_unit = args
         if offset_unit not in temporal.INTERVAL_UNITS or not isinstance(offset, int):
             raise Invalid("Invalid MBQL: relative-time-interval needs an integer offset and its unit.")
-        anchor = temporal.add(self.context.now, offset, offset_unit)
-        lo, hi = self.interval_bounds(anchor, amount, unit, False)
-        return self.range_filter(ref, lo, hi)
+        # Metabase buckets the clock by the interval's unit first, then shifts both bounds by the offset.
+        lo, hi = self.interval_bounds(self.context.now, amount, unit, False)
+        return self.range_filter(ref, temporal.add(lo, offset, offset_unit), temporal.add(hi, offset, offset_unit))
 
     def during(self, args: list) -> exp.Expression:
         if len(args) != 3:

@@ -234,6 +234,9 @@ class Resolvers:
     snippet: Callable[[int | None, str], str]
     card: Callable[[int], "NativeSQL"]
     extract: P.Extract | None = None
+    # Writes a condition's AST as SQL; the processor passes the driver's to_sql so that the engine's
+    # AST fix-ups (e.g. date parts on SQLite) apply to field filters too.
+    render: Callable[[exp.Expression], str] | None = None
 
 
 @dataclass
@@ -413,7 +416,9 @@ def _emit_field_filter(name: str, definition: dict, value: Any, ctx: Context, ou
         binds.append(v)
         return exp.Var(this=f"\x00{len(binds) - 1}\x00")
 
-    rendered = P.to_sql(flt, info.column, bind, ctx.dialect, ctx.resolvers.extract).sql(dialect=ctx.dialect)
+    condition = P.to_sql(flt, info.column, bind, ctx.dialect, ctx.resolvers.extract)
+    render = ctx.resolvers.render or (lambda tree: tree.sql(dialect=ctx.dialect))
+    rendered = render(condition)
     position = 0
     for match in MARK.finditer(rendered):
         out.add(rendered[position:match.start()])

@@ -411,6 +411,7 @@ def _resolvers(session: Session, user: User | None, driver, database: Database) 
         snippet=lambda snippet_id, name: snippet_text(session, snippet_id, name),
         card=lambda card_id: card_native(session, user, card_id, driver, database),
         extract=getattr(driver, "extract_temporal", None),
+        render=driver.to_sql,
     )
 
 

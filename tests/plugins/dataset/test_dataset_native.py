@@ -172,3 +172,32 @@ def test_query_execution_is_logged(app, admin, orders):
         assert stats is not None and stats.average_execution_time >= 0
     duration = admin.post("/api/dataset/duration", json=query)
     assert duration.status_code == 200 and duration.json["average"] == stats.average_execution_time
+
+
+def test_card_references(app, admin, orders):
+    from core.models import Card
+
+    state = app.extensions["tessera"]
+    with state.db.session() as session:
+        native_card = Card(name="small", display="table", creator_id=admin.user["id"], database_id=orders.database_id,
+                           query_type="native", dataset_query=native(orders, "SELECT id FROM orders WHERE id <= 3;"))
+        mbql_card = Card(name="widgets", display="table", creator_id=admin.user["id"], database_id=orders.database_id,
+                         query_type="query", dataset_query={
+                             "database": orders.database_id, "type": "query",
+                             "query": {"source-table": orders.table_id, "fields": [["field", orders.fields["id"], None]],
+                                       "filter": ["=", ["field", orders.fields["category"], None], "Widget"]}})
+        session.add_all([native_card, mbql_card])
+        session.flush()
+        ids = native_card.id, mbql_card.id
+    tag = f"#{ids[0]}-small"
+    body = admin.post("/api/dataset", json=native(orders, f"SELECT count(*) FROM {{{{{tag}}}}} AS s",
+                                                  {tag: {"id": "c", "name": tag, "display-name": "Small", "type": "card",
+                                                         "card-id": ids[0]}})).json
+    assert body["data"]["rows"] == [[3]], body
+    tag = f"#{ids[1]}"
+    body = admin.post("/api/dataset", json=native(orders, f"SELECT count(*) FROM {{{{{tag}}}}} AS w",
+                                                  {tag: {"id": "w", "name": tag, "display-name": "W", "type": "card",
+                                                         "card-id": ids[1]}})).json
+    assert body["data"]["rows"] == [[625]], body
+    missing = admin.post("/api/dataset", json=native(orders, "SELECT * FROM {{#9999}} AS x")).json
+    assert missing["status"] == "failed" and "9999" in missing["error"]
