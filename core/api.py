@@ -15,7 +15,7 @@ from typing import Any, Callable, Literal
 
 import orjson
 from flask import Blueprint, Response, request
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
 from . import types as mbt
 from .errors import Invalid
@@ -111,6 +111,12 @@ def _wrap(spec: Endpoint):
 
 
 def parse(model: type[BaseModel], data: Any) -> BaseModel:
+    if issubclass(model, RootModel):
+        # A body that is not an object (PUT /api/table/:id/fields/order takes a bare list).
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(model, exc, data) from None
     if not isinstance(data, dict):
         raise Invalid({"body": "Value must be a map."}, {"body": [f"should be a map, received: {mbt.edn(data)}"]})
     try:

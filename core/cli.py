@@ -21,9 +21,12 @@ def cli():
 @click.option("--dev", is_flag=True, help="Flask's development server with the reloader.")
 def run(host: str, port: int, workers: int, threads: int, dev: bool):
     """Serve the API (gunicorn with gthread workers)."""
+    import os
+
     from .app import create_app
 
-    app = create_app()
+    # A first start shows the Sample Database, as Metabase's does; TESSERA_LOAD_SAMPLE_DATABASE=false opts out.
+    app = create_app({} if "TESSERA_LOAD_SAMPLE_DATABASE" in os.environ else {"TESSERA_LOAD_SAMPLE_DATABASE": True})
     _print_setup_url(app, host, port)
     if dev:
         app.run(host=host, port=port, debug=True, use_reloader=True)

@@ -24,9 +24,14 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_PASSWORD_HASH_MEMORY_KIB": 65536,
     "TESSERA_RUN_MIGRATIONS": True,
     "TESSERA_LOG_BUFFER": 2000,
+    # Run schema syncs in the request instead of a background thread (scripts that need the result).
+    "TESSERA_SYNC_IN_FOREGROUND": False,
+    # Register the Sample Database the first time the server starts (`tessera run` turns it on).
+    "TESSERA_LOAD_SAMPLE_DATABASE": False,
 }
 
-BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS"}
+BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
+                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE"}
 INTEGER_KEYS = {
     "TESSERA_MAX_SESSION_AGE",
     "TESSERA_PASSWORD_LENGTH",

@@ -244,6 +244,8 @@ class ConnectionPolicy:
 
         data_dir = Path(config["TESSERA_DATA_DIR"])
         dirs = split_names(config.get("TESSERA_FILE_DB_DIRS")) or [str(data_dir / "files")]
+        # The Sample Database (core.sample_data) is generated there; it is always readable.
+        dirs = [*dirs, str(data_dir / "sample")]
         app_url = config.get("TESSERA_DB_URL")
         forbidden = [data_dir / "tessera.db", data_dir / "encryption.key"]
         if app_url and app_url.startswith("sqlite"):

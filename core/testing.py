@@ -195,6 +195,50 @@ def any_app(request, tmp_path, app_db_template):
     application.extensions["tessera"].db.dispose()
 
 
+# --------------------------------------------------------------------------------------------------
+# Data sources: the Sample Database and small SQLite files, and waiting for background syncs
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sample_database_template(tmp_path_factory) -> Path:
+    """The Sample Database generated once per test session."""
+    from .sample_data import FILE_NAME, generate
+
+    return generate(tmp_path_factory.mktemp("sample") / FILE_NAME)
+
+
+@pytest.fixture
+def sample_database_file(app, sample_database_template) -> Path:
+    """The session's Sample Database copied where the app generates it, so that adding it is cheap."""
+    from .sample_data import FILE_NAME, directory
+
+    target = directory(app.config["TESSERA_DATA_DIR"])
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy(sample_database_template, target / FILE_NAME)
+    return target / FILE_NAME
+
+
+def wait_for_sync(app, timeout: float = 120) -> None:
+    """Block until every background sync and value scan of the app has finished."""
+    from .sync import wait
+
+    wait(app, timeout)
+
+
+def sqlite_file(app, name: str, script: str) -> str:
+    """A SQLite file in the app's allowed data-file directory, built by running `script`."""
+    import sqlite3
+
+    folder = Path(app.config["TESSERA_DATA_DIR"]) / "files"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return str(path)
+
 # Rows other plugins' APIs create, for tests that only need them to exist.
 
 

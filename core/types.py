@@ -68,6 +68,13 @@ PositiveInt = Annotated[
 ]
 """int+"""
 
+StoredPositiveInt = Annotated[
+    int,
+    Field(strict=False, gt=0, le=2**63 - 1),
+    MbType("value must be an integer greater than zero.", ("should be a positive int",)),
+]
+"""int+ that an app-DB integer column can hold (ids, TTLs): larger values are a 400, not an overflow"""
+
 IntGreaterThanOrEqualToZero = Annotated[
     int, Field(ge=0), MbType("value must be an integer greater or equal to than zero.", ("should be a non-negative int",))
 ]

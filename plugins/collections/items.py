@@ -25,7 +25,7 @@ from core.collections import (
     normalize_namespace,
     personal_names,
 )
-from core.models import Card, Collection, Revision, User
+from core.models import Card, Collection, NativeQuerySnippet, Revision, User
 from core.paging import Paging
 
 # Metabase's ranks for sort_column=model.
@@ -193,36 +193,30 @@ class CollectionSource:
         return out
 
 
-SOURCES: list = [CollectionSource(), CardSource()]
-try:  # snippets arrive with the query processor's models
-    from core.models import NativeQuerySnippet
-except ImportError:  # pragma: no cover - depends on which plugins are merged
-    NativeQuerySnippet = None
+class SnippetSource:
+    """SQL snippets, which live in collections of the snippets namespace."""
 
-if NativeQuerySnippet is not None:
-    class SnippetSource:
-        """SQL snippets, which live in collections of the snippets namespace."""
+    models = ("snippet",)
+    namespaces = (SNIPPETS,)
 
-        models = ("snippet",)
-        namespaces = (SNIPPETS,)
+    def keys(self, ctx: Context, model: str) -> list[Key]:
+        if ctx.options.pinned_state == "is_pinned":  # snippets cannot be pinned
+            return []
+        query = select(NativeQuerySnippet.id, NativeQuerySnippet.name).where(
+            NativeQuerySnippet.archived.is_(ctx.options.archived),
+            NativeQuerySnippet.collection_id.is_(None) if ctx.collection is None
+            else NativeQuerySnippet.collection_id == ctx.collection.id)
+        return [Key("snippet", sid, name) for sid, name in ctx.session.execute(query)]
 
-        def keys(self, ctx: Context, model: str) -> list[Key]:
-            if ctx.options.pinned_state == "is_pinned":  # snippets cannot be pinned
-                return []
-            query = select(NativeQuerySnippet.id, NativeQuerySnippet.name).where(
-                NativeQuerySnippet.archived.is_(ctx.options.archived),
-                NativeQuerySnippet.collection_id.is_(None) if ctx.collection is None
-                else NativeQuerySnippet.collection_id == ctx.collection.id)
-            return [Key("snippet", sid, name) for sid, name in ctx.session.execute(query)]
+    def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+        ids = [k.id for k in keys]
+        rows = ctx.session.scalars(select(NativeQuerySnippet).where(NativeQuerySnippet.id.in_(ids)))
+        return {("snippet", s.id): {"id": s.id, "name": s.name, "entity_id": s.entity_id, "model": "snippet",
+                                    "archived": s.archived, "collection_id": ctx.collection_id}
+                for s in rows}
 
-        def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
-            ids = [k.id for k in keys]
-            rows = ctx.session.scalars(select(NativeQuerySnippet).where(NativeQuerySnippet.id.in_(ids)))
-            return {("snippet", s.id): {"id": s.id, "name": s.name, "entity_id": s.entity_id, "model": "snippet",
-                                        "archived": s.archived, "collection_id": ctx.collection_id}
-                    for s in rows}
 
-    SOURCES.append(SnippetSource())
+SOURCES: list = [CollectionSource(), CardSource(), SnippetSource()]
 
 
 def _source_for(model: str):
@@ -375,15 +369,15 @@ def _last_edits(session: Session, model: str, ids: list[int]) -> dict[int, dict]
 
 
 def archive_items(session: Session, collection_ids: list[int], archived: bool) -> None:
-    """Archive (or unarchive) what lies in these collections along with them; items archived on
-    their own (archived_directly) keep their state."""
+    """Archive (or unarchive) what lies in these collections along with them. Cards archived on their
+    own (archived_directly) keep their state; snippets have no such flag and follow their folder, as
+    in Metabase."""
     if not collection_ids:
         return
     session.execute(update(Card).where(Card.collection_id.in_(collection_ids), Card.archived_directly.is_(False))
                     .values(archived=archived), execution_options={"synchronize_session": False})
-    if NativeQuerySnippet is not None:
-        session.execute(update(NativeQuerySnippet).where(NativeQuerySnippet.collection_id.in_(collection_ids))
-                        .values(archived=archived), execution_options={"synchronize_session": False})
+    session.execute(update(NativeQuerySnippet).where(NativeQuerySnippet.collection_id.in_(collection_ids))
+                    .values(archived=archived), execution_options={"synchronize_session": False})
 
 
 _TAG = re.compile(r"\{\{\s*([^}]+?)\s*\}\}")

@@ -522,3 +522,23 @@ def test_check_permission_hook_is_honoured_in_listings(app_config, tmp_path, mon
             (r["model"], r["name"]) for r in admin.get("/api/search?q=report").json["data"]}
     finally:
         app.extensions["tessera"].db.dispose()
+
+
+def test_snippet_folders_list_their_snippets_and_archive_with_them(admin):
+    folder = create(admin, "Snippet folder", namespace="snippets")
+    inside = admin.post("/api/native-query-snippet", json={"name": "orders_filter", "content": "status = 'paid'",
+                                                           "collection_id": folder["id"]})
+    assert inside.status_code == 200, inside.json
+    loose = admin.post("/api/native-query-snippet", json={"name": "at_top", "content": "1 = 1"})
+    assert loose.status_code == 200, loose.json
+    items = admin.get(f"/api/collection/{folder['id']}/items").json
+    assert [(i["model"], i["name"]) for i in items["data"]] == [("snippet", "orders_filter")]
+    assert "limit" not in items and items["models"] == ["collection", "snippet"]
+    top = admin.get("/api/collection/root/items?namespace=snippets").json
+    assert [(i["model"], i["name"]) for i in top["data"]] == [("snippet", "at_top"), ("collection", "Snippet folder")]
+    # Snippets never appear among default-namespace items.
+    assert "snippet" not in admin.get("/api/collection/root/items").json["models"]
+    assert admin.put(f"/api/collection/{folder['id']}", json={"archived": True}).status_code == 200
+    assert admin.get(f"/api/native-query-snippet/{inside.json['id']}").json["archived"] is True
+    assert admin.put(f"/api/collection/{folder['id']}", json={"archived": False}).status_code == 200
+    assert admin.get(f"/api/native-query-snippet/{inside.json['id']}").json["archived"] is False

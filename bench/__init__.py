@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): each bench/<name>_bench.py has a main() that prints its figures."""

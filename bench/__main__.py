@@ -1,0 +1,18 @@
+"""`python -m bench` (make bench): run every bench/*_bench.py in turn."""
+import importlib
+import pkgutil
+import sys
+
+import bench
+
+
+def main() -> int:
+    names = sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.endswith("_bench"))
+    for name in names:
+        print(f"== bench.{name}")
+        importlib.import_module(f"bench.{name}").main()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
