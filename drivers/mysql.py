@@ -215,6 +215,14 @@ class MySQLDriver(SQLDriver):
         return exp.VariancePop(this=cls.to_float(expr))
 
     @classmethod
+    def days_between(cls, start, end):
+        return _fn("DATEDIFF", end, start)
+
+    @classmethod
+    def seconds_between(cls, start, end):
+        return _fn("TIMESTAMPDIFF", exp.var("SECOND"), start, end)
+
+    @classmethod
     def extract_temporal(cls, expr, unit):
         if unit == "week-of-year":
             return _fn("WEEK", expr, lit(3))  # mode 3: ISO weeks

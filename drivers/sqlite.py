@@ -191,6 +191,15 @@ class SQLiteDriver(SQLDriver):
         return _fn("DATE", expr)
 
     @classmethod
+    def days_between(cls, start, end):
+        days = exp.Sub(this=_fn("JULIANDAY", _fn("DATE", end)), expression=_fn("JULIANDAY", _fn("DATE", start)))
+        return exp.Cast(this=days, to=exp.DataType.build("int"))
+
+    @classmethod
+    def seconds_between(cls, start, end):
+        return exp.Sub(this=_int_part("%s", end), expression=_int_part("%s", start))
+
+    @classmethod
     def temporal_column(cls, expr, base_type):
         # Values are text in whatever form they were written ("T" or space, fractions, zones):
         # DATE()/DATETIME() give the one canonical form the literals below use.

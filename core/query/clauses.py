@@ -34,7 +34,7 @@ MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "
                "October", "November", "December"]
 DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 NOT_SUPPORTED = {"host", "domain", "subdomain", "path", "convert-timezone", "offset", "metric", "segment",
-                 "datetime-diff", "split-part", "text", "integer", "float", "date", "today", "datetime"}
+                 "split-part", "text", "integer", "float", "date", "today", "datetime"}
 AGGREGATIONS = {"count", "cum-count", "sum", "avg", "min", "max", "distinct", "cum-sum", "stddev", "var",
                 "median", "percentile", "share", "count-where", "sum-where", "distinct-where"}
 FILTERS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "inside", "is-null", "not-null",
@@ -255,6 +255,8 @@ class ClauseCompiler(RefResolver):
             if op == "datetime-subtract":
                 amount = -amount if isinstance(amount, (int, float)) else ["*", amount, -1]
             return self.driver.date_add(self.value(args[0]), self.value(amount), args[2])
+        if op == "datetime-diff":
+            return self.datetime_diff(args)
         if op == "now":
             return self.driver.now()
         if op == "month-name":
@@ -266,6 +268,36 @@ class ClauseCompiler(RefResolver):
         if op == "relative-datetime":
             return self.driver.temporal_literal(self.relative(args, None))
         raise Invalid(f"Invalid MBQL: unknown clause {op!r}.")
+
+    def datetime_diff(self, args: list) -> exp.Expression:
+        """Whole units from start to end as Metabase counts them: calendar units compare dates (a month
+        is complete when the day of month is reached), clock units truncate seconds toward zero."""
+        if len(args) != 3 or args[2] not in ("year", "quarter", "month", "week", "day", "hour", "minute", "second"):
+            raise Invalid("Invalid MBQL: datetime-diff takes a start, an end and a unit from second to year.")
+        start, end, unit = self.value(args[0]), self.value(args[1]), args[2]
+        driver = self.driver
+        if unit in ("hour", "minute", "second"):
+            seconds = driver.seconds_between(start, end)
+            return _toward_zero(seconds, {"hour": 3600, "minute": 60, "second": 1}[unit])
+        days = driver.days_between(start, end)
+        if unit in ("day", "week"):
+            return _toward_zero(days, 1 if unit == "day" else 7)
+
+        def part(value, name):
+            return driver.extract_temporal(value.copy(), name)
+
+        raw = exp.Add(
+            this=exp.Mul(this=exp.Paren(this=exp.Sub(this=part(end, "year"), expression=part(start, "year"))),
+                         expression=lit(12)),
+            expression=exp.Paren(this=exp.Sub(this=part(end, "month-of-year"), expression=part(start, "month-of-year"))))
+        end_day, start_day = part(end, "day-of-month"), part(start, "day-of-month")
+        months = exp.Case(ifs=[
+            exp.If(this=exp.and_(exp.GTE(this=days.copy(), expression=lit(0)), exp.LT(this=end_day, expression=start_day)),
+                   true=exp.Sub(this=raw.copy(), expression=lit(1))),
+            exp.If(this=exp.and_(exp.LT(this=days.copy(), expression=lit(0)),
+                                 exp.GT(this=end_day.copy(), expression=start_day.copy())),
+                   true=exp.Add(this=raw.copy(), expression=lit(1)))], default=raw)
+        return _toward_zero(months, {"month": 1, "quarter": 3, "year": 12}[unit])
 
     def names(self, arg, names: list[str], first: int) -> exp.Expression:
         value = self.value(arg)
@@ -691,7 +723,7 @@ class ClauseCompiler(RefResolver):
             if types and is_temporal(types[0]):
                 return types[0]
             return "type/Float" if any(t in ("type/Float", "type/Decimal") for t in types) else "type/Integer"
-        if op in ("floor", "ceil", "round", "length") or op in GET_UNITS or op == "temporal-extract":
+        if op in ("floor", "ceil", "round", "length", "datetime-diff") or op in GET_UNITS or op == "temporal-extract":
             return "type/Integer"
         if op in ("upper", "lower", "trim", "ltrim", "rtrim", "concat", "substring", "replace",
                   "regex-match-first", "month-name", "day-name", "quarter-name"):
@@ -706,6 +738,16 @@ class ClauseCompiler(RefResolver):
             pairs = args[0]
             return self.infer_type(pairs[0][1]) if pairs else "type/*"
         return "type/*"
+
+
+def _toward_zero(value: exp.Expression, divisor: int) -> exp.Expression:
+    """value / divisor as an integer truncated toward zero, the same on every engine."""
+    if divisor != 1:
+        value = exp.Div(this=exp.Cast(this=exp.Paren(this=value), to=exp.DataType.build("double")),
+                        expression=lit(float(divisor)))
+    truncated = exp.Case(ifs=[exp.If(this=exp.GTE(this=value.copy(), expression=lit(0)),
+                                     true=exp.Floor(this=value.copy()))], default=exp.Ceil(this=value.copy()))
+    return exp.Cast(this=truncated, to=exp.DataType.build("bigint"))
 
 
 def _paren_arith(e: exp.Expression) -> exp.Expression:

@@ -234,4 +234,9 @@ class StageCompiler(ClauseCompiler):
         for col in cols:
             if col.ref_key == key:
                 return col
+        if self.stage.aggregated and key is not None and key[0] == "field":
+            # Clients sometimes sort on the plain field of a bucketed breakout: one candidate is enough.
+            same_field = [c for c in self.breakout_cols if c.ref_key and c.ref_key[:4] == key[:4]]
+            if len(same_field) == 1:
+                return same_field[0]
         return None

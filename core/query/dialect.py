@@ -62,6 +62,16 @@ class QueryDialect:
         return exp.DateAdd(this=expr, expression=amount, unit=exp.var(unit.upper()))
 
     @classmethod
+    def days_between(cls, start: exp.Expression, end: exp.Expression) -> exp.Expression:
+        """Whole calendar days from start's date to end's date (negative when end is earlier)."""
+        return exp.Sub(this=cls.cast_date(end), expression=cls.cast_date(start))
+
+    @classmethod
+    def seconds_between(cls, start: exp.Expression, end: exp.Expression) -> exp.Expression:
+        return exp.Sub(this=exp.Extract(this=exp.var("EPOCH"), expression=end),
+                       expression=exp.Extract(this=exp.var("EPOCH"), expression=start))
+
+    @classmethod
     def cast_date(cls, expr: exp.Expression) -> exp.Expression:
         return exp.Cast(this=expr, to=exp.DataType.build("date"))
 

@@ -333,3 +333,10 @@ def test_mbql5_compiles_like_its_legacy_twin(metadata):
     assert one.sql == two.sql
     assert one.columns == two.columns
     assert '"n" DESC' in one.sql and "LIMIT 4" in one.sql
+
+
+def test_sorting_on_the_plain_field_of_a_bucketed_breakout(metadata):
+    compiled = compile_case(metadata, "sqlite", {
+        "source-table": "$$ORDERS", "aggregation": [["count"]],
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month")], "order-by": [["desc", f("ORDERS.CREATED_AT")]]})
+    assert compiled.sql.endswith('ORDER BY "CREATED_AT" DESC')

@@ -35,6 +35,18 @@ def fk(ref: str, via: str, **opts):
     return ["field", f"${ref}", {"source-field": f"${via}", **{k.replace("_", "-"): v for k, v in opts.items()}}]
 
 
+def months_between(start: dt.datetime, end: dt.datetime) -> int:
+    """Metabase's calendar month difference (PostgreSQL's age()), written independently of the compiler."""
+    sign = 1 if end.date() >= start.date() else -1
+    a, b = (start, end) if sign > 0 else (end, start)
+    months = (b.year - a.year) * 12 + b.month - a.month - (1 if b.day < a.day else 0)
+    return sign * months
+
+
+def trunc(x: float) -> int:
+    return int(x)  # toward zero
+
+
 def count_by(values) -> list[tuple]:
     return sorted(Counter(values).items())
 
@@ -262,6 +274,18 @@ CASES = [
         "aggregation": [["count"]], "breakout": [["expression", "iso dow"]],
         "filter": ["and", ["in", f("ORDERS.QUANTITY"), 1, 2], ["not-in", f("ORDERS.USER_ID"), 3, 4]]}, True, (),
      count_by(o["CREATED_AT"].isoweekday() for o in R["ORDERS"] if o["QUANTITY"] in (1, 2) and o["USER_ID"] not in (3, 4))),
+    ("datetime-diff", {"source-table": ORDERS, "joins": [{
+        "source-table": PEOPLE, "alias": "U", "condition": ["=", f("ORDERS.USER_ID"), f("PEOPLE.ID", join_alias="U")]}],
+        "expressions": {u: ["datetime-diff", f("PEOPLE.CREATED_AT", join_alias="U"), f("ORDERS.CREATED_AT"), u]
+                        for u in ("year", "quarter", "month", "week", "day", "hour", "minute", "second")},
+        "fields": [f("ORDERS.ID"), *[["expression", u] for u in ("year", "quarter", "month", "week", "day", "hour",
+                                                                  "minute", "second")]],
+        "order-by": [["asc", f("ORDERS.ID")]]}, True, (),
+     [(o["ID"], trunc(months_between(u, o["CREATED_AT"]) / 12), trunc(months_between(u, o["CREATED_AT"]) / 3),
+       months_between(u, o["CREATED_AT"]), trunc((o["CREATED_AT"].date() - u.date()).days / 7),
+       (o["CREATED_AT"].date() - u.date()).days, trunc((o["CREATED_AT"] - u).total_seconds() / 3600),
+       trunc((o["CREATED_AT"] - u).total_seconds() / 60), int((o["CREATED_AT"] - u).total_seconds()))
+      for o in R["ORDERS"] for u in [next(p["CREATED_AT"] for p in R["PEOPLE"] if p["ID"] == o["USER_ID"])]]),
     ("expression-filter", {"source-table": ORDERS, "expressions": {"net": ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")]},
                            "aggregation": [["count"]], "filter": [">", ["expression", "net"], 100]}, True, (),
      [(orders_where(lambda o: o["TOTAL"] - o["TAX"] > 100),)]),
