@@ -147,6 +147,25 @@ def _cell(value: Any) -> str:
     return _text(str(value))
 
 
+TEMPORAL_TYPES = frozenset({"type/Date", "type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
+                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
+
+
+def _parse_dates(row: tuple, indexes: list[int]) -> tuple:
+    if not any(type(row[i]) is str for i in indexes):
+        return row
+    values = list(row)
+    for i in indexes:
+        value = values[i]
+        if type(value) is str:
+            try:
+                parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            values[i] = parsed.date() if len(value) == 10 else parsed
+    return tuple(values)
+
+
 class _Sink:
     """A write-only file for zipfile whose bytes are taken out after each batch."""
 
@@ -183,7 +202,12 @@ def write(columns: list[dict], rows: Iterable[tuple], options: dict | None = Non
                              for t in titles(columns, options.get("visualization_settings"), False))
             sheet.write((SHEET_START + f"<row>{header}</row>").encode("utf-8"))
             cell = _cell
+            # Engines that store dates as text (SQLite) still give real Excel dates in temporal columns.
+            text_dates = [i for i, c in enumerate(columns)
+                          if (c.get("effective_type") or c.get("base_type")) in TEMPORAL_TYPES]
             for batch in batched(rows):
+                if text_dates:
+                    batch = [_parse_dates(row, text_dates) for row in batch]
                 sheet.write("".join(["<row>" + "".join([cell(v) for v in row]) + "</row>" for row in batch])
                             .encode("utf-8"))
                 data = sink.take()

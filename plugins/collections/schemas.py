@@ -23,7 +23,8 @@ Color = Annotated[
            ("should be a string matching the regex ^#[0-9A-Fa-f]{6}$",)),
 ]
 
-Model = Enum("card", "dataset", "metric", "collection", "dashboard", "pulse", "snippet", "timeline", "no_models")
+Model = Enum("card", "dataset", "metric", "collection", "dashboard", "pulse", "snippet", "timeline", "document",
+             "no_models")
 PinnedState = Enum("all", "is_pinned", "is_not_pinned")
 SortColumn = Enum("name", "last_edited_at", "last_edited_by", "model")
 SortDirection = Enum("asc", "desc")

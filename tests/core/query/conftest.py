@@ -1,13 +1,15 @@
 """Fixtures for compiler tests: an app DB with the sample metadata, and the sample data on each engine.
 
-Each engine gets its own copy of tests.core.query.sample: a SQLite file, a DuckDB file, and on the
-loopback servers a uniquely named PostgreSQL database and MariaDB database, dropped afterwards.
+`samples` puts tests.core.query.sample on the four engines (a SQLite file, a DuckDB file, and on the
+loopback servers a uniquely named PostgreSQL database and MariaDB database, dropped afterwards) and
+syncs each with core.sync. `sqlite_sample` and `appdb` write metadata rows directly, for tests of the
+compiler alone.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import shutil
-import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -52,46 +54,13 @@ class Sample:
             return [tuple(row) for row in result.rows]
 
 
-def _server_engine(engine_name: str, stack: list):
-    name = f"tessera_mbql_{uuid.uuid4().hex[:10]}"
-    if engine_name == "postgres":
-        admin = sa.create_engine(require_postgres(), isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        url = require_postgres().rsplit("/", 1)[0] + "/" + name
-
-        def drop():
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
-                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}"')
-            admin.dispose()
-        stack.append(drop)
-        return sa.create_engine(url), "public"
-    admin = sa.create_engine(require_mariadb())
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE `{name}`")
-    url = require_mariadb().rsplit("/", 1)[0] + "/" + name
-
-    def drop_mysql():
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS `{name}`")
-        admin.dispose()
-    stack.append(drop_mysql)
-    # Results and literals are UTC: the session time zone must not shift them.
-    return sa.create_engine(url, connect_args={"init_command": "SET time_zone = '+00:00'"}), None
-
-
 def _open(engine_name: str, appdb, tmp_path_factory, cleanup: list) -> Sample:
-    if engine_name == "sqlite":
-        engine, schema = sa.create_engine(f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'sample.db'}"), None
-    elif engine_name == "duckdb":
-        engine, schema = sa.create_engine(f"duckdb:///{tmp_path_factory.mktemp('duckdb') / 'sample.duckdb'}"), "main"
-    else:
-        engine, schema = _server_engine(engine_name, cleanup)
+    """The sample on SQLite with metadata rows written directly (compiler tests that need no sync)."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'sample.db'}")
     cleanup.insert(0, engine.dispose)
-    sample.load(engine, schema if engine_name == "postgres" else None)
+    sample.load(engine)
     with appdb.session() as session:
-        ids = sample.register(session, engine_name, schema)
+        ids = sample.register(session, engine_name, None)
     session = appdb.Session()
     cleanup.insert(0, session.close)
     return Sample(engine_name, engine, ids, session)
@@ -107,14 +76,64 @@ def sqlite_sample(appdb, tmp_path_factory):
             step()
 
 
+def synced_ids(session, database_id: int) -> dict:
+    """"$T.C" / "$$T" -> id from the Table and Field rows sync wrote."""
+    from core.models.database import Field, Table
+
+    ids = {"database": database_id}
+    for table in session.scalars(sa.select(Table).where(Table.db_id == database_id)):
+        ids[f"$${table.name}"] = table.id
+        for field in session.scalars(sa.select(Field).where(Field.table_id == table.id)):
+            ids[f"${table.name}.{field.name}"] = field.id
+    return ids
+
+
 @pytest.fixture(scope="module")
-def samples(appdb, tmp_path_factory) -> dict[str, Sample]:
-    """The sample data on all four engines (skips, naming the server, when PostgreSQL or MariaDB is down)."""
+def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
+    """The sample data on all four engines, registered and synced as a user would (sync writes the
+    tables, fields, types and fingerprints), queried through the locked-down engines Tessera opens.
+    PostgreSQL and MariaDB get their own database and unprivileged user, dropped afterwards."""
+    from core import connections, crypto, sync
+    from core.app import create_app
+    from core.models.database import Database
+    from core.testing import FAST_HASHING, mariadb_data_source, postgres_data_source
+
     require_postgres()
     require_mariadb()
-    cleanup: list = []
-    try:
-        yield {name: _open(name, appdb, tmp_path_factory, cleanup) for name in ENGINES}
-    finally:
-        for step in cleanup:
-            step()
+    data_dir = tmp_path_factory.mktemp("synced")
+    shutil.copy(app_db_template, data_dir / "tessera.db")
+    app = create_app({"TESSERA_DATA_DIR": str(data_dir), "TESSERA_DB_URL": f"sqlite:///{data_dir / 'tessera.db'}",
+                      "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+    state = app.extensions["tessera"]
+    files = data_dir / "files"
+    files.mkdir()
+    with app.app_context(), contextlib.ExitStack() as stack:
+        sources = {}
+        for engine_name, filename, key in (("sqlite", "sample.db", "db"), ("duckdb", "sample.duckdb", "database_file")):
+            loader = sa.create_engine(f"{engine_name}:///{files / filename}")
+            sample.load(loader)
+            loader.dispose()
+            sources[engine_name] = {key: str(files / filename)}
+        for engine_name, source in (("postgres", postgres_data_source("tessera_mbql")),
+                                    ("mysql", mariadb_data_source("tessera_mbql"))):
+            server = stack.enter_context(source)
+            loader = sa.create_engine(server.admin_url)
+            sample.load(loader, "public" if engine_name == "postgres" else None)
+            loader.dispose()
+            sources[engine_name] = server.details
+        stack.callback(connections.dispose_all)
+        out = {}
+        for engine_name in ENGINES:
+            with state.db.session() as session:
+                database = Database(name=f"Sample on {engine_name}", engine=engine_name,
+                                    details=crypto.encrypt_details(sources[engine_name]))
+                session.add(database)
+                session.flush()
+                database_id = database.id
+            assert sync.sync_database(state, database_id), f"sync of the {engine_name} sample failed"
+            session = state.db.Session()
+            stack.callback(session.close)
+            engine = connections.engine_for(session.get(Database, database_id))
+            out[engine_name] = Sample(engine_name, engine, synced_ids(session, database_id), session)
+        yield out
+    state.db.dispose()

@@ -429,3 +429,23 @@ def test_conformance(samples, case):
             assert all(abs(g[4] - o["SUBTOTAL"] * 1.5) <= 0.5 for g, o in zip(got, R["ORDERS"]))
             got = [g[:4] + (None,) + g[5:] for g in got]
         assert_rows_equal(got, want if ordered else sorted(want, key=sort_key), f"{name}: {reference_engine} vs Python")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_synced_metadata_feeds_the_compiler(samples, engine):
+    """The table above runs on metadata written by sync: what the compiler relies on is there."""
+    from core.models.database import Field
+
+    sample_db = samples[engine]
+    ids = sample_db.ids
+
+    def field(ref):
+        return sample_db.session.get(Field, ids[ref])
+
+    total = field("$ORDERS.TOTAL")
+    assert total.base_type == "type/Float"
+    number = total.fingerprint["type"]["type/Number"]
+    assert (number["min"], number["max"]) == (min(o["TOTAL"] for o in R["ORDERS"]), max(o["TOTAL"] for o in R["ORDERS"]))
+    assert field("$ORDERS.PRODUCT_ID").fk_target_field_id == ids["$PRODUCTS.ID"]
+    assert field("$PEOPLE.LATITUDE").semantic_type == "type/Latitude"
+    assert (field("$ORDERS.CREATED_AT").base_type, field("$PEOPLE.BIRTH_DATE").base_type) == ("type/DateTime", "type/Date")

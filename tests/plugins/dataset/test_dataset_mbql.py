@@ -122,3 +122,33 @@ def test_dates_come_back_iso(admin, orders):
                                                         "limit": 1})).json
     value = body["data"]["rows"][0][0]
     assert dt.datetime.fromisoformat(value.replace("Z", "")) == dt.datetime(2024, 1, 1, 7)
+
+
+def test_mbql5_query(admin, orders):
+    f = orders.fields
+    query = {"lib/type": "mbql/query", "database": orders.database_id, "stages": [{
+        "lib/type": "mbql.stage/mbql", "source-table": orders.table_id,
+        "aggregation": [["count", {"lib/uuid": "7f3c1a52-0000-4000-8000-000000000001"}]],
+        "breakout": [["field", {"lib/uuid": "7f3c1a52-0000-4000-8000-000000000002"}, f["category"]]]}]}
+    body = admin.post("/api/dataset", json=query).json
+    assert body["status"] == "completed", body
+    assert {r[0]: r[1] for r in body["data"]["rows"]} == expected_counts()
+
+
+def test_virtual_database_runs_on_the_source_card(app, admin, orders):
+    from core.models import Card
+
+    state = app.extensions["tessera"]
+    with state.db.session() as session:
+        card = Card(name="all orders", display="table", creator_id=admin.user["id"], database_id=orders.database_id,
+                    query_type="query", dataset_query=mbql(orders, {}))
+        session.add(card)
+        session.flush()
+        card_id = card.id
+    body = admin.post("/api/dataset", json={"database": -1337, "type": "query",
+                                            "query": {"source-table": f"card__{card_id}", "aggregation": [["count"]]}}).json
+    assert body["status"] == "completed", body
+    assert body["data"]["rows"] == [[2500]] and body["database_id"] == orders.database_id
+    missing = admin.post("/api/dataset", json={"database": -1337, "type": "query",
+                                               "query": {"source-table": "card__999", "aggregation": [["count"]]}})
+    assert missing.status_code == 400 and missing.json["status"] == "failed"

@@ -137,3 +137,33 @@ def test_date_exclusions_on_every_engine(admin, engine_db):
         response = admin.post("/api/dataset", json=body)
         assert response.status_code == 202, (value, response.json)
         assert sorted(r[0] for r in response.json["data"]["rows"]) == sorted(expected), value
+
+
+SLOW = {
+    "sqlite": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) FROM c",
+    "duckdb": "SELECT count(*) FROM range(1000000000) a, range(1000) b WHERE a.range + b.range = -1",
+    "postgres": "SELECT count(*) FROM generate_series(1, 1000000000) a",
+    "mysql": "SELECT MAX(MD5(seq)) FROM seq_1_to_10000000000",  # MariaDB's sequence engine
+}
+
+
+def test_database_timeout_stops_statements(app, admin, engine_db):
+    import time
+
+    database_id, _fields, _schema = engine_db
+    state = app.extensions["tessera"]
+    with state.db.session() as session:
+        database = session.get(Database, database_id)
+        database.settings = {"query-timeout-seconds": 1}
+        engine = database.engine
+    started = time.monotonic()
+    response = admin.post("/api/dataset", json={"database": database_id, "type": "native",
+                                                "native": {"query": SLOW[engine]}})
+    elapsed = time.monotonic() - started
+    assert response.status_code == 400, response.json
+    assert response.json["error_type"] == "timed-out", response.json
+    assert elapsed < 8
+    # The pooled connection still answers afterwards.
+    again = admin.post("/api/dataset", json={"database": database_id, "type": "native",
+                                             "native": {"query": "SELECT 1"}})
+    assert again.json["data"]["rows"] == [[1]]
