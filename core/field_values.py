@@ -75,10 +75,16 @@ def column(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name, quoted=True))
 
 
+def with_limit(tree: exp.Select, limit: int) -> exp.Select:
+    """LIMIT as a node: sqlglot's .limit(n) parses the number as SQL text, which costs more than the query."""
+    tree.set("limit", exp.Limit(expression=exp.Literal.number(limit)))
+    return tree
+
+
 def distinct_query(table: Table, field: Field, limit: int = DISTINCT_LIMIT + 1) -> exp.Select:
     col = column(field.name)
-    return (exp.select(col).distinct().from_(table_expression(table))
-            .where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))).limit(limit))
+    return with_limit(exp.select(col).distinct().from_(table_expression(table))
+                      .where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))), limit)
 
 
 def fetch_distinct(driver, engine, table: Table, field: Field) -> tuple[list[Any], bool, bool]:

@@ -28,6 +28,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.databases",
     "plugins.tables",
     "plugins.fields",
+    "plugins.cards",
     "plugins.sharing",
     "plugins.collections",
     "plugins.search",

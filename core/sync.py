@@ -7,6 +7,7 @@ error on the database. Tables and fields that vanish become inactive, never dele
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
@@ -28,6 +29,7 @@ from .field_values import (
     store_many,
     table_expression,
     too_many,
+    with_limit,
 )
 from .humanize import humanize, is_generated
 from .models import Database, Field, Table, utcnow
@@ -114,6 +116,12 @@ def load_state(session, database_id: int) -> dict[tuple[str, str], TableState]:
 
 def merge_metadata(tables: dict, driver, engine, strategy: str) -> None:
     """Introspect the source database and fold what it says into `tables`."""
+    introspection = getattr(driver, "introspection", None)
+    with introspection(engine) if introspection is not None else contextlib.nullcontext():
+        _merge_metadata(tables, driver, engine, strategy)
+
+
+def _merge_metadata(tables: dict, driver, engine, strategy: str) -> None:
     seen_tables = set()
     for meta in driver.describe_tables(engine):
         key = _key(meta.schema, meta.name)
@@ -134,6 +142,7 @@ def merge_metadata(tables: dict, driver, engine, strategy: str) -> None:
         _merge_fields(table, driver.describe_fields(engine, meta), strategy)
         targets = {}
         for fk in driver.describe_fks(engine, meta):
+            # No target schema means "found on the search path": the same schema first, else see _resolve_fks.
             targets[fk.column] = (_key(fk.target_schema if fk.target_schema is not None else meta.schema,
                                        fk.target_table), fk.target_column)
         for name, state in table.fields.items():
@@ -210,8 +219,8 @@ def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_value
 
 def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldState], driver, engine) -> bool:
     """Sample the table once; return whether the sample holds every row (values then need no query)."""
-    tree = exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False) \
-        .limit(analyze.MAX_SAMPLE_ROWS, copy=False)
+    tree = with_limit(exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False),
+                      analyze.MAX_SAMPLE_ROWS)
     sql = driver.to_sql(tree)
     with driver.execute(engine, sql, {}, timeout=SAMPLE_TIMEOUT, max_rows=analyze.MAX_SAMPLE_ROWS) as result:
         rows = list(result.rows)
@@ -345,7 +354,7 @@ def _resolve_fks(tables: dict) -> None:
         for f in t.fields.values():
             target_id = None
             if f.fk_target is not None:
-                target_table = tables.get(f.fk_target[0])
+                target_table = tables.get(f.fk_target[0]) or _only_table_named(tables, f.fk_target[0][1])
                 target = target_table.fields.get(f.fk_target[1]) if target_table else None
                 target_id = target.id if target is not None else None
             if target_id is not None:
@@ -386,6 +395,14 @@ def insert_rows(session, table, rows: list[dict]) -> None:
     else:
         params = [{n: (p(row[n]) if p else row[n]) for n, p in converters} for row in rows]
     conn.exec_driver_sql(compiled.string, params)
+
+
+def _only_table_named(tables: dict, name: str):
+    """The one active table of that name in any schema (an FK whose target schema the driver left out)."""
+    found = [t for key, t in tables.items() if key[1] == name and t.values.get("active", True)]
+    if len(found) == 1:
+        return found[0]
+    return next((t for key, t in tables.items() if key == ("public", name)), None)
 
 
 def _bulk_update(session, model, rows: list[dict]) -> None:

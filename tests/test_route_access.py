@@ -66,11 +66,11 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/permissions/group"): USER,  # superusers and managers of several groups
     ("GET", "/api/permissions/group/*"): USER,  # superusers and the group's managers
     ("POST", "/api/permissions/group"): SUPERUSER,
-    ("PUT", "/api/permissions/group/*"): SUPERUSER,
-    ("DELETE", "/api/permissions/group/*"): SUPERUSER,
+    ("PUT", "/api/permissions/group/*"): USER,  # superusers and the group's managers
+    ("DELETE", "/api/permissions/group/*"): USER,  # superusers and the group's managers
     ("GET", "/api/permissions/membership"): USER,  # superusers and group managers
     ("POST", "/api/permissions/membership"): USER,  # superusers and the group's managers
-    ("PUT", "/api/permissions/membership/*"): SUPERUSER,
+    ("PUT", "/api/permissions/membership/*"): USER,  # superusers and the group's managers
     ("DELETE", "/api/permissions/membership/*"): USER,  # superusers and the group's managers
     ("GET", "/api/permissions/graph"): SUPERUSER,
     ("GET", "/api/permissions/graph-v2"): SUPERUSER,
@@ -92,6 +92,38 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("PUT", "/api/collection/*"): USER,
     # plugins.search (results filtered by permissions)
     ("GET", "/api/search"): USER,
+    # plugins.cards (the views answer 403 per collection, per database and for downloads)
+    ("GET", "/api/card"): USER,
+    ("GET", "/api/card/embeddable"): SUPERUSER,
+    ("GET", "/api/card/public"): SUPERUSER,
+    ("GET", "/api/card/*"): USER,
+    ("POST", "/api/card"): USER,
+    ("PUT", "/api/card/*"): USER,
+    ("DELETE", "/api/card/*"): USER,
+    ("POST", "/api/card/*/copy"): USER,
+    ("POST", "/api/card/collections"): USER,
+    ("POST", "/api/card/*/public_link"): SUPERUSER,
+    ("DELETE", "/api/card/*/public_link"): SUPERUSER,
+    ("POST", "/api/card/*/query"): USER,
+    ("POST", "/api/card/*/query/*"): USER,
+    ("POST", "/api/card/pivot/*/query"): USER,
+    ("GET", "/api/card/*/series"): USER,
+    ("GET", "/api/card/*/params/*/values"): USER,
+    ("GET", "/api/card/*/params/*/search/*"): USER,
+    ("GET", "/api/table/card__*/query_metadata"): USER,
+    ("GET", "/api/table/card__*/fks"): USER,
+    ("GET", "/api/database/-1337/metadata"): USER,
+    ("GET", "/api/database/-1337/schemas"): USER,
+    ("GET", "/api/database/-1337/schema/*"): USER,
+    ("GET", "/api/database/-1337/datasets"): USER,
+    ("GET", "/api/database/-1337/datasets/*"): USER,
+    ("GET", "/api/database/*/card_autocomplete_suggestions"): USER,
+    ("POST", "/api/card/from-csv"): USER,
+    ("POST", "/api/card/*/persist"): USER,
+    ("POST", "/api/card/*/refresh"): USER,
+    ("POST", "/api/card/*/unpersist"): USER,
+    ("POST", "/api/database/*/persist"): SUPERUSER,
+    ("POST", "/api/database/*/unpersist"): SUPERUSER,
     # plugins.databases (the views answer 403 per database: data access, data model, details)
     ("GET", "/api/database"): USER,
     ("GET", "/api/database/*"): USER,

@@ -36,6 +36,8 @@ class Compiled:
     columns: list[dict]
     aggregated: bool
     params: dict = field(default_factory=dict)
+    # Placeholder -> native stage, for the processor to splice in (core.query.cards.splice).
+    natives: dict = field(default_factory=dict)
 
 
 def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
@@ -50,7 +52,7 @@ def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
 
 def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None) -> Compiled:
     """Compile every stage of `query`; `limit` caps the rows (the processor's row limit)."""
-    if query.stages[0].native is not None:
+    if query.stages[0].native is not None and len(query.stages) == 1:
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
@@ -59,7 +61,7 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
         tree = apply_limit(tree, limit)
     params = bind_colon_literals(tree)
     return Compiled(tree=tree, sql=driver.to_sql(tree), columns=[c.meta for c in cols],
-                    aggregated=query.last.aggregated, params=params)
+                    aggregated=query.last.aggregated, params=params, natives=context.natives)
 
 
 # What SQLAlchemy's text() would read as a bind parameter inside the SQL string.
@@ -87,7 +89,14 @@ def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, l
         if i > 0 and (stage.source_table is not None or stage.source_card is not None):
             raise Invalid("Invalid MBQL: only the first stage may have a source-table or source-card.")
         if stage.native is not None:
-            raise Invalid("Invalid MBQL: a native source query cannot be compiled from MBQL.")
+            if i > 0:
+                raise Invalid("Invalid MBQL: only the first stage may be a native query.")
+            from .cards import native_source
+
+            tree, cols = native_source(context, stage)
+            continue
+        # The processor expands card sources first (core.query.cards.expand: native cards and
+        # persisted models too); this covers callers that compile without it.
         if stage.source_card is not None:
             tree, cols = compile_card(context, stage.source_card)
         source = QuerySource(alias="source", tree=tree, cols=cols) if tree is not None else None

@@ -32,6 +32,10 @@ from ..models import Database, Field, Query as QueryStats, Table, User
 from . import native as N
 from . import parameters as P
 from . import results as R
+from .cards import expand as expand_cards
+from .cards import resolve_virtual_database
+from .cards import resolving as card_resolution
+from .cards import splice as splice_natives
 from .errors import QueryFailed
 
 log = logging.getLogger("tessera.query")
@@ -315,14 +319,39 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
     if card is None or card.archived:
         raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
     query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
-    if query.get("database") not in (None, database.id):
+    if card.database_id not in (None, database.id):
         raise QueryFailed(f"Card {card_id} is from a different database.", "invalid-query")
-    prepared = prepare(session, user, query)
-    if prepared.native is not None:
-        return _strip_semicolon(prepared.native)
-    compiled = compile_mbql(prepared, limit=None)
-    return _strip_semicolon(N.NativeSQL([compiled.sql]) if not compiled.params
-                            else _text_with_params(compiled.sql, compiled.params))
+    from .persistence import persisted_source
+
+    persisted = persisted_source(session, card)
+    if persisted is not None:
+        return N.NativeSQL([persisted])
+    try:
+        with card_resolution(card_id):
+            prepared = prepare(session, user, query)
+            if prepared.native is not None:
+                return _strip_semicolon(prepared.native)
+            return _strip_semicolon(mbql_native(prepared, compile_mbql(prepared, limit=None)))
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
+
+
+def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
+    """Compiled MBQL as NativeSQL, with the SQL of native sources (native cards, persisted models)
+    spliced in where the compiler left their placeholders."""
+    base = N.NativeSQL([compiled.sql]) if not compiled.params else _text_with_params(compiled.sql, compiled.params)
+    if not compiled.natives:
+        return base
+    resolvers = _resolvers(ctx.session, ctx.user, ctx.driver, ctx.database)
+    from .dates import now_in
+
+    now = now_in(setting(ctx.session, "report-timezone") or None)
+
+    def render(stage: dict) -> N.NativeSQL:
+        return N.substitute(stage["query"], stage.get("template-tags"), None, resolvers,
+                            dialect=ctx.driver.sqlglot_dialect, now=now, week_start=week_start(ctx.session))
+
+    return splice_natives(base, compiled.natives, ctx.driver, render)
 
 
 def _strip_semicolon(sql: N.NativeSQL) -> N.NativeSQL:
@@ -362,6 +391,10 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         query = normalize(dataset_query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
+    try:
+        resolve_virtual_database(session, query)
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
     database_id = _database_id(session, query)
     database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
     if database is None:
@@ -370,6 +403,10 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     first = query.stages[0]
     is_native = first.native is not None
     check_permission(session, user, database.id, native=is_native)
+    try:
+        query = expand_cards(session, query)
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
     ctx = QueryContext(session=session, user=user, dataset_query=dataset_query, query=query, database=database,
                        driver=driver, context=context, **options)
     if ctx.constraints is None:
@@ -484,6 +521,12 @@ def statement(ctx: QueryContext) -> Statement:
         return Statement(sql, params, {"query": shown, "params": shown_params}, None)
     limit = None if ctx.aggregated and not ctx.download else ctx.max_rows
     compiled = compile_mbql(ctx, limit)
+    if compiled.natives:
+        spliced = mbql_native(ctx, compiled)
+        sql, params = spliced.render(PARAMSTYLE)
+        shown, shown_params = spliced.render("qmark")
+        return Statement(sql, params, {"query": shown, "params": shown_params},
+                         [R.normalise_column(c) for c in compiled.columns])
     params = compiled.params or None
     shown = list(params.values()) if isinstance(params, dict) else params
     return Statement(compiled.sql, params, {"query": compiled.sql, "params": shown or None},

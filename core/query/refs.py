@@ -56,6 +56,8 @@ class Context:
     cards: list = dc_field(default_factory=list)  # source cards being expanded (cycle guard)
     _fields: dict = dc_field(default_factory=dict)
     _tables: dict = dc_field(default_factory=dict)
+    # Native source stages (from native cards and persisted models) by placeholder (core.query.cards).
+    natives: dict = dc_field(default_factory=dict)
 
     def table(self, table_id: int) -> Table:
         if table_id not in self._tables:

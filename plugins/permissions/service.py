@@ -117,16 +117,18 @@ def _check_not_magic(group: PermissionsGroup) -> None:
         raise Invalid(f"You cannot edit or delete the '{group.name}' permissions group!")
 
 
-def rename_group(session: Session, group_id: int, name: str) -> dict:
+def rename_group(session: Session, user: User, group_id: int, name: str) -> dict:
     group = _group(session, group_id)
+    _check_manages(session, user, group_id)
     _check_not_magic(group)
     group.name = _check_name_free(session, name, exclude_id=group.id)
     _commit_or_name_taken(session)
     return group_json(group, len(members(session, group.id)))
 
 
-def delete_group(session: Session, group_id: int) -> None:
+def delete_group(session: Session, user: User, group_id: int) -> None:
     group = _group(session, group_id)
+    _check_manages(session, user, group_id)
     _check_not_magic(group)
     session.delete(group)
     session.commit()
@@ -172,23 +174,23 @@ def _check_manages(session: Session, user: User, group_id: int) -> None:
         raise Forbidden()
 
 
-def _check_manager_flag(session: Session, user: User, is_group_manager: bool) -> None:
-    if is_group_manager:
-        if not permissions.advanced_permissions_enabled(session):
-            raise GroupManagersOff()
-        if not user.is_superuser:
-            raise Forbidden()
+def _check_can_manage(session: Session, member: User) -> None:
+    if member.is_superuser:
+        raise Invalid("Administrators cannot be group managers: they manage every group already.")
 
 
 def add_member(session: Session, user: User, group_id: int, user_id: int, is_group_manager: bool) -> list[dict]:
     _group(session, group_id)
     _check_manages(session, user, group_id)
-    _check_manager_flag(session, user, is_group_manager)
+    if is_group_manager and not permissions.advanced_permissions_enabled(session):
+        raise GroupManagersOff()
     if group_id == ADMIN_GROUP_ID and not user.is_superuser:
         raise Forbidden()
     member = session.get(User, user_id)
     if member is None or member.type != "personal":
         raise NotFound()
+    if is_group_manager:
+        _check_can_manage(session, member)
     if not member.is_active:
         raise Invalid({"user_id": "The user is deactivated."})
     if users.membership(session, user_id, group_id) is not None:
@@ -199,11 +201,13 @@ def add_member(session: Session, user: User, group_id: int, user_id: int, is_gro
 
 
 def update_member(session: Session, user: User, membership_id: int, is_group_manager: bool) -> dict:
-    row = check_404(session.get(PermissionsGroupMembership, membership_id))
-    if not user.is_superuser:
-        raise Forbidden()
+    """Make a member a manager of the group, or not (superusers and the group's managers)."""
     if not permissions.advanced_permissions_enabled(session):
         raise GroupManagersOff()
+    row = check_404(session.get(PermissionsGroupMembership, membership_id))
+    _check_manages(session, user, row.group_id)
+    if is_group_manager:
+        _check_can_manage(session, session.get(User, row.user_id))
     row.is_group_manager = is_group_manager
     session.commit()
     return membership_json(row)

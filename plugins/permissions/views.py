@@ -48,16 +48,17 @@ def create_group(body: GroupName):
     return service.create_group(db.session(), body.name)
 
 
-@permissions_api.put("/group/<group_id>", path=GroupId, body=GroupName, auth="superuser")
+@permissions_api.put("/group/<group_id>", path=GroupId, body=GroupName)
 def rename_group(path: GroupId, body: GroupName):
-    """Rename a group (not All Users or Administrators)."""
-    return service.rename_group(db.session(), path.group_id, body.name)
+    """Rename a group (superusers and its managers; not All Users or Administrators)."""
+    return service.rename_group(db.session(), auth.require_user(), path.group_id, body.name)
 
 
-@permissions_api.delete("/group/<group_id>", path=GroupId, auth="superuser", status=204)
+@permissions_api.delete("/group/<group_id>", path=GroupId, status=204)
 def delete_group(path: GroupId):
-    """Delete a group and its memberships and permissions (not All Users or Administrators)."""
-    service.delete_group(db.session(), path.group_id)
+    """Delete a group with its memberships and permissions (superusers and its managers; not All Users or
+    Administrators)."""
+    service.delete_group(db.session(), auth.require_user(), path.group_id)
 
 
 @permissions_api.get("/membership")
@@ -73,7 +74,7 @@ def add_membership(body: NewMembership):
                               bool(body.is_group_manager))
 
 
-@permissions_api.put("/membership/<id>", path=Id, body=MembershipUpdate, auth="superuser")
+@permissions_api.put("/membership/<id>", path=Id, body=MembershipUpdate)
 def update_membership(path: Id, body: MembershipUpdate):
     """Make a member a group manager, or not."""
     return service.update_member(db.session(), auth.require_user(), path.id, body.is_group_manager)

@@ -268,9 +268,16 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
         query = query.where(Table.db_id == f.table_db_id)
     if f.ids:
         query = query.where(Table.id.in_(f.ids))
+    rows = list(ctx.session.execute(query))
+    allowed: set[int] = set()
+    by_database: dict[int, list[int]] = {}
+    for table, _name in rows:
+        by_database.setdefault(table.db_id, []).append(table.id)
+    for database_id, ids in by_database.items():
+        allowed |= permissions.tables_with_data_access(ctx.session, ctx.access.user, database_id, ids)
     out = []
-    for table, database_name in ctx.session.execute(query):
-        if not permissions.can_see_data(ctx.session, ctx.access.user, table.db_id, table.id):
+    for table, database_name in rows:
+        if table.id not in allowed:
             continue
         display = table.display_name or table.name
         out.append(_result(

@@ -11,8 +11,8 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from core import permissions, users
-from core.errors import Forbidden, Invalid, NotFound
-from core.models import ALL_USERS_GROUP_ID, ADMIN_GROUP_ID, PermissionsGroup, PermissionsGroupMembership, User
+from core.errors import ApiError, Forbidden, Invalid, NotFound
+from core.models import ALL_USERS_GROUP_ID, ADMIN_GROUP_ID, Collection, PermissionsGroup, PermissionsGroupMembership, User
 
 from .shapes import detail_json, manager_json, public_json
 
@@ -21,6 +21,14 @@ LOCALE_ERROR = ("nullable String must be a valid two-letter ISO language or lang
                 "'en' or 'en_US'.")
 EMAIL_TAKEN = "Email address already in use."
 EMAIL_TAKEN_UPDATE = "Email address already associated to another user."
+class ActiveUser(ApiError):
+    status = 400
+    message = "Not able to reactivate an active user"
+
+    def __init__(self):
+        super().__init__(body={"message": self.message})
+
+
 MODALS = {"qbnewb": "is_qbnewb", "datasetnewb": "is_datasetnewb"}
 
 
@@ -29,13 +37,13 @@ MODALS = {"qbnewb": "is_qbnewb", "datasetnewb": "is_datasetnewb"}
 # --------------------------------------------------------------------------------------------------
 
 
-def _ordered(query):
-    return query.order_by(func.lower(User.first_name), func.lower(User.last_name), User.id)
+BY_FIRST_NAME = (func.lower(User.first_name), func.lower(User.last_name), User.id)
+BY_LAST_NAME = (func.lower(User.last_name), func.lower(User.first_name), User.id)  # recipients, as Metabase
 
 
-def _page(session: Session, query, limit: int | None, offset: int | None, shape) -> dict:
+def _page(session: Session, query, limit: int | None, offset: int | None, shape, order=BY_FIRST_NAME) -> dict:
     total = session.scalar(select(func.count()).select_from(query.subquery()))
-    query = _ordered(query)
+    query = query.order_by(*order)
     if offset:
         query = query.offset(offset)
     if limit is not None:
@@ -96,7 +104,7 @@ def recipients(session: Session, caller: User, visibility: str) -> dict:
     else:
         query = base
     shape = (lambda u: detail_json(session, u)) if caller.is_superuser else public_json
-    return _page(session, query, None, None, shape)
+    return _page(session, query, None, None, shape, BY_LAST_NAME)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -118,10 +126,8 @@ def _shares_managed_group(session: Session, caller: User, target: User) -> bool:
 
 def get_user(session: Session, caller: User, user_id: int) -> dict:
     target = personal_user(session, user_id)
-    if caller.id == target.id or caller.is_superuser:
+    if caller.id == target.id or caller.is_superuser or permissions.is_group_manager(session, caller):
         return detail_json(session, target)
-    if permissions.is_group_manager(session, caller):
-        return manager_json(target)
     raise Forbidden()
 
 
@@ -190,8 +196,7 @@ def update_user(session: Session, caller: User, user_id: int, changes: dict) -> 
         elif changes.get("is_superuser") is not None:
             _set_superuser(session, target, changes["is_superuser"])
     else:
-        if changes.get("is_superuser") and not target.is_superuser:
-            raise Forbidden()
+        # is_superuser from a non-superuser is ignored, as Metabase ignores it.
         if memberships is not None:
             _manager_membership_change(session, caller, target, memberships)
     session.commit()
@@ -209,6 +214,7 @@ def _set_superuser(session: Session, target: User, value: bool) -> None:
 
 
 def _update_details(session: Session, caller: User, target: User, changes: dict) -> None:
+    old_name = (target.first_name, target.last_name)
     if changes.get("email") is not None and changes["email"].strip().lower() != target.email:
         if target.sso_source and not caller.is_superuser:
             raise Forbidden()
@@ -220,11 +226,13 @@ def _update_details(session: Session, caller: User, target: User, changes: dict)
             setattr(target, key, changes[key])
     if "locale" in changes:
         target.locale = check_locale(changes["locale"])
-    if "login_attributes" in changes:
-        attributes = check_login_attributes(changes["login_attributes"])
-        if attributes != target.login_attributes and not caller.is_superuser:
-            raise Forbidden()
-        target.login_attributes = attributes
+    if "login_attributes" in changes and caller.is_superuser:
+        # Only superusers set attributes (they drive row-level rules); others' values are ignored.
+        target.login_attributes = check_login_attributes(changes["login_attributes"])
+    if ("first_name" in changes or "last_name" in changes) and (old_name != (target.first_name, target.last_name)):
+        collection = session.scalar(select(Collection).where(Collection.personal_owner_id == target.id))
+        if collection is not None:
+            collection.name = users.personal_collection_name(target)
 
 
 def _manager_membership_change(session: Session, caller: User, target: User, memberships: list[dict]) -> None:
@@ -267,7 +275,7 @@ def change_password(session: Session, caller: User, user_id: int, password: str,
     is_self = caller.id == target.id
     if not is_self and not caller.is_superuser:
         raise Forbidden()
-    if is_self:
+    if not caller.is_superuser:
         if not old_password or not hasher.verify(target.password_hash, old_password):
             raise Invalid({"old_password": "Invalid password"})
     check_rules(password, "password")
@@ -291,8 +299,13 @@ def deactivate(session: Session, caller: User, user_id: int) -> dict:
 def reactivate(session: Session, user_id: int) -> dict:
     target = personal_user(session, user_id)
     if target.is_active:
-        raise Invalid("Not able to reactivate an active user")
+        raise ActiveUser()
     target.is_active = True
+    # Administrators come back as ordinary users, as in Metabase: rights are granted again deliberately.
+    admin_row = users.membership(session, target.id, ADMIN_GROUP_ID)
+    if admin_row is not None:
+        session.delete(admin_row)
+    target.is_superuser = False
     session.commit()
     session.refresh(target)
     return detail_json(session, target)

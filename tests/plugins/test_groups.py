@@ -83,13 +83,29 @@ def test_group_managers_need_advanced_permissions(app, admin, user):
     assert user.get(f"/api/permissions/group/{gid}").status_code == 200
     assert user.get(f"/api/permissions/group/{gid2}").status_code == 403
     assert user.post("/api/permissions/membership", json={"group_id": gid2, "user_id": other.user["id"]}).status_code == 403
-    assert user.post("/api/permissions/membership", json={"group_id": gid, "user_id": uid,
-                                                           "is_group_manager": True}).status_code == 403
+    # a manager may make another member a manager of the same group, never an administrator
+    promoted = user.post("/api/permissions/membership", json={"group_id": gid, "user_id": admin.user["id"],
+                                                               "is_group_manager": True})
+    assert promoted.status_code == 400  # administrators cannot be group managers
+    admin.post("/api/permissions/membership", json={"group_id": gid, "user_id": admin.user["id"]})
+    admin_membership = next(m for m in admin.get(f"/api/permissions/group/{gid}").json["members"]
+                            if m["user_id"] == admin.user["id"])
+    refused = user.put(f"/api/permissions/membership/{admin_membership['membership_id']}", json={"is_group_manager": True})
+    assert refused.status_code == 400
+    other_membership_id = next(m["membership_id"] for m in added.json if m["user_id"] == other.user["id"])
+    made = user.put(f"/api/permissions/membership/{other_membership_id}", json={"is_group_manager": True})
+    assert made.status_code == 200 and made.json["is_group_manager"] is True
+    # managers rename their group, not others
+    assert user.put(f"/api/permissions/group/{gid}", json={"name": "Sales team"}).status_code == 200
+    assert user.put(f"/api/permissions/group/{gid2}", json={"name": "Mine"}).status_code == 403
     mapping = user.get("/api/permissions/membership").json
     assert {m["group_id"] for ms in mapping.values() for m in ms} == {gid}
+    set_setting(app, "advanced-permissions", False)
+    assert user.put(f"/api/permissions/membership/{other_membership_id}", json={"is_group_manager": False}).status_code == 402
+    assert user.put(f"/api/permissions/group/{gid}", json={"name": "Sales"}).status_code == 403
+    set_setting(app, "advanced-permissions", True)
     # a manager of one group may not list groups (API-SPEC: manager of more than one group)
     assert user.get("/api/permissions/group").status_code == 403
     admin.post("/api/permissions/membership", json={"group_id": gid2, "user_id": uid, "is_group_manager": True})
     assert [g["id"] for g in user.get("/api/permissions/group").json] == [gid, gid2]
-    other_membership = next(m for m in mapping[str(other.user["id"])])
-    assert user.delete(f"/api/permissions/membership/{other_membership['membership_id']}").status_code == 204
+    assert user.delete(f"/api/permissions/membership/{other_membership_id}").status_code == 204

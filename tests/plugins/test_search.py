@@ -180,3 +180,30 @@ def test_a_new_user_finds_things_through_search_and_the_tree(app, admin):
                             ("card", "My churn idea")}
     own = next(r for r in newcomer.get("/api/search?q=idea").json["data"] if r["name"] == "My churn idea")
     assert own["can_write"] is True and own["collection"]["name"] == "Churn drafts"
+
+
+def test_table_level_data_access_decides_which_tables_are_found(app, admin):
+    """Tables are filtered in bulk (core.permissions.tables_with_data_access); the answer must be
+    can_see_data's for every table, with rows set table by table."""
+    from sqlalchemy import delete, select
+
+    from core import permissions
+    from core.models import User
+
+    user = make_user(app)
+    db_id, (open_t, blocked_t, unlisted_t) = add_database(app, "Granular", ["granular_a", "granular_b", "granular_c"])
+    with app.app_context(), store(app).session() as session:
+        session.execute(delete(DataPermission).where(
+            DataPermission.db_id == db_id, DataPermission.group_id == ALL_USERS_GROUP_ID,
+            DataPermission.perm_type == "view-data"))
+        for table_id, value in ((open_t, "unrestricted"), (blocked_t, "blocked")):
+            session.add(DataPermission(group_id=ALL_USERS_GROUP_ID, db_id=db_id, perm_type="view-data",
+                                       schema_name="", table_id=table_id, perm_value=value))
+    tables = {name for model, name in found(user.get("/api/search?q=granular")) if model == "table"}
+    assert tables == {"Granular_A"}
+    assert {"Granular_A", "Granular_B", "Granular_C"} <= {n for _, n in found(admin.get("/api/search?q=granular"))}
+    with app.app_context(), store(app).session() as session:
+        ulla = session.scalar(select(User).where(User.email == "user@example.com"))
+        bulk = permissions.tables_with_data_access(session, ulla, db_id, [open_t, blocked_t, unlisted_t])
+        single = {t for t in (open_t, blocked_t, unlisted_t) if permissions.can_see_data(session, ulla, db_id, t)}
+        assert bulk == single == {open_t}

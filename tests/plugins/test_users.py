@@ -134,8 +134,16 @@ def test_update_user(app, admin, user):
     assert response.json["locale"] == "de_AT" and response.json["common_name"] == "Ulrike User"
     bad = user.put(f"/api/user/{uid}", json={"locale": "german"})
     assert bad.status_code == 400 and "locale" in bad.json["errors"]
-    assert user.put(f"/api/user/{uid}", json={"is_superuser": True}).status_code == 403
-    assert user.put(f"/api/user/{uid}", json={"login_attributes": {"a": 1}}).status_code == 403
+    # what only superusers may change is ignored when anyone else sends it, as Metabase does
+    ignored = user.put(f"/api/user/{uid}", json={"is_superuser": True, "login_attributes": {"a": 1}})
+    assert ignored.status_code == 200
+    assert ignored.json["is_superuser"] is False and ignored.json["login_attributes"] is None
+    assert user.put(f"/api/user/{uid}", json={"user_group_memberships": [{"id": 1}, {"id": 2}]}).status_code == 403
+    personal = admin.get(f"/api/user/{uid}").json["personal_collection_id"]
+    from core.models import Collection
+
+    with app.extensions["tessera"].db.session() as session:
+        assert session.get(Collection, personal).name == "Ulrike User's Personal Collection"
     assert user.put(f"/api/user/{admin.user['id']}", json={"first_name": "X"}).status_code == 403
     taken = user.put(f"/api/user/{uid}", json={"email": "admin@example.com"})
     assert taken.status_code == 400 and taken.json["errors"]["email"] == "Email address already associated to another user."
@@ -215,7 +223,18 @@ def test_deactivate_ends_sessions_and_reactivate(app, admin, user):
     reactivated = admin.put(f"/api/user/{uid}/reactivate")
     assert reactivated.status_code == 200 and reactivated.json["is_active"] is True
     again = admin.put(f"/api/user/{uid}/reactivate")
-    assert again.status_code == 400 and again.json == "Not able to reactivate an active user"
+    assert again.status_code == 400 and again.json == {"message": "Not able to reactivate an active user"}
     assert app.test_client().post("/api/session", json={"username": "user@example.com",
                                                          "password": USER_PASSWORD}).status_code == 200
     assert admin.delete("/api/user/9999").status_code == 404
+
+
+def test_reactivated_admin_is_no_longer_superuser_and_admin_password(app, admin):
+    boss = make_user(app, "boss@example.com", "Bo", "Boss", superuser=True)
+    bid = boss.user["id"]
+    assert admin.delete(f"/api/user/{bid}").json == {"success": True}
+    back = admin.put(f"/api/user/{bid}/reactivate").json
+    assert back["is_superuser"] is False and 2 not in back["group_ids"]
+    # superusers set any password without the old one, their own included
+    changed = admin.put(f"/api/user/{admin.user['id']}/password", json={"password": "An0ther-Admin-Pass"})
+    assert changed.status_code == 200 and changed.json["session_id"]

@@ -1,0 +1,108 @@
+"""Running a saved card: results (202), downloads and pivot tables, through core.query.processor.
+
+Reading the card needs its collection readable; running needs data access to its database; a
+download needs download permission ("limited" caps it at 10,000 rows).
+"""
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from core import permissions as perms
+from core.api import json_response
+from core.errors import Forbidden, NotFound
+from core.export.response import api_stream, download
+from core.models import Card, User
+from core.query import pivot as pivot_query
+from core.query import processor
+from core.query.errors import QueryFailed
+from core.query.results import FAILED_STATUS
+
+from .service import readable_card
+
+EXPORT_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download", "api": "question"}
+LIMITED_DOWNLOAD_ROWS = 10000
+
+
+def runnable_card(session: Session, user: User, card_id: int) -> Card:
+    card = readable_card(session, user, card_id)
+    if card.database_id is None or not perms.can_see_data(session, user, card.database_id, card.table_id):
+        raise Forbidden()
+    return card
+
+
+def card_parameters(card: Card, given: list[dict] | None) -> list[dict]:
+    """The request's parameters, plus the card's own parameters that carry a default and were not given."""
+    given = [p for p in (given or []) if isinstance(p, dict)]
+    ids = {p.get("id") for p in given}
+    defaults = [{"id": p.get("id"), "type": p.get("type"), "target": p.get("target"), "value": p["default"]}
+                for p in card.parameters or []
+                if isinstance(p, dict) and p.get("default") is not None and p.get("target") is not None
+                and p.get("id") not in ids]
+    return given + defaults
+
+
+def run(session: Session, user: User, card_id: int, parameters: list | None, ignore_cache: bool):
+    card = runnable_card(session, user, card_id)
+    envelope, status = processor.run_query(
+        session, user, card.dataset_query, context="question", card_id=card.id,
+        parameters=card_parameters(card, parameters), ignore_cache=ignore_cache, cache_ttl=card.cache_ttl)
+    return json_response(envelope, status)
+
+
+def export(session: Session, user: User, exporters: dict, card_id: int, export_format: str,
+           parameters: list | None, options: dict):
+    card = runnable_card(session, user, card_id)
+    exporter = exporters.get(export_format)
+    if exporter is None and export_format != "api":
+        raise NotFound(f"Export format {export_format} is not available on this server.")
+    level = perms.download_level(session, user, card.database_id, card.table_id)
+    if level == "none":
+        raise Forbidden()
+    extra = {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
+    context = EXPORT_CONTEXTS[export_format]
+    params = card_parameters(card, parameters)
+    try:
+        result = processor.open_query(session, user, card.dataset_query, context=context, card_id=card.id,
+                                      parameters=params, export_format=export_format, **extra)
+    except QueryFailed as exc:
+        return json_response(processor.failed_now(card.dataset_query, exc, context), FAILED_STATUS)
+    if export_format == "api":
+        ctx = result.context
+        head = {"status": "completed", "context": ctx.context, "database_id": ctx.database.id,
+                "started_at": processor.R.iso(ctx.started_at), "json_query": card.dataset_query}
+        return api_stream(head, result, ctx.js_int_to_string)
+    options = {**options, "visualization_settings": card.visualization_settings or {}}
+    return download(result, exporter, options)
+
+
+def pivot(session: Session, user: User, card_id: int, parameters: list | None):
+    card = runnable_card(session, user, card_id)
+    query = {**card.dataset_query, "parameters": card_parameters(card, parameters)}
+    rows, cols = _pivot_split(card)
+    envelope, status = pivot_query.run_pivot(session, user, query, rows, cols)
+    return json_response(envelope, status)
+
+
+def _pivot_split(card: Card) -> tuple[list[int] | None, list[int] | None]:
+    """Breakout indexes of the pivot's rows and columns, from the card's pivot_table.column_split
+    (refs or names matched against the query's breakouts)."""
+    split = (card.visualization_settings or {}).get("pivot_table.column_split")
+    if not isinstance(split, dict):
+        return None, None
+    try:
+        from core.query.mbql import normalize
+
+        breakouts = normalize(card.dataset_query).last.breakouts
+    except Exception:  # a query the pivot itself will reject with a proper message
+        return None, None
+    names = [b[1] if isinstance(b, list) and len(b) > 1 else None for b in breakouts]
+
+    def indexes(entries) -> list[int]:
+        out = []
+        for entry in entries or []:
+            key = entry[1] if isinstance(entry, list) and len(entry) > 1 else entry
+            if key in names:
+                out.append(names.index(key))
+        return out
+
+    return indexes(split.get("rows")), indexes(split.get("columns"))

@@ -1,0 +1,109 @@
+"""Request models of /api/card."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from core import types as t
+from core.api import Params
+
+CardType = t.Enum("question", "model", "metric", nullable=True)
+ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "archived", nullable=True)
+ExportFormat = t.Enum("api", "csv", "json", "xlsx")
+Parameters = list[dict[str, Any]] | None
+
+
+class CardId(Params):
+    id: t.PositiveInt
+
+
+class ParamPath(Params):
+    id: t.PositiveInt
+    param_key: t.NonBlankStr
+
+
+class ParamSearchPath(ParamPath):
+    query: t.NonBlankStr
+
+
+class ExportPath(Params):
+    id: t.PositiveInt
+    export_format: ExportFormat
+
+
+class ListQuery(Params):
+    f: ListFilter = None
+    model_id: t.PositiveInt | None = None
+
+
+class GetQuery(Params):
+    ignore_view: t.Bool | None = None
+
+
+class SeriesQuery(Params):
+    last_cursor: t.PositiveInt | None = None
+    query: t.NonBlankStr | None = None
+    exclude_ids: list[t.PositiveInt] | None = None
+
+
+class CardFields(Params):
+    """The fields POST and PUT share; a GET body posted back carries read-only keys, which are ignored."""
+
+    description: t.Str | None = None
+    type: CardType = None
+    dataset: t.Bool | None = None
+    parameters: Parameters = None
+    parameter_mappings: Parameters = None
+    collection_id: t.PositiveInt | None = None
+    collection_position: t.PositiveInt | None = None
+    result_metadata: list[dict[str, Any]] | None = None
+    cache_ttl: t.PositiveInt | None = None
+    collection_preview: t.Bool | None = None
+
+
+class CardCreate(CardFields):
+    name: t.NonBlankStr
+    display: t.NonBlankStr
+    dataset_query: t.Map
+    visualization_settings: t.Map
+
+
+class CardUpdate(CardFields):
+    name: t.NonBlankStr | None = None
+    display: t.NonBlankStr | None = None
+    dataset_query: t.Map | None = None
+    visualization_settings: t.Map | None = None
+    archived: t.Bool | None = None
+    enable_embedding: t.Bool | None = None
+    embedding_params: t.Map | None = None
+
+
+class MoveCards(Params):
+    card_ids: list[t.PositiveInt]
+    collection_id: t.PositiveInt | None = None
+
+
+class QueryBody(Params):
+    parameters: Parameters = None
+    ignore_cache: t.Bool | None = None
+    dashboard_id: t.PositiveInt | None = None
+    collection_preview: t.Bool | None = None
+
+
+class ExportBody(Params):
+    parameters: Parameters = None
+    format_rows: t.Bool | None = None
+    pivot_results: t.Bool | None = None
+
+
+class SchemaPath(Params):
+    schema_name: t.NonBlankStr = Field(alias="schema")
+
+
+class AutocompleteQuery(Params):
+    query: t.NonBlankStr
+
+
+class UploadForm(Params):
+    collection_id: t.PositiveInt | None = None

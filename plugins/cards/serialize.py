@@ -1,0 +1,113 @@
+"""How a card is shown: the columns of report_card plus the hydrated keys Metabase's GET adds."""
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core import permissions as perms
+from core import revisions
+from core.cards import with_template_tags
+from core.query.persistence import is_fresh
+from core.models import Card, Collection, Database, PersistedInfo, Table, User
+
+ROOT_NAME = "Our analytics"
+
+
+def creator_json(user: User | None) -> dict | None:
+    if user is None:
+        return None
+    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
+            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
+            "is_qbnewb": user.is_qbnewb, "is_superuser": user.is_superuser, "tenant_id": None}
+
+
+def collection_json(session: Session, user: User, collection_id: int | None) -> dict:
+    if collection_id is None:
+        return {"id": "root", "name": ROOT_NAME, "authority_level": None, "is_personal": False,
+                "namespace": None, "effective_ancestors": [],
+                "can_write": perms.can_write_collection(session, user, None)}
+    c = session.get(Collection, collection_id)
+    if c is None:
+        return None
+    return {"id": c.id, "name": c.name, "description": c.description, "slug": c.slug, "location": c.location,
+            "namespace": c.namespace, "authority_level": c.authority_level, "type": c.type, "archived": c.archived,
+            "personal_owner_id": c.personal_owner_id, "entity_id": c.entity_id, "created_at": c.created_at,
+            "is_personal": perms.personal_owner_id(session, c) is not None,
+            "can_write": perms.can_write_collection(session, user, c.id)}
+
+
+def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:
+    if info is None:
+        return None
+    return {"id": info.id, "card_id": info.card_id, "database_id": info.database_id, "state": info.state,
+            "active": info.active, "error": info.error, "refresh_begin": info.refresh_begin,
+            "refresh_end": info.refresh_end, "table_name": info.table_name, "schema_name": info.schema_name,
+            "query_hash": info.query_hash, "card_name": card.name, "creator_id": info.creator_id}
+
+
+def base_json(card: Card) -> dict:
+    """The stored columns, with `dataset` derived from `type` for clients older than 0.49."""
+    return {
+        "id": card.id, "name": card.name, "description": card.description, "display": card.display,
+        "dataset_query": with_template_tags(card.dataset_query or {}),
+        "visualization_settings": card.visualization_settings or {},
+        "parameters": card.parameters or [], "parameter_mappings": card.parameter_mappings or [],
+        "result_metadata": card.result_metadata, "type": card.type, "dataset": card.type == "model",
+        "collection_id": card.collection_id, "collection_position": card.collection_position,
+        "collection_preview": card.collection_preview, "cache_ttl": card.cache_ttl, "archived": card.archived,
+        "archived_directly": card.archived_directly, "enable_embedding": card.enable_embedding,
+        "embedding_params": card.embedding_params, "public_uuid": card.public_uuid,
+        "made_public_by_id": card.made_public_by_id, "initially_published_at": card.initially_published_at,
+        "creator_id": card.creator_id, "database_id": card.database_id, "table_id": card.table_id,
+        "source_card_id": card.source_card_id, "query_type": card.query_type, "entity_id": card.entity_id,
+        "view_count": card.view_count, "last_used_at": card.last_used_at,
+        "cache_invalidated_at": card.cache_invalidated_at, "created_at": card.created_at,
+        "updated_at": card.updated_at, "dashboard_id": None, "dashboard_count": 0,
+        "average_query_time": None, "last_query_start": None, "moderation_reviews": [],
+        "card_schema": 20, "metabase_version": None,
+    }
+
+
+def summary_json(session: Session, user: User, card: Card) -> dict:
+    """A card in lists: the columns with its creator, collection and last-edit-info."""
+    out = base_json(card)
+    out["creator"] = creator_json(session.get(User, card.creator_id))
+    out["collection"] = collection_json(session, user, card.collection_id)
+    info = revisions.last_edit_info(session, "Card", card.id)
+    if info is not None:
+        out["last-edit-info"] = info
+    return out
+
+
+def card_json(session: Session, user: User, card: Card) -> dict:
+    """GET /api/card/:id: the card hydrated with what the user may do with it."""
+    out = summary_json(session, user, card)
+    can_write = perms.can_write_item(session, user, card.collection_id)
+    runnable = card.database_id is not None and perms.can_query(
+        session, user, card.database_id, native=card.query_type == "native", table_id=card.table_id)
+    out.update({
+        "can_write": can_write,
+        "can_run_adhoc_query": runnable,
+        "can_restore": can_write and card.archived,
+        "can_delete": can_write and card.archived,
+        "can_manage_db": card.database_id is not None and perms.can_manage_database(session, user, card.database_id),
+        "parameter_usage_count": 0,
+        "dashboard": None,
+        "based_on_upload": _based_on_upload(session, card),
+    })
+    if card.type == "model":
+        info = session.scalar(select(PersistedInfo).where(PersistedInfo.card_id == card.id))
+        out["persisted"] = is_fresh(info, card)
+        out["persisted_info"] = persisted_json(info, card)
+    return out
+
+
+def _based_on_upload(session: Session, card: Card) -> int | None:
+    """The uploaded table a model reads directly (so the client offers to append to it)."""
+    if card.type != "model" or card.table_id is None or card.query_type != "query":
+        return None
+    table = session.get(Table, card.table_id)
+    if table is None or not table.is_upload:
+        return None
+    database = session.get(Database, table.db_id)
+    return table.id if database is not None and database.uploads_enabled else None

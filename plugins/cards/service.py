@@ -1,0 +1,390 @@
+"""Cards: create, read, update, archive, copy, move, list, share. Every change records a revision.
+
+Services take the app-DB session and the calling user; permission questions go to core.permissions.
+"""
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core import permissions as perms
+from core import revisions, sharing
+from core.cards import is_native, query_fields, referenced_card_ids
+from core.query.cards import VIRTUAL_DATABASE
+from core.errors import Forbidden, Invalid, NotFound, check_404
+from core.models import Card, Collection, Database, Table, User, utcnow
+
+from . import metadata
+from .serialize import base_json
+
+# Columns a revision keeps: the card's content, not its bookkeeping.
+REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
+                 "average_query_time", "last_query_start", "moderation_reviews", "card_schema",
+                 "metabase_version", "cache_invalidated_at")
+
+
+def _record(session: Session, user: User, card: Card, *, creation: bool = False) -> None:
+    obj = {k: v for k, v in base_json(card).items() if k not in REVISION_SKIP}
+    revisions.record(session, "Card", card.id, user.id, _jsonable(obj), is_creation=creation)
+
+
+def _jsonable(value):
+    import orjson
+
+    from core.api import dumps
+    return orjson.loads(dumps(value))
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------------
+
+
+def get_card(session: Session, card_id: int) -> Card:
+    return check_404(session.get(Card, card_id))
+
+
+def readable_card(session: Session, user: User, card_id: int) -> Card:
+    card = get_card(session, card_id)
+    if not perms.can_read_item(session, user, card.collection_id):
+        raise Forbidden()
+    return card
+
+
+def writable_card(session: Session, user: User, card_id: int) -> Card:
+    card = get_card(session, card_id)
+    if not perms.can_write_item(session, user, card.collection_id):
+        raise Forbidden()
+    return card
+
+
+def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> Card:
+    card = readable_card(session, user, card_id)
+    if not ignore_view:
+        card.view_count = (card.view_count or 0) + 1
+        card.last_used_at = utcnow()
+        session.commit()
+    return card
+
+
+# --------------------------------------------------------------------------------------------------
+# Validating a query and a target collection
+# --------------------------------------------------------------------------------------------------
+
+
+def _check_collection(session: Session, user: User, collection_id: int | None) -> None:
+    if collection_id is not None:
+        collection = session.get(Collection, collection_id)
+        if collection is None:
+            raise NotFound()
+        if collection.namespace not in (None, ""):
+            raise Invalid({"collection_id": "A card can only be saved in a collection of the default namespace."})
+    if not perms.can_write_collection(session, user, collection_id):
+        raise Forbidden()
+
+
+def check_query(session: Session, user: User, dataset_query: dict, card_id: int | None = None) -> dict:
+    """The derived columns of a query the user may run, after checking its database, its source table and
+    the cards it reads (which must exist, be readable and not lead back to `card_id`)."""
+    fields = query_fields(dataset_query)
+    if fields["database_id"] == VIRTUAL_DATABASE and fields["source_card_id"] is not None:
+        # Built on the Saved Questions database: the card lives on its source card's database.
+        source = session.get(Card, fields["source_card_id"])
+        fields["database_id"] = source.database_id if source is not None else None
+    if fields["database_id"] is None:
+        raise Invalid({"dataset_query": "dataset_query must name its database (an integer id)."})
+    database = session.get(Database, fields["database_id"])
+    if database is None:
+        raise Invalid({"dataset_query": f"Database {fields['database_id']} does not exist."})
+    if fields["table_id"] is not None:
+        table = session.get(Table, fields["table_id"])
+        if table is None or table.db_id != database.id:
+            raise Invalid({"dataset_query": f"Table {fields['table_id']} does not exist in database {database.id}."})
+    metadata.check_structure(dataset_query)
+    _check_card_references(session, user, dataset_query, card_id)
+    if not perms.can_query(session, user, database.id, native=is_native(dataset_query), table_id=fields["table_id"]):
+        raise Forbidden("You cannot save this Question because you do not have permissions to run its query.")
+    return fields
+
+
+def _check_card_references(session: Session, user: User, dataset_query: dict, card_id: int | None) -> None:
+    seen: set[int] = set()
+    pending = list(referenced_card_ids(dataset_query))
+    while pending:
+        ref = pending.pop()
+        if card_id is not None and ref == card_id:
+            raise Invalid({"dataset_query": "A card cannot read itself, directly or through other cards."})
+        if ref in seen:
+            continue
+        seen.add(ref)
+        other = session.get(Card, ref)
+        if other is None:
+            raise Invalid({"dataset_query": f"Card {ref} does not exist."})
+        if not perms.can_read_item(session, user, other.collection_id):
+            raise Forbidden()
+        pending.extend(referenced_card_ids(other.dataset_query or {}))
+
+
+def _check_metric(card_type: str, dataset_query: dict) -> None:
+    if card_type == "metric" and not metadata.valid_metric(dataset_query):
+        raise Invalid("Card of type metric is invalid, cannot be saved.")
+
+
+def _card_type(body, current: str | None = None) -> str | None:
+    fields = body.model_fields_set
+    if "type" in fields and body.type is not None:
+        return body.type
+    if "dataset" in fields and body.dataset is not None:
+        if body.dataset:
+            return "model"
+        return "question" if current in (None, "model") else current
+    return current
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------------
+
+
+def create_card(session: Session, user: User, body) -> Card:
+    _check_collection(session, user, body.collection_id)
+    fields = check_query(session, user, body.dataset_query)
+    card_type = _card_type(body) or "question"
+    _check_metric(card_type, body.dataset_query)
+    result_metadata = metadata.for_save(session, user, body.dataset_query, body.result_metadata)
+    card = Card(
+        name=body.name, description=body.description, display=body.display, dataset_query=body.dataset_query,
+        visualization_settings=body.visualization_settings, parameters=body.parameters or [],
+        parameter_mappings=body.parameter_mappings or [], result_metadata=result_metadata, type=card_type,
+        collection_id=body.collection_id, collection_position=body.collection_position, cache_ttl=body.cache_ttl,
+        collection_preview=True if body.collection_preview is None else body.collection_preview,
+        creator_id=user.id, entity_id=_entity_id(), **fields,
+    )
+    session.add(card)
+    session.flush()
+    _record(session, user, card, creation=True)
+    session.commit()
+    return card
+
+
+def _entity_id() -> str:
+    import secrets
+    import string
+
+    alphabet = string.ascii_letters + string.digits + "_-"
+    return "".join(secrets.choice(alphabet) for _ in range(21))
+
+
+def update_card(session: Session, user: User, card_id: int, body) -> Card:
+    card = writable_card(session, user, card_id)
+    given = body.model_fields_set
+    changes: dict = {}
+    for key in ("name", "display", "visualization_settings", "description", "collection_position", "cache_ttl",
+                "collection_preview", "archived"):
+        if key in given and (getattr(body, key) is not None or key in ("description", "collection_position",
+                                                                         "cache_ttl")):
+            changes[key] = getattr(body, key)
+    for key in ("parameters", "parameter_mappings"):
+        if key in given:
+            changes[key] = getattr(body, key) or []
+    if "collection_id" in given and body.collection_id != card.collection_id:
+        _check_collection(session, user, body.collection_id)
+        changes["collection_id"] = body.collection_id
+    if given & {"enable_embedding", "embedding_params"}:
+        _embedding_changes(session, user, card, body, changes)
+    card_type = _card_type(body, card.type)
+    if card_type != card.type:
+        changes["type"] = card_type
+        if card_type == "model":
+            changes["display"] = "table"
+    query_changed = "dataset_query" in given and body.dataset_query is not None and body.dataset_query != card.dataset_query
+    if query_changed:
+        changes.update(check_query(session, user, body.dataset_query, card.id))
+        changes["dataset_query"] = body.dataset_query
+    _check_metric(changes.get("type", card.type), changes.get("dataset_query", card.dataset_query))
+    if query_changed or ("result_metadata" in given and body.result_metadata is not None):
+        changes["result_metadata"] = metadata.for_save(
+            session, user, changes.get("dataset_query", card.dataset_query),
+            body.result_metadata if "result_metadata" in given else None)
+    if "archived" in changes:
+        if changes["archived"] == card.archived:
+            del changes["archived"]
+        else:
+            changes["archived_directly"] = bool(changes["archived"])
+            if changes["archived"]:
+                changes["collection_position"] = None
+    for key, value in list(changes.items()):
+        if getattr(card, key) == value:
+            del changes[key]
+    if not changes:
+        return card
+    for key, value in changes.items():
+        setattr(card, key, value)
+    if card.archived and (changes.keys() & {"archived"}):
+        card.public_uuid = None
+        card.made_public_by_id = None
+    session.flush()
+    _record(session, user, card)
+    session.commit()
+    return card
+
+
+def _embedding_changes(session: Session, user: User, card: Card, body, changes: dict) -> None:
+    given = body.model_fields_set
+    wanted = {k: getattr(body, k) for k in ("enable_embedding", "embedding_params") if k in given}
+    if all(getattr(card, k) == v or (k == "enable_embedding" and v is None) for k, v in wanted.items()):
+        return
+    if not user.is_superuser:
+        raise Forbidden()
+    sharing.check_embedding(session)
+    if wanted.get("enable_embedding") is not None:
+        changes["enable_embedding"] = wanted["enable_embedding"]
+    if "embedding_params" in wanted:
+        params = wanted["embedding_params"]
+        if params is not None and any(v not in ("disabled", "enabled", "locked") for v in params.values()):
+            raise Invalid({"embedding_params": "value must be a valid embedding params map."})
+        changes["embedding_params"] = params
+
+
+def archive_card(session: Session, user: User, card_id: int) -> None:
+    """The deprecated DELETE: archives, as Metabase does."""
+    card = writable_card(session, user, card_id)
+    if card.archived:
+        return
+    card.archived = True
+    card.archived_directly = True
+    card.collection_position = None
+    card.public_uuid = None
+    card.made_public_by_id = None
+    session.flush()
+    _record(session, user, card)
+    session.commit()
+
+
+def copy_card(session: Session, user: User, card_id: int) -> Card:
+    original = readable_card(session, user, card_id)
+    _check_collection(session, user, original.collection_id)
+    fields = check_query(session, user, original.dataset_query or {})
+    card = Card(
+        name=f"Copy of {original.name}"[:254], description=original.description, display=original.display,
+        dataset_query=original.dataset_query, visualization_settings=original.visualization_settings,
+        parameters=original.parameters, parameter_mappings=original.parameter_mappings,
+        result_metadata=original.result_metadata, type=original.type, collection_id=original.collection_id,
+        cache_ttl=original.cache_ttl, collection_preview=original.collection_preview, creator_id=user.id,
+        entity_id=_entity_id(), **fields,
+    )
+    session.add(card)
+    session.flush()
+    _record(session, user, card, creation=True)
+    session.commit()
+    return card
+
+
+def move_cards(session: Session, user: User, card_ids: list[int], collection_id: int | None) -> dict:
+    """Move cards to a collection (None: the root), appended after its pinned cards; one transaction."""
+    _check_collection(session, user, collection_id)
+    cards = []
+    for card_id in dict.fromkeys(card_ids):
+        card = get_card(session, card_id)
+        if not perms.can_write_item(session, user, card.collection_id):
+            raise Forbidden()
+        cards.append(card)
+    last = session.scalar(select(func.max(Card.collection_position)).where(
+        Card.collection_id.is_(None) if collection_id is None else Card.collection_id == collection_id))
+    position = last or 0
+    for card in cards:
+        if card.collection_id == collection_id:
+            continue
+        card.collection_id = collection_id
+        if card.collection_position is not None:
+            position += 1
+            card.collection_position = position
+        session.flush()
+        _record(session, user, card)
+    session.commit()
+    return {"status": "ok"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Lists
+# --------------------------------------------------------------------------------------------------
+
+
+def list_cards(session: Session, user: User, f: str | None, model_id: int | None) -> list[Card]:
+    f = f or "all"
+    if f in ("database", "table", "using_model") and model_id is None:
+        raise Invalid({"model_id": f"model_id is a required parameter when filter mode is '{f}'"})
+    if f == "bookmarked":
+        raise Invalid({"f": "Bookmarks are not available in this version of Tessera."})
+    query = select(Card).order_by(func.lower(Card.name), Card.id)
+    query = query.where(Card.archived.is_(f == "archived"))
+    if f == "mine":
+        query = query.where(Card.creator_id == user.id)
+    elif f == "database":
+        query = query.where(Card.database_id == model_id)
+    elif f == "table":
+        query = query.where(Card.table_id == model_id)
+    cards = list(session.scalars(query))
+    if f == "using_model":
+        check_404(session.get(Card, model_id))
+        cards = [c for c in cards if model_id in referenced_card_ids(c.dataset_query or {})]
+    return readable(session, user, cards)
+
+
+def readable(session: Session, user: User, cards: list[Card]) -> list[Card]:
+    ids = perms.readable_collection_ids(session, user)
+    if ids is None:
+        return cards
+    root = perms.can_read_collection(session, user, None)
+    return [c for c in cards if (c.collection_id in ids if c.collection_id is not None else root)]
+
+
+def embeddable_cards(session: Session, user: User) -> list[dict]:
+    _require_superuser(user)
+    cards = session.scalars(select(Card).where(Card.enable_embedding.is_(True), Card.archived.is_(False))
+                            .order_by(Card.id))
+    return [{"id": c.id, "name": c.name} for c in cards]
+
+
+def public_cards(session: Session, user: User) -> list[dict]:
+    _require_superuser(user)
+    cards = session.scalars(select(Card).where(Card.public_uuid.is_not(None), Card.archived.is_(False))
+                            .order_by(Card.id))
+    return [{"id": c.id, "name": c.name, "public_uuid": c.public_uuid} for c in cards]
+
+
+def _require_superuser(user: User) -> None:
+    if not user.is_superuser:
+        raise Forbidden()
+
+
+# --------------------------------------------------------------------------------------------------
+# Public links
+# --------------------------------------------------------------------------------------------------
+
+
+def create_public_link(session: Session, user: User, card_id: int) -> dict:
+    _require_superuser(user)
+    sharing.check_public_sharing(session)
+    card = get_card(session, card_id)
+    if card.archived:
+        raise NotFound("The object has been archived.")
+    if card.public_uuid is None:
+        card.public_uuid = str(uuid.uuid4())
+        card.made_public_by_id = user.id
+        card.initially_published_at = card.initially_published_at or utcnow()
+        session.commit()
+    return {"uuid": card.public_uuid}
+
+
+def delete_public_link(session: Session, user: User, card_id: int) -> None:
+    _require_superuser(user)
+    sharing.check_public_sharing(session)
+    card = get_card(session, card_id)
+    if card.public_uuid is None:
+        raise NotFound()
+    card.public_uuid = None
+    card.made_public_by_id = None
+    session.commit()

@@ -1,0 +1,74 @@
+"""Running saved cards: results, parameters (JSON or form), downloads with permissions, pivot."""
+import csv
+import io
+import json
+
+from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+
+
+def test_run_native_card_with_parameters(user, warehouse):
+    tag = {"id": "t1", "name": "min_age", "display-name": "Min age", "type": "number"}
+    card = user.post("/api/card", json=card_body("Old people", native_query(
+        warehouse["db"], "SELECT first_name FROM people WHERE age >= {{min_age}} ORDER BY id", min_age=tag),
+        parameters=[{"id": "p1", "type": "number/=", "slug": "min_age",
+                     "target": ["variable", ["template-tag", "min_age"]], "default": 50}])).json
+    ran = user.post(f"/api/card/{card['id']}/query")
+    assert ran.status_code == 202, ran.json
+    assert ran.json["data"]["rows"] == [["Grace"]] and ran.json["context"] == "question"
+    params = [{"id": "p1", "type": "number/=", "target": ["variable", ["template-tag", "min_age"]], "value": 40}]
+    ran = user.post(f"/api/card/{card['id']}/query", json={"parameters": params})
+    assert ran.json["data"]["rows"] == [["Alan"], ["Grace"]]
+
+
+def test_run_mbql_card_and_failures(user, warehouse):
+    card = user.post("/api/card", json=card_body("Totals", mbql_query(
+        warehouse["db"], **{"source-table": warehouse["orders"], "aggregation": [["sum", ["field", warehouse["orders.total"], None]]]}))).json
+    ran = user.post(f"/api/card/{card['id']}/query")
+    assert ran.status_code == 202 and ran.json["data"]["rows"] == [[137.75]]
+    broken = user.post("/api/card", json=card_body("Broken", native_query(warehouse["db"], "SELECT nope FROM nowhere"))).json
+    assert broken["result_metadata"] is None
+    failed = user.post(f"/api/card/{broken['id']}/query")
+    assert failed.status_code == 400 and failed.json["status"] == "failed"
+    assert user.post("/api/card/999/query").status_code == 404
+
+
+def test_exports_json_csv_form_encoded(user, warehouse):
+    tag = {"id": "t1", "name": "name", "display-name": "Name", "type": "text"}
+    card = user.post("/api/card", json=card_body("By name", native_query(
+        warehouse["db"], "SELECT id, last_name FROM people WHERE first_name = {{name}}", name=tag))).json
+    params = json.dumps([{"type": "category", "target": ["variable", ["template-tag", "name"]], "value": "Alan"}])
+    as_json = user.post(f"/api/card/{card['id']}/query/json", data={"parameters": params, "format_rows": "false"})
+    assert as_json.status_code == 200, as_json.data
+    assert json.loads(as_json.data) == [{"id": 2, "last_name": "Turing"}]
+    as_csv = user.post(f"/api/card/{card['id']}/query/csv", data={"parameters": params})
+    assert as_csv.status_code == 200 and as_csv.headers["Content-Type"].startswith("text/csv")
+    assert list(csv.reader(io.StringIO(as_csv.data.decode("utf-8-sig")))) == [["id", "last_name"], ["2", "Turing"]]
+    assert "attachment" in as_csv.headers["Content-Disposition"]
+    as_json_body = user.post(f"/api/card/{card['id']}/query/json", json={"parameters": json.loads(params)})
+    assert json.loads(as_json_body.data) == [{"id": 2, "last_name": "Turing"}]
+    assert user.post(f"/api/card/{card['id']}/query/pdf").status_code == 400
+
+
+def test_download_and_run_permissions(app, admin, user, warehouse):
+    card = user.post("/api/card", json=card_body("People", native_query(warehouse["db"], "SELECT id FROM people"))).json
+    graph = admin.get("/api/permissions/graph").json
+    all_users = "1"
+    graph["groups"][all_users][str(warehouse["db"])]["download"] = {"schemas": "none"}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    assert user.post(f"/api/card/{card['id']}/query").status_code == 202
+    assert user.post(f"/api/card/{card['id']}/query/csv").status_code == 403
+    graph = admin.get("/api/permissions/graph").json
+    graph["groups"][all_users][str(warehouse["db"])]["data"] = {"schemas": "block"}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    assert user.post(f"/api/card/{card['id']}/query").status_code == 403
+    assert admin.post(f"/api/card/{card['id']}/query").status_code == 202
+
+
+def test_pivot_card(user, warehouse):
+    card = user.post("/api/card", json=card_body("Pivot", mbql_query(
+        warehouse["db"], **{"source-table": warehouse["orders"], "aggregation": [["count"]],
+                            "breakout": [["field", warehouse["orders.person_id"], None]]}), display="pivot")).json
+    ran = user.post(f"/api/card/pivot/{card['id']}/query")
+    assert ran.status_code == 202, ran.json
+    rows = ran.json["data"]["rows"]
+    assert [1, 0, 2] in rows and [None, 1, 4] in rows
