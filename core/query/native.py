@@ -279,7 +279,13 @@ def parameter_values(tags: dict, parameters: list[dict] | None) -> dict:
 def substitute(sql: str, template_tags: dict | None, parameters: list[dict] | None, resolvers: Resolvers, *,
                dialect: str, now: dt.datetime | None = None, week_start: int = 6) -> NativeSQL:
     """The native query with every tag replaced; raises QueryFailed for a missing required value."""
-    tags = {name: tag for name, tag in (template_tags or {}).items() if isinstance(tag, dict)}
+    if not isinstance(template_tags or {}, dict):
+        raise QueryFailed("Invalid query: template-tags must be a map of tag name to definition.", "invalid-query")
+    bad = [name for name, tag in (template_tags or {}).items() if not isinstance(tag, dict)]
+    if bad:
+        raise QueryFailed(f"Invalid template tag {bad[0]!r}: a tag definition must be a map.", "invalid-query")
+    tags = dict(template_tags or {})
+    P.check_parameters(parameters)
     ctx = Context(tags, parameter_values(tags, parameters), resolvers, dialect, now, week_start)
     missing_required = [
         name for name, tag in tags.items()

@@ -51,6 +51,25 @@ def is_empty(value: Any) -> bool:
     return False
 
 
+SCALARS = (str, int, float, bool, decimal.Decimal, type(None))
+
+
+def check_parameters(parameters: Any) -> None:
+    """Each parameter is a map whose value is a scalar or a list of scalars."""
+    if parameters is None:
+        return
+    if not isinstance(parameters, list):
+        raise QueryFailed("Invalid query: parameters must be a list.", "invalid-parameter")
+    for param in parameters:
+        if not isinstance(param, dict):
+            raise QueryFailed(f"Invalid parameter {param!r}: a parameter must be a map.", "invalid-parameter")
+        value = param.get("value")
+        values = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, SCALARS) for v in values):
+            raise QueryFailed(f"Invalid value for parameter {param.get('id') or param.get('name') or ''}: "
+                              f"{value!r}", "invalid-parameter")
+
+
 def as_list(value: Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 

@@ -414,6 +414,16 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     ctx.query_hash = query_hash(dataset_query)
     ctx.js_int_to_string = bool((dataset_query.get("middleware") or {}).get("js-int-to-string?", True))
     ctx.timeout = timeout_seconds(session, database)
+    P.check_parameters(query.parameters)
+    try:
+        _apply_parameters(ctx, session, user, driver, database, query, first, is_native)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        # Malformed parameters or tags the checks above did not foresee: the client's mistake.
+        raise QueryFailed(f"Invalid parameters: {exc}", "invalid-parameter") from None
+    return ctx
+
+
+def _apply_parameters(ctx, session, user, driver, database, query, first, is_native) -> None:
     tz = setting(session, "report-timezone") or None
     from .dates import now_in
 
@@ -425,7 +435,6 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
             _resolvers(session, user, driver, database), dialect=driver.sqlglot_dialect, now=now, week_start=start)
     else:
         _apply_mbql_parameters(session, query, now, start)
-    return ctx
 
 
 def _database_id(session: Session, query) -> int:

@@ -80,6 +80,14 @@ def parameter_values(session: Session, user: User, parameter: dict, field_ids: l
     seen: set = set()
     has_more = False
     needle = search.lower() if search else None
+    source = parameter.get("values_source_type")
+    config = parameter.get("values_source_config") or {}
+    if source == "static-list":
+        listed = [v if isinstance(v, list) else [v] for v in (config.get("values") or [])]
+        found = [v for v in listed if needle is None or needle in str(v[-1]).lower()]
+        return {"values": found[:VALUES_LIMIT], "has_more_values": len(found) > VALUES_LIMIT}
+    if source == "card":
+        return _card_values(session, user, config, needle)
     for field_id in field_ids:
         field = session.get(Field, field_id)
         if field is None:
@@ -117,3 +125,43 @@ def _field_values(session: Session, user: User, field: Field, search: str | None
         raise Invalid(exc.message) from None
     more = len(rows) > VALUES_LIMIT
     return rows[:VALUES_LIMIT], more
+
+
+def _card_values(session: Session, user: User, config: dict, needle: str | None) -> dict:
+    """Distinct values of one column of a saved question (values_source_type "card")."""
+    from core.models import Card
+
+    card_id = config.get("card_id")
+    card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None
+    if card is None or card.archived:
+        raise NotFound()
+    value_field = config.get("value_field")
+    try:
+        result = processor.open_query(session, user, card.dataset_query, context="values", card_id=card.id)
+        index = _column_index(result.cols, value_field)
+        if index is None:
+            result.close()
+            raise Invalid({"value_field": "is not a column of the card"})
+        distinct: dict = {}
+        for row in result:
+            value = row[index]
+            if value is None or (needle is not None and needle not in str(value).lower()):
+                continue
+            distinct.setdefault(value, None)
+            if len(distinct) > VALUES_LIMIT:
+                result.close()
+                break
+    except QueryFailed as exc:
+        raise Invalid(exc.message) from None
+    values = [[v] for v in distinct]
+    return {"values": values[:VALUES_LIMIT], "has_more_values": len(values) > VALUES_LIMIT}
+
+
+def _column_index(cols: list[dict], ref: Any) -> int | None:
+    """The column a value_field ref (["field", id | name, opts]) names."""
+    if not isinstance(ref, list) or len(ref) < 2:
+        return 0 if cols else None
+    for i, col in enumerate(cols):
+        if ref[1] in (col.get("id"), col.get("name")):
+            return i
+    return None

@@ -1,8 +1,9 @@
-"""A small deterministic copy of the sample data (PRODUCTS, PEOPLE, ORDERS) loaded into one engine,
-with the Database/Table/Field rows a sync would write, for compiler and conformance tests.
+"""A reduced copy of the Sample Database (PRODUCTS, PEOPLE, ORDERS) loaded into one engine, and the
+Database/Table/Field rows a sync would write, for compiler and conformance tests.
 
-The rows come from a seeded generator, so every engine gets the same values and Python can compute
-expected answers from `ROWS`. Refs in test queries are written "$ORDERS.TOTAL" (field id) and
+The rows come from core.sample_data's seeded generator (every 50th order and what it references)
+plus a few crafted rows, so every engine gets the same values and Python can compute expected
+answers from `ROWS`. Refs in test queries are written "$ORDERS.TOTAL" (field id) and
 "$$ORDERS" (table id) and resolved per engine by `resolve`.
 """
 from __future__ import annotations
@@ -15,26 +16,22 @@ import sqlalchemy as sa
 
 from core.models.database import Database, Field, Table
 
-CATEGORIES = ["Doohickey", "Gadget", "Gizmo", "Widget"]
-SOURCES = ["Affiliate", "Facebook", "Google", "Organic", "Twitter"]
-STATES = ["CA", "NY", "TX", "WA", "OR"]
-VENDORS = ["Acme Co", "Balistreri-Ankunding", "Zemlak & Sons", "Mc_Kenzie 100%", "O'Hara Ltd"]
 
 # name -> (sqlalchemy type, base type, semantic type, fk "TABLE.COLUMN" or None)
 COLUMNS = {
     "PRODUCTS": [
         ("ID", sa.Integer, "type/Integer", "type/PK", None),
-        ("TITLE", sa.String(100), "type/Text", "type/Title", None),
+        ("TITLE", sa.String(200), "type/Text", "type/Title", None),
         ("CATEGORY", sa.String(50), "type/Text", "type/Category", None),
-        ("VENDOR", sa.String(100), "type/Text", "type/Company", None),
+        ("VENDOR", sa.String(200), "type/Text", "type/Company", None),
         ("PRICE", sa.Double, "type/Float", None, None),
         ("RATING", sa.Double, "type/Float", "type/Score", None),
         ("CREATED_AT", sa.DateTime, "type/DateTime", "type/CreationTimestamp", None),
     ],
     "PEOPLE": [
         ("ID", sa.Integer, "type/Integer", "type/PK", None),
-        ("NAME", sa.String(100), "type/Text", "type/Name", None),
-        ("EMAIL", sa.String(100), "type/Text", "type/Email", None),
+        ("NAME", sa.String(200), "type/Text", "type/Name", None),
+        ("EMAIL", sa.String(200), "type/Text", "type/Email", None),
         ("STATE", sa.String(10), "type/Text", "type/State", None),
         ("SOURCE", sa.String(20), "type/Text", "type/Source", None),
         ("LATITUDE", sa.Double, "type/Float", "type/Latitude", None),
@@ -58,46 +55,72 @@ TABLE_ORDER = ["PRODUCTS", "PEOPLE", "ORDERS"]
 NOW = dt.datetime(2025, 6, 18, 15, 30, 0)  # a Wednesday: the clock relative filters are compiled with
 
 
+def _generated() -> dict[str, list[dict]]:
+    """A reduced, deterministic subset of the Sample Database (core.sample_data): every 50th order,
+    with the people and products it references."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from core import sample_data
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = sample_data.generate(Path(directory) / "sample.db")
+        conn = sqlite3.connect(path)
+        conn.row_factory = sqlite3.Row
+        try:
+            orders = [dict(r) for r in conn.execute(
+                "SELECT ID, USER_ID, PRODUCT_ID, SUBTOTAL, TAX, TOTAL, DISCOUNT, QUANTITY, CREATED_AT "
+                "FROM ORDERS WHERE ID % 50 = 0 ORDER BY ID")]
+            users = sorted({o["USER_ID"] for o in orders})
+            products = sorted({o["PRODUCT_ID"] for o in orders})
+            people = [dict(r) for r in conn.execute(
+                "SELECT ID, NAME, EMAIL, STATE, SOURCE, LATITUDE, LONGITUDE, BIRTH_DATE, CREATED_AT FROM PEOPLE "
+                f"WHERE ID IN ({','.join(map(str, users))}) ORDER BY ID")]
+            goods = [dict(r) for r in conn.execute(
+                "SELECT ID, TITLE, CATEGORY, VENDOR, PRICE, RATING, CREATED_AT FROM PRODUCTS "
+                f"WHERE ID IN ({','.join(map(str, products))}) ORDER BY ID")]
+        finally:
+            conn.close()
+    for row in [*orders, *people, *goods]:
+        row["CREATED_AT"] = dt.datetime.fromisoformat(row["CREATED_AT"])
+    for person in people:
+        person["BIRTH_DATE"] = dt.date.fromisoformat(person["BIRTH_DATE"])
+    return {"PRODUCTS": goods, "PEOPLE": people, "ORDERS": orders}
+
+
 def _rows() -> dict[str, list[dict]]:
+    """The Sample Database subset, plus a few crafted rows for edges it lacks: LIKE wildcards and a
+    quote in vendor names, a person without a source, lower-case and mixed-case text, and orders
+    around NOW (the clock relative filters are compiled with)."""
+    rows = _generated()
     rnd = random.Random(20241121)
-    start = dt.datetime(2023, 1, 1)
-
-    def moment(days: int) -> dt.datetime:
-        return start + dt.timedelta(days=rnd.randrange(days), hours=rnd.randrange(24), minutes=rnd.randrange(60),
-                                    seconds=rnd.randrange(60))
-
-    products = []
-    for i in range(1, 13):
-        products.append({
-            "ID": i, "TITLE": f"{rnd.choice(['Rustic', 'Sleek', 'Heavy-Duty', 'Small'])} {rnd.choice(['Paper', 'Steel', 'Wool'])} "
-                            f"{rnd.choice(['Lamp', 'Shoes', 'Clock', 'Bottle'])} {i}",
-            "CATEGORY": CATEGORIES[i % 4], "VENDOR": VENDORS[i % len(VENDORS)],
-            "PRICE": round(rnd.uniform(15, 99), 2), "RATING": round(rnd.uniform(1, 5), 1), "CREATED_AT": moment(700),
-        })
-    people = []
-    for i in range(1, 16):
-        people.append({
-            "ID": i, "NAME": f"{rnd.choice(['Ada', 'Bo', 'Cy', 'Di', 'ed'])} {rnd.choice(['Lee', 'Kim', 'Ng', 'Roe'])}",
-            "EMAIL": f"user{i}@{rnd.choice(['example.com', 'Mail.org'])}", "STATE": STATES[i % 5],
-            "SOURCE": SOURCES[i % 5] if i % 7 else None,
-            "LATITUDE": round(rnd.uniform(25, 49), 4), "LONGITUDE": round(rnd.uniform(-124, -67), 4),
-            "BIRTH_DATE": dt.date(1960, 1, 1) + dt.timedelta(days=rnd.randrange(15000)), "CREATED_AT": moment(800),
-        })
-    orders = []
-    for i in range(1, 121):
-        product = products[rnd.randrange(len(products))]
-        quantity = rnd.randrange(1, 6)
+    rows["PRODUCTS"] += [
+        {"ID": 9001, "TITLE": "Small Steel Lamp", "CATEGORY": "Gizmo", "VENDOR": "Mc_Kenzie 100%", "PRICE": 19.99,
+         "RATING": 4.5, "CREATED_AT": dt.datetime(2023, 2, 1, 8, 0)},
+        {"ID": 9002, "TITLE": "Heavy-Duty Wool Clock", "CATEGORY": "Widget", "VENDOR": "O'Hara Ltd", "PRICE": 55.5,
+         "RATING": 3.0, "CREATED_AT": dt.datetime(2023, 3, 1, 9, 0)},
+        {"ID": 9003, "TITLE": "Sleek Paper Bottle", "CATEGORY": "Doohickey", "VENDOR": "Blaak Inc", "PRICE": 33.0,
+         "RATING": 2.5, "CREATED_AT": dt.datetime(2023, 4, 1, 10, 0)},
+    ]
+    rows["PEOPLE"] += [
+        {"ID": 9001, "NAME": "ed Lee", "EMAIL": "ed.lee@Mail.org", "STATE": "CA", "SOURCE": None, "LATITUDE": 34.05,
+         "LONGITUDE": -118.25, "BIRTH_DATE": dt.date(1980, 2, 29), "CREATED_AT": dt.datetime(2023, 1, 31, 23, 59, 59)},
+        {"ID": 9002, "NAME": "Ada LEE", "EMAIL": "ada@example.com", "STATE": "NY", "SOURCE": None, "LATITUDE": 40.7,
+         "LONGITUDE": -74.0, "BIRTH_DATE": dt.date(1975, 12, 31), "CREATED_AT": dt.datetime(2024, 2, 29, 12, 0)},
+    ]
+    for i in range(12):
+        user = rows["PEOPLE"][-1 - i % 2]["ID"]
+        product = rows["PRODUCTS"][-1 - i % 3]
+        quantity = i % 4 + 1
         subtotal = round(product["PRICE"] * quantity, 2)
         tax = round(subtotal * 0.08, 2)
-        discount = round(rnd.uniform(1, 10), 2) if rnd.random() < 0.3 else None
-        # The last orders fall around NOW so that relative filters have something to find.
-        created = moment(880) if i <= 100 else NOW - dt.timedelta(days=rnd.randrange(0, 60), hours=rnd.randrange(10))
-        orders.append({
-            "ID": i, "USER_ID": rnd.randrange(1, 16), "PRODUCT_ID": product["ID"], "SUBTOTAL": subtotal, "TAX": tax,
+        discount = round(rnd.uniform(1, 10), 2) if i % 3 == 0 else None
+        rows["ORDERS"].append({
+            "ID": 900001 + i, "USER_ID": user, "PRODUCT_ID": product["ID"], "SUBTOTAL": subtotal, "TAX": tax,
             "TOTAL": round(subtotal + tax - (discount or 0), 2), "DISCOUNT": discount, "QUANTITY": quantity,
-            "CREATED_AT": created,
-        })
-    return {"PRODUCTS": products, "PEOPLE": people, "ORDERS": orders}
+            "CREATED_AT": NOW - dt.timedelta(days=rnd.randrange(0, 60), hours=rnd.randrange(10), minutes=i)})
+    return rows
 
 
 ROWS = _rows()

@@ -152,3 +152,26 @@ def test_virtual_database_runs_on_the_source_card(app, admin, orders):
     missing = admin.post("/api/dataset", json={"database": -1337, "type": "query",
                                                "query": {"source-table": "card__999", "aggregation": [["count"]]}})
     assert missing.status_code == 400 and missing.json["status"] == "failed"
+
+
+def test_parameter_values_from_static_list_and_card(app, admin, orders):
+    static = {"parameter": {"id": "p", "type": "category", "values_source_type": "static-list",
+                            "values_source_config": {"values": ["Apple", "Banana", ["c", "Cherry"]]}}}
+    assert admin.post("/api/dataset/parameter/values", json=static).json == {
+        "values": [["Apple"], ["Banana"], ["c", "Cherry"]], "has_more_values": False}
+    assert admin.post("/api/dataset/parameter/search/an", json=static).json["values"] == [["Banana"]]
+    from core.models import Card
+
+    with app.extensions["tessera"].db.session() as session:
+        card = Card(name="cats", display="table", creator_id=admin.user["id"], database_id=orders.database_id,
+                    query_type="query", dataset_query=mbql(orders, {"fields": [["field", orders.fields["category"], None]]}))
+        session.add(card)
+        session.flush()
+        card_id = card.id
+    from_card = {"parameter": {"id": "p", "type": "category", "values_source_type": "card",
+                               "values_source_config": {"card_id": card_id,
+                                                        "value_field": ["field", orders.fields["category"], None]}}}
+    response = admin.post("/api/dataset/parameter/values", json=from_card)
+    assert response.status_code == 200, response.json
+    assert sorted(v[0] for v in response.json["values"]) == sorted(CATEGORIES)
+    assert admin.post("/api/dataset/parameter/search/giz", json=from_card).json["values"] == [["Gizmo"]]

@@ -201,3 +201,40 @@ def test_card_references(app, admin, orders):
     assert body["data"]["rows"] == [[625]], body
     missing = admin.post("/api/dataset", json=native(orders, "SELECT * FROM {{#9999}} AS x")).json
     assert missing["status"] == "failed" and "9999" in missing["error"]
+
+
+def test_big_integers_are_strings_for_javascript(admin, orders):
+    body = admin.post("/api/dataset", json=native(orders, "SELECT 9007199254740993 AS big, 42 AS small")).json
+    assert body["data"]["rows"] == [["9007199254740993", 42]]
+    plain = admin.post("/api/dataset", json=native(orders, "SELECT 9007199254740993 AS big",
+                                                   middleware={"js-int-to-string?": False})).json
+    assert plain["data"]["rows"] == [[9007199254740993]]
+
+
+def test_malformed_queries_are_400_not_500(admin, orders):
+    bad_bodies = [
+        native(orders, "SELECT {{x}}", tags=["not", "a", "map"]),
+        native(orders, "SELECT {{x}}", tags={"x": "not a map"}),
+        native(orders, "SELECT {{x}}", {"x": {"name": "x", "type": "number"}}, parameters=["nope", 3]),
+        native(orders, "SELECT {{x}}", {"x": {"name": "x", "type": "number"}},
+               parameters=[{"type": "number", "target": ["variable", ["template-tag", "x"]], "value": {"a": 1}}]),
+        native(orders, "SELECT 1 WHERE {{f}}", {"f": {"name": "f", "type": "dimension", "widget-type": "date/single",
+                                                    "dimension": ["field", orders.fields["created_at"], None]}},
+               parameters=[{"type": "date/single", "target": ["dimension", ["template-tag", "f"]], "value": 12}]),
+        native(orders, "SELECT 1 WHERE {{f}}", {"f": {"name": "f", "type": "dimension", "widget-type": "category",
+                                                    "dimension": "nonsense"}},
+               parameters=[{"type": "category", "target": ["dimension", ["template-tag", "f"]], "value": "a"}]),
+        native(orders, "SELECT 1 WHERE {{f}}", {"f": {"name": "f", "type": "dimension", "widget-type": "category",
+                                                    "dimension": ["field", 99999, None]}},
+               parameters=[{"type": "category", "target": ["dimension", ["template-tag", "f"]], "value": "a"}]),
+        {"database": orders.database_id, "type": "query", "query": {"source-table": orders.table_id},
+         "parameters": [{"type": "category", "target": ["dimension", ["field", 99999, None]], "value": "a"}]},
+        {"database": orders.database_id, "type": "query", "query": {"source-table": orders.table_id},
+         "parameters": [{"type": "number/between", "target": ["dimension", ["field", orders.fields["price"], None]],
+                         "value": ["x", "y"]}]},
+        native(orders, "SELECT 1 [[ AND {{x}}"),
+    ]
+    for body in bad_bodies:
+        response = admin.post("/api/dataset", json=body)
+        assert response.status_code == 400, (body, response.status_code, response.json)
+        assert response.json["status"] == "failed", body

@@ -130,3 +130,14 @@ def test_writers_yield_chunks_as_rows_stream():
         assert first and len(pulled) < 20000
         assert sum(1 for _ in chunks) >= 2
         assert len(pulled) == 20000
+
+
+def test_titles_from_visualization_settings():
+    from core.export.formatting import titles
+
+    viz = {"column_settings": {'["name","amount"]': {"column_title": "Money"},
+                               '["name","name"]': {"number_style": "currency", "currency": "EUR"}}}
+    assert titles(COLUMNS, viz, format_rows=True)[:3] == ["ID", "Name (€)", "Money"]
+    assert titles(COLUMNS, viz, format_rows=False)[:3] == ["ID", "Name", "Amount"]
+    text = b"".join(csv_export.write(COLUMNS, iter(ROWS), {"format_rows": True, "visualization_settings": viz})).decode()
+    assert text.startswith("ID,Name (€),Money,At,Day,OK")
