@@ -25,6 +25,9 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("DELETE", "/api/session"): OPEN,
     ("GET", "/api/session/properties"): OPEN,
     ("POST", "/api/session/password-check"): OPEN,
+    ("POST", "/api/session/forgot_password"): OPEN,
+    ("POST", "/api/session/reset_password"): OPEN,
+    ("GET", "/api/session/password_reset_token_valid"): OPEN,
     ("GET", "/api/health"): OPEN,
     # plugins.docs
     ("GET", "/api/docs"): OPEN,

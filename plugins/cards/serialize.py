@@ -10,9 +10,6 @@ from core.cards import with_template_tags
 from core.query.persistence import is_fresh
 from core.models import Card, Collection, Database, PersistedInfo, Table, User
 
-ROOT_NAME = "Our analytics"
-
-
 def creator_json(user: User | None) -> dict | None:
     if user is None:
         return None
@@ -21,19 +18,21 @@ def creator_json(user: User | None) -> dict | None:
             "is_qbnewb": user.is_qbnewb, "is_superuser": user.is_superuser, "tenant_id": None}
 
 
-def collection_json(session: Session, user: User, collection_id: int | None) -> dict:
-    if collection_id is None:
-        return {"id": "root", "name": ROOT_NAME, "authority_level": None, "is_personal": False,
-                "namespace": None, "effective_ancestors": [],
-                "can_write": perms.can_write_collection(session, user, None)}
-    c = session.get(Collection, collection_id)
-    if c is None:
+def collection_json(session: Session, user: User, collection_id: int | None, access=None) -> dict | None:
+    """The card's `collection`: the root object or the collection's summary (core.collections), with
+    is_personal."""
+    from core.collections import Access, collection_ref
+
+    access = access or Access(session, user)
+    collection = session.get(Collection, collection_id) if collection_id is not None else None
+    if collection_id is not None and collection is None:
         return None
-    return {"id": c.id, "name": c.name, "description": c.description, "slug": c.slug, "location": c.location,
-            "namespace": c.namespace, "authority_level": c.authority_level, "type": c.type, "archived": c.archived,
-            "personal_owner_id": c.personal_owner_id, "entity_id": c.entity_id, "created_at": c.created_at,
-            "is_personal": perms.personal_owner_id(session, c) is not None,
-            "can_write": perms.can_write_collection(session, user, c.id)}
+    out = collection_ref(session, access, collection)
+    out["is_personal"] = collection is not None and perms.personal_owner_id(session, collection) is not None
+    if collection is not None:
+        out["description"] = collection.description
+        out["entity_id"] = collection.entity_id
+    return out
 
 
 def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:
@@ -68,11 +67,12 @@ def base_json(card: Card) -> dict:
     }
 
 
-def summary_json(session: Session, user: User, card: Card) -> dict:
-    """A card in lists: the columns with its creator, collection and last-edit-info."""
+def summary_json(session: Session, user: User, card: Card, access=None) -> dict:
+    """A card in lists: the columns with its creator, collection and last-edit-info (pass one
+    core.collections.Access for a whole list so that permissions are read once)."""
     out = base_json(card)
     out["creator"] = creator_json(session.get(User, card.creator_id))
-    out["collection"] = collection_json(session, user, card.collection_id)
+    out["collection"] = collection_json(session, user, card.collection_id, access)
     info = revisions.last_edit_info(session, "Card", card.id)
     if info is not None:
         out["last-edit-info"] = info

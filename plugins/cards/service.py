@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core import permissions as perms
-from core import revisions, sharing
+from core import events, revisions, sharing
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
 from core.errors import Forbidden, Invalid, NotFound, check_404
@@ -66,6 +66,7 @@ def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> 
         card.view_count = (card.view_count or 0) + 1
         card.last_used_at = utcnow()
         session.commit()
+        events.emit("card-read", user.id, card)
     return card
 
 
@@ -75,14 +76,10 @@ def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> 
 
 
 def _check_collection(session: Session, user: User, collection_id: int | None) -> None:
-    if collection_id is not None:
-        collection = session.get(Collection, collection_id)
-        if collection is None:
-            raise NotFound()
-        if collection.namespace not in (None, ""):
-            raise Invalid({"collection_id": "A card can only be saved in a collection of the default namespace."})
-    if not perms.can_write_collection(session, user, collection_id):
-        raise Forbidden()
+    """404 missing, 400 in another namespace, 403 without write permission (core.collections)."""
+    from core.collections import check_target
+
+    check_target(session, user, collection_id)
 
 
 def check_query(session: Session, user: User, dataset_query: dict, card_id: int | None = None) -> dict:
@@ -166,6 +163,7 @@ def create_card(session: Session, user: User, body) -> Card:
     session.flush()
     _record(session, user, card, creation=True)
     session.commit()
+    events.emit("card-create", user.id, card)
     return card
 
 
@@ -228,6 +226,7 @@ def update_card(session: Session, user: User, card_id: int, body) -> Card:
     session.flush()
     _record(session, user, card)
     session.commit()
+    events.emit("card-update", user.id, card)
     return card
 
 
@@ -261,6 +260,7 @@ def archive_card(session: Session, user: User, card_id: int) -> None:
     session.flush()
     _record(session, user, card)
     session.commit()
+    events.emit("card-update", user.id, card)
 
 
 def copy_card(session: Session, user: User, card_id: int) -> Card:
@@ -279,6 +279,7 @@ def copy_card(session: Session, user: User, card_id: int) -> Card:
     session.flush()
     _record(session, user, card, creation=True)
     session.commit()
+    events.emit("card-create", user.id, card)
     return card
 
 
@@ -304,6 +305,8 @@ def move_cards(session: Session, user: User, card_ids: list[int], collection_id:
         session.flush()
         _record(session, user, card)
     session.commit()
+    for card in cards:
+        events.emit("card-update", user.id, card)
     return {"status": "ok"}
 
 

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core import events
 from core import permissions as perms
 from core import persistence
 from core.errors import Forbidden, Invalid
@@ -144,6 +145,7 @@ def _register(session: Session, user: User, database: Database, schema: str | No
     card.result_metadata = card_queries.result_metadata(session, user, query)
     _record(session, user, card, creation=True)
     session.commit()
+    events.emit("card-create", user.id, card)
     return card.id
 
 

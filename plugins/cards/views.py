@@ -1,6 +1,7 @@
 """/api/card endpoints: parse, call one service function, return what it gives."""
 from core import auth, db
 from core.api import Api
+from core.collections import Access
 from core.errors import Invalid
 
 from . import params, persist, running, series, uploads, virtual
@@ -15,7 +16,8 @@ card_api = Api("card", __name__, url_prefix="/card")
 def list_cards(query):
     """Cards the caller may read, filtered by f (all, mine, database, table, using_model, archived)."""
     session, user = db.session(), auth.require_user()
-    return [summary_json(session, user, c) for c in service.list_cards(session, user, query.f, query.model_id)]
+    access = Access(session, user)
+    return [summary_json(session, user, c, access) for c in service.list_cards(session, user, query.f, query.model_id)]
 
 
 @card_api.get("/embeddable", auth="superuser")
@@ -167,7 +169,8 @@ def series_cards(path, query):
     """Cards that can be combined with this one as series; paged by last_cursor (id descending)."""
     session, user = db.session(), auth.require_user()
     found = series.series(session, user, path.id, query.last_cursor, query.query, query.exclude_ids)
-    return [summary_json(session, user, c) for c in found]
+    access = Access(session, user)
+    return [summary_json(session, user, c, access) for c in found]
 
 
 @card_api.get("/<id>/params/<param_key>/values", path=s.ParamPath)

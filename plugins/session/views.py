@@ -3,7 +3,10 @@ from flask import request
 from core import auth, db
 from core.api import Api, Params, json_response
 from core.errors import NotFound
-from core.types import Bool, NonBlankStr, Str
+from core.types import Bool, Email, NonBlankStr, Str
+from core.throttle import Throttler
+
+from . import reset
 
 session_api = Api("session", __name__, url_prefix="/session", auth="public")
 health_api = Api("health", __name__, url_prefix="/health", auth="public")
@@ -17,6 +20,19 @@ class Login(Params):
 
 class PasswordCheck(Params):
     password: Str
+
+
+class ForgotPassword(Params):
+    email: Email
+
+
+class ResetPassword(Params):
+    token: NonBlankStr
+    password: NonBlankStr
+
+
+class ResetToken(Params):
+    token: NonBlankStr
 
 
 @session_api.post("/", body=Login)
@@ -59,3 +75,32 @@ def health():
 
     db.session().execute(text("SELECT 1"))
     return {"status": "ok"}
+
+
+def _throttle(name: str, key: str, threshold: int) -> None:
+    throttler = auth.tessera().throttlers.setdefault(name, Throttler(threshold=threshold))
+    throttler.check(key, "email")
+    throttler.failed(key)
+
+
+@session_api.post("/forgot_password", body=ForgotPassword, status=204)
+def forgot_password(body: ForgotPassword):
+    """E-mail a password-reset link; answers the same whether or not the address has an account."""
+    if not auth.tessera().config["TESSERA_DISABLE_SESSION_THROTTLE"]:
+        _throttle("forgot-password-email", body.email.strip().lower(), 10)
+        if request.remote_addr:
+            _throttle("forgot-password-ip", request.remote_addr, 50)
+    reset.forgot_password(db.session(), auth.tessera().settings, body.email, request.host_url)
+
+
+@session_api.get("/password_reset_token_valid", query=ResetToken)
+def password_reset_token_valid(query: ResetToken):
+    """Whether a reset (or invitation) token can still be used."""
+    return {"valid": reset.token_valid(db.session(), query.token)}
+
+
+@session_api.post("/reset_password", body=ResetPassword)
+def reset_password(body: ResetPassword):
+    """Set a new password with a reset token; logs the user in (every other session ends)."""
+    token = reset.reset_password(db.session(), body.token, body.password)
+    return auth.set_session_cookies(json_response({"success": True, "session_id": token}), token)
