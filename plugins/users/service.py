@@ -62,7 +62,7 @@ def list_users(session: Session, caller: User, *, status: str | None, include_de
     base = select(User).where(User.type == "personal")
     if permissions.is_sandboxed(session, caller):
         return _page(session, base.where(User.id == caller.id), limit, offset, lambda u: detail_json(session, u))
-    if (status is not None or include_deactivated is not None) and not caller.is_superuser:
+    if (status is not None or include_deactivated) and not caller.is_superuser:
         raise Forbidden()
     if status is None:
         status = "all" if include_deactivated else "active"
@@ -117,11 +117,6 @@ def personal_user(session: Session, user_id: int, active_only: bool = False) -> 
     if user is None or user.type != "personal" or (active_only and not user.is_active):
         raise NotFound()
     return user
-
-
-def _shares_managed_group(session: Session, caller: User, target: User) -> bool:
-    managed = permissions.managed_group_ids(session, caller)
-    return bool(managed & set(target.group_ids))
 
 
 def get_user(session: Session, caller: User, user_id: int) -> dict:
@@ -180,7 +175,7 @@ def update_user(session: Session, caller: User, user_id: int, changes: dict) -> 
     group manager only adds and removes members of the groups they manage."""
     target = personal_user(session, user_id, active_only=True)
     is_self = caller.id == target.id
-    manager = not caller.is_superuser and _shares_managed_group(session, caller, target)
+    manager = not caller.is_superuser and permissions.is_group_manager(session, caller)
     if not (is_self or caller.is_superuser or manager):
         raise Forbidden()
     if is_self or caller.is_superuser:

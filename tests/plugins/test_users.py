@@ -60,10 +60,15 @@ def test_group_manager_sees_members_of_managed_groups_only(app, admin, user):
     assert "personal_collection_id" not in listed["data"][0]
     assert user.get(f"/api/user/{other.user['id']}").status_code == 200
     assert user.get("/api/user", query_string={"group_id": 1}).status_code == 403
+    assert user.get("/api/user", query_string={"include_deactivated": "false"}).status_code == 200
+    assert user.get("/api/user", query_string={"include_deactivated": "true"}).status_code == 403
+    assert user.get("/api/user", query_string={"status": "active"}).status_code == 403
     # the manager adds the outsider to the group, and may not touch other groups
     memberships = [{"id": 1}, {"id": group["id"]}]
-    response = user.put(f"/api/user/{outsider.user['id']}", json={"user_group_memberships": memberships})
-    assert response.status_code == 403  # the outsider is in no group the manager manages yet
+    response = user.put(f"/api/user/{outsider.user['id']}", json={"user_group_memberships": memberships,
+                                                                    "first_name": "Renamed"})
+    assert response.status_code == 200 and response.json["group_ids"] == [1, group["id"]]
+    assert response.json["first_name"] == "Olga"  # a manager changes memberships only
     response = user.put(f"/api/user/{other.user['id']}", json={"user_group_memberships": [{"id": 1}]})
     assert response.status_code == 200 and response.json["group_ids"] == [1]
     response = user.put(f"/api/user/{other.user['id']}", json={"user_group_memberships": [{"id": 1}, {"id": 2}]})
