@@ -213,6 +213,9 @@ def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_value
                 complete = _fingerprint(table, active, needs, driver, engine)
             if scan_values:
                 _scan(table, active, driver, engine, complete)
+            else:
+                for state in active:
+                    state.distinct = None
         except Exception as exc:  # one unreadable table (a broken view) must not stop the sync
             log.warning("analysis of table %s failed: %s", table.values["name"], exc)
 
@@ -443,6 +446,8 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
             return False
         strategy = _strategy(state, session)
         refingerprint = bool(database.refingerprint)
+        # is_full_sync off: metadata only; is_on_demand: values only when someone asks for them.
+        full, scan_values = database.is_full_sync is not False, not database.is_on_demand
         tables = load_state(session, database_id)
         session.expunge(database)
     try:
@@ -451,7 +456,8 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
         phase = time.monotonic()
         merge_metadata(tables, driver, engine, strategy)
         timings["introspect"], phase = time.monotonic() - phase, time.monotonic()
-        analyze_tables(tables, driver, engine, refingerprint, scan_values=True)
+        if full:
+            analyze_tables(tables, driver, engine, refingerprint, scan_values=scan_values)
         timings["analyze"], phase = time.monotonic() - phase, time.monotonic()
         with state.db.session() as session:
             row = session.get(Database, database_id)

@@ -94,8 +94,13 @@ def list_databases(session: Session, state, user: User, include_tables: bool, ed
     return {"data": data, "total": len(data)}
 
 
-def get_database(session: Session, state, user: User, database_id: int, include: str | None) -> dict:
+def get_database(session: Session, state, user: User, database_id: int, include: str | None,
+                 editable_only: bool = False, exclude_uneditable: bool = False) -> dict:
     database = check_404(session.get(Database, database_id))
+    if editable_only:
+        data_access.check_edit_data_model(session, user, database_id)
+    if exclude_uneditable:
+        data_access.check_manage(session, user, database_id)
     if not data_access.can_read(session, user, database_id):
         return _blocked_json(session, user, database)
     data = _json(session, state, user, database)
@@ -146,9 +151,11 @@ def _with_target(field: Field, targets: dict[int, Field]) -> dict:
 
 
 def metadata(session: Session, state, user: User, database_id: int, include_hidden: bool,
-             remove_inactive: bool, skip_fields: bool) -> dict:
+             remove_inactive: bool, skip_fields: bool, editable_only: bool = False) -> dict:
     """GET /api/database/:id/metadata: the database with its tables and their fields."""
     database = check_404(session.get(Database, database_id))
+    if editable_only:
+        data_access.check_edit_data_model(session, user, database_id)
     if not data_access.can_read(session, user, database_id):
         return _blocked_json(session, user, database)
     data = _json(session, state, user, database)

@@ -51,7 +51,8 @@ def validate(body: Validate):
 @database_api.get("/<id>", path=DatabaseId, query=GetQuery)
 def get_database(path: DatabaseId, query: GetQuery):
     """One database, optionally with its tables (and their fields)."""
-    return service.get_database(db.session(), auth.tessera(), auth.require_user(), path.id, query.include)
+    return service.get_database(db.session(), auth.tessera(), auth.require_user(), path.id, query.include,
+                                bool(query.include_editable_data_model), bool(query.exclude_uneditable_details))
 
 
 @database_api.put("/<id>", path=DatabaseId, body=DatabaseUpdate)
@@ -70,7 +71,7 @@ def delete_database(path: DatabaseId, query: DeleteQuery):
 def metadata(path: DatabaseId, query: MetadataQuery):
     """The database with its tables and their fields."""
     return service.metadata(db.session(), auth.tessera(), auth.require_user(), path.id, bool(query.include_hidden),
-                            bool(query.remove_inactive), bool(query.skip_fields))
+                            bool(query.remove_inactive), bool(query.skip_fields), bool(query.include_editable_data_model))
 
 
 @database_api.get("/<id>/fields", path=DatabaseId)

@@ -65,8 +65,8 @@ def _pk_field_id(session: Session, table_id: int) -> int | None:
                                                  Field.active.is_(True)).order_by(Field.database_position))
 
 
-def get_table(session: Session, state, user: User, table_id: int) -> dict:
-    table = _readable_table(session, user, table_id)
+def get_table(session: Session, state, user: User, table_id: int, editable: bool = False) -> dict:
+    table = _editable_table(session, user, table_id) if editable else _readable_table(session, user, table_id)
     database = session.get(Database, table.db_id)
     return {**table_json(table), "db": _db_json(state, database, data_access.can_manage(session, user, database.id)),
             "pk_field": _pk_field_id(session, table_id)}

@@ -24,7 +24,8 @@ def update_tables(body: TablesUpdate):
 @table_api.get("/<id>", path=TableId, query=EditableQuery)
 def get_table(path: TableId, query: EditableQuery):
     """One table with its database and primary-key field."""
-    return service.get_table(db.session(), auth.tessera(), auth.require_user(), path.id)
+    return service.get_table(db.session(), auth.tessera(), auth.require_user(), path.id,
+                             bool(query.include_editable_data_model))
 
 
 @table_api.put("/<id>", path=TableId, body=TableUpdate)

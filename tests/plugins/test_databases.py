@@ -282,3 +282,31 @@ def test_permissions_blocked_and_data_model(app, admin, user):
     assert user.get(f"/api/database/{db_id}/fields").status_code == 403
     assert user.get("/api/table").json == []
     assert admin.get(f"/api/database/{db_id}").json["name"] == "Perm"
+
+
+def test_partial_sync_options_and_editable_checks(app, admin, user):
+    path = sqlite_file(app, "light.db", "CREATE TABLE t (id INTEGER PRIMARY KEY, kind TEXT); INSERT INTO t VALUES (1, 'a')")
+    light = admin.post("/api/database", json={"name": "Light", "engine": "sqlite", "details": {"db": path},
+                                              "is_full_sync": False}).json
+    on_demand = admin.post("/api/database", json={"name": "OnDemand", "engine": "sqlite", "details": {"db": path},
+                                                  "is_on_demand": True}).json
+    wait_for_sync(app)
+    light_kind = next(f for f in admin.get(f"/api/database/{light['id']}/metadata").json["tables"][0]["fields"]
+                      if f["name"] == "kind")
+    assert light_kind["fingerprint"] is None and light_kind["has_field_values"] == "search"
+    demand_kind = next(f for f in admin.get(f"/api/database/{on_demand['id']}/metadata").json["tables"][0]["fields"]
+                       if f["name"] == "kind")
+    assert demand_kind["has_field_values"] == "list"
+    assert admin.get(f"/api/field/{demand_kind['id']}/values").json["values"] == []
+    assert admin.post(f"/api/field/{demand_kind['id']}/rescan_values").json == {"status": "success"}
+    assert admin.get(f"/api/field/{demand_kind['id']}/values").json["values"] == [["a"]]
+    # editable views need data-model rights, details views need details rights
+    assert user.get(f"/api/database/{light['id']}?include_editable_data_model=true").status_code == 403
+    assert user.get(f"/api/database/{light['id']}?exclude_uneditable_details=true").status_code == 403
+    assert user.get(f"/api/database/{light['id']}/metadata?include_editable_data_model=true").status_code == 403
+    table_id = admin.get(f"/api/database/{light['id']}/metadata").json["tables"][0]["id"]
+    assert user.get(f"/api/table/{table_id}?include_editable_data_model=true").status_code == 403
+    assert user.get(f"/api/table/{table_id}").status_code == 200
+    assert admin.get(f"/api/database/{light['id']}?include_editable_data_model=true").status_code == 200
+    assert user.get("/api/database?include_editable_data_model=true").json["total"] == 0
+    assert admin.get("/api/database?include_editable_data_model=true").json["total"] == 2
