@@ -56,6 +56,7 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    context.prefetch(*referenced_ids(query.stages))
     tree, cols = compile_stages(context, query.stages)
     if limit is not None:
         tree = apply_limit(tree, limit)
@@ -81,6 +82,41 @@ def bind_colon_literals(tree: exp.Expression) -> dict:
             params[name] = node.this
             node.replace(exp.Var(this=f":{name}"))
     return params
+
+
+def referenced_ids(stages: list[Stage]) -> tuple[set[int], set[int]]:
+    """The field ids and table ids a query names anywhere (joins and nested stages included)."""
+    fields: set[int] = set()
+    tables: set[int] = set()
+
+    def walk(x) -> None:
+        if isinstance(x, list):
+            if len(x) == 3 and x[0] == "field" and isinstance(x[2], dict):
+                if isinstance(x[1], int):
+                    fields.add(x[1])
+                if isinstance(x[2].get("source-field"), int):
+                    fields.add(x[2]["source-field"])
+            for item in x:
+                walk(item)
+        elif isinstance(x, dict):
+            for item in x.values():
+                walk(item)
+
+    def stage_ids(stage: Stage) -> None:
+        if stage.source_table is not None:
+            tables.add(stage.source_table)
+        for join in stage.joins:
+            for inner in join.stages:
+                stage_ids(inner)
+            walk(join.condition)
+            walk(join.fields)
+        for part in (stage.expressions, stage.filters, stage.aggregations, stage.breakouts, stage.fields,
+                     stage.order_by):
+            walk(part)
+
+    for stage in stages:
+        stage_ids(stage)
+    return fields, tables
 
 
 def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, list[Col]]:

@@ -59,9 +59,27 @@ class Context:
     # Native source stages (from native cards and persisted models) by placeholder (core.query.cards).
     natives: dict = dc_field(default_factory=dict)
 
-    def table(self, table_id: int) -> Table:
+    def prefetch(self, field_ids: set[int], table_ids: set[int]) -> None:
+        """Load the fields (and their FK targets) and tables a query names in a few queries, not one each."""
+        field_ids = {i for i in field_ids if i not in self._fields}
+        if field_ids:
+            rows = self.session.scalars(sa_select(Field).where(Field.id.in_(field_ids))).all()
+            targets = {f.fk_target_field_id for f in rows if f.fk_target_field_id} - field_ids
+            if targets:
+                rows += self.session.scalars(sa_select(Field).where(Field.id.in_(targets))).all()
+            table_ids |= {f.table_id for f in rows}
+        table_ids = {i for i in table_ids if i not in self._tables}
+        tables = {t.id: t for t in self.session.scalars(sa_select(Table).where(Table.id.in_(table_ids)))} if table_ids else {}
+        for table_id in table_ids:
+            if table_id in tables:
+                self.table(table_id, tables[table_id])
+        for f in rows if field_ids else ():
+            if f.table_id in self._tables:
+                self._fields[f.id] = f
+
+    def table(self, table_id: int, loaded: Table | None = None) -> Table:
         if table_id not in self._tables:
-            table = self.session.get(Table, table_id)
+            table = loaded if loaded is not None else self.session.get(Table, table_id)
             if table is None or not table.active:
                 raise Invalid(f"Invalid MBQL: table {table_id} does not exist.")
             if table.db_id != self.database_id:
