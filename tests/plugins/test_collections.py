@@ -544,3 +544,28 @@ def test_snippet_folders_list_their_snippets_and_archive_with_them(admin):
     assert admin.get(f"/api/native-query-snippet/{inside.json['id']}").json["archived"] is True
     assert admin.put(f"/api/collection/{folder['id']}", json={"archived": False}).status_code == 200
     assert admin.get(f"/api/native-query-snippet/{inside.json['id']}").json["archived"] is False
+
+
+def test_cards_saved_through_the_card_api_live_in_collections(app, admin, app_config):
+    """End to end with plugins.cards: a card saved into a collection is one of its items (with the
+    revision's last-edit-info), is found by search, and is archived and restored with the collection."""
+    from pathlib import Path
+
+    from tests.plugins.cards.fixtures import card_body, make_warehouse, native_query, register_warehouse
+
+    ids = register_warehouse(app, make_warehouse(Path(app_config["TESSERA_DATA_DIR"])))
+    home = create(admin, "Card home")
+    saved = admin.post("/api/card", json=card_body("Totals by person", native_query(
+        ids["db"], "SELECT person_id, SUM(total) FROM orders GROUP BY person_id"), collection_id=home["id"]))
+    assert saved.status_code == 200, saved.json
+    items = admin.get(f"/api/collection/{home['id']}/items").json
+    assert names(items) == [("card", "Totals by person")]
+    item = items["data"][0]
+    assert item["database_id"] == ids["db"] and item["last-edit-info"]["email"] == "admin@example.com"
+    hits = admin.get("/api/search?q=totals").json["data"]
+    assert [(h["model"], h["id"]) for h in hits] == [("card", saved.json["id"])]
+    assert admin.put(f"/api/collection/{home['id']}", json={"archived": True}).status_code == 200
+    assert admin.get(f"/api/card/{saved.json['id']}").json["archived"] is True
+    assert admin.get("/api/search?q=totals").json["data"] == []
+    assert admin.put(f"/api/collection/{home['id']}", json={"archived": False}).status_code == 200
+    assert admin.get(f"/api/card/{saved.json['id']}").json["archived"] is False
