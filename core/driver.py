@@ -123,6 +123,8 @@ class Driver:
     Details: ClassVar[type[Details]] = Details
     features: ClassVar[frozenset[str]] = frozenset()
     dbapi_modules: ClassVar[tuple[str, ...]] = ()
+    # Metabase's driver source: "official" for built-ins, "community" or "partner" for others.
+    source_type: ClassVar[str] = "official"
 
     @classmethod
     def available(cls) -> bool:
@@ -160,7 +162,7 @@ class Driver:
             "details-fields": cls.connection_properties(),
             "superseded-by": None,
             "extra-info": None,
-            "source": {"type": "official", "contact": None},
+            "source": {"type": cls.source_type, "contact": None},
         }
 
 
@@ -427,33 +429,48 @@ class SQLDriver(QueryDialect, Driver):
             raise cls.translate_error(error) from error
         with conn:
             try:
-                with cls.guard(conn, timeout):
-                    try:
-                        result = conn.execute(text(sql), params or {}, execution_options={
-                            "stream_results": True, "max_row_buffer": cls.stream_batch})
-                    except DBAPIError as error:
-                        raise cls.translate_error(error) from error
+                with cls._translated(), cls.guard(conn, timeout):
+                    result = conn.execute(text(sql), params or {}, execution_options={
+                        "stream_results": True, "max_row_buffer": cls.stream_batch})
+                    read = {"all": False}
                     try:
                         columns = cls.column_meta(result.cursor) if result.returns_rows else []
-                        yield QueryResult(columns, cls._rows(result, max_rows))
+                        yield QueryResult(columns, cls._rows(result, max_rows, read))
                     finally:
-                        # Before the guard resets the session: an unread unbuffered result blocks it.
-                        result.close()
+                        if read["all"]:
+                            result.close()
+                        else:
+                            cls.abandon(conn, result)
             finally:
                 if conn.in_transaction():
                     conn.rollback()
 
     @classmethod
-    def _rows(cls, result, max_rows: int | None) -> Iterator[tuple]:
+    def abandon(cls, conn: Connection, result) -> None:
+        """Close a result whose rows were not all read (max_rows reached, consumer gone). It runs
+        before the guard resets the session, since an unread unbuffered result would block that."""
+        result.close()
+
+    @classmethod
+    @contextlib.contextmanager
+    def _translated(cls):
+        try:
+            yield
+        except DBAPIError as error:
+            raise cls.translate_error(error) from error
+
+    @classmethod
+    def _rows(cls, result, max_rows: int | None, read: dict) -> Iterator[tuple]:
         if not result.returns_rows:
+            read["all"] = True
             return iter(())
         # Rows flow batch by batch through C iterators (chain, islice): an export of a million rows
         # must not pay for a Python generator step per row.
-        rows = itertools.chain.from_iterable(cls._batches(result))
+        rows = itertools.chain.from_iterable(cls._batches(result, read))
         return rows if max_rows is None else itertools.islice(rows, max_rows)
 
     @classmethod
-    def _batches(cls, result) -> Iterator[list]:
+    def _batches(cls, result, read: dict) -> Iterator[list]:
         # A text() statement has no result processors, so the DBAPI's rows are already the values:
         # reading its cursor directly skips building a SQLAlchemy Row per row (half an export's time).
         # SQLAlchemy's streaming strategy pre-reads a row into its buffer; those rows come first. Any
@@ -462,31 +479,28 @@ class SQLDriver(QueryDialect, Driver):
         kind = type(strategy).__name__
         direct = kind == "CursorFetchStrategy" or (kind == "BufferedRowCursorFetchStrategy"
                                                    and isinstance(getattr(strategy, "_rowbuffer", None), deque))
-        if not direct:
-            try:
+        try:
+            if direct:
+                pending = getattr(strategy, "_rowbuffer", None)
+                if pending:
+                    first = [tuple(row) for row in pending]
+                    pending.clear()
+                    yield first
+                cursor = result.cursor
+                while True:
+                    batch = cursor.fetchmany(cls.stream_batch)
+                    if not batch:
+                        break
+                    yield batch if type(batch[0]) is tuple else [tuple(row) for row in batch]
+            else:
                 for partition in result.partitions(cls.stream_batch):
                     yield [tuple(row) for row in partition]
-            except Exception as error:
-                raise cls.translate_error(error) from error
-            finally:
-                result.close()
-            return
-        pending = getattr(strategy, "_rowbuffer", None)
-        if pending:
-            first = [tuple(row) for row in pending]
-            pending.clear()
-            yield first
-        cursor = result.cursor
-        try:
-            while True:
-                batch = cursor.fetchmany(cls.stream_batch)
-                if not batch:
-                    return
-                yield batch if type(batch[0]) is tuple else [tuple(row) for row in batch]
-        except Exception as error:  # the DBAPI's own exception classes, not wrapped by SQLAlchemy here
+            read["all"] = True
+        except Exception as error:  # DBAPI exception classes too: the cursor is read directly here
             raise cls.translate_error(error) from error
         finally:
-            result.close()
+            if read["all"]:
+                result.close()
 
     # ---- introspection ---------------------------------------------------------------------------
 

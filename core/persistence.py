@@ -69,7 +69,9 @@ def writable(database: Database) -> Iterator[Connection]:
 
     with engine_for(database).connect() as conn:
         if database.engine == "mysql":
+            # Session characteristic (the driver's lockdown set READ ONLY); restored below.
             conn.exec_driver_sql("SET SESSION TRANSACTION READ WRITE")
+            conn.commit()
         try:
             with conn.begin():
                 if database.engine == "postgres":

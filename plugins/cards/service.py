@@ -13,7 +13,7 @@ from core import permissions as perms
 from core import events, revisions, sharing
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
-from core.errors import Forbidden, Invalid, NotFound, check_404
+from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.models import Card, Collection, Database, Table, User, utcnow
 
 from . import metadata
@@ -220,9 +220,6 @@ def update_card(session: Session, user: User, card_id: int, body) -> Card:
         return card
     for key, value in changes.items():
         setattr(card, key, value)
-    if card.archived and (changes.keys() & {"archived"}):
-        card.public_uuid = None
-        card.made_public_by_id = None
     session.flush()
     _record(session, user, card)
     session.commit()
@@ -255,8 +252,6 @@ def archive_card(session: Session, user: User, card_id: int) -> None:
     card.archived = True
     card.archived_directly = True
     card.collection_position = None
-    card.public_uuid = None
-    card.made_public_by_id = None
     session.flush()
     _record(session, user, card)
     session.commit()
@@ -373,7 +368,7 @@ def create_public_link(session: Session, user: User, card_id: int) -> dict:
     sharing.check_public_sharing(session)
     card = get_card(session, card_id)
     if card.archived:
-        raise NotFound("The object has been archived.")
+        raise Archived()
     if card.public_uuid is None:
         card.public_uuid = str(uuid.uuid4())
         card.made_public_by_id = user.id

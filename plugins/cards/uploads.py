@@ -108,11 +108,17 @@ def from_csv(session: Session, user: User, filename: str, data: bytes, collectio
         original = getattr(exc, "orig", None) or exc
         raise Invalid(f"The upload could not be written: {str(original).splitlines()[0]}") from None
     try:
-        return _register(session, user, database, schema, name, filename, parsed, collection_id)
+        card_id = _register(session, user, database, schema, name, filename, parsed, collection_id)
     except BaseException:
         session.rollback()
         persistence.drop(database, schema, name)
         raise
+    # The rows above make the model usable at once; a sync then adds fingerprints, semantic types
+    # and field values, in the background as after any schema change.
+    from core import sync
+
+    sync.start(database.id)
+    return card_id
 
 
 def _sa_type(base_type: str):

@@ -187,6 +187,12 @@ def test_public_links_and_embeddable_lists(app, admin, user, warehouse):
     again = admin.post(f"/api/card/{card['id']}/public_link")
     assert again.json["uuid"] == first.json["uuid"]
     assert admin.get("/api/card/public").json == [{"id": card["id"], "name": "Shared", "public_uuid": first.json["uuid"]}]
+    admin.put(f"/api/card/{card['id']}", json={"archived": True})
+    assert admin.get("/api/card/public").json == []
+    archived = admin.post(f"/api/card/{card['id']}/public_link")
+    assert archived.status_code == 404 and archived.json["error_code"] == "archived"
+    admin.put(f"/api/card/{card['id']}", json={"archived": False})
+    assert admin.get(f"/api/card/{card['id']}").json["public_uuid"] == first.json["uuid"]
     assert user.post(f"/api/card/{card['id']}/public_link").status_code == 403
     assert user.get("/api/card/public").status_code == 403
     assert admin.delete(f"/api/card/{card['id']}/public_link").status_code == 204

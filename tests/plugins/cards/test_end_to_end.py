@@ -78,6 +78,7 @@ def test_new_user_works_with_cards_end_to_end(app, admin):
                                                      "collection_id": str(collection)},
                          content_type="multipart/form-data")
     assert uploaded.status_code == 200, uploaded.json
+    wait_for_sync(app)
     upload_model = user.get(f"/api/card/{uploaded.json}").json
     assert upload_model["type"] == "model" and upload_model["collection_id"] == collection
     assert user.post(f"/api/card/{uploaded.json}/query").json["data"]["rows"] == [[1, "Oslo", 3], [2, "Rome", 4]]

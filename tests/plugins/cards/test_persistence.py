@@ -112,3 +112,42 @@ def test_postgres_model_persistence(app, admin, user):
         with app.app_context():
             dispose(db)
         engine.dispose()
+
+
+def test_mariadb_model_persistence(app, admin, user):
+    from core.crypto import encrypt_details
+    from core.models import Database
+    from core.testing import mariadb_data_source
+
+    with mariadb_data_source("tessera_cards") as source:
+        engine = create_engine(source.admin_url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.execute(text("CREATE TABLE items (id integer primary key, label varchar(20), price decimal(6,2))"))
+            conn.execute(text("INSERT INTO items VALUES (1, 'a', 1.50), (2, 'b', 2.25)"))
+        with app.app_context(), app.extensions["tessera"].db.session() as session:
+            database = Database(name="Maria", engine="mysql", details=encrypt_details(source.details),
+                                initial_sync_status="complete")
+            session.add(database)
+            session.commit()
+            db = database.id
+        model = user.post("/api/card", json=card_body("Items", native_query(db, "SELECT id, label, price FROM items"),
+                                                      type="model")).json
+        enabled = admin.post(f"/api/database/{db}/persist")
+        assert enabled.status_code == 204, enabled.json
+        persisted = user.post(f"/api/card/{model['id']}/persist")
+        assert persisted.status_code == 204, persisted.json
+        with engine.connect() as conn:
+            assert conn.execute(text(f"SELECT count(*) FROM tessera_cache_model_{model['id']}")).scalar() == 2
+            conn.execute(text("DELETE FROM items WHERE id = 2"))
+        assert count_of(user, db, model["id"]) == 2
+        # The session went back to read-only after the write: a plain query still cannot write.
+        sneaky = user.post("/api/dataset", json=native_query(db, "DELETE FROM items"))
+        assert sneaky.status_code == 400
+        assert user.post(f"/api/card/{model['id']}/unpersist").status_code == 204
+        assert count_of(user, db, model["id"]) == 1
+        assert admin.post(f"/api/database/{db}/unpersist").status_code == 204
+        from core.connections import dispose
+
+        with app.app_context():
+            dispose(db)
+        engine.dispose()

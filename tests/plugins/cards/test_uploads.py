@@ -4,6 +4,8 @@ import io
 import sqlite3
 from pathlib import Path
 
+from core.testing import wait_for_sync
+
 from .fixtures import mbql_query
 
 CSV = b"Name,Age,Score,Joined,Active,Seen At\nAda,36,1.5,2020-01-02,true,2020-01-02T03:04:05\n" \
@@ -11,8 +13,10 @@ CSV = b"Name,Age,Score,Joined,Active,Seen At\nAda,36,1.5,2020-01-02,true,2020-01
 
 
 def upload(client, data, filename="people list.csv", **form):
-    return client.post("/api/card/from-csv", data={"file": (io.BytesIO(data), filename), **form},
-                       content_type="multipart/form-data")
+    response = client.post("/api/card/from-csv", data={"file": (io.BytesIO(data), filename), **form},
+                           content_type="multipart/form-data")
+    wait_for_sync(client.app)  # the upload starts a background sync of the uploads database
+    return response
 
 
 def uploads_file(app_config) -> Path:
@@ -38,6 +42,10 @@ def test_csv_becomes_a_typed_table_and_a_model(app_config, user):
     assert average.json["data"]["rows"] == [[54.0]]
     table = user.get(f"/api/table/card__{model['id']}/query_metadata").json
     assert [f["name"] for f in table["fields"]][1] == "name"
+    synced = user.get(f"/api/table/{model['table_id']}/query_metadata").json
+    fields = {f["name"]: f for f in synced["fields"]}
+    assert fields["name"]["fingerprint"] is not None and fields["_mb_row_id"]["semantic_type"] == "type/PK"
+    assert synced["is_upload"] is True
     con = sqlite3.connect(uploads_file(app_config))
     tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     assert len(tables) == 1 and tables[0].startswith("upload_people_list_")
