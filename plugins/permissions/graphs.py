@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from core.errors import Invalid, PaymentRequired, check_404
@@ -290,28 +290,24 @@ def _parse_groups(session: Session, groups: Any) -> dict[int, Any]:
 # --------------------------------------------------------------------------------------------------
 
 
-def _write(session: Session, group_id: int, db_id: int, perm_type: str, overlay: tuple[str, Any],
-           tables: dict[int, str], current: dict | None) -> None:
+def _wanted(overlay: tuple[str, Any], perm_type: str, tables: dict[int, str], current: dict | None) -> dict:
+    """The rows one (group, database, type) should have after the overlay: {table_id | None: value}."""
     kind, value = overlay
-    where = (DataPermission.group_id == group_id, DataPermission.db_id == db_id, DataPermission.perm_type == perm_type)
     if kind == "db":
-        wanted: dict[int | None, str] = {None: value}
-    else:
-        expanded = _expand(current, perm_type, tables)
-        expanded.update(value)
-        distinct = set(expanded.values())
-        wanted = {None: distinct.pop()} if len(distinct) == 1 else dict(expanded)
-    session.execute(delete(DataPermission).where(*where))
-    for table_id, perm_value in wanted.items():
-        session.add(DataPermission(group_id=group_id, db_id=db_id, perm_type=perm_type, perm_value=perm_value,
-                                   table_id=table_id, schema_name=None if table_id is None else tables[table_id]))
+        return {None: value}
+    expanded = _expand(current, perm_type, tables)
+    expanded.update(value)
+    distinct = set(expanded.values())
+    return {None: distinct.pop()} if len(distinct) == 1 else expanded
 
 
-def _check_constraints(session: Session, group_id: int, db_id: int, tables: dict[int, str]) -> None:
-    session.flush()
-    rows = _rows(session, [group_id], [db_id], ("view-data", "create-queries"))
-    view = rows.get((group_id, db_id, "view-data"))
-    queries = rows.get((group_id, db_id, "create-queries"))
+def _as_entry(wanted: dict) -> dict:
+    return {"db": wanted.get(None), "tables": {t: v for t, v in wanted.items() if t is not None}}
+
+
+def _check_constraints(group_id: int, db_id: int, view: dict | None, queries: dict | None,
+                       tables: dict[int, str]) -> None:
+    """Native queries need data access that is not blocked, for the whole database."""
     if queries is None or queries["db"] != "query-builder-and-native":
         return
     blocked = (view is None or view["db"] == "blocked"
@@ -319,6 +315,21 @@ def _check_constraints(session: Session, group_id: int, db_id: int, tables: dict
     if blocked:
         raise invalid(f"group {group_id} cannot have native query access to database {db_id} while its data "
                       "access is blocked.")
+
+
+def _write_rows(session: Session, changes: dict[tuple[int, int, str], dict], tables_of: dict[int, dict]) -> None:
+    """Replace the rows of every changed (group, database, type), in bulk."""
+    by_entry: dict[tuple[int, int], list[str]] = {}
+    for group_id, db_id, perm_type in changes:
+        by_entry.setdefault((group_id, db_id), []).append(perm_type)
+    for (group_id, db_id), perm_types in by_entry.items():
+        session.execute(delete(DataPermission).where(
+            DataPermission.group_id == group_id, DataPermission.db_id == db_id, DataPermission.perm_type.in_(perm_types)))
+    rows = [{"group_id": group_id, "db_id": db_id, "perm_type": perm_type, "perm_value": value, "table_id": table_id,
+             "schema_name": None if table_id is None else tables_of[db_id][table_id]}
+            for (group_id, db_id, perm_type), wanted in changes.items() for table_id, value in wanted.items()]
+    if rows:
+        session.execute(insert(DataPermission), rows)
 
 
 def put_data_graph(session: Session, user: User, body: dict, force: bool) -> tuple[dict, int, int]:
@@ -338,7 +349,10 @@ def put_data_graph(session: Session, user: User, body: dict, force: bool) -> tup
 
 
 def _apply_data_groups(session: Session, groups: dict[int, Any]) -> int:
+    """Validate every entry and compute every change in memory, then write them all."""
     catalog = Catalog(session)
+    current = _rows(session, list(groups), catalog.db_ids, (*V2_TYPES,))
+    changes: dict[tuple[int, int, str], dict] = {}
     version = 2
     for group_id, per_db in groups.items():
         if not isinstance(per_db, dict):
@@ -357,11 +371,14 @@ def _apply_data_groups(session: Session, groups: dict[int, Any]) -> int:
             else:
                 values = {t: _unwrap(t, entry[t]) for t in V2_TYPES if t in entry}
             tables = catalog.tables[db_id]
-            current = _rows(session, [group_id], [db_id], list(values))
             for perm_type, value in values.items():
-                overlay = _overlay(perm_type, value, tables)
-                _write(session, group_id, db_id, perm_type, overlay, tables, current.get((group_id, db_id, perm_type)))
-            _check_constraints(session, group_id, db_id, tables)
+                key = (group_id, db_id, perm_type)
+                wanted = _wanted(_overlay(perm_type, value, tables), perm_type, tables, current.get(key))
+                changes[key] = wanted
+                current[key] = _as_entry(wanted)
+            _check_constraints(group_id, db_id, current.get((group_id, db_id, "view-data")),
+                               current.get((group_id, db_id, "create-queries")), tables)
+    _write_rows(session, changes, catalog.tables)
     return version
 
 
@@ -370,6 +387,7 @@ def put_execution_graph(session: Session, user: User, body: dict, force: bool) -
     revisions.bump(session, EXECUTION_GRAPH, None if force else body["revision"], user, {"groups": body.get("groups")})
     try:
         db_ids = set(session.scalars(select(Database.id)))
+        changes: dict[tuple[int, int, str], dict] = {}
         for group_id, value in groups.items():
             if group_id == ADMIN_GROUP_ID:
                 continue
@@ -380,7 +398,8 @@ def put_execution_graph(session: Session, user: User, body: dict, force: bool) -
                 db_id = _int_key(db_key, "database")
                 if db_id not in db_ids:
                     raise invalid(f"there is no database {db_id}.")
-                _write(session, group_id, db_id, "execute", ("db", _check_value("execute", db_value)), {}, None)
+                changes[(group_id, db_id, "execute")] = {None: _check_value("execute", db_value)}
+        _write_rows(session, changes, {})
         session.commit()
     except BaseException:
         session.rollback()
