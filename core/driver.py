@@ -121,6 +121,8 @@ class Driver:
     Details: ClassVar[type[Details]] = Details
     features: ClassVar[frozenset[str]] = frozenset()
     dbapi_modules: ClassVar[tuple[str, ...]] = ()
+    # Metabase's driver source: "official" for built-ins, "community" or "partner" for others.
+    source_type: ClassVar[str] = "official"
 
     @classmethod
     def available(cls) -> bool:
@@ -158,7 +160,7 @@ class Driver:
             "details-fields": cls.connection_properties(),
             "superseded-by": None,
             "extra-info": None,
-            "source": {"type": "official", "contact": None},
+            "source": {"type": cls.source_type, "contact": None},
         }
 
 
@@ -425,25 +427,40 @@ class SQLDriver(QueryDialect, Driver):
             raise cls.translate_error(error) from error
         with conn:
             try:
-                with cls.guard(conn, timeout):
-                    try:
-                        result = conn.execute(text(sql), params or {}, execution_options={
-                            "stream_results": True, "max_row_buffer": cls.stream_batch})
-                    except DBAPIError as error:
-                        raise cls.translate_error(error) from error
+                with cls._translated(), cls.guard(conn, timeout):
+                    result = conn.execute(text(sql), params or {}, execution_options={
+                        "stream_results": True, "max_row_buffer": cls.stream_batch})
+                    read = {"all": False}
                     try:
                         columns = cls.column_meta(result.cursor) if result.returns_rows else []
-                        yield QueryResult(columns, cls._rows(result, max_rows))
+                        yield QueryResult(columns, cls._rows(result, max_rows, read))
                     finally:
-                        # Before the guard resets the session: an unread unbuffered result blocks it.
-                        result.close()
+                        if read["all"]:
+                            result.close()
+                        else:
+                            cls.abandon(conn, result)
             finally:
                 if conn.in_transaction():
                     conn.rollback()
 
     @classmethod
-    def _rows(cls, result, max_rows: int | None) -> Iterator[tuple]:
+    def abandon(cls, conn: Connection, result) -> None:
+        """Close a result whose rows were not all read (max_rows reached, consumer gone). It runs
+        before the guard resets the session, since an unread unbuffered result would block that."""
+        result.close()
+
+    @classmethod
+    @contextlib.contextmanager
+    def _translated(cls):
+        try:
+            yield
+        except DBAPIError as error:
+            raise cls.translate_error(error) from error
+
+    @classmethod
+    def _rows(cls, result, max_rows: int | None, read: dict) -> Iterator[tuple]:
         if not result.returns_rows:
+            read["all"] = True
             return
         count = 0
         try:
@@ -453,10 +470,12 @@ class SQLDriver(QueryDialect, Driver):
                         return
                     count += 1
                     yield tuple(row)
+            read["all"] = True
         except DBAPIError as error:
             raise cls.translate_error(error) from error
         finally:
-            result.close()
+            if read["all"]:
+                result.close()
 
     # ---- introspection ---------------------------------------------------------------------------
 

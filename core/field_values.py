@@ -66,9 +66,13 @@ def limit_values(distinct: Iterable[Any], complete: bool) -> tuple[list[Any], bo
     return kept, has_more
 
 
+def table_ref(name: str, schema: str | None) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True),
+                     db=exp.to_identifier(schema, quoted=True) if schema else None)
+
+
 def table_expression(table: Table) -> exp.Table:
-    return exp.Table(this=exp.to_identifier(table.name, quoted=True),
-                     db=exp.to_identifier(table.schema, quoted=True) if table.schema else None)
+    return table_ref(table.name, table.schema)
 
 
 def column(name: str) -> exp.Column:
@@ -81,15 +85,15 @@ def with_limit(tree: exp.Select, limit: int) -> exp.Select:
     return tree
 
 
-def distinct_query(table: Table, field: Field, limit: int = DISTINCT_LIMIT + 1) -> exp.Select:
-    col = column(field.name)
-    return with_limit(exp.select(col).distinct().from_(table_expression(table))
+def distinct_query(table: exp.Table, column_name: str, limit: int = DISTINCT_LIMIT + 1) -> exp.Select:
+    col = column(column_name)
+    return with_limit(exp.select(col).distinct().from_(table)
                       .where(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null()))), limit)
 
 
-def fetch_distinct(driver, engine, table: Table, field: Field) -> tuple[list[Any], bool, bool]:
-    """Distinct values of a field read from its database: kept values, has_more_values, too many."""
-    sql = driver.to_sql(distinct_query(table, field))
+def fetch_distinct(driver, engine, table: exp.Table, column_name: str) -> tuple[list[Any], bool, bool]:
+    """Distinct values of a column read from its database: kept values, has_more_values, too many."""
+    sql = driver.to_sql(distinct_query(table, column_name))
     with driver.execute(engine, sql, {}, timeout=60, max_rows=DISTINCT_LIMIT + 1) as result:
         values = [row[0] for row in result.rows]
     return (*limit_values(values, complete=len(values) <= DISTINCT_LIMIT), too_many(values))

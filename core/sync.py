@@ -27,7 +27,7 @@ from .field_values import (
     limit_values,
     store,
     store_many,
-    table_expression,
+    table_ref,
     too_many,
     with_limit,
 )
@@ -185,8 +185,7 @@ def _merge_fields(table: TableState, metas, strategy: str) -> None:
                 state.set("description", meta.description)
         if meta.pk:
             state.set("semantic_type", "type/PK")
-        elif state.values["semantic_type"] == "type/PK":
-            state.set("semantic_type", None)
+        # A PK the database does not declare (set by hand on a view, say) is kept, like a hand-set FK.
     for name, state in table.fields.items():
         if name not in seen:
             state.set("active", False)
@@ -269,33 +268,15 @@ def _scan(table: TableState, active: list[FieldState], driver, engine, complete:
         if not _listed(state):
             continue
         if state.distinct is None or not complete:
-            state.distinct = fetch_distinct(driver, engine, _TableRef(table), _FieldRef(state.name))
+            state.distinct = fetch_distinct(driver, engine, _table_expr(table), state.name)
         if state.distinct[2] and state.values["has_field_values"] == "auto-list":
             # Too many values for a list: Metabase turns the field into a search field.
             state.set("has_field_values", None)
             state.distinct = None
 
 
-@dataclass
-class _TableRef:
-    state: TableState
-
-    @property
-    def name(self):
-        return self.state.values["name"]
-
-    @property
-    def schema(self):
-        return self.state.values["schema"]
-
-
-@dataclass
-class _FieldRef:
-    name: str
-
-
 def _table_expr(table: TableState) -> exp.Table:
-    return table_expression(_TableRef(table))
+    return table_ref(table.values["name"], table.values["schema"])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -364,10 +345,8 @@ def _resolve_fks(tables: dict) -> None:
                 # As Metabase's sync-fks: a foreign key is type/FK whatever analysis guessed.
                 f.set("fk_target_field_id", target_id)
                 f.set("semantic_type", "type/FK")
-            elif f.values.get("fk_target_field_id") is not None and f.values["active"]:
-                f.set("fk_target_field_id", None)
-                if f.values["semantic_type"] == "type/FK":
-                    f.set("semantic_type", None)
+            # A target the database does not declare is kept: admins and dbt-metabase set FKs by hand
+            # on warehouses without constraints, and Metabase's sync never removes them either.
 
 
 def insert_rows(session, table, rows: list[dict]) -> None:
@@ -451,6 +430,8 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
         tables = load_state(session, database_id)
         session.expunge(database)
     try:
+        if database.is_sample:
+            _restore_sample(database)
         driver = connections.driver_for(database)
         engine = connections.engine_for(database)
         phase = time.monotonic()
@@ -481,6 +462,18 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
     if synced is not None:
         state.pm.hook.after_sync(database=synced)
     return True
+
+
+def _restore_sample(database) -> None:
+    """A Sample Database whose file went missing (a cleaned data dir) is generated again, as before."""
+    from pathlib import Path
+
+    from . import sample_data
+    from .crypto import decrypt_details
+
+    path = Path(decrypt_details(database.details).get("db") or "")
+    if path.name == sample_data.FILE_NAME and not path.exists():
+        sample_data.ensure(path.parent.parent)
 
 
 def _scan_only(tables: dict, driver, engine) -> None:

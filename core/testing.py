@@ -721,6 +721,16 @@ class DriverConformance:
         # All 50k rows held at once would take about 8 MB; batches of 1000 take a few hundred KB.
         assert peak < 4 * 1024 * 1024, f"peak {peak} bytes for 50k rows: rows are not streamed"
 
+    def test_abandoned_stream_is_cheap(self, conformance):
+        """Leaving after one row of a million neither reads the rest nor spoils the connection."""
+        import time
+
+        started = time.monotonic()
+        with self.driver.execute(conformance.engine, self.series_sql, {"n": 1_000_000}) as result:
+            assert next(result.rows)[0] == 1
+        assert time.monotonic() - started < 1.5
+        assert self.run(conformance.engine, "SELECT 1") == [(1,)]
+
     def test_timeout_stops_the_statement(self, conformance):
         import time
 

@@ -108,6 +108,7 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, csv_dir):
         assert state.pm.tessera_versions.get("csv") == "0.1.0"
         engines = app.test_client().get("/api/session/properties").json["engines"]
         assert engines["csv"]["driver-name"] == "CSV directory"
+        assert engines["csv"]["source"]["type"] == "community"
         assert [f["name"] for f in engines["csv"]["details-fields"]] == ["directory"]
         with app.app_context():
             connections.can_connect("csv", {"directory": str(csv_dir)})

@@ -1,8 +1,6 @@
 """core.sync: what a sync stores, what it keeps when things vanish or fail, and the value limits."""
 import sqlite3
 
-import pytest
-
 from core import sync
 from core.testing import sqlite_file, wait_for_sync
 
@@ -154,3 +152,18 @@ def test_sync_on_each_app_db_backend(any_app):
     again = metadata(admin, created["id"])
     assert {f["id"] for f in again["pets"]["fields"]} == {f["id"] for f in tables["pets"]["fields"]}
     assert admin.get(f"/api/field/{people['kind']['id']}/values").json["values"] == [["a"], ["b"]]
+
+
+def test_resync_keeps_hand_made_keys(app, admin):
+    db_id, _ = register(app, admin, "keys.db", "CREATE TABLE a (code TEXT, b_code TEXT); CREATE TABLE b (code TEXT)")
+    tables = metadata(admin, db_id)
+    a = {f["name"]: f for f in tables["a"]["fields"]}
+    b = {f["name"]: f for f in tables["b"]["fields"]}
+    admin.put(f"/api/field/{b['code']['id']}", json={"semantic_type": "type/PK"})
+    admin.put(f"/api/field/{a['b_code']['id']}", json={"semantic_type": "type/FK", "fk_target_field_id": b["code"]["id"]})
+    admin.post(f"/api/database/{db_id}/sync_schema")
+    wait_for_sync(app)
+    tables = metadata(admin, db_id)
+    assert next(f for f in tables["b"]["fields"] if f["name"] == "code")["semantic_type"] == "type/PK"
+    linked = next(f for f in tables["a"]["fields"] if f["name"] == "b_code")
+    assert (linked["semantic_type"], linked["fk_target_field_id"]) == ("type/FK", b["code"]["id"])

@@ -310,3 +310,12 @@ def test_partial_sync_options_and_editable_checks(app, admin, user):
     assert admin.get(f"/api/database/{light['id']}?include_editable_data_model=true").status_code == 200
     assert user.get("/api/database?include_editable_data_model=true").json["total"] == 0
     assert admin.get("/api/database?include_editable_data_model=true").json["total"] == 2
+
+
+def test_missing_sample_file_is_generated_again(app, admin, sample_database_file):
+    db_id = add_sample(app, admin)
+    sample_database_file.unlink()
+    assert admin.post(f"/api/database/{db_id}/sync_schema").json == {"status": "ok"}
+    wait_for_sync(app)
+    assert sample_database_file.exists()
+    assert admin.get(f"/api/database/{db_id}").json["initial_sync_status"] == "complete"

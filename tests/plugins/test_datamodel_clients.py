@@ -52,13 +52,18 @@ def test_dbt_metabase_export_is_idempotent(app, admin):
     wait_for_sync(app)
     assert export(admin, db_id) > 0
     wait_for_sync(app)
-    # the second run finds everything as it left it, hidden table included, and changes nothing
+    # the second run (after its sync_schema ran) finds everything as it left it, hidden table and
+    # hand-set foreign key included, and changes nothing
+    admin.post(f"/api/database/{db_id}/sync_schema")
+    wait_for_sync(app)
     assert export(admin, db_id) == 0
     wait_for_sync(app)
     tables = {t["name"]: t for t in admin.get(f"/api/database/{db_id}/metadata?include_hidden=true").json["tables"]}
     assert tables["stg_customers"]["visibility_type"] == "hidden"
     assert [f["name"] for f in tables["orders"]["fields"]] == ["customer_id", "order_date", "order_id", "status"]
     status = next(f for f in tables["orders"]["fields"] if f["name"] == "status")
+    customer = next(f for f in tables["orders"]["fields"] if f["name"] == "customer_id")
+    assert customer["semantic_type"] == "type/FK" and customer["fk_target_field_id"] is not None
     assert admin.get(f"/api/field/{status['id']}/values").json["values"] == [["placed"], ["shipped"]]
 
 

@@ -87,6 +87,7 @@ class CSVDetails(FileDetails):
 class CSVDriver(SQLDriver):
     engine = "csv"
     display_name = "CSV directory"
+    source_type = "community"
     sqlglot_dialect = "duckdb"
     sqlalchemy_dialect = "duckdb"
     Details = CSVDetails
