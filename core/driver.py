@@ -127,7 +127,10 @@ class Driver:
     @classmethod
     def available(cls) -> bool:
         """False when the DBAPI package is not installed: the driver is then hidden, not an error."""
-        return all(importlib.util.find_spec(module) is not None for module in cls.dbapi_modules)
+        try:
+            return all(importlib.util.find_spec(module) is not None for module in cls.dbapi_modules)
+        except (ImportError, ValueError):  # a parent package missing, or a module blocked in sys.modules
+            return False
 
     @classmethod
     def connection_properties(cls) -> list[dict]:
