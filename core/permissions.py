@@ -12,7 +12,9 @@ denies (fail closed).
 """
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from typing import NamedTuple
+
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from .models import (
@@ -41,9 +43,45 @@ def is_admin(user: User | None) -> bool:
     return bool(user is not None and user.is_active and user.is_superuser)
 
 
+# Answers are cached in session.info for the life of a transaction: a request asking about hundreds
+# of tables reads each user's groups and each database's rows once. Commit, rollback and the
+# membership helpers of core.users clear the cache, so a change is seen by the next question.
+CACHE_KEY = "tessera.permissions"
+
+
+def _cache(session: Session) -> dict:
+    return session.info.setdefault(CACHE_KEY, {})
+
+
+def clear_cache(session: Session) -> None:
+    session.info.pop(CACHE_KEY, None)
+
+
+@event.listens_for(Session, "after_commit")
+@event.listens_for(Session, "after_rollback")
+def _clear_after_transaction(session: Session) -> None:
+    clear_cache(session)
+
+
 def group_ids(session: Session, user: User) -> list[int]:
-    return list(session.scalars(select(PermissionsGroupMembership.group_id).where(
-        PermissionsGroupMembership.user_id == user.id)))
+    cache = _cache(session)
+    key = ("groups", user.id)
+    if key not in cache:
+        cache[key] = tuple(session.scalars(select(PermissionsGroupMembership.group_id).where(
+            PermissionsGroupMembership.user_id == user.id)))
+    return list(cache[key])
+
+
+def _data_rows(session: Session, groups: list[int], database_id: int, perm_type: str) -> list[tuple]:
+    """(group_id, table_id, value) rows of one database and type for some groups."""
+    cache = _cache(session)
+    key = ("data", database_id, perm_type, tuple(sorted(groups)))
+    if key not in cache:
+        cache[key] = list(session.execute(select(DataPermission.group_id, DataPermission.table_id,
+                                                 DataPermission.perm_value).where(
+            DataPermission.db_id == database_id, DataPermission.perm_type == perm_type,
+            DataPermission.group_id.in_(groups))))
+    return cache[key]
 
 
 def advanced_permissions_enabled(session: Session) -> bool:
@@ -223,7 +261,13 @@ def permission_hooks_active() -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-def _group_value(rows: list[DataPermission], perm_type: str, table_id: int | None, whole_db: bool,
+class _Row(NamedTuple):
+    group_id: int
+    table_id: int | None
+    perm_value: str
+
+
+def _group_value(rows: list[_Row], perm_type: str, table_id: int | None, whole_db: bool,
                  table_count: int) -> str:
     """One group's value from its rows for one database: the table's row, else the database row.
     Asked about the whole database of a group set table by table: the most permissive table value,
@@ -253,10 +297,8 @@ def data_permission(session: Session, user: User | None, database_id: int, perm_
     if user.is_superuser:
         return order[0]
     groups = group_ids(session, user)
-    rows = list(session.scalars(select(DataPermission).where(
-        DataPermission.db_id == database_id, DataPermission.perm_type == perm_type,
-        DataPermission.group_id.in_(groups))))
-    by_group: dict[int, list[DataPermission]] = {}
+    rows = [_Row(*row) for row in _data_rows(session, groups, database_id, perm_type)]
+    by_group: dict[int, list[_Row]] = {}
     for row in rows:
         by_group.setdefault(row.group_id, []).append(row)
     table_count = 0
@@ -301,11 +343,9 @@ def tables_with_data_access(session: Session, user: User | None, database_id: in
         return set(table_ids)
     try:
         groups = group_ids(session, user)
-        by_group: dict[int, list[DataPermission]] = {}
-        for row in session.scalars(select(DataPermission).where(
-                DataPermission.db_id == database_id, DataPermission.perm_type == "view-data",
-                DataPermission.group_id.in_(groups))):
-            by_group.setdefault(row.group_id, []).append(row)
+        by_group: dict[int, list[_Row]] = {}
+        for row in _data_rows(session, groups, database_id, "view-data"):
+            by_group.setdefault(row[0], []).append(_Row(*row))
         order = DATA_PERM_VALUES["view-data"]
         return {t for t in table_ids if _most_permissive(
             [_group_value(rows, "view-data", t, False, 0) for rows in by_group.values()], order) != "blocked"}

@@ -71,6 +71,12 @@ def has_users(session: Session) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
+def _forget_groups(session: Session) -> None:
+    from .permissions import clear_cache
+
+    clear_cache(session)
+
+
 def membership(session: Session, user_id: int, group_id: int) -> PermissionsGroupMembership | None:
     return session.scalar(select(PermissionsGroupMembership).where(
         PermissionsGroupMembership.user_id == user_id, PermissionsGroupMembership.group_id == group_id))
@@ -78,6 +84,7 @@ def membership(session: Session, user_id: int, group_id: int) -> PermissionsGrou
 
 def add_membership(session: Session, user: User, group_id: int, is_group_manager: bool = False) -> PermissionsGroupMembership:
     """Put `user` in a group (or update the manager flag); joining Administrators makes a superuser."""
+    _forget_groups(session)
     row = membership(session, user.id, group_id)
     if row is None:
         row = PermissionsGroupMembership(user_id=user.id, group_id=group_id, is_group_manager=is_group_manager)
@@ -99,6 +106,7 @@ def remove_membership(session: Session, row: PermissionsGroupMembership) -> None
     """Take a user out of a group. Nobody leaves All Users, and the last administrator stays one."""
     from .errors import Invalid
 
+    _forget_groups(session)
     if row.group_id == ALL_USERS_GROUP_ID:
         raise Invalid("You cannot remove users from the 'All Users' group.")
     user = session.get(User, row.user_id)

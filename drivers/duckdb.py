@@ -165,6 +165,11 @@ class DuckDBDriver(SQLDriver):
     # ---- compiled MBQL -----------------------------------------------------------------------------
 
     @classmethod
+    def regex_match_first(cls, expr, pattern):
+        # REGEXP_EXTRACT answers '' when nothing matches; NULL is what the other engines answer.
+        return exp.Nullif(this=exp.RegexpExtract(this=expr, expression=lit(pattern)), expression=lit(""))
+
+    @classmethod
     def percentile(cls, expr, p):
         # sqlglot renders the WITHIN GROUP form wrongly for DuckDB; QUANTILE_CONT is its own spelling.
         return exp.PercentileCont(this=expr, expression=lit(p))

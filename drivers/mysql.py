@@ -215,6 +215,12 @@ class MySQLDriver(SQLDriver):
         return exp.VariancePop(this=cls.to_float(expr))
 
     @classmethod
+    def regex_match_first(cls, expr, pattern):
+        # MariaDB's REGEXP_SUBSTR answers '' when nothing matches (NULL elsewhere), and follows the
+        # column's case-insensitive collation unless the pattern turns that off with (?-i).
+        return exp.Nullif(this=_fn("REGEXP_SUBSTR", expr, lit("(?-i)" + pattern)), expression=lit(""))
+
+    @classmethod
     def days_between(cls, start, end):
         return _fn("DATEDIFF", end, start)
 

@@ -103,7 +103,10 @@ class QueryDialect:
 
     @classmethod
     def regex_match_first(cls, expr: exp.Expression, pattern: str) -> exp.Expression:
-        return exp.RegexpExtract(this=expr, expression=lit(pattern))
+        """The first match of a POSIX regex (its first group when it has one), NULL when none."""
+        match = exp.Anonymous(this="REGEXP_MATCH", expressions=[expr, lit(pattern)])
+        # The index is written 1-based (offset=1) so sqlglot keeps it as PostgreSQL counts.
+        return exp.Bracket(this=exp.Paren(this=match), expressions=[lit(1)], offset=1)
 
     # ---- numbers and aggregates -------------------------------------------------------------------
 

@@ -105,3 +105,26 @@ def test_sandboxed_user_sees_only_self(app, admin, user):
     with app.app_context(), state.db.session() as session:
         assert permissions.is_sandboxed(session, _user(session, user))
         assert not permissions.can_query(session, _user(session, user), db_id, native=True)
+
+
+def test_cached_answers_follow_membership_and_commits(app, admin, user):
+    from core import users
+
+    db_id, (table_id,) = add_database(app)
+    gid = admin.post("/api/permissions/group", json={"name": "Natives"}).json["id"]
+    admin.put("/api/permissions/graph", json={"revision": 0, "groups": {
+        "1": {str(db_id): {"create-queries": "no"}},
+        str(gid): {str(db_id): {"create-queries": "query-builder-and-native"}}}})
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        member = _user(session, user)
+        assert not permissions.can_query(session, member, db_id, table_id=table_id)
+        users.add_membership(session, member, gid)
+        assert permissions.can_query(session, member, db_id, native=True)
+        session.rollback()
+        assert not permissions.can_query(session, member, db_id, native=True)
+        # a change committed by someone else is seen after this session's transaction ends
+        admin.put("/api/permissions/graph", json={"revision": 1, "groups": {"1": {str(db_id): {
+            "create-queries": "query-builder"}}}})
+        session.commit()
+        assert permissions.can_query(session, member, db_id, table_id=table_id)

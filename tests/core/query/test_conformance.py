@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections import Counter
 from decimal import Decimal
 
@@ -253,6 +254,12 @@ CASES = [
         "order-by": [["asc", f("PEOPLE.ID")]]}, True, (),
      [(p["ID"], p["NAME"].upper(), p["STATE"].lower(), p["STATE"], len(p["NAME"]), p["EMAIL"][:3],
        f"{p['NAME']} ({p['STATE']})", p["EMAIL"].replace("example", "ex")) for p in R["PEOPLE"]]),
+    ("regex-match-first", {"source-table": PEOPLE, "expressions": {"domain": ["regex-match-first", f("PEOPLE.EMAIL"), "[a-z]+[.][a-z]+$"],
+                                                                  "digits": ["regex-match-first", f("PEOPLE.EMAIL"), "[0-9]+"]},
+                           "fields": [f("PEOPLE.ID"), ["expression", "domain"], ["expression", "digits"]],
+                           "order-by": [["asc", f("PEOPLE.ID")]]}, True, ("regex",),
+     [(p["ID"], (re.search("[a-z]+[.][a-z]+$", p["EMAIL"]) or [None])[0], (re.search("[0-9]+", p["EMAIL"]) or [None])[0])
+      for p in R["PEOPLE"]]),
     ("case-expression", {"source-table": ORDERS, "expressions": {
         "size": ["case", [[["<", f("ORDERS.TOTAL"), 50], "small"], [["<", f("ORDERS.TOTAL"), 150], "medium"]],
                  {"default": "large"}]},
