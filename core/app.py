@@ -66,6 +66,9 @@ class OrjsonProvider(JSONProvider):
 
 def create_app(config: dict | None = None) -> Flask:
     cfg = load_config(config)
+    from .crypto import check_key
+
+    check_key(cfg)  # a weak TESSERA_ENCRYPTION_KEY stops startup, not the first registration
     app = Flask("tessera")
     app.config.update(cfg)
     app.json = OrjsonProvider(app)

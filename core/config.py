@@ -24,6 +24,10 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_PASSWORD_HASH_MEMORY_KIB": 65536,
     "TESSERA_RUN_MIGRATIONS": True,
     "TESSERA_LOG_BUFFER": 2000,
+    # Directories SQLite/DuckDB files may be registered from ("" means TESSERA_DATA_DIR/files).
+    "TESSERA_FILE_DB_DIRS": "",
+    # Key for connection details at rest; None: generated into TESSERA_DATA_DIR/encryption.key.
+    "TESSERA_ENCRYPTION_KEY": None,
     # Run schema syncs in the request instead of a background thread (scripts that need the result).
     "TESSERA_SYNC_IN_FOREGROUND": False,
     # Register the Sample Database the first time the server starts (`tessera run` turns it on).

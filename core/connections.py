@@ -84,7 +84,8 @@ def validate_details(engine: str, details: dict) -> Details:
 
 def build_engine(driver: type[SQLDriver], details: Details, **options) -> Engine:
     """A SQLAlchemy engine whose every new DBAPI connection is locked down before first use."""
-    engine = create_engine(driver.url(details), **{"pool_pre_ping": True, **driver.engine_options(details), **options})
+    # The driver's own options win: a pool class it needs (DuckDB's) is part of its lockdown.
+    engine = create_engine(driver.url(details), **{"pool_pre_ping": True, **options, **driver.engine_options(details)})
 
     @event.listens_for(engine, "connect")
     def _lock_down(dbapi_connection, record):

@@ -60,6 +60,13 @@ def fernet_for(secret: str) -> Fernet:
     return Fernet(base64.urlsafe_b64encode(derived))
 
 
+def check_key(config: dict) -> None:
+    """Refuse to start with a configured key that is a known default or too short (threat row 16)."""
+    secret = config.get("TESSERA_ENCRYPTION_KEY")
+    if secret:
+        fernet_for(secret)
+
+
 def _generated_key(data_dir: Path) -> str:
     path = data_dir / KEY_FILE
     try:

@@ -12,6 +12,8 @@ import contextlib
 import os
 import threading
 
+from sqlalchemy.pool import NullPool
+
 from pydantic import Field
 from sqlalchemy.engine import URL, Engine
 from sqlglot import exp
@@ -30,6 +32,42 @@ LOCKED_CONFIG = {
     # Last: nothing above can be changed by SQL once the connection is up.
     "lock_configuration": True,
 }
+
+
+class Anchor:
+    """One locked-down, read-only connection per engine; each checkout is a fresh session on it."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.lock = threading.Lock()
+        self.connection = None
+
+    def __call__(self):
+        import duckdb  # here, not at import time: without duckdb the driver is hidden, not broken
+        from duckdb_engine import ConnectionWrapper
+
+        with self.lock:
+            if self.connection is None:
+                self.connection = duckdb.connect(self.path, read_only=True, config=dict(LOCKED_CONFIG))
+            # cursor() is a new DuckDB connection (session) on the same database instance: 0.6 ms.
+            return ConnectionWrapper(self.connection.cursor())
+
+    def close(self) -> None:
+        with self.lock:
+            if self.connection is not None:
+                self.connection.close()
+                self.connection = None
+
+
+class SessionPerQuery(NullPool):
+    """No pooled sessions: `SET search_path`, temporary tables, macros and variables are session
+    state that DuckDB allows even when locked, so a pooled session would carry one user's changes
+    into the next user's query. Disposing the engine closes the anchor (and releases the file)."""
+
+    def dispose(self) -> None:
+        close = getattr(self._creator, "close", None)
+        if close is not None:
+            close()
 
 
 class DuckDBDetails(FileDetails):
@@ -69,7 +107,7 @@ class DuckDBDriver(SQLDriver):
 
     @classmethod
     def engine_options(cls, details: DuckDBDetails) -> dict:
-        return {"connect_args": {"read_only": True, "config": dict(LOCKED_CONFIG)}}
+        return {"creator": Anchor(details.database_file), "poolclass": SessionPerQuery}
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:

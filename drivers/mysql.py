@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import ssl
 
-from pymysql.constants import CLIENT, FIELD_TYPE
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
@@ -29,18 +28,15 @@ SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES
                         SUBSTRING_INDEX(CURRENT_USER(), '@', -1), "'")
 """
 
-# cursor.description type codes -> the type names base_type understands.
+# cursor.description type codes (pymysql.constants.FIELD_TYPE) -> the names base_type understands;
+# numbers, so that this module imports without PyMySQL (the driver is then hidden).
 RESULT_TYPES = {
-    FIELD_TYPE.DECIMAL: "DECIMAL", FIELD_TYPE.NEWDECIMAL: "DECIMAL", FIELD_TYPE.TINY: "TINYINT",
-    FIELD_TYPE.SHORT: "SMALLINT", FIELD_TYPE.LONG: "INT", FIELD_TYPE.INT24: "MEDIUMINT",
-    FIELD_TYPE.LONGLONG: "BIGINT", FIELD_TYPE.FLOAT: "FLOAT", FIELD_TYPE.DOUBLE: "DOUBLE",
-    FIELD_TYPE.TIMESTAMP: "TIMESTAMP", FIELD_TYPE.DATETIME: "DATETIME", FIELD_TYPE.DATE: "DATE",
-    FIELD_TYPE.NEWDATE: "DATE", FIELD_TYPE.TIME: "TIME", FIELD_TYPE.YEAR: "YEAR", FIELD_TYPE.BIT: "BIT",
-    FIELD_TYPE.JSON: "JSON", FIELD_TYPE.VARCHAR: "VARCHAR", FIELD_TYPE.VAR_STRING: "VARCHAR",
-    FIELD_TYPE.STRING: "CHAR", FIELD_TYPE.ENUM: "ENUM", FIELD_TYPE.SET: "SET", FIELD_TYPE.TINY_BLOB: "TEXT",
-    FIELD_TYPE.MEDIUM_BLOB: "TEXT", FIELD_TYPE.LONG_BLOB: "TEXT", FIELD_TYPE.BLOB: "TEXT",
-    FIELD_TYPE.GEOMETRY: "GEOMETRY", FIELD_TYPE.NULL: "NULL",
+    0: "DECIMAL", 246: "DECIMAL", 1: "TINYINT", 2: "SMALLINT", 3: "INT", 9: "MEDIUMINT", 8: "BIGINT",
+    4: "FLOAT", 5: "DOUBLE", 7: "TIMESTAMP", 12: "DATETIME", 10: "DATE", 14: "DATE", 11: "TIME", 13: "YEAR",
+    16: "BIT", 245: "JSON", 15: "VARCHAR", 253: "VARCHAR", 254: "CHAR", 247: "ENUM", 248: "SET",
+    249: "TEXT", 250: "TEXT", 251: "TEXT", 252: "TEXT", 255: "GEOMETRY", 6: "NULL",
 }
+CLIENT_LOCAL_FILES = 128  # pymysql.constants.CLIENT.LOCAL_FILES
 
 
 class MySQLDetails(NetworkDetails):
@@ -103,7 +99,7 @@ class MySQLDriver(SQLDriver):
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
-        if dbapi_connection.client_flag & CLIENT.LOCAL_FILES or getattr(dbapi_connection, "_local_infile", False):
+        if dbapi_connection.client_flag & CLIENT_LOCAL_FILES or getattr(dbapi_connection, "_local_infile", False):
             raise LockdownError("MySQL connections must not allow LOAD DATA LOCAL (local_infile)")
         with dbapi_connection.cursor() as cursor:
             cursor.execute(PRIVILEGE_CHECK)

@@ -14,7 +14,7 @@ from . import temporal
 from .aggregations import AGGREGATIONS, AggregationCompiler
 from .dialect import lit
 from .filters import FilterCompiler
-from .refs import Col, Info, RefResolver, is_temporal
+from .refs import Col, Info, RefResolver, is_temporal, week_of_year
 
 ARITHMETIC = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
 GET_UNITS = {"get-year": "year", "get-quarter": "quarter-of-year", "get-month": "month-of-year",
@@ -22,7 +22,6 @@ GET_UNITS = {"get-year": "year", "get-quarter": "quarter-of-year", "get-month": 
              "get-hour": "hour-of-day", "get-minute": "minute-of-hour", "get-second": "second"}
 EXTRACT_UNITS = {"year-of-era": "year", "year": "year", "quarter-of-year": "quarter-of-year",
                  "month-of-year": "month-of-year", "week-of-year-iso": "week-of-year",
-                 "week-of-year-us": "week-of-year", "week-of-year-instance": "week-of-year",
                  "week-of-year": "week-of-year", "day-of-month": "day-of-month", "day-of-week": "day-of-week",
                  "day-of-year": "day-of-year", "hour-of-day": "hour-of-day", "minute-of-hour": "minute-of-hour",
                  "second-of-minute": "second"}
@@ -225,8 +224,10 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return exp.Case(ifs=ifs, default=default)
         if op in GET_UNITS:
             mode = args[1] if len(args) > 1 else None
+            if op == "get-week" and mode == "instance":
+                return week_of_year(self.driver, self.value(args[0]))
             if op == "get-week" and mode not in (None, "iso"):
-                raise Invalid(f"Invalid MBQL: get-week mode {mode!r} is not supported; ISO weeks are.")
+                raise Invalid(f"Invalid MBQL: get-week mode {mode!r} is not supported; ISO and instance weeks are.")
             part = self.driver.extract_temporal(self.value(args[0]), GET_UNITS[op])
             if op == "get-day-of-week" and mode == "iso":
                 # Monday 1 .. Sunday 7 from Sunday 1 .. Saturday 7.
@@ -235,8 +236,10 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return part
         if op == "temporal-extract":
             unit = args[1]
-            if unit in ("week-of-year-us", "week-of-year-instance"):
+            if unit == "week-of-year-us":
                 raise Invalid(f"Invalid MBQL: temporal-extract {unit!r} is not supported; use week-of-year-iso.")
+            if unit == "week-of-year-instance":
+                return week_of_year(self.driver, self.value(args[0]))
             if unit not in EXTRACT_UNITS:
                 raise Invalid(f"Invalid MBQL: temporal-extract does not know the unit {unit!r}.")
             return self.driver.extract_temporal(self.value(args[0]), EXTRACT_UNITS[unit])

@@ -281,6 +281,14 @@ def check_permission(session: Session, user: User | None, database_id: int, nati
         raise Forbidden()
 
 
+def check_data_access(session: Session, user: User | None, database_id: int) -> None:
+    """403 unless `user` may see the database's data (view-data not blocked)."""
+    from .. import permissions
+
+    if user is None or not permissions.can_see_data(session, user, database_id):
+        raise Forbidden()
+
+
 def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
     """The column of a field-filter tag, qualified as the engine names it (schema.table.column)."""
     from sqlglot import exp
@@ -328,7 +336,8 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
         return N.NativeSQL([persisted])
     try:
         with card_resolution(card_id):
-            prepared = prepare(session, user, query)
+            # The outer query's permission was checked; the card itself needs data access only.
+            prepared = prepare(session, user, query, card_id=card_id)
             if prepared.native is not None:
                 return _strip_semicolon(prepared.native)
             return _strip_semicolon(mbql_native(prepared, compile_mbql(prepared, limit=None)))
@@ -402,7 +411,12 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     driver = _driver_for(database)
     first = query.stages[0]
     is_native = first.native is not None
-    check_permission(session, user, database.id, native=is_native)
+    if options.get("card_id") is not None:
+        # A saved card: the caller checked that the card is readable; running it needs only data
+        # access, not the right to write such a query (Metabase's rule for saved questions).
+        check_data_access(session, user, database.id)
+    else:
+        check_permission(session, user, database.id, native=is_native)
     try:
         query = expand_cards(session, query)
     except Invalid as exc:
@@ -471,6 +485,9 @@ def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int
         ref = P.field_target(target)
         if ref is None or P.template_tag_target(target) is not None:
             continue
+        if param.get("type") == "temporal-unit":
+            _apply_temporal_unit(query, ref, param.get("value"))
+            continue
         flt = P.read_filter(param.get("type") or "category", param.get("value"), base_type=_base_type(session, ref),
                             options=param.get("options"), now=now, week_start=start)
         if flt is None:
@@ -490,6 +507,24 @@ def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int
         except Invalid as exc:
             raise QueryFailed(_message(exc), "invalid-parameter") from None
         stage.filters.extend(holder.stages[-1].filters)
+
+
+def _apply_temporal_unit(query, ref: list, unit: Any) -> None:
+    """A "temporal-unit" parameter re-buckets the breakouts on its field (Metabase's time grouping)."""
+    from .mbql import TEMPORAL_UNITS
+
+    if P.is_empty(unit):
+        return
+    if isinstance(unit, list):
+        unit = unit[0]
+    if unit not in TEMPORAL_UNITS:
+        raise QueryFailed(f"Invalid temporal unit: {unit!r}", "invalid-parameter")
+    for stage in query.stages:
+        for breakout in stage.breakouts:
+            if isinstance(breakout, list) and breakout[:2] == ref[:2]:
+                opts = dict(breakout[2] or {}) if len(breakout) > 2 else {}
+                opts["temporal-unit"] = unit
+                breakout[2:] = [opts]
 
 
 def _base_type(session: Session, ref: list) -> str | None:

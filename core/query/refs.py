@@ -378,6 +378,8 @@ class RefResolver:
 
     def temporal_bucket(self, expr: exp.Expression, unit: str, base_type: str) -> exp.Expression:
         driver = self.driver
+        if unit == "week-of-year":
+            return week_of_year(driver, expr)
         if unit in temporal.EXTRACTION_UNITS:
             return driver.extract_temporal(expr, unit)
         if unit in temporal.TRUNCATION_UNITS:
@@ -418,6 +420,14 @@ class RefResolver:
         sql = exp.Add(this=exp.Mul(this=floored, expression=lit(width)), expression=lit(low))
         return sql, {"binning_strategy": strategy, "bin_width": width, "num_bins": bins,
                      "min_value": low, "max_value": high}
+
+
+def week_of_year(driver, expr: exp.Expression) -> exp.Expression:
+    """Metabase's week-of-year bucket: CEIL(day-of-year of the week's first day / 7), weeks starting on
+    Sunday; early January days whose week began in December count as that year's last week."""
+    day = driver.extract_temporal(driver.truncate_temporal(expr, "week"), "day-of-year")
+    weeks = exp.Ceil(this=exp.Div(this=driver.to_float(day), expression=lit(7.0)))
+    return exp.Cast(this=weeks, to=exp.DataType.build("int"))
 
 
 def _bin_width(low: float, high: float, bins: int) -> float:

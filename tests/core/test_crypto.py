@@ -52,3 +52,10 @@ def test_mask_and_merge():
     merged = crypto.merge_masked(SQLiteDriver, details, {**masked, "db": "/y.db"})
     assert merged == {**details, "db": "/y.db"}
     assert crypto.merge_masked(SQLiteDriver, details, {"db": "/y.db", "password": "new"})["password"] == "new"
+
+
+def test_weak_configured_key_stops_startup(app_config):
+    from core.app import create_app
+
+    with pytest.raises(crypto.EncryptionKeyError):
+        create_app({**app_config, "TESSERA_ENCRYPTION_KEY": "CHANGE_ME_TO_A_COMPLEX_RANDOM_SECRET"})

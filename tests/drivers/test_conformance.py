@@ -48,6 +48,12 @@ class TestDuckDB(DriverConformance):
         super().remove_guards(monkeypatch)
         monkeypatch.setattr(DuckDBDriver, "engine_options", classmethod(lambda cls, details: {}))
 
+    def test_session_state_does_not_outlive_the_statement(self, conformance):
+        self.run(conformance.engine, "CREATE TEMP TABLE conf_people AS SELECT 'EVIL' AS name")
+        self.run(conformance.engine, "SET search_path = 'temp.main'")
+        assert self.run(conformance.engine, "SELECT name FROM conf_people WHERE id = 1") == [("Ada",)]
+        assert self.run(conformance.engine, "SELECT count(*) FROM duckdb_tables() WHERE temporary") == [(0,)]
+
     @pytest.fixture(scope="class")
     @classmethod
     def conformance_target(cls, tmp_path_factory):

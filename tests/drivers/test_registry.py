@@ -36,3 +36,24 @@ def test_incomplete_driver_is_refused_at_definition():
             sqlglot_dialect = "postgres"
             sqlalchemy_dialect = "postgresql+psycopg"
             Details = NetworkDetails
+
+
+def test_a_missing_dbapi_hides_its_driver(tmp_path):
+    """Without duckdb, PyMySQL and psycopg installed the server still starts, offering SQLite only."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = f"""
+import sys, json
+for name in ("duckdb", "duckdb_engine", "pymysql", "psycopg"):
+    sys.modules[name] = None  # import fails as if the package were not installed
+from core.app import create_app
+app = create_app({{"TESSERA_DATA_DIR": {str(tmp_path)!r}, "TESSERA_PLUGINS_AUTOLOAD": False}})
+print(json.dumps(sorted(app.extensions["tessera"].drivers)))
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["sqlite"]

@@ -1,10 +1,9 @@
 """/api/collection through the API: the root, listing, detail, create and edit, moving, archiving
 with its cascade, items (models, sorting, pinning, paging), the tree, personal collections,
 namespaces, and what users with fewer rights see."""
-import pytest
 from sqlalchemy import delete, select
 
-from core.models import ALL_USERS_GROUP_ID, Card, Collection, CollectionPermission, Revision
+from core.models import ALL_USERS_GROUP_ID, Card, CollectionPermission, Revision
 from core.testing import make_user
 
 

@@ -207,3 +207,17 @@ def test_table_level_data_access_decides_which_tables_are_found(app, admin):
         bulk = permissions.tables_with_data_access(session, ulla, db_id, [open_t, blocked_t, unlisted_t])
         single = {t for t in (open_t, blocked_t, unlisted_t) if permissions.can_see_data(session, ulla, db_id, t)}
         assert bulk == single == {open_t}
+
+
+def test_search_on_each_app_db(any_app):
+    """Matching is SQL on the app DB (lower(...) LIKE with escaping), so it runs on PostgreSQL too."""
+    from core.testing import setup_admin
+
+    admin = setup_admin(any_app)
+    folder = create(admin, "100% Sales_Q1")
+    add_card(any_app, "Sales pipeline", folder["id"])
+    add_card(any_app, "Marketing spend", folder["id"])
+    assert set(found(admin.get("/api/search?q=SALES"))) == {("collection", "100% Sales_Q1"), ("card", "Sales pipeline")}
+    # LIKE wildcards in the query are literal characters.
+    assert found(admin.get("/api/search?q=100%25")) == [("collection", "100% Sales_Q1")]
+    assert found(admin.get("/api/search?q=s_q")) == [("collection", "100% Sales_Q1")]

@@ -4,8 +4,8 @@ The files are loaded with DuckDB's CSV reader into a private snapshot database (
 0700 temporary directory), and every query connection opens that snapshot read-only with DuckDB
 locked down exactly as Tessera's own DuckDB driver does: external access off, no extensions,
 configuration locked. Queries therefore never read the directory, let alone other paths. A new
-connection rebuilds the snapshot when a file was added, removed or changed; pooled connections are
-recycled after `REFRESH_SECONDS`, so edits show up within that time and at the next sync.
+session (one per query; sessions are never pooled) uses a new snapshot once a file was added,
+removed or changed.
 """
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from duckdb_engine import ConnectionWrapper
 from pydantic import Field
 from sqlalchemy import text
 from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import NullPool
 
 from core.driver import (ConnectionPolicy, FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta,
                          check_file_path)
 
-REFRESH_SECONDS = 60
 BASE_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                "allow_community_extensions": False, "threads": min(4, os.cpu_count() or 1), "memory_limit": "1GB"}
 LOCKED_CONFIG = {**BASE_CONFIG, "enable_external_access": False, "lock_configuration": True}
@@ -45,6 +45,8 @@ class Snapshot:
         self.signature: tuple | None = None
         self.path: str | None = None
         self.generation = 0
+        self.anchor = None
+        self.anchor_path: str | None = None
 
     def files(self) -> list[Path]:
         files = []
@@ -59,7 +61,7 @@ class Snapshot:
         files = self.files()
         signature = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files)
         with self.lock:
-            if signature != self.signature:
+            if signature != self.signature or self.path is None:
                 self.generation += 1
                 path = os.path.join(self.workdir, f"snapshot-{self.generation}.duckdb")
                 writer = duckdb.connect(path, config=dict(BASE_CONFIG))
@@ -74,8 +76,30 @@ class Snapshot:
                         os.unlink(old)
             return self.path
 
-    def connect(self):
-        return ConnectionWrapper(duckdb.connect(self.current(), read_only=True, config=dict(LOCKED_CONFIG)))
+    def __call__(self):
+        """A fresh DuckDB session on the current snapshot (no session state survives a query)."""
+        path = self.current()
+        with self.lock:
+            if self.anchor_path != path:
+                if self.anchor is not None:
+                    self.anchor.close()
+                self.anchor = duckdb.connect(path, read_only=True, config=dict(LOCKED_CONFIG))
+                self.anchor_path = path
+            return ConnectionWrapper(self.anchor.cursor())
+
+    def close(self) -> None:
+        with self.lock:
+            if self.anchor is not None:
+                self.anchor.close()
+            self.anchor = self.anchor_path = None
+
+
+class SessionPerQuery(NullPool):
+    """DuckDB allows session state (search_path, temporary objects) even when locked: no session is
+    reused across queries. Disposing the engine closes the snapshot connection."""
+
+    def dispose(self) -> None:
+        self._creator.close()
 
 
 class CSVDetails(FileDetails):
@@ -118,7 +142,7 @@ class CSVDriver(SQLDriver):
 
     @classmethod
     def engine_options(cls, details: CSVDetails) -> dict:
-        return {"creator": Snapshot(details.directory).connect, "pool_recycle": REFRESH_SECONDS}
+        return {"creator": Snapshot(details.directory), "poolclass": SessionPerQuery}
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:

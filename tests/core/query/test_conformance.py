@@ -101,7 +101,12 @@ CASES = [
      count_by(o["CREATED_AT"].timetuple().tm_yday for o in R["ORDERS"])),
     ("breakout-week-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
                                "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week-of-year")]}, True, (),
-     count_by(o["CREATED_AT"].isocalendar()[1] for o in R["ORDERS"])),
+     count_by(math.ceil(temporal.truncate(o["CREATED_AT"], "week").timetuple().tm_yday / 7) for o in R["ORDERS"])),
+    ("iso-and-instance-weeks", {"source-table": ORDERS, "expressions": {
+        "iso": ["get-week", f("ORDERS.CREATED_AT")], "instance": ["temporal-extract", f("ORDERS.CREATED_AT"), "week-of-year-instance"]},
+        "fields": [f("ORDERS.ID"), ["expression", "iso"], ["expression", "instance"]], "order-by": [["asc", f("ORDERS.ID")]]},
+     True, (), [(o["ID"], o["CREATED_AT"].isocalendar()[1],
+                 math.ceil(temporal.truncate(o["CREATED_AT"], "week").timetuple().tm_yday / 7)) for o in R["ORDERS"]]),
     ("breakout-month-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
                                 "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month-of-year")]}, True, (),
      count_by(o["CREATED_AT"].month for o in R["ORDERS"])),

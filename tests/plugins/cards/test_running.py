@@ -72,3 +72,29 @@ def test_pivot_card(user, warehouse):
     assert ran.status_code == 202, ran.json
     rows = ran.json["data"]["rows"]
     assert [1, 0, 2] in rows and [None, 1, 4] in rows
+
+
+def test_saved_native_card_runs_without_native_permission(app, admin, user, warehouse):
+    card = admin.post("/api/card", json=card_body("Native by admin", native_query(
+        warehouse["db"], "SELECT count(*) AS n FROM people"))).json
+    graph = admin.get("/api/permissions/graph").json
+    graph["groups"]["1"][str(warehouse["db"])]["data"] = {"schemas": "all", "native": "none"}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    adhoc = user.post("/api/dataset", json=native_query(warehouse["db"], "SELECT count(*) AS n FROM people"))
+    assert adhoc.status_code == 403
+    ran = user.post(f"/api/card/{card['id']}/query")
+    assert ran.status_code == 202 and ran.json["data"]["rows"] == [[3]]
+    assert user.post("/api/card", json=card_body("Mine", native_query(warehouse["db"], "SELECT 1"))).status_code == 403
+
+
+def test_saved_native_card_referencing_a_card_runs_without_native_permission(admin, user, warehouse):
+    inner = admin.post("/api/card", json=card_body("Inner", native_query(warehouse["db"], "SELECT id FROM people"))).json
+    name = f"#{inner['id']}-inner"
+    outer = admin.post("/api/card", json=card_body("Outer", native_query(
+        warehouse["db"], f"SELECT count(*) AS n FROM {{{{{name}}}}} x",
+        **{name: {"id": "t", "name": name, "display-name": "Inner", "type": "card", "card-id": inner["id"]}}))).json
+    graph = admin.get("/api/permissions/graph").json
+    graph["groups"]["1"][str(warehouse["db"])]["data"] = {"schemas": "all", "native": "none"}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    ran = user.post(f"/api/card/{outer['id']}/query")
+    assert ran.status_code == 202 and ran.json["data"]["rows"] == [[3]]
