@@ -485,6 +485,9 @@ def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int
         ref = P.field_target(target)
         if ref is None or P.template_tag_target(target) is not None:
             continue
+        if param.get("type") == "temporal-unit":
+            _apply_temporal_unit(query, ref, param.get("value"))
+            continue
         flt = P.read_filter(param.get("type") or "category", param.get("value"), base_type=_base_type(session, ref),
                             options=param.get("options"), now=now, week_start=start)
         if flt is None:
@@ -504,6 +507,24 @@ def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int
         except Invalid as exc:
             raise QueryFailed(_message(exc), "invalid-parameter") from None
         stage.filters.extend(holder.stages[-1].filters)
+
+
+def _apply_temporal_unit(query, ref: list, unit: Any) -> None:
+    """A "temporal-unit" parameter re-buckets the breakouts on its field (Metabase's time grouping)."""
+    from .mbql import TEMPORAL_UNITS
+
+    if P.is_empty(unit):
+        return
+    if isinstance(unit, list):
+        unit = unit[0]
+    if unit not in TEMPORAL_UNITS:
+        raise QueryFailed(f"Invalid temporal unit: {unit!r}", "invalid-parameter")
+    for stage in query.stages:
+        for breakout in stage.breakouts:
+            if isinstance(breakout, list) and breakout[:2] == ref[:2]:
+                opts = dict(breakout[2] or {}) if len(breakout) > 2 else {}
+                opts["temporal-unit"] = unit
+                breakout[2:] = [opts]
 
 
 def _base_type(session: Session, ref: list) -> str | None:

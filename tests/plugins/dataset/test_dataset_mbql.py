@@ -175,3 +175,20 @@ def test_parameter_values_from_static_list_and_card(app, admin, orders):
     assert response.status_code == 200, response.json
     assert sorted(v[0] for v in response.json["values"]) == sorted(CATEGORIES)
     assert admin.post("/api/dataset/parameter/search/giz", json=from_card).json["values"] == [["Gizmo"]]
+
+
+def test_temporal_unit_parameter(admin, orders):
+    f = orders.fields
+    ref = ["field", f["created_at"], {"temporal-unit": "month"}]
+    query = mbql(orders, {"aggregation": [["count"]], "breakout": [ref]},
+                 parameters=[{"type": "temporal-unit", "target": ["dimension", ref], "value": "year"}])
+    body = admin.post("/api/dataset", json=query).json
+    assert body["status"] == "completed", body
+    years = {r[0][:4]: r[1] for r in body["data"]["rows"]}
+    expected = {}
+    for row in order_rows(2500):
+        expected[row[3][:4]] = expected.get(row[3][:4], 0) + 1
+    assert years == expected
+    bad = admin.post("/api/dataset", json=mbql(orders, {"aggregation": [["count"]], "breakout": [ref]}, parameters=[
+        {"type": "temporal-unit", "target": ["dimension", ref], "value": "fortnight"}]))
+    assert bad.status_code == 400

@@ -3,7 +3,6 @@ DuckDB, PostgreSQL and MariaDB give the same ids, equal to what Python computes,
 stay values. (Relative-date cases need a fixed clock and are covered in tests/core/query.)"""
 from __future__ import annotations
 
-import contextlib
 import copy
 import sqlite3
 import uuid
@@ -31,8 +30,7 @@ def _fill(url: str, create: str, table: str) -> None:
     engine.dispose()
 
 
-@contextlib.contextmanager
-def source(engine: str, files: Path):
+def _local_source(engine: str, files: Path) -> tuple[dict, str | None]:
     if engine == "sqlite":
         path = files / f"orders_{uuid.uuid4().hex[:6]}.db"
         conn = sqlite3.connect(path)
@@ -41,54 +39,64 @@ def source(engine: str, files: Path):
                          [(i, c, p, d.isoformat(sep=" "), a) for i, c, p, d, a in ROWS])
         conn.commit()
         conn.close()
-        yield {"db": str(path)}, None
-    elif engine == "duckdb":
-        duckdb = pytest.importorskip("duckdb")
-        path = files / f"orders_{uuid.uuid4().hex[:6]}.duckdb"
-        conn = duckdb.connect(str(path))
-        conn.execute("CREATE TABLE orders (id INTEGER, category VARCHAR, price DOUBLE, created_at TIMESTAMP, active BOOLEAN)")
-        conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", ROWS)
-        conn.close()
-        yield {"database_file": str(path)}, "main"
-    elif engine == "postgres":
+        return {"db": str(path)}, None
+    duckdb = pytest.importorskip("duckdb")
+    path = files / f"orders_{uuid.uuid4().hex[:6]}.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE orders (id INTEGER, category VARCHAR, price DOUBLE, created_at TIMESTAMP, active BOOLEAN)")
+    conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", ROWS)
+    conn.close()
+    return {"database_file": str(path)}, "main"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgres", "mysql"])
+def server_source(request):
+    """The server engines' throwaway databases live for the module (creating one costs a second);
+    the file engines' are made per test inside that test's allowed directory."""
+    if request.param in ("sqlite", "duckdb"):
+        yield request.param, None, None
+        return
+    if request.param == "postgres":
         with postgres_data_source("tessera_qp") as ds:
             _fill(ds.admin_url, "CREATE TABLE orders (id INTEGER, category TEXT, price DOUBLE PRECISION, "
                                 "created_at TIMESTAMP, active BOOLEAN)", "orders")
-            yield ds.details, "public"
+            yield request.param, ds.details, "public"
     else:
         with mariadb_data_source("tessera_qp") as ds:
             _fill(ds.admin_url, "CREATE TABLE orders (id INTEGER, category VARCHAR(50), price DOUBLE, "
                                 "created_at DATETIME, active BOOLEAN)", "orders")
-            yield ds.details, None
+            yield request.param, ds.details, None
 
 
-@pytest.fixture(params=["sqlite", "duckdb", "postgres", "mysql"])
-def engine_db(request, app, admin):
+@pytest.fixture
+def engine_db(server_source, app, admin):
+    engine, details, schema = server_source
     files = Path(app.config["TESSERA_DATA_DIR"]) / "files"
     files.mkdir(exist_ok=True)
-    with source(request.param, files) as (details, schema):
-        state = app.extensions["tessera"]
-        with app.app_context(), state.db.session() as session:
-            database = Database(name=request.param, engine=request.param, details=crypto.encrypt_details(details),
-                                initial_sync_status="complete")
-            session.add(database)
+    if details is None:
+        details, schema = _local_source(engine, files)
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        database = Database(name=engine, engine=engine, details=crypto.encrypt_details(details),
+                            initial_sync_status="complete")
+        session.add(database)
+        session.flush()
+        table = Table(db_id=database.id, name="orders", schema=schema, display_name="Orders")
+        session.add(table)
+        session.flush()
+        fields = {}
+        for position, (name, base) in enumerate(COLUMNS):
+            field = Field(table_id=table.id, name=name, display_name=name, base_type=base, effective_type=base,
+                          position=position, database_position=position)
+            session.add(field)
             session.flush()
-            table = Table(db_id=database.id, name="orders", schema=schema, display_name="Orders")
-            session.add(table)
-            session.flush()
-            fields = {}
-            for position, (name, base) in enumerate(COLUMNS):
-                field = Field(table_id=table.id, name=name, display_name=name, base_type=base, effective_type=base,
-                              position=position, database_position=position)
-                session.add(field)
-                session.flush()
-                fields[name] = field.id
-            database_id = database.id
-        yield database_id, fields, schema
-        with app.app_context():
-            from core import connections
+            fields[name] = field.id
+        database_id = database.id
+    yield database_id, fields, schema
+    with app.app_context():
+        from core import connections
 
-            connections.dispose(database_id)
+        connections.dispose(database_id)
 
 
 def _with_ids(tags: dict, fields: dict) -> dict:
