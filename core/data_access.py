@@ -18,6 +18,17 @@ def can_read(session: Session, user: User, database_id: int, table_id: int | Non
     return permissions.can_see_data(session, user, database_id, table_id)
 
 
+def readable_tables(session: Session, user: User, database_id: int, tables: list) -> list:
+    """The tables of one database whose data the user may see, asking once when the answer is the
+    same for all of them (no table blocked and no plugin deciding table by table)."""
+    if user.is_superuser or not tables:
+        return tables
+    if not permissions.permission_hooks_active() and permissions.data_permission(
+            session, user, database_id, "view-data", whole_db=True) != "blocked":
+        return tables
+    return [t for t in tables if can_read(session, user, database_id, t.id)]
+
+
 def can_edit_data_model(session: Session, user: User, database_id: int, table_id: int | None = None) -> bool:
     return permissions.can_edit_data_model(session, user, database_id, table_id)
 

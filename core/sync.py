@@ -196,27 +196,42 @@ def _merge_fields(table: TableState, metas, strategy: str) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+ANALYSIS_THREADS = 4
+
+
 def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_values: bool) -> None:
-    """Fingerprint and classify the fields that need it, and read the values of list fields."""
-    for table in tables.values():
-        if not table.values["active"]:
-            continue
-        active = [f for f in table.fields.values() if f.values["active"]]
-        if not active:
-            continue
-        needs = [f for f in active if refingerprint or not f.values.get("fingerprint")
-                 or f.values.get("fingerprint_version", 0) < analyze.FINGERPRINT_VERSION]
-        try:
-            complete = False
-            if needs:
-                complete = _fingerprint(table, active, needs, driver, engine)
-            if scan_values:
-                _scan(table, active, driver, engine, complete)
-            else:
-                for state in active:
-                    state.distinct = None
-        except Exception as exc:  # one unreadable table (a broken view) must not stop the sync
-            log.warning("analysis of table %s failed: %s", table.values["name"], exc)
+    """Fingerprint and classify the fields that need it, and read the values of list fields.
+
+    Tables are independent, so a few are read at once: a network database answers one query while
+    the next is sent (the pool holds more connections than the threads used here).
+    """
+    work = [t for t in tables.values() if t.values["active"] and any(f.values["active"] for f in t.fields.values())]
+    if len(work) < 2:
+        for table in work:
+            _analyze_table(table, driver, engine, refingerprint, scan_values)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=ANALYSIS_THREADS, thread_name_prefix="tessera-analyze") as pool:
+        for _ in pool.map(lambda t: _analyze_table(t, driver, engine, refingerprint, scan_values), work):
+            pass
+
+
+def _analyze_table(table: TableState, driver, engine, refingerprint: bool, scan_values: bool) -> None:
+    active = [f for f in table.fields.values() if f.values["active"]]
+    needs = [f for f in active if refingerprint or not f.values.get("fingerprint")
+             or f.values.get("fingerprint_version", 0) < analyze.FINGERPRINT_VERSION]
+    try:
+        complete = False
+        if needs:
+            complete = _fingerprint(table, active, needs, driver, engine)
+        if scan_values:
+            _scan(table, active, driver, engine, complete)
+        else:
+            for state in active:
+                state.distinct = None
+    except Exception as exc:  # one unreadable table (a broken view) must not stop the sync
+        log.warning("analysis of table %s failed: %s", table.values["name"], exc)
 
 
 def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldState], driver, engine) -> bool:

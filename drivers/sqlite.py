@@ -69,8 +69,13 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     def engine_options(cls, details: SQLiteDetails) -> dict:
+        from sqlalchemy.pool import QueuePool
+
         path = details.db
-        return {"creator": lambda: connect_read_only(path)}
+        # The URL names no file, so SQLAlchemy would pick its in-memory SingletonThreadPool, which
+        # closes other threads' connections once more than five threads use it (a crash under
+        # gunicorn's threads or parallel sync); a queue hands each connection to one thread at a time.
+        return {"creator": lambda: connect_read_only(path), "poolclass": QueuePool}
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:

@@ -67,8 +67,8 @@ def visible_tables(session: Session, database_id: int, include_hidden: bool = Fa
     if not include_hidden:
         query = query.where(or_(Table.visibility_type.is_(None), Table.visibility_type.not_in(HIDDEN_TABLES)))
     tables = list(session.scalars(query))
-    if user is not None and not user.is_superuser:
-        tables = [t for t in tables if data_access.can_read(session, user, database_id, t.id)]
+    if user is not None:
+        tables = data_access.readable_tables(session, user, database_id, tables)
     return sorted(tables, key=lambda t: ((t.schema or "").lower(), (t.display_name or t.name).lower(), t.id))
 
 

@@ -39,25 +39,21 @@ def _editable_table(session: Session, user: User, table_id: int) -> Table:
 
 
 def list_tables(session: Session, state, user: User) -> list[dict]:
-    """Every active table the caller may read, each with its database (details masked)."""
-    tables = session.scalars(select(Table).where(Table.active.is_(True)).order_by(Table.name, Table.id))
-    databases: dict[int, dict | None] = {}
-    result = []
-    for table in tables:
-        if table.db_id not in databases:
-            database = session.get(Database, table.db_id)
-            databases[table.db_id] = _db_json(state, database, data_access.can_manage(session, user, database.id)) \
-                if data_access.can_read(session, user, database.id) else None
-        db_data = databases[table.db_id]
-        if db_data is None and not data_access.can_read(session, user, table.db_id, table.id):
+    """Every active table the caller may read, each with its database (details masked, for managers)."""
+    by_database: dict[int, list[Table]] = {}
+    for table in session.scalars(select(Table).where(Table.active.is_(True)).order_by(Table.name, Table.id)):
+        by_database.setdefault(table.db_id, []).append(table)
+    readable: set[int] = set()
+    databases: dict[int, dict] = {}
+    for db_id, tables in by_database.items():
+        visible = data_access.readable_tables(session, user, db_id, tables)
+        if not visible:
             continue
-        if db_data is None:  # blocked from the database, but not from this table
-            database = session.get(Database, table.db_id)
-            db_data = _db_json(state, database, False)
-        elif not user.is_superuser and not data_access.can_read(session, user, table.db_id, table.id):
-            continue
-        result.append({**table_json(table), "db": db_data})
-    return result
+        readable.update(t.id for t in visible)
+        database = session.get(Database, db_id)
+        databases[db_id] = _db_json(state, database, data_access.can_manage(session, user, db_id))
+    tables = sorted((t for ts in by_database.values() for t in ts if t.id in readable), key=lambda t: (t.name, t.id))
+    return [{**table_json(t), "db": databases[t.db_id]} for t in tables]
 
 
 def _pk_field_id(session: Session, table_id: int) -> int | None:
