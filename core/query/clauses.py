@@ -51,7 +51,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return None
         if ref[0] == "field":
             opts = ref[2]
-            return ("field", ref[1], opts.get("join-alias"), opts.get("source-field"),
+            return ("field", ref[1], opts.get("join-alias"), (opts.get("source-field"), opts.get("source-field-join-alias")),
                     opts.get("temporal-unit") if opts.get("temporal-unit") != "default" else None,
                     json.dumps(opts.get("binning"), sort_keys=True) if opts.get("binning") else None)
         if ref[0] == "expression":
@@ -95,7 +95,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             "effective_type": changes.get("effective_type", info.effective_type or info.base_type),
             "semantic_type": info.semantic_type,
         }
-        ref_opts = {k: opts[k] for k in ("join-alias", "source-field") if opts.get(k) is not None}
+        ref_opts = {k: opts[k] for k in ("join-alias", "source-field", "source-field-join-alias")
+                    if opts.get(k) is not None}
         # A unit applied in an earlier stage is reported (`unit`) but is not part of this stage's ref.
         if changes.get("applied_unit") or (changes.get("unit") == "default" and info.upstream is None):
             ref_opts["temporal-unit"] = changes["unit"]

@@ -328,7 +328,9 @@ class RefResolver:
     def implicit(self, ident, opts: dict) -> tuple[exp.Expression, Info]:
         if not isinstance(ident, int):
             raise Invalid(f"Invalid MBQL: a source-field reference needs a field id, got {ident!r}.")
-        fk_ref = ["field", opts["source-field"], {}]
+        # The FK may itself come through an explicit join (MBQL's source-field-join-alias).
+        via_join = opts.get("source-field-join-alias")
+        fk_ref = ["field", opts["source-field"], {"join-alias": via_join} if via_join else {}]
         fk_expr, fk_info = self.field_expr(fk_ref)
         fk_field = self.context.field(opts["source-field"])
         if fk_field.fk_target_field_id is None:
@@ -338,7 +340,7 @@ class RefResolver:
         if pk.table_id != target.table_id:
             raise Invalid(f"Invalid MBQL: field {ident} is not in the table that field {fk_field.id} points to.")
         table = self.context.table(target.table_id)
-        alias = f"{table.name}__via__{fk_field.name}"
+        alias = f"{table.name}__via__{fk_field.name}" + (f"__via__{via_join}" if via_join else "")
         if alias not in self.implicit_joins:
             self.implicit_joins[alias] = TableSource(table, alias)
             on = exp.EQ(this=fk_expr, expression=exp.column(pk.name, table=alias, quoted=True))

@@ -7,7 +7,7 @@ import logging
 
 from sqlalchemy.orm import Session
 
-from core.cards import is_mbql5, is_native
+from core.cards import is_native
 from core.errors import ApiError, Invalid
 from core.models import User
 
@@ -70,6 +70,3 @@ def for_save(session: Session, user: User, dataset_query: dict, given: list[dict
     if given is not None and not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in given):
         raise Invalid({"result_metadata": "value must be an array of valid results column metadata maps."})
     return merge(compute(session, user, dataset_query), given)
-
-
-__all__ = ["check_structure", "compute", "for_save", "is_mbql5", "merge", "valid_metric"]

@@ -14,7 +14,7 @@ from core import events, revisions, sharing
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
 from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
-from core.models import Card, Collection, Database, Table, User, utcnow
+from core.models import Card, Database, Table, User, utcnow
 
 from . import metadata
 from .serialize import base_json

@@ -80,13 +80,14 @@ def fks(session: Session, user: User, card_id: int) -> list:
 
 def _source_cards(session: Session, user: User, kind: str | None) -> list[Card]:
     """Cards usable as sources: not archived, with known columns, on a database that nests queries."""
-    query = select(Card).where(Card.archived.is_(False), Card.result_metadata.is_not(None),
-                               Card.database_id.is_not(None)).order_by(func.lower(Card.name), Card.id)
+    query = select(Card).where(Card.archived.is_(False), Card.database_id.is_not(None)
+                               ).order_by(func.lower(Card.name), Card.id)
     if kind == "model":
         query = query.where(Card.type == "model")
     elif kind == "question":
         query = query.where(Card.type == "question")
-    cards = readable(session, user, list(session.scalars(query)))
+    # Filtered here, not in SQL: a JSON column may hold JSON null rather than SQL NULL.
+    cards = readable(session, user, [c for c in session.scalars(query) if c.result_metadata])
     return [c for c in cards if perms.can_see_data(session, user, c.database_id, c.table_id)]
 
 

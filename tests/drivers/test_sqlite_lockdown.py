@@ -142,3 +142,27 @@ def test_unknown_detail_keys_are_refused_by_name(files, policy, key):
     with pytest.raises(Invalid) as error:
         connections.check(SQLiteDriver, {"db": str(files / "birds.db"), key: "x"}, policy)
     assert key in error.value.body["errors"]
+
+
+# Threat row 8: the engine, not a pattern match, refuses writes, however the statement is dressed.
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+WRITES = ["DELETE FROM birds", "UPDATE birds SET name = 'x'", "INSERT INTO birds VALUES (9, 'x')",
+          "DROP TABLE birds", "CREATE TABLE t (a)", "WITH d AS (SELECT 1) DELETE FROM birds",
+          "REPLACE INTO birds VALUES (1, 'x')", "ALTER TABLE birds ADD COLUMN c"]
+NOISE = st.sampled_from([" ", "\n", "\t", "/* x */", "/**/ ", " -- c\n"])
+
+
+@st.composite
+def dressed(draw):
+    words = draw(st.sampled_from(WRITES)).split(" ")
+    cased = [w.upper() if draw(st.booleans()) else w.lower() if "'" not in w else w for w in words]
+    return draw(NOISE) + "".join(w + draw(NOISE) for w in cased)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(statement=dressed())
+def test_dressed_up_writes_are_refused(engine, statement):
+    with pytest.raises(QueryError):
+        run(engine, statement)
+    assert run(engine, "SELECT count(*), min(name) FROM birds") == [(2, "puffin")]

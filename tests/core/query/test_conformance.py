@@ -49,7 +49,8 @@ def trunc(x: float) -> int:
 
 
 def count_by(values) -> list[tuple]:
-    return sorted(Counter(values).items())
+    """(value, count) pairs in SQL's ascending order, NULL first."""
+    return sorted(Counter(values).items(), key=lambda kv: (kv[0] is not None, kv[0]))
 
 
 def orders_where(pred) -> int:
@@ -354,6 +355,12 @@ CASES = [
                                         "source-table": PRODUCTS, "alias": "Pr",
                                         "condition": ["=", f("ORDERS.PRODUCT_ID"), f("PRODUCTS.ID", join_alias="Pr")]}]},
      True, (), None),
+    ("implicit-join-through-explicit-join", {"source-table": PRODUCTS, "aggregation": [["count"]],
+                                             "breakout": [["field", "$PEOPLE.SOURCE", {"source-field": "$ORDERS.USER_ID",
+                                                                                       "source-field-join-alias": "O"}]],
+                                             "joins": [{"source-table": ORDERS, "alias": "O", "strategy": "inner-join",
+                                                        "condition": ["=", f("PRODUCTS.ID"), f("ORDERS.PRODUCT_ID", join_alias="O")]}]},
+     True, (), count_by(next(p["SOURCE"] for p in R["PEOPLE"] if p["ID"] == o["USER_ID"]) for o in R["ORDERS"])),
     # ---- nested queries ----
     ("nested-filter-on-aggregate", {"source-query": {"source-table": ORDERS, "aggregation": [["count"]],
                                                      "breakout": [f("ORDERS.USER_ID")]},
