@@ -52,6 +52,31 @@ def sqlite_cli(path: Path) -> tuple[float, int]:
     return time.perf_counter() - start, len(out.stdout)
 
 
+def python_floor(path: Path) -> float:
+    """sqlite3.fetchmany + csv.writer with nothing else: what any Python CSV export costs at least."""
+    import csv
+    import io
+    import sqlite3
+
+    start = time.perf_counter()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    cursor = conn.execute("SELECT * FROM orders")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([d[0] for d in cursor.description])
+    while True:
+        batch = cursor.fetchmany(2000)
+        if not batch:
+            break
+        writer.writerows(batch)
+        if buffer.tell() > 65536:
+            buffer.getvalue().encode()
+            buffer.seek(0)
+            buffer.truncate()
+    conn.close()
+    return time.perf_counter() - start
+
+
 def openpyxl_write_only(rows: int = 100_000) -> float:
     """Rows per second of openpyxl's write-only mode on the same kind of rows (why xlsx is hand-written)."""
     import datetime as dt
@@ -80,6 +105,7 @@ def main(rows: int = 1_000_000) -> dict:
         results: dict = {}
         cli = sorted(sqlite_cli(big / "orders.sqlite") for _ in range(3))[1]
         results["sqlite_cli"] = {"seconds": cli[0], "bytes": cli[1]}
+        results["python_floor"] = sorted(python_floor(big / "orders.sqlite") for _ in range(3))[1]
         for fmt in ("csv", "xlsx"):
             small_run = run_child(fmt, small, 10_000)
             big_runs = sorted((run_child(fmt, big, rows) for _ in range(3 if fmt == "csv" else 1)),
@@ -105,6 +131,8 @@ if __name__ == "__main__":
     c, x, cli = r["csv"], r["xlsx"], r["sqlite_cli"]
     print(f"export bench, {rows:,} rows x 6 columns, {cpu_note()}")
     print(f"  sqlite3 -csv      {cli['seconds']:7.2f} s  {cli['bytes'] / 2**20:7.1f} MiB")
+    print(f"  sqlite3+csv.writer {r['python_floor']:6.2f} s  (no Tessera: the floor for Python, "
+          f"{r['python_floor'] / cli['seconds']:.2f}x the CLI)")
     print(f"  /api/dataset/csv  {c['seconds']:7.2f} s  {c['bytes'] / 2**20:7.1f} MiB  ratio {c['ratio_to_cli']:.2f}x  "
           f"peak RSS {c['peak_rss_10k']:.0f} -> {c['peak_rss_big']:.0f} MiB (+{c['rss_growth']:.1f})")
     print(f"  /api/dataset/xlsx {x['seconds']:7.2f} s  {x['bytes'] / 2**20:7.1f} MiB  {x['rows_per_second']:,.0f} rows/s  "

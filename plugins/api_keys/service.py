@@ -15,7 +15,7 @@ import uuid
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import users
+from core import events, users
 from core.errors import Invalid, check_404
 from core.models import ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, ApiKey, PermissionsGroup, PermissionsGroupMembership, User
 
@@ -84,6 +84,11 @@ def _check_name_free(session: Session, name: str, exclude_id: int | None = None)
     return name
 
 
+def _emit(topic: str, editor: User, row: ApiKey) -> None:
+    """Audit detail is the name and the prefix only, never the key, as Metabase logs it."""
+    events.emit(topic, editor.id, None, api_key_id=row.id, name=row.name, key_prefix=row.key_prefix)
+
+
 def list_keys(session: Session) -> list[dict]:
     keys = session.scalars(select(ApiKey).order_by(func.lower(ApiKey.name), ApiKey.id))
     return [key_json(session, key) for key in keys]
@@ -106,6 +111,7 @@ def create_key(session: Session, creator: User, name: str, group_id: int) -> dic
                  creator_id=creator.id, updated_by_id=creator.id)
     session.add(row)
     session.commit()
+    _emit("api-key-create", creator, row)
     return {**key_json(session, row), "unmasked_key": key}
 
 
@@ -124,6 +130,7 @@ def update_key(session: Session, editor: User, key_id: int, name: str | None, gr
     row.updated_by_id = editor.id
     session.commit()
     session.refresh(row)
+    _emit("api-key-update", editor, row)
     return key_json(session, row)
 
 
@@ -132,15 +139,18 @@ def regenerate_key(session: Session, editor: User, key_id: int) -> dict:
     key, prefix = _new_key(session)
     row.key_hash, row.key_prefix, row.updated_by_id = hash_key(key), prefix, editor.id
     session.commit()
+    _emit("api-key-regenerate", editor, row)
     return {"id": row.id, "unmasked_key": key, "masked_key": mask(prefix), "prefix": prefix}
 
 
-def delete_key(session: Session, key_id: int) -> None:
+def delete_key(session: Session, editor: User, key_id: int) -> None:
     """Delete the key and deactivate its user (kept, as the author of what the key did)."""
     row = _key(session, key_id)
     row.user.is_active = False
+    detail = {"api_key_id": row.id, "name": row.name, "key_prefix": row.key_prefix}
     session.delete(row)
     session.commit()
+    events.emit("api-key-delete", editor.id, None, **detail)
 
 
 def user_for_key(session: Session, presented: str) -> User | None:

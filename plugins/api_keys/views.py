@@ -55,4 +55,4 @@ def regenerate_key(path: Id):
 @api_key_api.delete("/<id>", path=Id, status=204)
 def delete_key(path: Id):
     """Delete a key; its user is deactivated."""
-    service.delete_key(db.session(), path.id)
+    service.delete_key(db.session(), auth.require_user(), path.id)

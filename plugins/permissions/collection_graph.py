@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
+from core import events
 from core.errors import Invalid
 from core.models import ADMIN_GROUP_ID, Collection, CollectionPermission, PermissionsGroup, User
 from core.models.permissions import COLLECTION_GRAPH
@@ -93,6 +94,7 @@ def put_collection_graph(session: Session, user: User, body: dict, namespace: st
     except BaseException:
         session.rollback()
         raise
+    events.emit("permissions-graph-update", user.id, None, graph="collection", namespace=namespace)
     return collection_graph(session, namespace)
 
 

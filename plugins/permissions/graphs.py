@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
+from core import events
 from core.errors import Invalid, PaymentRequired, check_404
 from core.models import ADMIN_GROUP_ID, Database, DataPermission, PermissionsGroup, Table, User
 from core.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
@@ -345,6 +346,7 @@ def put_data_graph(session: Session, user: User, body: dict, force: bool) -> tup
     except BaseException:
         session.rollback()
         raise
+    events.emit("permissions-graph-update", user.id, None, graph="data", revision=revision, groups=sorted(groups))
     return data_graph(session, version, group_ids=list(groups)), revision, version
 
 
@@ -404,4 +406,5 @@ def put_execution_graph(session: Session, user: User, body: dict, force: bool) -
     except BaseException:
         session.rollback()
         raise
+    events.emit("permissions-graph-update", user.id, None, graph="execution", groups=sorted(groups))
     return execution_graph(session)

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import permissions, users
+from core import events, permissions, users
 from core.errors import Forbidden, Invalid, NotFound, PaymentRequired, check_404
 from core.models import (
     ADMIN_GROUP_ID,
@@ -100,7 +100,7 @@ def _check_name_free(session: Session, name: str, exclude_id: int | None = None)
     return name
 
 
-def create_group(session: Session, name: str) -> dict:
+def create_group(session: Session, user: User, name: str) -> dict:
     """A new group sees every database's data (view-data unrestricted) and may do nothing else until
     granted, as Metabase's new groups."""
     group = PermissionsGroup(name=_check_name_free(session, name))
@@ -109,6 +109,7 @@ def create_group(session: Session, name: str) -> dict:
     for db_id in session.scalars(select(Database.id)):
         session.add(DataPermission(group_id=group.id, db_id=db_id, perm_type="view-data", perm_value="unrestricted"))
     _commit_or_name_taken(session)
+    events.emit("group-create", user.id, group)
     return group_json(group, 0)
 
 
@@ -123,6 +124,7 @@ def rename_group(session: Session, user: User, group_id: int, name: str) -> dict
     _check_not_magic(group)
     group.name = _check_name_free(session, name, exclude_id=group.id)
     _commit_or_name_taken(session)
+    events.emit("group-update", user.id, group)
     return group_json(group, len(members(session, group.id)))
 
 
@@ -130,8 +132,10 @@ def delete_group(session: Session, user: User, group_id: int) -> None:
     group = _group(session, group_id)
     _check_manages(session, user, group_id)
     _check_not_magic(group)
+    name = group.name
     session.delete(group)
     session.commit()
+    events.emit("group-delete", user.id, None, group_id=group_id, name=name)
 
 
 def _commit_or_name_taken(session: Session) -> None:
@@ -195,8 +199,9 @@ def add_member(session: Session, user: User, group_id: int, user_id: int, is_gro
         raise Invalid({"user_id": "The user is deactivated."})
     if users.membership(session, user_id, group_id) is not None:
         raise Invalid({"user_id": "The user is already a member of this group."})
-    users.add_membership(session, member, group_id, is_group_manager)
+    row = users.add_membership(session, member, group_id, is_group_manager)
     session.commit()
+    events.emit("group-membership-create", user.id, row)
     return members(session, group_id)
 
 
@@ -210,6 +215,7 @@ def update_member(session: Session, user: User, membership_id: int, is_group_man
         _check_can_manage(session, session.get(User, row.user_id))
     row.is_group_manager = is_group_manager
     session.commit()
+    events.emit("group-membership-update", user.id, row)
     return membership_json(row)
 
 
@@ -218,5 +224,7 @@ def remove_member(session: Session, user: User, membership_id: int) -> None:
     _check_manages(session, user, row.group_id)
     if row.group_id == ADMIN_GROUP_ID and not user.is_superuser:
         raise Forbidden()
+    removed = {"group_id": row.group_id, "member_id": row.user_id}
     users.remove_membership(session, row)
     session.commit()
+    events.emit("group-membership-delete", user.id, None, **removed)

@@ -45,7 +45,7 @@ def get_group(path: Id):
 @permissions_api.post("/group", body=GroupName, auth="superuser")
 def create_group(body: GroupName):
     """Create a group."""
-    return service.create_group(db.session(), body.name)
+    return service.create_group(db.session(), auth.require_user(), body.name)
 
 
 @permissions_api.put("/group/<group_id>", path=GroupId, body=GroupName)

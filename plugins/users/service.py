@@ -10,7 +10,7 @@ import re
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from core import permissions, users
+from core import events, permissions, users
 from core.errors import ApiError, Forbidden, Invalid, NotFound
 from core.models import ALL_USERS_GROUP_ID, ADMIN_GROUP_ID, Collection, PermissionsGroup, PermissionsGroupMembership, User
 
@@ -195,6 +195,7 @@ def update_user(session: Session, caller: User, user_id: int, changes: dict) -> 
         if memberships is not None:
             _manager_membership_change(session, caller, target, memberships)
     session.commit()
+    events.emit("user-update", caller.id, target)
     session.refresh(target)
     return detail_json(session, target)
 
@@ -279,6 +280,7 @@ def change_password(session: Session, caller: User, user_id: int, password: str,
     auth.end_all_sessions(session, target.id)
     token = auth.create_session(session, target) if is_self else None
     session.commit()
+    events.emit("user-password-change", caller.id, target)
     return token
 
 
@@ -288,10 +290,11 @@ def deactivate(session: Session, caller: User, user_id: int) -> dict:
         raise Invalid("You cannot deactivate the last administrator.")
     users.deactivate(session, target)
     session.commit()
+    events.emit("user-deactivated", caller.id, target)
     return {"success": True}
 
 
-def reactivate(session: Session, user_id: int) -> dict:
+def reactivate(session: Session, caller: User, user_id: int) -> dict:
     target = personal_user(session, user_id)
     if target.is_active:
         raise ActiveUser()
@@ -302,5 +305,6 @@ def reactivate(session: Session, user_id: int) -> dict:
         session.delete(admin_row)
     target.is_superuser = False
     session.commit()
+    events.emit("user-reactivated", caller.id, target)
     session.refresh(target)
     return detail_json(session, target)

@@ -1,7 +1,7 @@
 """/api/user endpoints."""
 from flask import request
 
-from core import auth, db
+from core import auth, db, events
 from core.api import Api, Params, json_response
 from core.types import BoolStr, Email, Enum, IntGreaterThanOrEqualToZero, Map, NonBlankStr, PositiveInt, Str
 
@@ -98,6 +98,7 @@ def create_user(body: NewUser):
                                memberships=[m.model_dump() for m in body.user_group_memberships or []],
                                login_attributes=body.login_attributes, locale=body.locale)
     session.commit()
+    events.emit("user-invited", caller.id, user)
     invites.invite_if_configured(session, _registry(), caller, user, request.host_url)
     return shapes.detail_json(session, user)
 
@@ -140,7 +141,7 @@ def change_password(path: Id, body: PasswordChange):
 @user_api.put("/<id>/reactivate", path=Id, auth="superuser")
 def reactivate(path: Id):
     """Reactivate a deactivated user."""
-    return service.reactivate(db.session(), path.id)
+    return service.reactivate(db.session(), auth.require_user(), path.id)
 
 
 @user_api.delete("/<id>", path=Id, auth="superuser")

@@ -77,3 +77,30 @@ def test_session_wins_over_key(app, admin, user):
     # an invalid session falls through to the key
     fallback = app.test_client().get("/api/user/current", headers={"X-Metabase-Session": "bogus", "X-API-KEY": key})
     assert fallback.status_code == 200 and fallback.json["is_superuser"] is True
+
+
+def test_identity_changes_are_events_without_secrets(app, admin, user):
+    from core import hookimpl
+
+    seen = []
+
+    class Recorder:
+        @hookimpl
+        def track_event(self, event):
+            seen.append(event)
+
+    app.extensions["tessera"].pm.register(Recorder(), name="test.recorder")
+    created = admin.post("/api/api-key", json={"name": "Audited", "group_id": 1}).json
+    regenerated = admin.put(f"/api/api-key/{created['id']}/regenerate").json
+    admin.delete(f"/api/api-key/{created['id']}")
+    gid = admin.post("/api/permissions/group", json={"name": "Audit"}).json["id"]
+    admin.post("/api/permissions/membership", json={"group_id": gid, "user_id": user.user["id"]})
+    admin.put("/api/collection/graph", json={"revision": 0, "groups": {str(gid): {"root": "read"}}})
+    admin.delete(f"/api/user/{user.user['id']}")
+    topics = [e.topic for e in seen]
+    assert topics == ["api-key-create", "api-key-regenerate", "api-key-delete", "group-create",
+                      "group-membership-create", "permissions-graph-update", "user-deactivated"]
+    assert all(e.user_id == admin.user["id"] for e in seen)
+    text = repr([e.details for e in seen])
+    assert created["unmasked_key"] not in text and regenerated["unmasked_key"] not in text
+    assert seen[0].details["key_prefix"] == created["masked_key"][:7]
