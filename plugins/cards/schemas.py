@@ -1,9 +1,9 @@
 """Request models of /api/card."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from core import types as t
 from core.api import Params
@@ -12,6 +12,28 @@ CardType = t.Enum("question", "model", "metric", nullable=True)
 ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "archived", nullable=True)
 ExportFormat = t.Enum("api", "csv", "json", "xlsx")
 Parameters = list[dict[str, Any]] | None
+
+
+def _keys_present(*keys: str):
+    def check(value: list) -> list:
+        for item in value:
+            if any(k not in item for k in keys):
+                raise ValueError(f"missing {', '.join(keys)}")
+        return value
+    return check
+
+
+# The spec's card parameter shapes: maps with :id and :type; mappings with :parameter_id and :target.
+CardParameters = Annotated[
+    list[dict[str, Any]], AfterValidator(_keys_present("id", "type")),
+    t.MbType("nullable sequence of parameter must be a map with :id and :type keys",
+             ("should be a sequence of maps with :id and :type keys",)),
+] | None
+CardParameterMappings = Annotated[
+    list[dict[str, Any]], AfterValidator(_keys_present("parameter_id", "target")),
+    t.MbType("nullable sequence of parameter_mapping must be a map with :parameter_id and :target keys",
+             ("should be a sequence of maps with :parameter_id and :target keys",)),
+] | None
 
 
 class CardId(Params):
@@ -53,8 +75,8 @@ class CardFields(Params):
     description: t.Str | None = None
     type: CardType = None
     dataset: t.Bool | None = None
-    parameters: Parameters = None
-    parameter_mappings: Parameters = None
+    parameters: CardParameters = None
+    parameter_mappings: CardParameterMappings = None
     collection_id: t.PositiveInt | None = None
     collection_position: t.PositiveInt | None = None
     result_metadata: list[dict[str, Any]] | None = None

@@ -4,6 +4,7 @@ Services take the app-DB session and the calling user; permission questions go t
 """
 from __future__ import annotations
 
+import logging
 import uuid
 
 from sqlalchemy import func, select
@@ -18,6 +19,8 @@ from core.models import Card, Database, Table, User, utcnow
 
 from . import metadata
 from .serialize import base_json
+
+log = logging.getLogger("tessera.cards")
 
 # Columns a revision keeps: the card's content, not its bookkeeping.
 REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
@@ -223,8 +226,26 @@ def update_card(session: Session, user: User, card_id: int, body) -> Card:
     session.flush()
     _record(session, user, card)
     session.commit()
+    _release_persisted(session, card)
     events.emit("card-update", user.id, card)
     return card
+
+
+def _release_persisted(session: Session, card: Card) -> None:
+    """An archived model, or a model turned question, gives up its persisted table."""
+    if card.type == "model" and not card.archived:
+        return
+    from core import persistence
+    from core.query.persistence import persisted_info
+
+    info = persisted_info(session, card)
+    if info is None or info.state == "off":
+        return
+    try:
+        persistence.unpersist(session, card)
+    except Exception:  # the card change stands; the table is dropped when persistence is switched off
+        session.rollback()
+        log.warning("could not drop the persisted table of card %s", card.id, exc_info=True)
 
 
 def _embedding_changes(session: Session, user: User, card: Card, body, changes: dict) -> None:
@@ -255,6 +276,7 @@ def archive_card(session: Session, user: User, card_id: int) -> None:
     session.flush()
     _record(session, user, card)
     session.commit()
+    _release_persisted(session, card)
     events.emit("card-update", user.id, card)
 
 

@@ -204,3 +204,14 @@ def test_public_links_and_embeddable_lists(app, admin, user, warehouse):
     embedded = admin.put(f"/api/card/{card['id']}", json={"enable_embedding": True, "embedding_params": {"x": "enabled"}})
     assert embedded.status_code == 200 and embedded.json["enable_embedding"] is True
     assert admin.get("/api/card/embeddable").json == [{"id": card["id"], "name": "Shared"}]
+
+
+def test_parameter_shapes_are_checked(user, warehouse):
+    query = native_query(warehouse["db"], "SELECT 1 AS x")
+    bad = user.post("/api/card", json=card_body("x", query, parameters=[{"name": "no id"}]))
+    assert bad.status_code == 400 and "parameters" in bad.json["errors"]
+    bad_mapping = user.post("/api/card", json=card_body("x", query, parameter_mappings=[{"target": []}]))
+    assert bad_mapping.status_code == 400 and "parameter_mappings" in bad_mapping.json["errors"]
+    good = user.post("/api/card", json=card_body("x", query, parameters=[{"id": "a", "type": "category"}],
+                                                 parameter_mappings=[]))
+    assert good.status_code == 200 and good.json["parameters"] == [{"id": "a", "type": "category"}]

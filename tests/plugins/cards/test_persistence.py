@@ -62,6 +62,10 @@ def test_sqlite_model_persistence(app, app_config, admin, user, warehouse):
     assert user.get(f"/api/card/{model['id']}").json["persisted"] is False
     assert count_of(user, db, model["id"]) == 2
     assert user.post(f"/api/card/{model['id']}/persist").status_code == 204
+    assert user.delete(f"/api/card/{model['id']}").status_code == 204  # archiving drops the table
+    assert con.execute("SELECT name FROM sqlite_master WHERE name = ?", (table,)).fetchone() is None
+    assert user.put(f"/api/card/{model['id']}", json={"archived": False}).status_code == 200
+    assert user.post(f"/api/card/{model['id']}/persist").status_code == 204
     assert admin.post(f"/api/database/{db}/unpersist").status_code == 204
     assert admin.post(f"/api/database/{db}/unpersist").status_code == 204
     assert con.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'tessera_cache_%'").fetchone() == (0,)
