@@ -51,6 +51,9 @@ TEMPORAL_TYPES = frozenset({"type/Date", "type/DateTime", "type/DateTimeWithTZ",
                             "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
 
 
+MIDNIGHT = frozenset({"00:00:00", "00:00:00.000", "00:00:00.000000"})
+
+
 def is_temporal(column: dict) -> bool:
     return (column.get("effective_type") or column.get("base_type")) in TEMPORAL_TYPES
 
@@ -59,7 +62,7 @@ def text_datetime(value: str) -> str:
     """A datetime an engine keeps as text ("2024-01-05 13:45:00", SQLite) written as the unformatted
     ISO-8601 the other engines' values get: "2024-01-05T13:45:00", or "2024-01-05" at midnight."""
     if len(value) >= 19 and value[10] == " ":
-        if value[11:] in ("00:00:00", "00:00:00.000", "00:00:00.000000"):
+        if value[11:] in MIDNIGHT:
             return value[:10]
         return value[:10] + "T" + value[11:]
     return value
