@@ -20,6 +20,14 @@ def _port(value):
     return int(value)
 
 
+def _address(value):
+    from core.types import EMAIL_RE
+
+    if not EMAIL_RE.match(str(value).strip()):
+        raise Invalid({"value": "Invalid value for email-from-address: use an e-mail address."})
+    return str(value).strip()
+
+
 def _configured(session):
     from flask import current_app
 
@@ -37,7 +45,7 @@ def register_settings():
                    description="none, ssl, tls or starttls."),
         SettingDef("email-smtp-username", description="The user name to log in to the SMTP server with."),
         SettingDef("email-smtp-password", sensitive=True, description="The password of the SMTP user."),
-        SettingDef("email-from-address", default=None, description="The address e-mail is sent from."),
+        SettingDef("email-from-address", validate=_address, description="The address e-mail is sent from."),
         SettingDef("email-from-name", description="The name e-mail is sent from."),
         SettingDef("email-reply-to", type="json", description="Reply-to addresses (a list)."),
         SettingDef("email-configured?", type="boolean", visibility="authenticated", getter=_configured, env=False,

@@ -83,9 +83,9 @@ def _group(session: Session, group_id: int) -> PermissionsGroup:
 
 
 def get_group(session: Session, user: User, group_id: int) -> dict:
-    group = _group(session, group_id)
     if not user.is_superuser and not permissions.is_group_manager(session, user, group_id):
-        raise Forbidden()
+        raise Forbidden()  # before the lookup, so that ids of groups reveal nothing to others
+    group = _group(session, group_id)
     member_list = members(session, group_id)
     return {**group_json(group, len(member_list)), "members": member_list}
 

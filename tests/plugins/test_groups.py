@@ -19,6 +19,7 @@ def test_groups_crud_and_magic_groups(admin, user):
     assert admin.get("/api/permissions/group/1").json["name"] == "All Users"
     assert user.post("/api/permissions/group", json={"name": "Mine"}).status_code == 403
     assert user.get("/api/permissions/group").status_code == 403
+    assert user.get("/api/permissions/group/999").status_code == 403
     assert user.put(f"/api/permissions/group/{gid}", json={"name": "Mine"}).status_code == 403
     assert admin.delete(f"/api/permissions/group/{gid}").status_code == 204
     assert admin.get(f"/api/permissions/group/{gid}").status_code == 404

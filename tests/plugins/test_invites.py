@@ -70,6 +70,7 @@ def test_send_invite_rules(app, admin, user, smtp_server):
     assert admin.post("/api/user/999/send_invite").status_code == 404
     assert admin.put("/api/setting/email-smtp-security", json={"value": "carrier-pigeon"}).status_code == 400
     assert admin.put("/api/setting/email-smtp-port", json={"value": 70000}).status_code == 400
+    assert admin.put("/api/setting/email-from-address", json={"value": "not an address"}).status_code == 400
     other = make_user(app, "other@example.com", "Otto", "Other")
     admin.delete(f"/api/user/{other.user['id']}")
     assert admin.post(f"/api/user/{other.user['id']}/send_invite").status_code == 404
