@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import Invalid
+from .arity import check_clause
 from .dialect import lit
 from .refs import Col
 
@@ -17,8 +18,10 @@ class AggregationCompiler:
 
     def aggregation_column(self, clause, index: int) -> Col:
         names = {}
+        check_clause(clause)
         if clause[0] == "aggregation-options":
-            clause, names = clause[1], clause[2]
+            clause, names = clause[1], clause[2] if len(clause) > 2 and isinstance(clause[2], dict) else {}
+            check_clause(clause)
         self.allow_aggregations = True
         try:
             sql = self.aggregate(clause) if clause[0] in AGGREGATIONS else self.value(clause)
@@ -32,6 +35,7 @@ class AggregationCompiler:
         return Col(alias=meta["name"], sql=sql, meta=meta, aggregation_index=index)
 
     def aggregate(self, clause) -> exp.Expression:
+        check_clause(clause)
         op, args = clause[0], clause[1:]
         if op in ("count", "cum-count"):
             inner = exp.Count(this=self.value(args[0]) if args else exp.Star())

@@ -12,6 +12,7 @@ from sqlglot import exp
 from ..errors import Invalid
 from . import temporal
 from .aggregations import AGGREGATIONS, AggregationCompiler
+from .arity import check_clause
 from .dialect import lit
 from .filters import FilterCompiler
 from .refs import Col, Info, RefResolver, is_temporal, week_of_year
@@ -174,6 +175,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return exp.Boolean(this=x)
         if isinstance(x, (int, float, str)):
             return lit(x)
+        check_clause(x)
         op, args = x[0], x[1:]
         if op in ("field", "expression"):
             return self.ref_with_info(x)[1]
@@ -237,6 +239,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return part
         if op == "temporal-extract":
             unit = args[1]
+            if not isinstance(unit, str):
+                raise Invalid(f"Invalid MBQL: temporal-extract needs a unit name, got {unit!r}.")
             if unit == "week-of-year-us":
                 raise Invalid(f"Invalid MBQL: temporal-extract {unit!r} is not supported; use week-of-year-iso.")
             if unit == "week-of-year-instance":

@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from ..errors import Invalid
 from . import temporal
+from .arity import check_clause
 from .dialect import lit
 from .refs import is_date, is_temporal
 
@@ -30,6 +31,7 @@ class FilterCompiler:
             if isinstance(x, bool):
                 return exp.Boolean(this=x)
             raise Invalid(f"Invalid MBQL: malformed filter {x!r}.")
+        check_clause(x)
         op, args = x[0], x[1:]
         if op in ("and", "or"):
             if not args:

@@ -255,7 +255,7 @@ class _Legacy:
             return self.ref(x, where)
         args = x[1:]
         if op == "value":
-            return ["value", args[0] if args else None, _keys(args[1] if len(args) > 1 else None, where)]
+            return ["value", _literal(args[0] if args else None, where), _keys(args[1] if len(args) > 1 else None, where)]
         if op == "case" or op == "if":
             return self.case(args, where)
         if op == "aggregation-options" or op == "named":
@@ -390,6 +390,12 @@ def _unit_args(op: str, args: list, convert) -> list:
     return out
 
 
+def _literal(value: Any, where: str) -> Any:
+    if value is not None and not isinstance(value, (bool, int, float, str)):
+        raise Invalid(f"Invalid MBQL: a value clause in {where} takes a literal, got {value!r}.")
+    return value
+
+
 def _list(value: Any, where: str) -> list:
     if not isinstance(value, list):
         raise Invalid(f"Invalid MBQL: {where} must be a list.")
@@ -465,7 +471,7 @@ class _Pmbql:
                 raise Invalid(f"Invalid MBQL: no aggregation with uuid {target!r} in {where}.")
             return ["aggregation", self.aggregation_index[target], {}]
         if op == "value":
-            return ["value", args[0] if args else None, _plain(opts)]
+            return ["value", _literal(args[0] if args else None, where), _plain(opts)]
         if op in ("case", "if"):
             if not args or not isinstance(args[0], list):
                 raise Invalid(f"Invalid MBQL: case needs a list of [condition, value] pairs in {where}.")
