@@ -1,4 +1,5 @@
-"""`python -m bench` (make bench): run every bench/*_bench.py in turn."""
+"""`python -m bench` (make bench): run every benchmark module (bench/bench_*.py, bench/*_bench.py) in turn,
+each with its default sizes."""
 import importlib
 import pkgutil
 import sys
@@ -7,7 +8,8 @@ import bench
 
 
 def main() -> int:
-    names = sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.endswith("_bench"))
+    names = sorted(m.name for m in pkgutil.iter_modules(bench.__path__)
+                   if m.name.endswith("_bench") or m.name.startswith("bench_"))
     for name in names:
         print(f"== bench.{name}")
         importlib.import_module(f"bench.{name}").main()

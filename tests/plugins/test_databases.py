@@ -319,3 +319,25 @@ def test_missing_sample_file_is_generated_again(app, admin, sample_database_file
     wait_for_sync(app)
     assert sample_database_file.exists()
     assert admin.get(f"/api/database/{db_id}").json["initial_sync_status"] == "complete"
+
+
+def test_tables_fields_hide_sensitive_and_schedules(app, admin, sample_database_file):
+    db_id = add_sample(app, admin)
+    people = next(t for t in admin.get(f"/api/database/{db_id}/metadata").json["tables"] if t["name"] == "PEOPLE")
+    password = next(f for f in people["fields"] if f["name"] == "PASSWORD")
+    admin.put(f"/api/field/{password['id']}", json={"visibility_type": "sensitive"})
+    nested = admin.get(f"/api/database/{db_id}?include=tables.fields").json
+    names = [f["name"] for t in nested["tables"] if t["name"] == "PEOPLE" for f in t["fields"]]
+    assert "PASSWORD" not in names and "EMAIL" in names
+    assert "PASSWORD" not in [f["name"] for f in next(
+        t for t in admin.get(f"/api/database/{db_id}/metadata").json["tables"] if t["name"] == "PEOPLE")["fields"]]
+    assert "PASSWORD" in [f["name"] for f in next(
+        t for t in admin.get(f"/api/database/{db_id}/metadata?include_hidden=true").json["tables"]
+        if t["name"] == "PEOPLE")["fields"]]
+    weekly = {"schedule_type": "weekly", "schedule_day": "mon", "schedule_hour": 2, "schedule_minute": 0}
+    changed = admin.put(f"/api/database/{db_id}", json={"schedules": {"cache_field_values": weekly}})
+    assert changed.status_code == 200
+    assert changed.json["cache_field_values_schedule"] == "0 0 2 ? * 2 *"
+    assert changed.json["schedules"]["cache_field_values"]["schedule_day"] == "mon"
+    bad = admin.put(f"/api/database/{db_id}", json={"schedules": {"metadata_sync": {"schedule_type": "yearly"}}})
+    assert bad.status_code == 400
