@@ -94,12 +94,24 @@ def card_json(session: Session, user: User, card: Card) -> dict:
         "parameter_usage_count": 0,
         "dashboard": None,
         "based_on_upload": _based_on_upload(session, card),
+        **_query_stats(session, card),
     })
     if card.type == "model":
         info = session.scalar(select(PersistedInfo).where(PersistedInfo.card_id == card.id))
         out["persisted"] = is_fresh(info, card)
         out["persisted_info"] = persisted_json(info, card)
     return out
+
+
+def _query_stats(session: Session, card: Card) -> dict:
+    """When the card last ran and how long its runs take on average (the processor's audit rows)."""
+    from sqlalchemy import func
+
+    from core.models import QueryExecution
+
+    average, last = session.execute(select(func.avg(QueryExecution.running_time), func.max(QueryExecution.started_at))
+                                    .where(QueryExecution.card_id == card.id, QueryExecution.error.is_(None))).one()
+    return {"average_query_time": None if average is None else float(average), "last_query_start": last}
 
 
 def _based_on_upload(session: Session, card: Card) -> int | None:

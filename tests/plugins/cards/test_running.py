@@ -23,8 +23,11 @@ def test_run_native_card_with_parameters(user, warehouse):
 def test_run_mbql_card_and_failures(user, warehouse):
     card = user.post("/api/card", json=card_body("Totals", mbql_query(
         warehouse["db"], **{"source-table": warehouse["orders"], "aggregation": [["sum", ["field", warehouse["orders.total"], None]]]}))).json
+    assert user.get(f"/api/card/{card['id']}").json["last_query_start"] is None
     ran = user.post(f"/api/card/{card['id']}/query")
     assert ran.status_code == 202 and ran.json["data"]["rows"] == [[137.75]]
+    hydrated = user.get(f"/api/card/{card['id']}").json
+    assert hydrated["last_query_start"] is not None and hydrated["average_query_time"] >= 0
     broken = user.post("/api/card", json=card_body("Broken", native_query(warehouse["db"], "SELECT nope FROM nowhere"))).json
     assert broken["result_metadata"] is None
     failed = user.post(f"/api/card/{broken['id']}/query")
