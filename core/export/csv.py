@@ -11,7 +11,7 @@ import io
 from typing import Any, Callable, Iterable, Iterator
 
 from . import batched
-from .formatting import formatter, titles
+from .formatting import formatter, is_temporal, titles
 
 CHUNK = 64 * 1024
 PASS_THROUGH = (str, int, float)
@@ -30,7 +30,7 @@ def converters(columns: list[dict], batch: list, viz, format_rows: bool) -> list
             out.append(fmt)
             continue
         sample = next((row[i] for row in batch if row[i] is not None), None)
-        if sample is None or type(sample) in PASS_THROUGH:
+        if sample is None or (type(sample) in PASS_THROUGH and not (type(sample) is str and is_temporal(column))):
             out.append(None)
         else:
             out.append((lambda f: lambda v: _plain_bool(v) if type(v) is bool else f(v))(fmt))

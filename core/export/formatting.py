@@ -47,6 +47,24 @@ def titles(columns: list[dict], viz: dict | None = None, format_rows: bool = Fal
 # ---- unformatted --------------------------------------------------------------------------------
 
 
+TEMPORAL_TYPES = frozenset({"type/Date", "type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
+                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
+
+
+def is_temporal(column: dict) -> bool:
+    return (column.get("effective_type") or column.get("base_type")) in TEMPORAL_TYPES
+
+
+def text_datetime(value: str) -> str:
+    """A datetime an engine keeps as text ("2024-01-05 13:45:00", SQLite) written as the unformatted
+    ISO-8601 the other engines' values get: "2024-01-05T13:45:00", or "2024-01-05" at midnight."""
+    if len(value) >= 19 and value[10] == " ":
+        if value[11:] in ("00:00:00", "00:00:00.000", "00:00:00.000000"):
+            return value[:10]
+        return value[:10] + "T" + value[11:]
+    return value
+
+
 def plain(value: Any) -> Any:
     """The unformatted cell: dates ISO-8601 (a datetime at midnight as its date), numbers raw."""
     if isinstance(value, dt.datetime):
@@ -101,7 +119,10 @@ def _format_number(value: Any, column: dict, settings: dict) -> str:
 
 def formatter(column: dict, viz: dict | None, format_rows: bool) -> Callable[[Any], Any]:
     """The function that writes one column's cells."""
+    temporal = is_temporal(column)
     if not format_rows:
+        if temporal:
+            return lambda value: text_datetime(value) if type(value) is str else plain(value)
         return plain
     settings = column_settings(viz, column)
 
@@ -116,6 +137,12 @@ def formatter(column: dict, viz: dict | None, format_rows: bool) -> Callable[[An
             return _format_date(value)
         if isinstance(value, (int, float, decimal.Decimal)):
             return _format_number(value, column, settings)
+        if temporal and type(value) is str:
+            try:
+                parsed = dt.datetime.fromisoformat(value)
+            except ValueError:
+                return value
+            return _format_date(parsed) if len(value) == 10 else _format_datetime(parsed)
         return plain(value)
 
     return fmt

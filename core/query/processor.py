@@ -641,8 +641,10 @@ def run_query(session: Session, user: User | None, dataset_query: Any, *, contex
 
 def completed(ctx: QueryContext, result: Result, rows: list[tuple]) -> dict:
     R.infer_base_types(result.cols, rows)
+    out_rows = [list(r) for r in rows] if result.cached is not None else R.json_rows(rows, ctx.js_int_to_string)
+    R.iso_text_datetimes(result.cols, out_rows)
     data: dict[str, Any] = {
-        "rows": [list(r) for r in rows] if result.cached is not None else R.json_rows(rows, ctx.js_int_to_string),
+        "rows": out_rows,
         "cols": result.cols,
         "native_form": result.native_form,
         "results_timezone": setting(ctx.session, "report-timezone") or "UTC",

@@ -125,3 +125,20 @@ def results_metadata(cols: list[dict]) -> dict:
 
 def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+TEMPORAL_TYPES = frozenset({"type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
+                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
+
+
+def iso_text_datetimes(cols: list[dict], rows: list[list]) -> None:
+    """Datetimes an engine keeps as text (SQLite's "2024-01-05 13:45:00") in the ISO-8601 form the
+    other engines' values take ("2024-01-05T13:45:00"), in place."""
+    indexes = [i for i, c in enumerate(cols) if (c.get("effective_type") or c.get("base_type")) in TEMPORAL_TYPES]
+    if not indexes:
+        return
+    for row in rows:
+        for i in indexes:
+            value = row[i]
+            if type(value) is str and len(value) >= 19 and value[10] == " ":
+                row[i] = value[:10] + "T" + value[11:]

@@ -33,7 +33,8 @@ def test_csv_export_streams_every_row(admin, orders):
     rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
     assert rows[0] == ["ID", "Category", "Price", "Created At"]
     assert len(rows) == 1 + orders.count
-    assert rows[1] == ["1", "Gizmo", "1.25", "2024-01-01 07:00:00"]
+    # SQLite keeps the datetime as text; it is written as ISO-8601 like the other engines' values.
+    assert rows[1] == ["1", "Gizmo", "1.25", "2024-01-01T07:00:00"]
 
 
 def test_form_encoded_export(admin, orders):
@@ -46,8 +47,10 @@ def test_form_encoded_export(admin, orders):
 def test_json_export(admin, orders):
     response = admin.post("/api/dataset/json", json={"query": query(orders, {"limit": 2})})
     assert response.headers["Content-Type"] == "application/json; charset=utf-8"
-    assert response.json == [{"ID": 1, "Category": "Gizmo", "Price": 1.25, "Created At": "2024-01-01 07:00:00"},
-                             {"ID": 2, "Category": "Gadget", "Price": 2.5, "Created At": "2024-01-01 14:00:00"}]
+    assert response.json == [{"ID": 1, "Category": "Gizmo", "Price": 1.25, "Created At": "2024-01-01T07:00:00"},
+                             {"ID": 2, "Category": "Gadget", "Price": 2.5, "Created At": "2024-01-01T14:00:00"}]
+    formatted = admin.post("/api/dataset/csv", json={"query": query(orders, {"limit": 1}), "format_rows": True})
+    assert formatted.get_data(as_text=True).splitlines()[1] == '1,Gizmo,1.25,"January 1, 2024, 7:00 AM"'
 
 
 def test_xlsx_export_reads_back(admin, orders):
@@ -141,3 +144,13 @@ def test_titles_from_visualization_settings():
     assert titles(COLUMNS, viz, format_rows=False)[:3] == ["ID", "Name", "Amount"]
     text = b"".join(csv_export.write(COLUMNS, iter(ROWS), {"format_rows": True, "visualization_settings": viz})).decode()
     assert text.startswith("ID,Name (€),Money,At,Day,OK")
+
+
+def test_text_datetimes_written_as_iso():
+    cols = [{"name": "at", "display_name": "At", "base_type": "type/DateTime"},
+            {"name": "note", "display_name": "Note", "base_type": "type/Text"}]
+    rows = [("2024-03-01 00:00:00", "a b"), ("2024-03-01 13:45:10", "c d")]
+    text = b"".join(csv_export.write(cols, iter(rows), {})).decode()
+    assert text.splitlines() == ["At,Note", "2024-03-01,a b", "2024-03-01T13:45:10,c d"]
+    data = json.loads(b"".join(json_export.write(cols, iter(rows), {})))
+    assert [d["At"] for d in data] == ["2024-03-01", "2024-03-01T13:45:10"]

@@ -156,3 +156,24 @@ def test_permissions_are_checked(app, admin, orders):
     assert user.post("/api/dataset", json=native(orders, "SELECT 1")).status_code == 403
     assert user.post("/api/dataset/csv", json={"query": native(orders, "SELECT 1")}).status_code == 403
     assert admin.post("/api/dataset", json=native(orders, "SELECT 1")).status_code == 202
+
+
+def test_download_permission_levels(app, admin, orders):
+    user = make_user(app, email="downloader@example.com")
+    graph = admin.get("/api/permissions/graph").json
+
+    def set_download(level):
+        graph["groups"]["1"] = {str(orders.database_id): {"view-data": "unrestricted",
+                                                          "create-queries": "query-builder-and-native",
+                                                          "download": {"schemas": level}}}
+        response = admin.put("/api/permissions/graph", json=graph)
+        assert response.status_code == 200, response.json
+        graph["revision"] = response.json["revision"]
+
+    set_download("limited")
+    query = {"query": native(orders, "SELECT id FROM orders")}
+    rows = user.post("/api/dataset/csv", json=query).get_data(as_text=True).strip().split("\n")
+    assert len(rows) == 1 + 2500  # limited is 10,000 rows: all 2,500 here
+    set_download("none")
+    assert user.post("/api/dataset/csv", json=query).status_code == 403
+    assert user.post("/api/dataset", json=native(orders, "SELECT 1")).status_code == 202  # viewing stays allowed
