@@ -15,7 +15,6 @@ import importlib.util
 import itertools
 from collections import deque
 import os
-import time
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -383,10 +382,6 @@ class SQLDriver(QueryDialect, Driver):
         what sqlglot gets wrong for this engine."""
         return cls.sqlglot_dialect
 
-    @classmethod
-    def quote_identifier(cls, name: str) -> str:
-        return sqlglot.exp.to_identifier(name, quoted=True).sql(dialect=cls.sqlglot_dialect)
-
     # ---- running ---------------------------------------------------------------------------------
 
     @classmethod
@@ -571,6 +566,3 @@ def _same_host(a: str | None, b: str | None) -> bool:
     loopback = {None, "", "localhost", "127.0.0.1", "::1"}
     return (a in loopback and b in loopback) or (a or "").lower() == (b or "").lower()
 
-
-def monotonic_deadline(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout
