@@ -54,12 +54,13 @@ def bitmask(count: int, kept: tuple[int, ...]) -> int:
 
 
 def run_pivot(session: Session, user: User | None, dataset_query: Any, pivot_rows: list[int] | None = None,
-              pivot_cols: list[int] | None = None) -> tuple[dict, int]:
+              pivot_cols: list[int] | None = None, *, context: str = "ad-hoc", **options) -> tuple[dict, int]:
+    """`options` go to the processor's prepare (card_id for a saved card, ...)."""
     started_at = dt.datetime.now(dt.timezone.utc)
     started = time.monotonic()
     ctx = None
     try:
-        ctx = QP.prepare(session, user, dataset_query, context="ad-hoc")
+        ctx = QP.prepare(session, user, dataset_query, context=context, **options)
         if ctx.is_native or not ctx.query.last.aggregations:
             raise QueryFailed("A pivot table needs an MBQL query with aggregations.", "invalid-query")
         QP._stats(ctx)
@@ -89,7 +90,7 @@ def run_pivot(session: Session, user: User | None, dataset_query: Any, pivot_row
         envelope_result.finished_at = time.monotonic()
         return QP.completed(ctx, envelope_result, all_rows), R.SUCCESS_STATUS
     except QueryFailed as exc:
-        return QP.failed(dataset_query, exc, "ad-hoc", ctx, started_at, started), R.FAILED_STATUS
+        return QP.failed(dataset_query, exc, context, ctx, started_at, started), R.FAILED_STATUS
 
 
 def _keeps(order_by: list, breakouts: list) -> bool:

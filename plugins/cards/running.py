@@ -79,7 +79,7 @@ def pivot(session: Session, user: User, card_id: int, parameters: list | None):
     card = runnable_card(session, user, card_id)
     query = {**card.dataset_query, "parameters": card_parameters(card, parameters)}
     rows, cols = _pivot_split(card)
-    envelope, status = pivot_query.run_pivot(session, user, query, rows, cols)
+    envelope, status = pivot_query.run_pivot(session, user, query, rows, cols, context="question", card_id=card.id)
     return json_response(envelope, status)
 
 

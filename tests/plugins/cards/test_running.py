@@ -75,6 +75,7 @@ def test_pivot_card(user, warehouse):
     assert ran.status_code == 202, ran.json
     rows = ran.json["data"]["rows"]
     assert [1, 0, 2] in rows and [None, 1, 4] in rows
+    assert ran.json["context"] == "question"
 
 
 def test_saved_native_card_runs_without_native_permission(app, admin, user, warehouse):
