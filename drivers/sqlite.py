@@ -233,7 +233,7 @@ class SQLiteDriver(SQLDriver):
     def transform(cls, tree):
         # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
         # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().
-        return sqlite_temporal(tree.transform(_spread))
+        return sqlite_temporal(tree.transform(_spread, copy=False))
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
