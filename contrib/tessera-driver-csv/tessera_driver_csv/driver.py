@@ -19,12 +19,10 @@ from pathlib import Path
 import duckdb
 from duckdb_engine import ConnectionWrapper
 from pydantic import Field
-from sqlalchemy import text
 from sqlalchemy.engine import URL, Engine
-from sqlalchemy.pool import NullPool
 
-from core.driver import (ConnectionPolicy, FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta,
-                         check_file_path)
+from core.driver import ConnectionPolicy, FieldMeta, FileDetails, FKMeta, LockdownError, TableMeta, check_file_path
+from drivers.duckdb import DuckDBDriver, SessionPerQuery
 
 BASE_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                "allow_community_extensions": False, "threads": min(4, os.cpu_count() or 1), "memory_limit": "1GB"}
@@ -94,42 +92,21 @@ class Snapshot:
             self.anchor = self.anchor_path = None
 
 
-class SessionPerQuery(NullPool):
-    """DuckDB allows session state (search_path, temporary objects) even when locked: no session is
-    reused across queries. Disposing the engine closes the snapshot connection."""
-
-    def dispose(self) -> None:
-        self._creator.close()
-
-
 class CSVDetails(FileDetails):
     file_field = "directory"
     directory: str = Field(title="Directory of CSV files", description="Each .csv file is a table; the first line names the columns.",
                            json_schema_extra={"placeholder": "/srv/tessera/files/exports"})
 
 
-class CSVDriver(SQLDriver):
+class CSVDriver(DuckDBDriver):
+    """DuckDB underneath: the type map, the timeout guard, the catalog queries and the
+    session-per-query pool are DuckDB's; what differs is where the database comes from."""
+
     engine = "csv"
     display_name = "CSV directory"
     source_type = "community"
-    sqlglot_dialect = "duckdb"
-    sqlalchemy_dialect = "duckdb"
     Details = CSVDetails
-    dbapi_modules = ("duckdb", "duckdb_engine")
-    features = frozenset({
-        "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
-        "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
-        "inner-join", "full-join", "regex", "percentile-aggregations",
-    })
-    timeout_markers = ("InterruptException", "Interrupted")
-    type_map = (
-        ("interval", "type/*"), ("hugeint", "type/BigInteger"), ("bigint", "type/BigInteger"),
-        ("int", "type/Integer"), ("smallint", "type/Integer"), ("tinyint", "type/Integer"),
-        ("decimal", "type/Decimal"), ("double", "type/Float"), ("float", "type/Float"),
-        ("varchar", "type/Text"), ("boolean", "type/Boolean"),
-        ("timestamp with time zone", "type/DateTimeWithLocalTZ"), ("timestamp", "type/DateTime"),
-        ("date", "type/Date"), ("time", "type/Time"), ("uuid", "type/UUID"), ("json", "type/JSON"),
-    )
+    features = DuckDBDriver.features - {"foreign-keys", "schemas"}
 
     @classmethod
     def check_details(cls, details: CSVDetails, policy: ConnectionPolicy) -> CSVDetails:
@@ -153,30 +130,12 @@ class CSVDriver(SQLDriver):
             raise LockdownError(f"CSV snapshot connection is not locked down: {settings}")
 
     @classmethod
-    @contextlib.contextmanager
-    def guard(cls, conn, timeout):
-        if timeout is None:
-            yield
-            return
-        timer = threading.Timer(timeout, conn.connection.dbapi_connection.interrupt)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
-
-    @classmethod
     def dbms_version(cls, engine: Engine) -> dict:
-        with engine.connect() as conn:
-            version = conn.exec_driver_sql("SELECT version()").scalar().lstrip("v")
-        return {"flavor": "DuckDB (CSV directory)", "version": version,
-                "semantic-version": [int(p) for p in version.split("-")[0].split(".") if p.isdigit()][:3]}
+        return {**super().dbms_version(engine), "flavor": "DuckDB (CSV directory)"}
 
     @classmethod
-    def _catalog(cls, engine: Engine, sql: str, **params) -> list:
-        with engine.connect() as conn:
-            return conn.execute(text(sql), params).all()
+    def syncable_schemas(cls, engine: Engine) -> list[str | None]:
+        return [None]
 
     @classmethod
     def describe_tables(cls, engine: Engine) -> list[TableMeta]:
