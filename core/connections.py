@@ -85,7 +85,9 @@ def validate_details(engine: str, details: dict) -> Details:
 def build_engine(driver: type[SQLDriver], details: Details, **options) -> Engine:
     """A SQLAlchemy engine whose every new DBAPI connection is locked down before first use."""
     # The driver's own options win: a pool class it needs (DuckDB's) is part of its lockdown.
-    engine = create_engine(driver.url(details), **{"pool_pre_ping": True, **options, **driver.engine_options(details)})
+    # A file connection cannot go stale, so only network engines pay a ping per checkout.
+    engine = create_engine(driver.url(details), **{"pool_pre_ping": not driver.in_process(), **options,
+                                                   **driver.engine_options(details)})
 
     @event.listens_for(engine, "connect")
     def _lock_down(dbapi_connection, record):

@@ -308,6 +308,12 @@ class SQLDriver(QueryDialect, Driver):
     # What can_connect runs: it must make the engine read the database, not just answer.
     probe_sql: ClassVar[str] = "SELECT 1"
 
+    @classmethod
+    def in_process(cls) -> bool:
+        """True for file engines (SQLite, DuckDB): the database runs inside this process, so a
+        connection cannot go stale (no pre-ping) and threads only contend for the GIL."""
+        return issubclass(cls.Details, FileDetails)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "engine" not in cls.__dict__:
@@ -370,11 +376,17 @@ class SQLDriver(QueryDialect, Driver):
         return tree
 
     @classmethod
-    def to_sql(cls, tree: sqlglot.exp.Expression) -> str:
-        """The single place SQL text is produced from an AST."""
+    def to_sql(cls, tree: sqlglot.exp.Expression, *, owned: bool = False) -> str:
+        """The single place SQL text is produced from an AST.
+
+        The passes rewrite the tree in place, so it is copied first, unless the caller hands over a
+        tree it built for this call and never uses again (`owned`); the generator then works on that
+        private tree without copying it once more.
+        """
         from .dialects import canonical_temporal
 
-        return cls.transform(canonical_temporal(tree.copy())).sql(dialect=cls.sql_dialect())
+        tree = tree if owned else tree.copy()
+        return cls.transform(canonical_temporal(tree)).sql(dialect=cls.sql_dialect(), copy=False)
 
     @classmethod
     def sql_dialect(cls):
@@ -527,7 +539,7 @@ class SQLDriver(QueryDialect, Driver):
     @classmethod
     def column_type_name(cls, column: dict) -> str:
         """The database type of an inspected column, as shown in Field.database_type."""
-        return str(column["type"])
+        return _type_name(column["type"])
 
     @classmethod
     def describe_fields(cls, engine: Engine, table: TableMeta) -> list[FieldMeta]:
@@ -566,3 +578,15 @@ def _same_host(a: str | None, b: str | None) -> bool:
     loopback = {None, "", "localhost", "127.0.0.1", "::1"}
     return (a in loopback and b in loopback) or (a or "").lower() == (b or "").lower()
 
+
+_type_dialects: dict[type, Any] = {}
+
+
+def _type_name(type_) -> str:
+    """str(type_) without building a new dialect for every column (str() does, and on a wide schema
+    that costs more than reading the columns). The dialect is the one str() would pick."""
+    cls = type(type_)
+    dialect = _type_dialects.get(cls)
+    if dialect is None:
+        dialect = _type_dialects[cls] = type_._default_dialect()
+    return type_.compile(dialect=dialect)

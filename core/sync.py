@@ -203,10 +203,11 @@ def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_value
     """Fingerprint and classify the fields that need it, and read the values of list fields.
 
     Tables are independent, so a few are read at once: a network database answers one query while
-    the next is sent (the pool holds more connections than the threads used here).
+    the next is sent (the pool holds more connections than the threads used here). An in-process
+    engine (SQLite, DuckDB) is read from one thread: there threads only take turns at the GIL.
     """
     work = [t for t in tables.values() if t.values["active"] and any(f.values["active"] for f in t.fields.values())]
-    if len(work) < 2:
+    if len(work) < 2 or driver.in_process():
         for table in work:
             _analyze_table(table, driver, engine, refingerprint, scan_values)
         return
@@ -238,7 +239,7 @@ def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldS
     """Sample the table once; return whether the sample holds every row (values then need no query)."""
     tree = with_limit(exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False),
                       analyze.MAX_SAMPLE_ROWS)
-    sql = driver.to_sql(tree)
+    sql = driver.to_sql(tree, owned=True)
     with driver.execute(engine, sql, {}, timeout=SAMPLE_TIMEOUT, max_rows=analyze.MAX_SAMPLE_ROWS) as result:
         rows = list(result.rows)
     columns = analyze.columns_of(rows, len(active))
