@@ -385,8 +385,11 @@ class SQLDriver(QueryDialect, Driver):
         """
         from .dialects import canonical_temporal
 
-        tree = tree if owned else tree.copy()
-        return cls.transform(canonical_temporal(tree)).sql(dialect=cls.sql_dialect(), copy=False)
+        tree = cls.transform(canonical_temporal(tree if owned else tree.copy()))
+        try:
+            return tree.sql(dialect=cls.sql_dialect(), copy=False)
+        finally:
+            _release(tree)
 
     @classmethod
     def sql_dialect(cls):
@@ -590,3 +593,12 @@ def _type_name(type_) -> str:
     if dialect is None:
         dialect = _type_dialects[cls] = type_._default_dialect()
     return type_.compile(dialect=dialect)
+
+
+def _release(tree: sqlglot.exp.Expression) -> None:
+    """Unlink a private tree's nodes from their parents once it has been rendered. Parent links
+    make every tree a reference cycle that only the cyclic collector frees; a sync renders a query
+    per table, and that garbage made it run full collections of the whole heap (a third of the
+    time of a wide sync). Without the links the tree is freed as soon as it is dropped."""
+    for node in tree.walk():
+        node.parent = None
