@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import operator
 import secrets
 import threading
 import time
@@ -38,6 +39,7 @@ from .models import Database, Field, Table, utcnow
 log = logging.getLogger("tessera.sync")
 
 SAMPLE_TIMEOUT = 120
+_UNSET = object()
 
 
 def new_entity_id() -> str:
@@ -371,7 +373,7 @@ def insert_rows(session, table, rows: list[dict]) -> None:
 
     SQLAlchemy's executemany builds parameters row by row in Python, which costs more than reading
     the schema on a wide database; here the statement is compiled once and each value goes through
-    its column's bind processor only.
+    its column's bind processor only (once for a run of the same object).
     """
     if not rows:
         return
@@ -386,13 +388,21 @@ def insert_rows(session, table, rows: list[dict]) -> None:
             default = table.c[name].default
             defaults[name] = default.arg(None) if default is not None and default.is_callable else \
                 (default.arg if default is not None else None)
-    converters = [(name, processors.get(name)) for name in names]
     if defaults:
         rows = [{**defaults, **row} for row in rows]
-    if compiled.positional:
-        params = [tuple(p(row[n]) if p else row[n] for n, p in converters) for row in rows]
-    else:
-        params = [{n: (p(row[n]) if p else row[n]) for n, p in converters} for row in rows]
+    pick = operator.itemgetter(*names) if len(names) > 1 else (lambda row: (row[names[0]],))
+    # Rows of a sync mostly repeat the same objects in a column (one timestamp, True, None): each
+    # processor runs once per distinct object in a row, and its last answer is reused.
+    memo = [(i, processors[name], [_UNSET, None]) for i, name in enumerate(names) if processors.get(name)]
+    params = []
+    for row in rows:
+        values = list(pick(row))
+        for i, process, last in memo:
+            value = values[i]
+            if value is not last[0]:
+                last[0], last[1] = value, process(value)
+            values[i] = last[1]
+        params.append(tuple(values) if compiled.positional else dict(zip(names, values)))
     conn.exec_driver_sql(compiled.string, params)
 
 
