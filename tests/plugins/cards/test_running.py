@@ -3,6 +3,8 @@ import csv
 import io
 import json
 
+from plugins.query_audit.service import flush
+
 from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
 
 
@@ -26,6 +28,7 @@ def test_run_mbql_card_and_failures(user, warehouse):
     assert user.get(f"/api/card/{card['id']}").json["last_query_start"] is None
     ran = user.post(f"/api/card/{card['id']}/query")
     assert ran.status_code == 202 and ran.json["data"]["rows"] == [[137.75]]
+    flush(user.app)  # the query log is written by a background thread
     hydrated = user.get(f"/api/card/{card['id']}").json
     assert hydrated["last_query_start"] is not None and hydrated["average_query_time"] >= 0
     broken = user.post("/api/card", json=card_body("Broken", native_query(warehouse["db"], "SELECT nope FROM nowhere"))).json
