@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from .temporal import truncate
+
 UNITS = ("minute", "hour", "day", "week", "month", "quarter", "year")
 _UNIT = "(minute|hour|day|week|month|quarter|year)s?"
 RELATIVE = re.compile(rf"^(past|next|last)(\d+){_UNIT}(~)?(?:-from-(\d+){_UNIT})?$")
@@ -71,23 +73,6 @@ def _as_bound(moment: dt.datetime, unit: str) -> dt.date | dt.datetime:
     return moment
 
 
-def truncate(moment: dt.datetime, unit: str, week_start: int = 6) -> dt.datetime:
-    """Start of the unit containing moment; week_start is a Python weekday (6 = Sunday)."""
-    if unit == "minute":
-        return moment.replace(second=0, microsecond=0)
-    if unit == "hour":
-        return moment.replace(minute=0, second=0, microsecond=0)
-    day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
-    if unit == "day":
-        return day
-    if unit == "week":
-        return day - dt.timedelta(days=(day.weekday() - week_start) % 7)
-    if unit == "month":
-        return day.replace(day=1)
-    if unit == "quarter":
-        return day.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
-    if unit == "year":
-        return day.replace(month=1, day=1)
     raise DateValueError(f"unknown unit {unit}")
 
 

@@ -39,7 +39,8 @@ def as_datetime(value: dt.date | dt.datetime) -> dt.datetime:
     return dt.datetime(value.year, value.month, value.day)
 
 
-def truncate(value: dt.datetime, unit: str) -> dt.datetime:
+def truncate(value: dt.datetime, unit: str, week_start: int = 6) -> dt.datetime:
+    """Start of the unit containing value; week_start is a Python weekday (6 = Sunday, Metabase's default)."""
     value = as_datetime(value)
     if unit == "second":
         return value.replace(microsecond=0)
@@ -51,8 +52,7 @@ def truncate(value: dt.datetime, unit: str) -> dt.datetime:
     if unit == "day":
         return day
     if unit == "week":
-        # Python's weekday() is 0 for Monday; Sunday-start weeks step back (weekday + 1) % 7 days.
-        return day - dt.timedelta(days=(day.weekday() + 1) % 7)
+        return day - dt.timedelta(days=(day.weekday() - week_start) % 7)
     if unit == "month":
         return day.replace(day=1)
     if unit == "quarter":
