@@ -86,6 +86,7 @@ class DuckDBDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
+        "convert-timezone",
     })
     timeout_markers = ("InterruptException", "Interrupted")
     type_map = (
@@ -206,6 +207,13 @@ class DuckDBDriver(SQLDriver):
     def regex_match_first(cls, expr, pattern):
         # REGEXP_EXTRACT answers '' when nothing matches; NULL is what the other engines answer.
         return exp.Nullif(this=exp.RegexpExtract(this=expr, expression=lit(pattern)), expression=lit(""))
+
+    @classmethod
+    def url_part(cls, expr, part):
+        from core.query import urls
+
+        extract = exp.RegexpExtract(this=expr, expression=lit(urls.GROUPED[part]), group=lit(1))
+        return exp.Nullif(this=extract, expression=lit(""))
 
     @classmethod
     def percentile(cls, expr, p):

@@ -62,7 +62,7 @@ class MySQLDriver(SQLDriver):
     features = frozenset({
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
-        "inner-join", "foreign-keys", "regex",
+        "inner-join", "foreign-keys", "regex", "convert-timezone",
     })
     timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
     type_map = (
@@ -171,7 +171,7 @@ class MySQLDriver(SQLDriver):
 
     # ---- compiled MBQL: no DATE_TRUNC, function-style date parts, case-insensitive collations --------
 
-    _FORMATS = {"minute": "%Y-%m-%d %H:%i:00", "hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d",
+    _FORMATS = {"second": "%Y-%m-%d %H:%i:%s", "minute": "%Y-%m-%d %H:%i:00", "hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d",
                 "month": "%Y-%m-01", "year": "%Y-01-01"}
     _PARTS = {"second": "SECOND", "minute-of-hour": "MINUTE", "hour-of-day": "HOUR", "day-of-week": "DAYOFWEEK",
               "day-of-month": "DAYOFMONTH", "day-of-year": "DAYOFYEAR", "month-of-year": "MONTH",
@@ -179,6 +179,9 @@ class MySQLDriver(SQLDriver):
 
     @classmethod
     def truncate_temporal(cls, expr, unit):
+        if unit == "millisecond":  # drop the microseconds below the millisecond
+            below = exp.Mod(this=_fn("MICROSECOND", expr.copy()), expression=lit(1000))
+            return cls.date_add(expr, exp.Neg(this=exp.Paren(this=below)), "microsecond")
         if unit in cls._FORMATS:
             start = _fn("DATE_FORMAT", expr, lit(cls._FORMATS[unit]))
         elif unit == "week":
@@ -192,6 +195,8 @@ class MySQLDriver(SQLDriver):
     @classmethod
     def date_add(cls, expr, amount, unit):
         # MySQL has a QUARTER interval; INTERVAL takes a parenthesised expression as its amount.
+        if unit == "millisecond":
+            amount, unit = exp.Mul(this=exp.Paren(this=amount), expression=lit(1000)), "microsecond"
         if not isinstance(amount, (exp.Literal, exp.Neg)):
             amount = exp.Paren(this=amount)
         return exp.DateAdd(this=expr, expression=amount, unit=exp.var(unit.upper()))
@@ -215,6 +220,44 @@ class MySQLDriver(SQLDriver):
         # MariaDB's REGEXP_SUBSTR answers '' when nothing matches (NULL elsewhere), and follows the
         # column's case-insensitive collation unless the pattern turns that off with (?-i).
         return exp.Nullif(this=_fn("REGEXP_SUBSTR", expr, lit("(?-i)" + pattern)), expression=lit(""))
+
+    @classmethod
+    def url_part(cls, expr, part):
+        # REGEXP_SUBSTR has no capture groups: Metabase's own lookaround patterns match the part itself;
+        # MariaDB refuses path's variable-length lookbehind, so path is cut from its match at the first '/'.
+        from core.query import urls
+
+        if part != "path":
+            return cls.regex_match_first(expr, urls.WHOLE[part])
+        match = cls.regex_match_first(expr, urls.PATH_MATCH)
+        return _fn("SUBSTRING", match, _fn("LOCATE", lit("/"), match.copy()))
+
+    @classmethod
+    def split_part(cls, expr, delimiter, position):
+        # SUBSTRING_INDEX answers the last piece for a position past the end: count the pieces first.
+        from core.query.dialect import position_guard
+
+        pieces = exp.Add(this=exp.Div(
+            this=exp.Paren(this=exp.Sub(this=_fn("CHAR_LENGTH", expr.copy()),
+                                        expression=_fn("CHAR_LENGTH", _fn("REPLACE", expr.copy(), lit(delimiter), lit(""))))),
+            expression=lit(len(delimiter)), typed=True), expression=lit(1))
+        part = _fn("SUBSTRING_INDEX", _fn("SUBSTRING_INDEX", expr, lit(delimiter), position.copy()), lit(delimiter), lit(-1))
+        beyond = exp.GT(this=position.copy(), expression=pieces)
+        return position_guard(exp.Case(ifs=[exp.If(this=beyond, true=lit(""))], default=part), position)
+
+    @classmethod
+    def zoned_to_utc(cls, expr):
+        # A TIMESTAMP column reads in the session's zone.
+        return _fn("CONVERT_TZ", expr, exp.var("@@session.time_zone"), lit("+00:00"))
+
+    @classmethod
+    def zone_to_utc(cls, expr, zone):
+        # Named zones need the server's time zone tables (mysql_tzinfo_to_sql); without them MySQL answers NULL.
+        return _fn("CONVERT_TZ", expr, lit(zone), lit("+00:00"))
+
+    @classmethod
+    def utc_to_zone(cls, expr, zone):
+        return _fn("CONVERT_TZ", expr, lit("+00:00"), lit(zone))
 
     @classmethod
     def days_between(cls, start, end):

@@ -132,6 +132,10 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     def truncate_temporal(cls, expr, unit):
+        if unit == "millisecond":  # %f is seconds with three decimals
+            return _fn("STRFTIME", lit("%Y-%m-%d %H:%M:%f"), expr)
+        if unit == "second":
+            return _fn("DATETIME", expr)
         if unit in ("minute", "hour"):
             pattern = "%Y-%m-%d %H:%M:00" if unit == "minute" else "%Y-%m-%d %H:00:00"
             return _fn("DATETIME", _fn("STRFTIME", lit(pattern), expr))
@@ -161,6 +165,12 @@ class SQLiteDriver(SQLDriver):
     @classmethod
     def date_add(cls, expr, amount, unit):
         number = _number(amount)
+        if unit == "millisecond":
+            # DATETIME() drops fractions of a second; STRFTIME's %f keeps milliseconds.
+            seconds = (lit(f"{number / 1000} seconds") if number is not None else
+                       exp.DPipe(this=exp.Cast(this=exp.Div(this=cls.to_float(amount), expression=lit(1000.0)),
+                                               to=exp.DataType.build("text")), expression=lit(" seconds")))
+            return _fn("STRFTIME", lit("%Y-%m-%d %H:%M:%f"), expr, seconds)
         if unit in ("month", "quarter", "year"):
             return cls._add_months(expr, amount, number, {"month": 1, "quarter": 3, "year": 12}[unit])
         if unit in ("week", "quarter"):
@@ -228,6 +238,39 @@ class SQLiteDriver(SQLDriver):
         escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in value)
         pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
         return exp.Glob(this=expr, expression=lit(pattern))
+
+    @classmethod
+    def split_part(cls, expr, delimiter, position):
+        # No SPLIT_PART: a recursive CTE peels one piece per step (text || delimiter, so the last piece
+        # ends in one too), correlated to the row by `expr`; a missing piece is '' and NULL text stays NULL.
+        rest = exp.column("rest")
+        found = _fn("INSTR", rest.copy(), lit(delimiter))
+        anchor = exp.select(lit(0).as_("i"), exp.Null().as_("part"),
+                            exp.DPipe(this=expr.copy(), expression=lit(delimiter)).as_("rest"))
+        step = (exp.select(exp.Add(this=exp.column("i"), expression=lit(1)),
+                           _fn("SUBSTR", rest.copy(), lit(1), exp.Sub(this=found.copy(), expression=lit(1))),
+                           _fn("SUBSTR", rest.copy(), exp.Add(this=found.copy(), expression=lit(len(delimiter)))))
+                .from_("pieces")
+                .where(exp.and_(exp.GT(this=found.copy(), expression=lit(0)),
+                                exp.LT(this=exp.column("i"), expression=position.copy()))))
+        cte = exp.CTE(this=exp.union(anchor, step, distinct=False),
+                      alias=exp.TableAlias(this=exp.to_identifier("pieces"),
+                                           columns=[exp.to_identifier(c) for c in ("i", "part", "rest")]))
+        pick = (exp.select("part").from_("pieces").where(exp.EQ(this=exp.column("i"), expression=position.copy())))
+        pick.set("with_", exp.With(expressions=[cte], recursive=True))
+        missing = exp.Case(ifs=[exp.If(this=exp.Is(this=expr.copy(), expression=exp.Null()), true=exp.Null())],
+                           default=lit(""))
+        return exp.Coalesce(this=exp.Subquery(this=pick), expressions=[missing])
+
+    @classmethod
+    def cast_text(cls, expr, base_type):
+        if base_type in ("type/Date", "type/DateTime"):
+            return cls.temporal_column(expr, base_type)
+        return super().cast_text(expr, base_type)
+
+    @classmethod
+    def parse_datetime(cls, expr):
+        return _fn("DATETIME", expr)
 
     @classmethod
     def transform(cls, tree):

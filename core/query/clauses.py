@@ -15,6 +15,7 @@ from .aggregations import AGGREGATIONS, AggregationCompiler
 from .arity import check_clause
 from .dialect import lit
 from .filters import FilterCompiler
+from .functions import FUNCTIONS, FunctionCompiler
 from .refs import Col, Info, RefResolver, is_temporal, week_of_year
 
 ARITHMETIC = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
@@ -32,14 +33,13 @@ STRING_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December"]
 DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-NOT_SUPPORTED = {"host", "domain", "subdomain", "path", "convert-timezone", "offset", "metric", "segment",
-                 "split-part", "text", "integer", "float", "date", "today", "datetime"}
+NOT_SUPPORTED = {"offset", "metric", "segment"}
 FILTERS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "inside", "is-null", "not-null",
            "is-empty", "not-empty", "contains", "does-not-contain", "starts-with", "ends-with", "time-interval",
            "relative-time-interval", "during", "segment", "in", "not-in"}
 
 
-class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
+class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, RefResolver):
     def __init__(self, context, stage, source):
         super().__init__(context, stage, source)
         self.allow_aggregations = False
@@ -191,6 +191,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return self.filter(x)
         if op in NOT_SUPPORTED:
             raise Invalid(f"Invalid MBQL: the {op!r} clause is not supported.")
+        if op in FUNCTIONS:
+            return self.function(op, args)
         if op in ARITHMETIC or op == "/":
             return self.arithmetic(op, args)
         if op in UNARY_MATH:
@@ -371,6 +373,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, RefResolver):
             return "type/DateTime"
         if op == "coalesce":
             return self.infer_type(args[0])
+        if op in FUNCTIONS:
+            return self.function_type(op, args)
         if op == "case":
             pairs = args[0]
             return self.infer_type(pairs[0][1]) if pairs else "type/*"

@@ -12,6 +12,11 @@ from typing import ClassVar
 
 from sqlglot import exp
 
+from . import urls
+
+EPOCH = dt.datetime(1970, 1, 1)
+
+
 def lit(value) -> exp.Expression:
     """A literal from a Python value (never from text that could be parsed as SQL)."""
     return exp.convert(value)
@@ -108,6 +113,62 @@ class QueryDialect:
         # The index is written 1-based (offset=1) so sqlglot keeps it as PostgreSQL counts.
         return exp.Bracket(this=exp.Paren(this=match), expressions=[lit(1)], offset=1)
 
+    @classmethod
+    def url_part(cls, expr: exp.Expression, part: str) -> exp.Expression:
+        """host, domain, subdomain or path of a URL or email (core.query.urls), NULL when there is none."""
+        return cls.regex_match_first(expr, urls.GROUPED[part])
+
+    @classmethod
+    def split_part(cls, expr: exp.Expression, delimiter: str, position: exp.Expression) -> exp.Expression:
+        """The 1-based `position`th piece of expr split on `delimiter`; '' when there is no such piece."""
+        return position_guard(exp.Anonymous(this="SPLIT_PART", expressions=[expr, lit(delimiter), position]),
+                              position)
+
+    # ---- conversions ------------------------------------------------------------------------------
+
+    @classmethod
+    def cast_text(cls, expr: exp.Expression, base_type: str) -> exp.Expression:
+        """Text of a value: date-times as 'YYYY-MM-DD HH:MM:SS', whole floats without a fraction (as
+        PostgreSQL writes them); other floats as the engine writes them."""
+        text = exp.DataType.build("text")
+        if base_type in ("type/Float", "type/Double"):
+            whole = exp.and_(exp.EQ(this=expr.copy(), expression=exp.Floor(this=expr.copy())),
+                             exp.LT(this=exp.Abs(this=expr.copy()), expression=lit(1e15)))
+            as_int = exp.Cast(this=exp.Cast(this=expr.copy(), to=exp.DataType.build("bigint")), to=text.copy())
+            return exp.Case(ifs=[exp.If(this=whole, true=as_int)], default=exp.Cast(this=expr, to=text))
+        return exp.Cast(this=expr, to=text)
+
+    @classmethod
+    def parse_date(cls, expr: exp.Expression) -> exp.Expression:
+        """An ISO date or date-time text as a date."""
+        return cls.cast_date(cls.parse_datetime(expr))
+
+    @classmethod
+    def parse_datetime(cls, expr: exp.Expression) -> exp.Expression:
+        """An ISO date or date-time text ('T' or space) as a timestamp."""
+        return exp.Cast(this=expr, to=exp.DataType.build("timestamp"))
+
+    @classmethod
+    def from_unix(cls, expr: exp.Expression, divisor: int) -> exp.Expression:
+        """A count of seconds (divisor 1), milliseconds (1000), ... since 1970-01-01 UTC as a timestamp."""
+        seconds = expr if divisor == 1 else exp.Div(this=cls.to_float(expr), expression=lit(float(divisor)))
+        return cls.date_add(cls.temporal_literal(EPOCH), seconds, "second")
+
+    @classmethod
+    def zoned_to_utc(cls, expr: exp.Expression) -> exp.Expression:
+        """A zoned date-time as UTC wall-clock time."""
+        return exp.AtTimeZone(this=expr, zone=lit("UTC"))
+
+    @classmethod
+    def zone_to_utc(cls, expr: exp.Expression, zone: str) -> exp.Expression:
+        """Wall-clock time in the named zone as UTC wall-clock time."""
+        return exp.AtTimeZone(this=exp.Paren(this=exp.AtTimeZone(this=expr, zone=lit(zone))), zone=lit("UTC"))
+
+    @classmethod
+    def utc_to_zone(cls, expr: exp.Expression, zone: str) -> exp.Expression:
+        """UTC wall-clock time as wall-clock time in the named zone."""
+        return exp.AtTimeZone(this=exp.Paren(this=exp.AtTimeZone(this=expr, zone=lit("UTC"))), zone=lit(zone))
+
     # ---- numbers and aggregates -------------------------------------------------------------------
 
     @classmethod
@@ -134,3 +195,10 @@ class QueryDialect:
     @classmethod
     def log10(cls, expr: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="LOG10", expressions=[expr])
+
+
+def position_guard(part: exp.Expression, position: exp.Expression) -> exp.Expression:
+    """'' for a computed position below 1 (a literal one is refused before compiling), else `part`."""
+    if isinstance(position, exp.Literal) and not position.is_string:
+        return part
+    return exp.Case(ifs=[exp.If(this=exp.LT(this=position.copy(), expression=lit(1)), true=lit(""))], default=part)

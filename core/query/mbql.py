@@ -281,6 +281,8 @@ class _Legacy:
             return [op, *_unit_args(op, args, lambda a: self.expr(a, where))]
         if op == "count" and not args:
             return ["count"]
+        if op == "datetime" and len(args) == 2 and isinstance(args[1], dict):
+            return [op, self.expr(args[0], where), _keys(args[1], where)]
         return [op, *(self.expr(a, where) for a in args)]
 
     def case(self, args: list, where: str) -> Clause:
@@ -502,6 +504,9 @@ class _Pmbql:
             return [op, *_unit_args(op, args, lambda a: self.clause(a, where))]
         if op in ("asc", "desc"):
             return [op, self.clause(args[0], where)]
+        if op == "datetime":
+            mode = {k: v for k, v in opts.items() if k == "mode"}
+            return [op, *(self.clause(a, where) for a in args), *([mode] if mode else [])]
         out = [op, *(self.clause(a, where) for a in args)]
         return out
 

@@ -386,7 +386,7 @@ class RefResolver:
             return driver.extract_temporal(expr, unit)
         if unit in temporal.TRUNCATION_UNITS:
             truncated = driver.truncate_temporal(expr, unit)
-            if is_date(base_type) and unit not in ("minute", "hour"):
+            if is_date(base_type) and unit not in ("millisecond", "second", "minute", "hour"):
                 truncated = driver.cast_date(truncated)
             return truncated
         if unit == "year-of-era":

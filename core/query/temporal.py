@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-TRUNCATION_UNITS = ("minute", "hour", "day", "week", "month", "quarter", "year")
+TRUNCATION_UNITS = ("millisecond", "second", "minute", "hour", "day", "week", "month", "quarter", "year")
 EXTRACTION_UNITS = ("minute-of-hour", "hour-of-day", "day-of-week", "day-of-month", "day-of-year",
                     "week-of-year", "month-of-year", "quarter-of-year")
-INTERVAL_UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
+INTERVAL_UNITS = ("millisecond", "second", "minute", "hour", "day", "week", "month", "quarter", "year")
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
@@ -42,6 +42,8 @@ def as_datetime(value: dt.date | dt.datetime) -> dt.datetime:
 def truncate(value: dt.datetime, unit: str, week_start: int = 6) -> dt.datetime:
     """Start of the unit containing value; week_start is a Python weekday (6 = Sunday, Metabase's default)."""
     value = as_datetime(value)
+    if unit == "millisecond":
+        return value.replace(microsecond=value.microsecond // 1000 * 1000)
     if unit == "second":
         return value.replace(microsecond=0)
     if unit == "minute":
@@ -64,7 +66,7 @@ def truncate(value: dt.datetime, unit: str, week_start: int = 6) -> dt.datetime:
 
 def add(value: dt.datetime, amount: int, unit: str) -> dt.datetime:
     value = as_datetime(value)
-    if unit in ("second", "minute", "hour", "day", "week"):
+    if unit in ("millisecond", "second", "minute", "hour", "day", "week"):
         return value + dt.timedelta(**{unit + "s": amount})
     months = amount * {"month": 1, "quarter": 3, "year": 12}[unit]
     total = value.year * 12 + value.month - 1 + months

@@ -59,6 +59,43 @@ def orders_where(pred) -> int:
 
 PRODUCT = {p["ID"]: p for p in R["PRODUCTS"]}
 
+
+def email_host(email: str) -> str:
+    """The part after '@' (the sample's mail domains have no subdomains)."""
+    return email.split("@")[1]
+
+
+def piece(text, delimiter: str, position: int):
+    """Metabase's split-part, written independently: '' past the end or below 1, NULL for NULL text."""
+    if text is None:
+        return None
+    pieces = text.split(delimiter)
+    return pieces[position - 1] if 1 <= position <= len(pieces) else ""
+
+
+# URL -> (host, domain, subdomain, path) as Metabase's regexes answer them (metabase.lib.filter.desugar.jvm).
+URL_PARTS = {
+    "https://cdbaby.com/some.txt": ("cdbaby.com", "cdbaby", None, "/some.txt"),
+    "https://www.geocities.jp/some/path/Turbitt?search=foo": ("geocities.jp", "geocities", None, "/some/path/Turbitt"),
+    "http://www.bbc.co.uk/news": ("bbc.co.uk", "bbc", None, "/news"),
+    "someone@email.mycompany.net": ("mycompany.net", "mycompany", "someone@email", None),
+    "https://sub.example.com:8080/a/b?c#d": ("example.com", "example", "sub", "/a/b"),
+    "http://a.b.c.d.example.co.uk/x": ("example.co.uk", "example", "a", "/x"),
+    "www.metabase.com": ("metabase.com", "metabase", None, None),
+    "mailto:someone@sub.mycompany.net": ("mycompany.net", "mycompany", "sub", None),
+    "http://WWW.Example.COM/Path": ("Example.COM", "Example", "WWW", "/Path"),
+    "https://dev.api.metabase.com/docs#x": ("metabase.com", "metabase", "dev", "/docs"),
+    "ftp://user@files.example.org/pub": ("example.org", "example", "user@files", "/pub"),
+    "localhost": (None, None, None, None),
+    "": (None, None, None, None),
+}
+URLS = list(URL_PARTS)
+# (text, delimiter, position, Metabase's answer) from Metabase's split-part tests
+SPLITS = [("ABC-123", "-", 1, "ABC"), ("ABC-123", "-", 2, "123"), ("ABC-123", "-", 3, ""), ("John Doe", " ", 1, "John"),
+          ("/ABC/123/", "/", 1, ""), ("/ABC/123/", "/", 2, "ABC"), ("/ABC/123/", "/", 4, ""), ("/ABC/123/", "/", 9, ""),
+          ("ABC-123", ",", 1, "ABC-123"), ("ABC-123", "ABC-123", 1, ""), ("ABC-123", "ABC-123", 2, ""),
+          ("ABC-123", "ABC-1235", 1, "ABC-123"), ("a--b--c", "--", 3, "c"), ("ab%cd_ef", "%", 2, "cd_ef")]
+
 # (id, inner query, ordered?, features, expected rows or None)
 CASES = [
     ("rows", {"source-table": ORDERS, "order-by": [["asc", f("ORDERS.ID")]], "limit": 5}, True, (), None),
@@ -305,6 +342,111 @@ CASES = [
     ("expression-filter", {"source-table": ORDERS, "expressions": {"net": ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")]},
                            "aggregation": [["count"]], "filter": [">", ["expression", "net"], 100]}, True, (),
      [(orders_where(lambda o: o["TOTAL"] - o["TAX"] > 100),)]),
+    # ---- URL and email parts, split-part (SQLite has no regular expressions: refused like regex-match-first) ----
+    ("url-parts-of-emails", {"source-table": PEOPLE, "expressions": {
+        "host": ["host", f("PEOPLE.EMAIL")], "domain": ["domain", f("PEOPLE.EMAIL")],
+        "subdomain": ["subdomain", f("PEOPLE.EMAIL")], "path": ["path", f("PEOPLE.EMAIL")],
+        "url": ["concat", "https://www.", ["lower", f("PEOPLE.STATE")], ".shop.example.co.uk/people/", f("PEOPLE.ID"),
+                "?tab=1#top"],
+        **{f"{part} of url": [part, ["expression", "url"]] for part in ("host", "domain", "subdomain", "path")}},
+        "fields": [f("PEOPLE.ID"), *[["expression", n] for n in ("host", "domain", "subdomain", "path")],
+                   ["expression", "host of url"], ["expression", "domain of url"], ["expression", "subdomain of url"],
+                   ["expression", "path of url"]],
+        "order-by": [["asc", f("PEOPLE.ID")]]}, True, ("regex",),
+     [(p["ID"], email_host(p["EMAIL"]), email_host(p["EMAIL"]).split(".")[0],
+       # Metabase's subdomain of first.last@x.com is "first" (its pattern lets '@' into a segment)
+       p["EMAIL"].split("@")[0].split(".")[0] if "." in p["EMAIL"].split("@")[0] else None, None,
+       "example.co.uk", "example", p["STATE"].lower(), f"/people/{p['ID']}") for p in R["PEOPLE"]]),
+    ("url-parts-examples", {"source-table": PRODUCTS, "expressions": {
+        f"{part} {i}": [part, url] for part in ("host", "domain", "subdomain", "path") for i, url in enumerate(URLS)},
+        "fields": [["expression", f"{part} {i}"] for part in ("host", "domain", "subdomain", "path")
+                   for i in range(len(URLS))],
+        "order-by": [["asc", f("PRODUCTS.ID")]], "limit": 1}, True, ("regex",),
+     [tuple(URL_PARTS[url][k] for k in range(4) for url in URLS)]),
+    ("split-part", {"source-table": PEOPLE, "expressions": {
+        "first": ["split-part", f("PEOPLE.NAME"), " ", 1], "second": ["split-part", f("PEOPLE.NAME"), " ", 2],
+        "third": ["split-part", f("PEOPLE.NAME"), " ", 3], "mailbox": ["split-part", f("PEOPLE.EMAIL"), "@", 1],
+        "computed": ["split-part", f("PEOPLE.EMAIL"), ".", ["-", ["length", f("PEOPLE.STATE")], 0]],
+        "below one": ["split-part", f("PEOPLE.EMAIL"), ".", ["-", 1, ["length", f("PEOPLE.STATE")]]],
+        "long delimiter": ["split-part", ["concat", f("PEOPLE.STATE"), "<>", f("PEOPLE.NAME"), "<>"], "<>", 2],
+        "no source": ["split-part", f("PEOPLE.SOURCE"), "o", 1]},
+        "fields": [f("PEOPLE.ID"), *[["expression", n] for n in ("first", "second", "third", "mailbox", "computed",
+                                                                  "below one", "long delimiter", "no source")]],
+        "order-by": [["asc", f("PEOPLE.ID")]]}, True, (),
+     [(p["ID"], piece(p["NAME"], " ", 1), piece(p["NAME"], " ", 2), piece(p["NAME"], " ", 3), piece(p["EMAIL"], "@", 1),
+       piece(p["EMAIL"], ".", len(p["STATE"])), "", p["NAME"], piece(p["SOURCE"], "o", 1)) for p in R["PEOPLE"]]),
+    ("split-part-examples", {"source-table": PRODUCTS, "expressions": {
+        str(i): ["split-part", text, delimiter, position] for i, (text, delimiter, position, _) in enumerate(SPLITS)},
+        "fields": [["expression", str(i)] for i in range(len(SPLITS))],
+        "order-by": [["asc", f("PRODUCTS.ID")]], "limit": 1}, True, (), [tuple(s[3] for s in SPLITS)]),
+    # ---- conversions ----
+    ("conversions", {"source-table": ORDERS, "expressions": {
+        "id text": ["text", f("ORDERS.ID")], "total text": ["text", f("ORDERS.TOTAL")],
+        "whole float text": ["text", ["*", f("ORDERS.QUANTITY"), 1.0]],
+        "id again": ["integer", ["text", f("ORDERS.ID")]], "total rounded": ["integer", f("ORDERS.TOTAL")],
+        "half": ["integer", ["+", f("ORDERS.QUANTITY"), 0.5]], "minus half": ["integer", ["-", 0.5, f("ORDERS.QUANTITY")]],
+        "quantity float": ["float", ["text", f("ORDERS.QUANTITY")]], "total float": ["float", f("ORDERS.TOTAL")],
+        "day": ["date", f("ORDERS.CREATED_AT")], "day of text": ["date", ["text", f("ORDERS.CREATED_AT")]],
+        "parsed": ["datetime", ["text", f("ORDERS.CREATED_AT")]],
+        "unix days": ["datetime", ["*", f("ORDERS.ID"), 86400], {"mode": "unix-seconds"}]},
+        "fields": [f("ORDERS.ID"), *[["expression", n] for n in (
+            "id text", "total text", "whole float text", "id again", "total rounded", "half", "minus half",
+            "quantity float", "total float", "day", "day of text", "parsed", "unix days")]],
+        "filter": ["<=", f("ORDERS.ID"), R["ORDERS"][29]["ID"]], "order-by": [["asc", f("ORDERS.ID")]]}, True, (),
+     [(o["ID"], str(o["ID"]), repr(o["TOTAL"]), str(o["QUANTITY"]), o["ID"], math.floor(o["TOTAL"] + 0.5),
+       o["QUANTITY"] + 1, -o["QUANTITY"], float(o["QUANTITY"]), o["TOTAL"], o["CREATED_AT"].date(),
+       o["CREATED_AT"].date(), o["CREATED_AT"], dt.datetime(1970, 1, 1) + dt.timedelta(days=o["ID"]))
+      for o in R["ORDERS"][:30]]),
+    ("conversion-literals", {"source-table": PRODUCTS, "expressions": {
+        "iso": ["datetime", "2024-03-05T10:20:30"], "iso space": ["datetime", "2024-03-05 10:20:30"],
+        "iso date": ["datetime", "2024-03-05"], "simple": ["datetime", "20240305102030", {"mode": "simple"}],
+        "seconds": ["datetime", 1700000000, {"mode": "unix-seconds"}],
+        "milliseconds": ["datetime", 1700000000000, {"mode": "unixMilliseconds"}],
+        "microseconds": ["datetime", 1700000000000000, {"mode": "unix-microseconds"}],
+        "nanoseconds": ["datetime", 1700000000000000000, {"mode": "unix-nanoseconds"}],
+        "before 1970": ["datetime", -86400, {"mode": "unix-seconds"}],
+        "date of text": ["date", "2024-03-05T23:59:59"], "date only": ["date", "2024-02-29"],
+        "integer of text": ["integer", "-42"], "float of text": ["float", "2.5"], "text of text": ["text", "x"],
+        "text of date": ["text", ["date", "2024-03-05 10:00:00"]]},
+        "fields": [["expression", n] for n in ("iso", "iso space", "iso date", "simple", "seconds", "milliseconds",
+                                              "microseconds", "nanoseconds", "before 1970", "date of text", "date only",
+                                              "integer of text", "float of text", "text of text", "text of date")],
+        "order-by": [["asc", f("PRODUCTS.ID")]], "limit": 1}, True, (),
+     [(dt.datetime(2024, 3, 5, 10, 20, 30), dt.datetime(2024, 3, 5, 10, 20, 30), dt.datetime(2024, 3, 5),
+       dt.datetime(2024, 3, 5, 10, 20, 30), dt.datetime(2023, 11, 14, 22, 13, 20), dt.datetime(2023, 11, 14, 22, 13, 20),
+       dt.datetime(2023, 11, 14, 22, 13, 20), dt.datetime(2023, 11, 14, 22, 13, 20), dt.datetime(1969, 12, 31),
+       dt.date(2024, 3, 5), dt.date(2024, 2, 29), -42, 2.5, "x", dt.date(2024, 3, 5))]),
+    ("today", {"source-table": ORDERS, "aggregation": [["count"]],
+               "filter": ["=", ["expression", "today text"], ["expression", "now date text"]],
+               "expressions": {"today text": ["text", ["today"]], "now date text": ["text", ["date", ["now"]]]}}, True, (),
+     [(len(R["ORDERS"]),)]),
+    # ---- time zones: fixed offsets on every engine (named zones: test_named_time_zones) ----
+    ("convert-timezone-offsets", {"source-table": ORDERS, "expressions": {
+        "tokyo offset": ["convert-timezone", f("ORDERS.CREATED_AT"), "+09:00"],
+        "from paris to india": ["convert-timezone", f("ORDERS.CREATED_AT"), "+05:30", "+01:00"],
+        "to utc": ["convert-timezone", f("ORDERS.CREATED_AT"), "UTC", "-03:00"]},
+        "fields": [f("ORDERS.ID"), ["expression", "tokyo offset"], ["expression", "from paris to india"],
+                   ["expression", "to utc"]],
+        "order-by": [["asc", f("ORDERS.ID")]], "limit": 40}, True, (),
+     [(o["ID"], o["CREATED_AT"] + dt.timedelta(hours=9), o["CREATED_AT"] + dt.timedelta(hours=4, minutes=30),
+       o["CREATED_AT"] + dt.timedelta(hours=3)) for o in R["ORDERS"][:40]]),
+    # ---- millisecond and second units ----
+    ("millisecond-arithmetic", {"source-table": ORDERS, "expressions": {
+        "plus 1.2 s": ["datetime-add", ["datetime-add", f("ORDERS.CREATED_AT"), 600, "millisecond"], 600, "millisecond"],
+        "minus 0.4 s": ["datetime-subtract", f("ORDERS.CREATED_AT"), 400, "millisecond"],
+        "later": ["datetime-add", f("ORDERS.CREATED_AT"), ["+", 1234, f("ORDERS.QUANTITY")], "millisecond"],
+        "interval": ["+", f("ORDERS.CREATED_AT"), ["interval", 2500, "millisecond"]]},
+        "fields": [f("ORDERS.ID"), ["expression", "plus 1.2 s"], ["expression", "minus 0.4 s"],
+                   ["expression", "later", {"temporal-unit": "second"}],
+                   ["expression", "later", {"temporal-unit": "millisecond"}], ["expression", "interval"]],
+        "order-by": [["asc", f("ORDERS.ID")]], "limit": 25}, True, (),
+     [(o["ID"], o["CREATED_AT"] + dt.timedelta(seconds=1), o["CREATED_AT"] - dt.timedelta(seconds=1),
+       o["CREATED_AT"] + dt.timedelta(seconds=1), o["CREATED_AT"] + dt.timedelta(seconds=1),
+       o["CREATED_AT"] + dt.timedelta(seconds=2)) for o in R["ORDERS"][:25]]),
+    *[(f"breakout-{unit}", {"source-table": ORDERS, "aggregation": [["count"]],
+                            "breakout": [f("ORDERS.CREATED_AT", temporal_unit=unit)]}, True, (),
+       count_by(o["CREATED_AT"] for o in R["ORDERS"]))  # the sample's times are whole seconds
+      for unit in ("second", "millisecond")],
     # ---- aggregations ----
     ("cumulative", {"source-table": ORDERS, "aggregation": [["cum-sum", f("ORDERS.QUANTITY")], ["cum-count"]],
                     "breakout": [f("ORDERS.CREATED_AT", temporal_unit="quarter")]}, True, (), None),
@@ -451,6 +593,39 @@ def test_conformance(samples, case):
             assert all(abs(g[4] - o["SUBTOTAL"] * 1.5) <= 0.5 for g, o in zip(got, R["ORDERS"]))
             got = [g[:4] + (None,) + g[5:] for g in got]
         assert_rows_equal(got, want if ordered else sorted(want, key=sort_key), f"{name}: {reference_engine} vs Python")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_named_time_zones(samples, engine):
+    """Named zones follow their rules (DST included) where the engine has a zone database; SQLite has none
+    and refuses, MySQL answers NULL when the server's time zone tables are not loaded (as Metabase's does)."""
+    from zoneinfo import ZoneInfo
+
+    query = {"source-table": ORDERS, "expressions": {
+        "new york": ["convert-timezone", f("ORDERS.CREATED_AT"), "America/New_York"],
+        "tokyo from new york": ["convert-timezone", f("ORDERS.CREATED_AT"), "Asia/Tokyo", "America/New_York"],
+        "india from berlin": ["convert-timezone", f("ORDERS.CREATED_AT"), "+05:30", "Europe/Berlin"]},
+        "fields": [f("ORDERS.ID"), ["expression", "new york"], ["expression", "tokyo from new york"],
+                   ["expression", "india from berlin"]], "order-by": [["asc", f("ORDERS.ID")]]}
+    sample_db = samples[engine]
+    if engine == "sqlite":
+        with pytest.raises(Invalid, match="named time zone is not supported by the sqlite driver"):
+            run_case(sample_db, query)
+        return
+    rows = run_case(sample_db, query)
+    utc, new_york, tokyo, berlin = (ZoneInfo(z) for z in ("UTC", "America/New_York", "Asia/Tokyo", "Europe/Berlin"))
+
+    def wall(value, source, target):
+        return value.replace(tzinfo=source).astimezone(target).replace(tzinfo=None)
+
+    expected = [(o["ID"], wall(o["CREATED_AT"], utc, new_york), wall(o["CREATED_AT"], new_york, tokyo),
+                 wall(o["CREATED_AT"], berlin, utc) + dt.timedelta(hours=5, minutes=30)) for o in R["ORDERS"]]
+    assert {o["CREATED_AT"].replace(tzinfo=utc).astimezone(new_york).utcoffset() for o in R["ORDERS"]} == {
+        dt.timedelta(hours=-4), dt.timedelta(hours=-5)}, "the data crosses a DST change"
+    if engine == "mysql" and sample_db.run("SELECT CONVERT_TZ('2024-01-01 00:00:00', 'UTC', 'Asia/Tokyo')")[0][0] is None:
+        assert all(row[1:] == (None, None, None) for row in rows)
+        return
+    assert_rows_equal(rows, [tuple(normal(v) for v in row) for row in expected], f"named zones on {engine}")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
