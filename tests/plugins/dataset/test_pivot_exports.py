@@ -191,7 +191,8 @@ def test_json_stays_flat_and_non_pivots_are_unchanged(admin, sample):
     # pivot_results false, or no column split and no was-pivot: the ordinary download.
     for body in ({"query": query, "visualization_settings": viz},
                  {"query": query, "pivot_results": True},
-                 {"query": query, "pivot_results": False, "visualization_settings": viz}):
+                 {"query": query, "pivot_results": False, "visualization_settings": viz},
+                 {"query": {**query, "was-pivot": True}, "visualization_settings": viz}):
         assert admin.post("/api/dataset/csv", json=body).get_data() == flat_csv
     card = admin.post("/api/card", json={"name": "Table", "display": "table", "dataset_query": query,
                                           "visualization_settings": viz}).json
