@@ -138,4 +138,6 @@ class AggregationCompiler:
                     f"Sum of {self.display_of(args[0])} matching condition", arg_type, arg_semantic)
         if op == "distinct-where":
             return "count", f"Distinct values of {self.display_of(args[0])} matching condition", "type/BigInteger", "type/Quantity"
+        if op == "offset":
+            return "offset", "Offset", self.infer_type(clause), None
         return "expression", "Expression", self.infer_type(clause), None

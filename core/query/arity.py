@@ -15,14 +15,15 @@ ARITY = {
     **{op: (1, 2) for op in ("get-year", "get-quarter", "get-month", "get-week", "get-day", "get-day-of-week",
                              "get-hour", "get-minute", "get-second", "relative-datetime", "value", "case", "if",
                              "aggregation-options", "datetime")},
-    **{op: (2, 2) for op in ("power", "regex-match-first", "interval", "percentile", "sum-where", "distinct-where",
+    **{op: (2, 2) for op in ("offset", "power", "regex-match-first", "interval", "percentile", "sum-where", "distinct-where",
                              "<", "<=", ">", ">=")},
     **{op: (2, 3) for op in ("contains", "does-not-contain", "starts-with", "ends-with", "substring",
                              "temporal-extract")},
     **{op: (3, 3) for op in ("split-part", "between", "replace", "datetime-add", "datetime-subtract", "datetime-diff", "during")},
     **{op: (2, MANY) for op in ("+", "-", "*", "/", "=", "!=", "in", "not-in")},
     **{op: (1, MANY) for op in ("coalesce", "concat", "and", "or")},
-    "count": (0, 1), "cum-count": (0, 1), "now": (0, 0), "today": (0, 0), "convert-timezone": (2, 3), "time-interval": (3, 4), "relative-time-interval": (5, 5),
+    "count": (0, 1), "cum-count": (0, 1), "now": (0, 0), "today": (0, 0), "convert-timezone": (2, 3),
+    "time-interval": (3, 4), "relative-time-interval": (5, 5),
     "inside": (6, 6),
 }
 

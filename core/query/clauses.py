@@ -17,6 +17,7 @@ from .dialect import lit
 from .filters import FilterCompiler
 from .functions import FUNCTIONS, FunctionCompiler
 from .refs import Col, Info, RefResolver, is_temporal, week_of_year
+from .windows import WindowCompiler
 
 ARITHMETIC = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
 GET_UNITS = {"get-year": "year", "get-quarter": "quarter-of-year", "get-month": "month-of-year",
@@ -33,13 +34,13 @@ STRING_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December"]
 DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-NOT_SUPPORTED = {"offset", "metric", "segment"}
+NOT_SUPPORTED = {"metric", "segment"}
 FILTERS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "inside", "is-null", "not-null",
            "is-empty", "not-empty", "contains", "does-not-contain", "starts-with", "ends-with", "time-interval",
            "relative-time-interval", "during", "segment", "in", "not-in"}
 
 
-class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, RefResolver):
+class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, WindowCompiler, RefResolver):
     def __init__(self, context, stage, source):
         super().__init__(context, stage, source)
         self.allow_aggregations = False
@@ -189,6 +190,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, RefR
             return self.aggregate(x)
         if op in FILTERS:
             return self.filter(x)
+        if op == "offset":
+            return self.offset(args)
         if op in NOT_SUPPORTED:
             raise Invalid(f"Invalid MBQL: the {op!r} clause is not supported.")
         if op in FUNCTIONS:
@@ -371,7 +374,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, RefR
             return self.infer_type(args[0])
         if op in ("now", "relative-datetime"):
             return "type/DateTime"
-        if op == "coalesce":
+        if op in ("coalesce", "offset"):
             return self.infer_type(args[0])
         if op in FUNCTIONS:
             return self.function_type(op, args)

@@ -57,21 +57,21 @@ class FunctionCompiler:
         if op == "split-part":
             return self.split_part(args)
         if op == "text":
-            return driver.cast_text(self.value(args[0]), self.infer_type(args[0]))
+            return driver.cast_text(*self.typed(args[0]))
         if op == "integer":
             return self.to_integer(args[0])
         if op == "float":
-            source = self.infer_type(args[0])
+            value, source = self.typed(args[0])
             if source != "type/Text" and source not in NUMERIC and source != "type/*":
                 raise Invalid(f"Invalid MBQL: float converts text or a number, not {source}.")
-            return driver.to_float(self.value(args[0]))
+            return driver.to_float(value)
         if op == "date":
-            source = self.infer_type(args[0])
+            value, source = self.typed(args[0])
             if source == "type/Text":
-                return driver.parse_date(self.value(args[0]))
+                return driver.parse_date(value)
             if not is_temporal(source) and source != "type/*":
                 raise Invalid(f"Invalid MBQL: date converts text or a date-time, not {source}.")
-            return driver.cast_date(self.value(args[0]))
+            return driver.cast_date(value)
         if op == "datetime":
             return self.datetime(args)
         if op == "today":
@@ -79,6 +79,11 @@ class FunctionCompiler:
         if op == "convert-timezone":
             return self.convert_timezone(args)
         raise Invalid(f"Invalid MBQL: unknown clause {op!r}.")
+
+    def typed(self, arg) -> tuple[exp.Expression, str]:
+        """An argument's SQL and base type (compiled first: that also refuses a malformed argument)."""
+        value = self.value(arg)
+        return value, self.infer_type(arg)
 
     def function_type(self, op: str, args: list) -> str:
         if op == "convert-timezone":
@@ -98,8 +103,7 @@ class FunctionCompiler:
         return self.driver.split_part(self.value(text), delimiter, self.value(position))
 
     def to_integer(self, arg) -> exp.Expression:
-        source = self.infer_type(arg)
-        value = self.value(arg)
+        value, source = self.typed(arg)
         if source == "type/Text":
             return exp.Cast(this=value, to=exp.DataType.build("bigint"))
         if source not in NUMERIC and source != "type/*":
@@ -121,17 +125,16 @@ class FunctionCompiler:
         if mode.endswith("-bytes"):
             raise Invalid(f"Invalid MBQL: datetime mode {mode!r} is not supported: no engine here stores "
                           "date-times as bytes.")
-        source = self.infer_type(args[0])
+        value, source = self.typed(args[0])
         driver = self.driver
         if mode in UNIX_DIVISORS:
             if source not in NUMERIC and source != "type/*":
                 raise Invalid(f"Invalid MBQL: datetime mode {mode!r} converts a number, not {source}.")
-            return driver.from_unix(self.value(args[0]), UNIX_DIVISORS[mode])
+            return driver.from_unix(value, UNIX_DIVISORS[mode])
         if source != "type/Text" and source != "type/*":
             if is_temporal(source) and mode == "iso":
-                return self.value(args[0])
+                return value
             raise Invalid(f"Invalid MBQL: datetime mode {mode!r} converts text, not {source}.")
-        value = self.value(args[0])
         if mode == "simple":
             # YYYYMMDDHHMMSS -> YYYY-MM-DD HH:MM:SS, then parsed as ISO text.
             pieces = []
@@ -147,7 +150,7 @@ class FunctionCompiler:
         engine does; a named zone needs the engine's zone database (the `convert-timezone` feature)."""
         target = check_timezone(args[1], "target")
         source = check_timezone(args[2], "source") if len(args) > 2 and args[2] is not None else None
-        base_type = self.infer_type(args[0])
+        value, base_type = self.typed(args[0])
         if base_type != "type/*" and not (base_type.startswith("type/DateTime") or base_type == "type/Instant"):
             raise Invalid(f"Invalid MBQL: convert-timezone converts a date-time, not {base_type}.")
         # A zoned value is an instant: only its target zone matters (Metabase refuses a source zone for it).
@@ -157,7 +160,6 @@ class FunctionCompiler:
         if any(_minutes(zone) is None for zone in (target, source) if zone is not None):
             self.context.require("convert-timezone", "convert-timezone with a named time zone")
         driver = self.driver
-        value = self.value(args[0])
         if aware:
             utc = driver.zoned_to_utc(value)
         elif source is None or _minutes(source) is not None:

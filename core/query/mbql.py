@@ -281,6 +281,12 @@ class _Legacy:
             return [op, *_unit_args(op, args, lambda a: self.expr(a, where))]
         if op == "count" and not args:
             return ["count"]
+        if op == "offset":
+            # Legacy offset takes its options first: ["offset", {name?}, expression, n].
+            opts = _keys(args[0], where) if args and isinstance(args[0], dict) else {}
+            clause = ["offset", *(self.expr(a, where) for a in (args[1:] if args and isinstance(args[0], dict) else args))]
+            names = {k: opts[k] for k in ("name", "display-name") if opts.get(k)}
+            return ["aggregation-options", clause, names] if names else clause
         if op == "datetime" and len(args) == 2 and isinstance(args[1], dict):
             return [op, self.expr(args[0], where), _keys(args[1], where)]
         return [op, *(self.expr(a, where) for a in args)]

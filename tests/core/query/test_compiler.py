@@ -76,6 +76,11 @@ GOLDEN_CASES = {
         "fields": [*[["expression", n] for n in ("piece", "computed piece", "whole", "number", "day", "simple", "unix",
                                                 "today", "shifted")],
                    ["expression", "later", {"temporal-unit": "millisecond"}], f("ORDERS.CREATED_AT", temporal_unit="second")]},
+    "offset": {"source-table": "$$ORDERS", "aggregation": [
+        ["sum", f("ORDERS.TOTAL")], ["offset", {"name": "previous"}, ["sum", f("ORDERS.TOTAL")], -1],
+        ["/", ["count"], ["offset", {}, ["count"], 1]]],
+        "breakout": [f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"), f("ORDERS.CREATED_AT", temporal_unit="month")],
+        "order-by": [["desc", ["aggregation", 0]]]},
 }
 # Cases that need a driver feature: compiled only for the engines declaring it.
 GOLDEN_FEATURES = {"url-parts": ("regex",)}
@@ -259,6 +264,14 @@ def test_values_never_become_sql(metadata):
           (["split-part", f("PEOPLE.NAME"), " "], "'split-part' takes 3 argument(s), got 2"),
           (["today", 1], "'today' takes 0 argument(s), got 1"),
       ]],
+    ({"source-table": "$$ORDERS", "aggregation": [["offset", {}, ["count"], -1]]},
+     "offset needs breakouts or an order-by in the query"),
+    ({"source-table": "$$ORDERS", "aggregation": [["offset", {}, ["count"], 0]], "breakout": [f("ORDERS.USER_ID")]},
+     "offset needs a non-zero whole number of rows, got 0"),
+    ({"source-table": "$$ORDERS", "aggregation": [["offset", {}, ["count"], 1.5]], "breakout": [f("ORDERS.USER_ID")]},
+     "offset needs a non-zero whole number of rows, got 1.5"),
+    ({"source-table": "$$ORDERS", "expressions": {"x": ["offset", {}, f("ORDERS.TOTAL"), -1]},
+      "fields": [["expression", "x"]]}, "offset is only allowed in the aggregation clause"),
     ({"source-table": "card__5"}, "card 5 does not exist"),
     ({"source-table": "$$ORDERS", "filter": ["time-interval", f("ORDERS.TOTAL"), -1, "day"]}, "needs a date or time column"),
 ])
@@ -419,3 +432,27 @@ def test_mbql5_datetime_mode_sits_in_the_options(metadata):
     two = compile_query(session, normalize(current), driver)
     assert one.sql == two.sql
     assert "1000.0" in one.sql
+
+
+def test_offset_columns_and_mbql5(metadata):
+    """An offset aggregation keeps its inner aggregation's type and its given name; MBQL 5 puts the name in
+    the options, legacy in offset's own leading options map."""
+    session, ids = metadata
+    i = ids["postgres"]
+    legacy = {"database": i["database"], "type": "query", "query": {
+        "source-table": i["$$ORDERS"], "breakout": [["field", i["$ORDERS.CREATED_AT"], {"temporal-unit": "year"}]],
+        "aggregation": [["offset", {"name": "previous", "display-name": "Previous year"},
+                         ["sum", ["field", i["$ORDERS.QUANTITY"], None]], -1], ["offset", {}, ["count"], 1]]}}
+    current = {"lib/type": "mbql/query", "database": i["database"], "stages": [{
+        "lib/type": "mbql.stage/mbql", "source-table": i["$$ORDERS"],
+        "breakout": [["field", {"lib/uuid": "1", "temporal-unit": "year"}, i["$ORDERS.CREATED_AT"]]],
+        "aggregation": [["offset", {"lib/uuid": "2", "name": "previous", "display-name": "Previous year"},
+                         ["sum", {"lib/uuid": "3"}, ["field", {"lib/uuid": "4"}, i["$ORDERS.QUANTITY"]]], -1],
+                        ["offset", {"lib/uuid": "5"}, ["count", {"lib/uuid": "6"}], 1]]}]}
+    driver = driver_class("postgres")
+    one = compile_query(session, normalize(legacy), driver)
+    two = compile_query(session, normalize(current), driver)
+    assert one.sql == two.sql
+    assert [(c["name"], c["display_name"], c["base_type"]) for c in one.columns[1:]] == [
+        ("previous", "Previous year", "type/Integer"), ("offset", "Offset", "type/BigInteger")]
+    assert "LAG(SUM(" in one.sql and "LEAD(COUNT(*), 1) OVER (ORDER BY DATE_TRUNC('YEAR'" in one.sql

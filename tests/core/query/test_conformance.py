@@ -73,6 +73,26 @@ def piece(text, delimiter: str, position: int):
     return pieces[position - 1] if 1 <= position <= len(pieces) else ""
 
 
+def shifted_rows(keys: list, rows_of) -> list[tuple]:
+    """(key, sum of quantity, previous sum, count two keys later, sum minus previous) for each key in order."""
+    sums = [sum(o["QUANTITY"] for o in rows_of(k)) for k in keys]
+    counts = [len(rows_of(k)) for k in keys]
+    return [(k, sums[i], sums[i - 1] if i else None, counts[i + 2] if i + 2 < len(keys) else None,
+             sums[i] - sums[i - 1] if i else None) for i, k in enumerate(keys)]
+
+
+def per_category_years(category: str) -> list[tuple]:
+    """(year, orders of the category that year, the count of its previous year with orders) for one category."""
+    counts = Counter(o["CREATED_AT"].year for o in R["ORDERS"] if PRODUCT[o["PRODUCT_ID"]]["CATEGORY"] == category)
+    years = sorted(counts)
+    return [(dt.datetime(y, 1, 1), counts[y], counts[years[i - 1]] if i else None) for i, y in enumerate(years)]
+
+
+# categories by order count, most first (ties by name, the implicit breakout order)
+CATEGORY_COUNTS = sorted(Counter(PRODUCT[o["PRODUCT_ID"]]["CATEGORY"] for o in R["ORDERS"]).items(),
+                         key=lambda kv: (-kv[1], kv[0]))
+
+
 # URL -> (host, domain, subdomain, path) as Metabase's regexes answer them (metabase.lib.filter.desugar.jvm).
 URL_PARTS = {
     "https://cdbaby.com/some.txt": ("cdbaby.com", "cdbaby", None, "/some.txt"),
@@ -468,6 +488,23 @@ CASES = [
     ("aggregation-expressions", {"source-table": ORDERS, "aggregation": [
         ["aggregation-options", ["/", ["sum", f("ORDERS.TOTAL")], ["count"]], {"name": "avg_total", "display-name": "Avg"}],
         ["+", ["max", f("ORDERS.QUANTITY")], 1]], "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]}, True, (), None),
+    # ---- offset (LAG/LEAD over the breakouts or the order-by) ----
+    ("offset-by-year", {"source-table": ORDERS, "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year")],
+                        "aggregation": [["sum", f("ORDERS.QUANTITY")],
+                                        ["offset", {"name": "previous"}, ["sum", f("ORDERS.QUANTITY")], -1],
+                                        ["offset", {}, ["count"], 2],
+                                        ["-", ["sum", f("ORDERS.QUANTITY")], ["offset", {}, ["sum", f("ORDERS.QUANTITY")], -1]]]},
+     True, (), shifted_rows(sorted({dt.datetime(o["CREATED_AT"].year, 1, 1) for o in R["ORDERS"]}),
+                            lambda year: [o for o in R["ORDERS"] if o["CREATED_AT"].year == year.year])),
+    ("offset-partitioned", {"source-table": ORDERS, "aggregation": [["count"], ["offset", {}, ["count"], -1]],
+                            "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"),
+                                         fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]}, True, (),
+     sorted(((year, category, n, previous) for category in sorted({p["CATEGORY"] for p in R["PRODUCTS"]})
+             for year, n, previous in per_category_years(category)), key=lambda r: (r[0], r[1]))),
+    ("offset-over-order-by", {"source-table": ORDERS, "aggregation": [["count"], ["offset", {}, ["count"], 1]],
+                              "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")],
+                              "order-by": [["desc", ["aggregation", 0]]]}, True, (),
+     [(c, n, nxt) for (c, n), nxt in zip(CATEGORY_COUNTS, [n for _, n in CATEGORY_COUNTS[1:]] + [None])]),
     # ---- joins ----
     ("left-join-all", {"source-table": ORDERS, "joins": [{
         "source-table": PRODUCTS, "alias": "Products", "fields": "all",

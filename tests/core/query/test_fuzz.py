@@ -18,15 +18,17 @@ OPS = ["field", "expression", "aggregation", "value", "=", "!=", "<", ">", "betw
        "datetime-diff", "temporal-extract", "get-week", "get-day-of-week", "relative-datetime", "interval", "count",
        "sum", "avg", "cum-sum", "share", "count-where", "sum-where", "percentile", "median", "distinct",
        "aggregation-options", "month-name", "round", "power", "in", "segment", "metric", "fk->", "datetime-field",
-       "field-id", "binning-strategy", "joined-field"]
-UNITS = ["day", "week", "month", "quarter", "year", "hour", "day-of-week", "week-of-year", "fortnight", "current", "iso"]
+       "field-id", "binning-strategy", "joined-field", "host", "domain", "subdomain", "path", "split-part", "text",
+       "integer", "float", "date", "datetime", "today", "convert-timezone", "offset"]
+UNITS = ["day", "week", "month", "quarter", "year", "hour", "day-of-week", "week-of-year", "fortnight", "current", "iso",
+         "millisecond", "second", "Asia/Tokyo", "+05:30", "unix-seconds", "simple"]
 
 
 def clauses(field_ids):
     leaves = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(field_ids), st.floats(-2, 2),
                        st.sampled_from(UNITS + ["2024-01-01", "x :y", "TOTAL", ""]),
                        st.dictionaries(st.sampled_from(["temporal-unit", "binning", "base-type", "join-alias",
-                                                        "case-sensitive", "include-current", "default", "name"]),
+                                                        "case-sensitive", "include-current", "default", "name", "mode"]),
                                        st.one_of(st.sampled_from(UNITS), st.booleans(), st.none(), st.integers(0, 3))))
     return st.recursive(leaves, lambda inner: st.one_of(
         st.tuples(st.sampled_from(OPS), st.lists(inner, max_size=4)).map(lambda t: [t[0], *t[1]]),
