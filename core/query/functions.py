@@ -108,10 +108,9 @@ class FunctionCompiler:
             return exp.Cast(this=value, to=exp.DataType.build("bigint"))
         if source not in NUMERIC and source != "type/*":
             raise Invalid(f"Invalid MBQL: integer converts text or a number, not {source}.")
-        # Half away from zero on every engine (a plain cast rounds half to even on some, truncates on SQLite).
-        rounded = exp.Case(ifs=[exp.If(this=exp.GTE(this=value.copy(), expression=lit(0)),
-                                       true=exp.Floor(this=exp.Add(this=value.copy(), expression=lit(0.5))))],
-                           default=exp.Ceil(this=exp.Sub(this=value.copy(), expression=lit(0.5))))
+        # Halves round up, as Metabase's tests expect (Java's Math.round), the same on every engine (a plain
+        # cast rounds half to even on some and truncates on SQLite).
+        rounded = exp.Floor(this=exp.Add(this=value, expression=lit(0.5)))
         return exp.Cast(this=rounded, to=exp.DataType.build("bigint"))
 
     def datetime(self, args: list) -> exp.Expression:

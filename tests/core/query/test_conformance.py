@@ -414,7 +414,7 @@ CASES = [
             "quantity float", "total float", "day", "day of text", "parsed", "unix days")]],
         "filter": ["<=", f("ORDERS.ID"), R["ORDERS"][29]["ID"]], "order-by": [["asc", f("ORDERS.ID")]]}, True, (),
      [(o["ID"], str(o["ID"]), repr(o["TOTAL"]), str(o["QUANTITY"]), o["ID"], math.floor(o["TOTAL"] + 0.5),
-       o["QUANTITY"] + 1, -o["QUANTITY"], float(o["QUANTITY"]), o["TOTAL"], o["CREATED_AT"].date(),
+       o["QUANTITY"] + 1, 1 - o["QUANTITY"], float(o["QUANTITY"]), o["TOTAL"], o["CREATED_AT"].date(),
        o["CREATED_AT"].date(), o["CREATED_AT"], dt.datetime(1970, 1, 1) + dt.timedelta(days=o["ID"]))
       for o in R["ORDERS"][:30]]),
     ("conversion-literals", {"source-table": PRODUCTS, "expressions": {
