@@ -5,12 +5,12 @@ untouched; only the others pass through their formatter. Which is which is read 
 batch, as a column's values share one type.
 
 The csv module is the reference writer. A batch is first written by one `%` format over all its
-cells (str() of each, which is what the csv module writes for a cell that needs no quoting, None
-aside), and that text is then checked by counting (no quote or CR, exactly one separator between
+cells (str() of each: what the csv module writes for a cell that needs no quoting, None aside; its
+repr() of a float is the same text), and that text is then checked by counting (no quote or CR, exactly one separator between
 cells and one newline per row): a batch that passes is byte for byte the csv module's output, one
 that fails is written by the csv module instead. Both paths give the same file; the check only
-decides which does the work. (Why not let the database build the lines: docs/ARCHITECTURE.md,
-"Exports".)
+decides which does the work. (Why the database does not build the lines: docs/ARCHITECTURE.md,
+"Exports, CSV speed".)
 """
 from __future__ import annotations
 
