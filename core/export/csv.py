@@ -6,16 +6,15 @@ batch, as a column's values share one type.
 
 The csv module is the reference writer. A batch is first written by one `%` format over all its
 cells (str() of each: what the csv module writes for a cell that needs no quoting, None aside; its
-repr() of a float is the same text), and that text is then checked by counting (no quote or CR, exactly one separator between
-cells and one newline per row): a batch that passes is byte for byte the csv module's output, one
-that fails is written by the csv module instead. Both paths give the same file; the check only
+repr() of a float is the same text), and that text is checked by counting (no quote or CR, one
+separator between cells, one newline per row): a batch that passes is byte for byte the csv
+module's output, one that fails is written by the csv module instead. Both paths give the same file; the check only
 decides which does the work. (Why the database does not build the lines: docs/ARCHITECTURE.md,
 "Exports, CSV speed".)
 """
 from __future__ import annotations
 
 import csv
-import io
 import itertools
 from typing import Any, Callable, Iterable, Iterator
 
@@ -128,14 +127,41 @@ class _Pieces(list):
     write = list.append
 
 
+def _writer(options: dict) -> tuple[_Pieces, Any]:
+    pieces = _Pieces()
+    writer = csv.writer(pieces, delimiter=options.get("separator") or ",", lineterminator="\n")
+    if options.get("csv_include_bom"):
+        pieces.append("\ufeff")
+    return pieces, writer
+
+
+def write_pivot(table, options: dict | None = None) -> Iterator[bytes]:
+    """A core.export.pivot.PivotTable: labels and cells written as the flat csv writes values."""
+    options = options or {}
+    viz, format_rows = options.get("visualization_settings"), bool(options.get("format_rows"))
+    cells = _pivot_cell(viz, format_rows)
+    lines, _ = table.grid(cells, cells)
+    pieces, writer = _writer(options)
+    for start in range(0, len(lines), 2000):
+        writer.writerows(lines[start:start + 2000])
+        yield "".join(pieces).encode("utf-8")
+        pieces.clear()
+    yield "".join(pieces).encode("utf-8")
+
+
+def _pivot_cell(viz, format_rows: bool):
+    def make(column: dict) -> Callable:
+        fmt = formatter(column, viz, format_rows)
+        return lambda v: None if v is None else (_plain_bool(v) if type(v) is bool and not format_rows else fmt(v))
+
+    return make
+
+
 def write(columns: list[dict], rows: Iterable, options: dict | None = None) -> Iterator[bytes]:
     options = options or {}
     viz, format_rows = options.get("visualization_settings"), bool(options.get("format_rows"))
     separator = options.get("separator") or ","
-    pieces = _Pieces()
-    writer = csv.writer(pieces, delimiter=separator, lineterminator="\n")
-    if options.get("csv_include_bom"):
-        pieces.append("\ufeff")
+    pieces, writer = _writer(options)
     writer.writerow(titles(columns, viz, format_rows))
     width = len(columns)
     template = row_template(separator, width) if BATCH_FORMAT else None

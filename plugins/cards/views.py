@@ -14,7 +14,7 @@ card_api = Api("card", __name__, url_prefix="/card")
 
 @card_api.get("/", query=s.ListQuery)
 def list_cards(query):
-    """Cards the caller may read, filtered by f (all, mine, database, table, using_model, archived)."""
+    """Cards the caller may read, filtered by f (all, mine, bookmarked, database, table, using_model, archived)."""
     session, user = db.session(), auth.require_user()
     access = Access(session, user)
     return [summary_json(session, user, c, access) for c in service.list_cards(session, user, query.f, query.model_id)]
@@ -37,6 +37,19 @@ def get(path, query):
     """One card, hydrated."""
     session, user = db.session(), auth.require_user()
     return card_json(session, user, service.view_card(session, user, path.id, bool(query.ignore_view)))
+
+
+@card_api.get("/<id>/related", path=s.CardId)
+def related(path):
+    """Metabase's recommendations next to a card: its table, metrics, segments, similar questions,
+    dashboards and collections."""
+    return service.related(db.session(), auth.require_user(), path.id)
+
+
+@card_api.post("/related", body=s.AdhocQuery)
+def adhoc_related(body):
+    """The same recommendations for an unsaved query (the body is the query)."""
+    return service.adhoc_related(db.session(), auth.require_user(), body.root)
 
 
 @card_api.post("/", body=s.CardCreate)
