@@ -114,7 +114,7 @@ def format_batch(cells: tuple, n: int, template: str, separator: str, width: int
                 text = (template * n) % tuple(["" if v is None else v for v in cells])
     if '"' in text or "\r" in text or text.count("\n") != n:
         return None
-    if width > 1 and text.count(separator) != (width - 1) * n:
+    if text.count(separator) != (width - 1) * n:
         return None
     if width == 1 and (text.startswith("\n") or "\n\n" in text):
         return None  # the csv module writes a row of one empty cell as ""

@@ -191,7 +191,7 @@ CELL = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(width=st.integers(min_value=1, max_value=4), separator=st.sampled_from([",", ";", "\t", "%", "|", "o"]),
        data=st.data())
 def test_batches_equal_the_csv_module(width, separator, data):
@@ -230,3 +230,19 @@ def test_a_file_of_awkward_batches_stops_trying(monkeypatch):
     data = b"".join(csv_export.write(columns, iter(rows), {}))
     assert len(calls) == csv_export.GIVE_UP_AFTER
     assert data.splitlines()[1] == b'0,"x,y"' and len(data.splitlines()) == 20001
+
+
+@pytest.mark.parametrize("rows", [
+    [("a",), (",",)], [("a",), ("",)], [("a",), (None,)], [("x", None), ("None", None)], [("x", 'q"')],
+    [("x", "a\nb")], [("x", "a\rb")], [("a;b", 1)], [(None, "None")], [("NoneNone", None)], [(-0.0, 2**70)],
+])
+def test_each_check_sends_its_batch_to_the_csv_module(rows):
+    columns = [{"name": f"c{i}", "display_name": f"C{i}"} for i in range(len(rows[0]))]
+    out = []
+    for batch_format in (True, False):
+        csv_export.BATCH_FORMAT = batch_format
+        try:
+            out.append(b"".join(csv_export.write(columns, iter(rows), {"separator": ";" if "a;b" in rows[0] else ","})))
+        finally:
+            csv_export.BATCH_FORMAT = True
+    assert out[0] == out[1]
