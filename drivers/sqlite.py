@@ -20,11 +20,13 @@ from sqlglot import exp
 from core import hookimpl
 from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
+from core.query import urls
 from core.query.dialect import lit
 
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
 DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 PROGRESS_STEPS = 1000
+URL_PART_FUNCTION = "TESSERA_URL_PART"
 
 
 def authorizer(action: int, arg1, arg2, dbname, source) -> int:
@@ -88,6 +90,9 @@ class SQLiteDriver(SQLDriver):
         except sqlite3.Error as exc:
             raise LockdownError(f"cannot lock the SQLite connection down: {exc}") from exc
         dbapi_connection.set_authorizer(authorizer)
+        # SQLite has no regular expressions: URL and email parts (host, domain, ...) come from a fixed-pattern
+        # function (the patterns are core.query.urls', never the caller's: no regex of a user's choosing runs).
+        dbapi_connection.create_function(URL_PART_FUNCTION, 2, urls.extract, deterministic=True)
 
     @classmethod
     @contextlib.contextmanager
@@ -240,6 +245,12 @@ class SQLiteDriver(SQLDriver):
         escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in value)
         pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
         return exp.Glob(this=expr, expression=lit(pattern))
+
+    url_parts_without_regex = True
+
+    @classmethod
+    def url_part(cls, expr, part):
+        return _fn(URL_PART_FUNCTION, expr, lit(part))
 
     @classmethod
     def split_part(cls, expr, delimiter, position):

@@ -32,6 +32,8 @@ class QueryDialect:
     """Default AST forms; the standard SQL of PostgreSQL, which DuckDB mostly shares."""
 
     sqlglot_dialect: ClassVar[str]
+    # Whether url_part has its own implementation, so host/domain/subdomain/path need no `regex` feature.
+    url_parts_without_regex: ClassVar[bool] = False
 
     # ---- temporal ---------------------------------------------------------------------------------
 
@@ -115,7 +117,8 @@ class QueryDialect:
 
     @classmethod
     def url_part(cls, expr: exp.Expression, part: str) -> exp.Expression:
-        """host, domain, subdomain or path of a URL or email (core.query.urls), NULL when there is none."""
+        """host, domain, subdomain or path of a URL or email (core.query.urls), NULL when there is none.
+        Called only for drivers with the `regex` feature or `url_parts_without_regex`."""
         return cls.regex_match_first(expr, urls.GROUPED[part])
 
     @classmethod

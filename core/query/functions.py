@@ -52,7 +52,8 @@ class FunctionCompiler:
     def function(self, op: str, args: list) -> exp.Expression:
         driver = self.driver
         if op in URL_PARTS:
-            self.context.require("regex", f"the {op} function")
+            if not driver.url_parts_without_regex:
+                self.context.require("regex", f"the {op} function")
             return driver.url_part(self.value(args[0]), op)
         if op == "split-part":
             return self.split_part(args)

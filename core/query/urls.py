@@ -17,6 +17,8 @@ domain, `path` everything from the first `/` after the host to a `?` or `#`. No 
 """
 from __future__ import annotations
 
+import re
+
 PARTS = ("host", "domain", "subdomain", "path")
 
 
@@ -55,3 +57,14 @@ WHOLE = {
                   r"[^.:/?#]+(?=\.)"),
 }
 PATH_MATCH = r"\.[^/]{1,10}/[^#?]*"
+_COMPILED: dict = {}
+
+
+def extract(text, part):
+    """The part of `text` in Python (SQLite's url_part function): GROUPED's first group, None without one."""
+    if not isinstance(text, str) or part not in GROUPED:
+        return None
+    if part not in _COMPILED:
+        _COMPILED[part] = re.compile(GROUPED[part])
+    match = _COMPILED[part].search(text)
+    return match.group(1) if match and match.group(1) else None

@@ -83,7 +83,7 @@ GOLDEN_CASES = {
         "order-by": [["desc", ["aggregation", 0]]]},
 }
 # Cases that need a driver feature: compiled only for the engines declaring it.
-GOLDEN_FEATURES = {"url-parts": ("regex",)}
+GOLDEN_FEATURES: dict[str, tuple[str, ...]] = {}
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +244,6 @@ def test_values_never_become_sql(metadata):
     ({"source-table": "$$ORDERS", "filter": ["=", ["sum", f("ORDERS.TOTAL")], 1]}, "only allowed in the aggregation clause"),
     *[({"source-table": "$$PEOPLE", "expressions": {"x": clause}, "fields": [["expression", "x"]]}, fragment)
       for clause, fragment in [
-          (["host", f("PEOPLE.EMAIL")], "the host function is not supported by the sqlite driver"),
           (["split-part", f("PEOPLE.NAME"), "", 1], "split-part needs a non-empty literal text as its delimiter"),
           (["split-part", f("PEOPLE.NAME"), f("PEOPLE.STATE"), 1], "split-part needs a non-empty literal text"),
           (["split-part", f("PEOPLE.NAME"), " ", 0], "split-part positions count from 1, got 0"),
@@ -456,3 +455,19 @@ def test_offset_columns_and_mbql5(metadata):
     assert [(c["name"], c["display_name"], c["base_type"]) for c in one.columns[1:]] == [
         ("previous", "Previous year", "type/Integer"), ("offset", "Offset", "type/BigInteger")]
     assert "LAG(SUM(" in one.sql and "LEAD(COUNT(*), 1) OVER (ORDER BY DATE_TRUNC('YEAR'" in one.sql
+
+
+def test_url_parts_need_regex_or_their_own_function(metadata):
+    """A driver without regular expressions and without its own url_part refuses host & co. with a 400."""
+    from drivers.sqlite import SQLiteDriver
+
+    class NoUrlParts(SQLiteDriver):
+        url_parts_without_regex = False
+
+    session, ids = metadata
+    query = normalize(sample.resolve({"database": "$db", "type": "query", "query": {
+        "source-table": "$$PEOPLE", "expressions": {"h": ["host", f("PEOPLE.EMAIL")]},
+        "fields": [["expression", "h"]]}}, ids["sqlite"]))
+    with pytest.raises(Invalid, match="the host function is not supported by the sqlite driver"):
+        compile_query(session, query, NoUrlParts)
+    assert 'TESSERA_URL_PART("PEOPLE"."EMAIL", \'host\')' in compile_query(session, query, SQLiteDriver).sql

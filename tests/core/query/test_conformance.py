@@ -362,7 +362,7 @@ CASES = [
     ("expression-filter", {"source-table": ORDERS, "expressions": {"net": ["-", f("ORDERS.TOTAL"), f("ORDERS.TAX")]},
                            "aggregation": [["count"]], "filter": [">", ["expression", "net"], 100]}, True, (),
      [(orders_where(lambda o: o["TOTAL"] - o["TAX"] > 100),)]),
-    # ---- URL and email parts, split-part (SQLite has no regular expressions: refused like regex-match-first) ----
+    # ---- URL and email parts (SQLite: Tessera's fixed-pattern function), split-part ----
     ("url-parts-of-emails", {"source-table": PEOPLE, "expressions": {
         "host": ["host", f("PEOPLE.EMAIL")], "domain": ["domain", f("PEOPLE.EMAIL")],
         "subdomain": ["subdomain", f("PEOPLE.EMAIL")], "path": ["path", f("PEOPLE.EMAIL")],
@@ -372,7 +372,7 @@ CASES = [
         "fields": [f("PEOPLE.ID"), *[["expression", n] for n in ("host", "domain", "subdomain", "path")],
                    ["expression", "host of url"], ["expression", "domain of url"], ["expression", "subdomain of url"],
                    ["expression", "path of url"]],
-        "order-by": [["asc", f("PEOPLE.ID")]]}, True, ("regex",),
+        "order-by": [["asc", f("PEOPLE.ID")]]}, True, (),
      [(p["ID"], email_host(p["EMAIL"]), email_host(p["EMAIL"]).split(".")[0],
        # Metabase's subdomain of first.last@x.com is "first" (its pattern lets '@' into a segment)
        p["EMAIL"].split("@")[0].split(".")[0] if "." in p["EMAIL"].split("@")[0] else None, None,
@@ -381,7 +381,7 @@ CASES = [
         f"{part} {i}": [part, url] for part in ("host", "domain", "subdomain", "path") for i, url in enumerate(URLS)},
         "fields": [["expression", f"{part} {i}"] for part in ("host", "domain", "subdomain", "path")
                    for i in range(len(URLS))],
-        "order-by": [["asc", f("PRODUCTS.ID")]], "limit": 1}, True, ("regex",),
+        "order-by": [["asc", f("PRODUCTS.ID")]], "limit": 1}, True, (),
      [tuple(URL_PARTS[url][k] for k in range(4) for url in URLS)]),
     ("split-part", {"source-table": PEOPLE, "expressions": {
         "first": ["split-part", f("PEOPLE.NAME"), " ", 1], "second": ["split-part", f("PEOPLE.NAME"), " ", 2],
