@@ -27,6 +27,7 @@ READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info
 DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 PROGRESS_STEPS = 1000
 URL_PART_FUNCTION = "TESSERA_URL_PART"
+CONVERT_TZ_FUNCTION = "TESSERA_CONVERT_TZ"
 
 
 def authorizer(action: int, arg1, arg2, dbname, source) -> int:
@@ -38,6 +39,23 @@ def authorizer(action: int, arg1, arg2, dbname, source) -> int:
     if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_FUNCTIONS:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
+
+
+def convert_tz(value, source, target):
+    """Wall-clock text `value` in zone `source` as wall-clock text in zone `target` (DST included); NULL for
+    NULL, an unreadable value or an unknown zone."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.strip())
+        zones = ZoneInfo(source), ZoneInfo(target)
+    except (ValueError, KeyError, OSError):
+        return None
+    converted = parsed.replace(tzinfo=zones[0]).astimezone(zones[1]).replace(tzinfo=None)
+    return converted.isoformat(sep=" ")
 
 
 def connect_read_only(path: str) -> sqlite3.Connection:
@@ -59,7 +77,7 @@ class SQLiteDriver(SQLDriver):
     features = frozenset({
         "basic-aggregations", "expressions", "native-parameters", "nested-queries", "binning",
         "case-sensitivity-string-filter-options", "left-join", "right-join", "inner-join", "full-join",
-        "foreign-keys", "standard-deviation-aggregations",
+        "foreign-keys", "standard-deviation-aggregations", "convert-timezone",
         # Window functions (LAG/LEAD) arrived in SQLite 3.25.
         *(("window-functions/offset",) if sqlite3.sqlite_version_info >= (3, 25) else ()),
     })
@@ -93,6 +111,8 @@ class SQLiteDriver(SQLDriver):
         # SQLite has no regular expressions: URL and email parts (host, domain, ...) come from a fixed-pattern
         # function (the patterns are core.query.urls', never the caller's: no regex of a user's choosing runs).
         dbapi_connection.create_function(URL_PART_FUNCTION, 2, urls.extract, deterministic=True)
+        # Nor named time zones: convert-timezone's named zones go through Python's zoneinfo.
+        dbapi_connection.create_function(CONVERT_TZ_FUNCTION, 3, convert_tz, deterministic=True)
 
     @classmethod
     @contextlib.contextmanager
@@ -251,6 +271,14 @@ class SQLiteDriver(SQLDriver):
     @classmethod
     def url_part(cls, expr, part):
         return _fn(URL_PART_FUNCTION, expr, lit(part))
+
+    @classmethod
+    def zone_to_utc(cls, expr, zone):
+        return _fn(CONVERT_TZ_FUNCTION, _fn("DATETIME", expr), lit(zone), lit("UTC"))
+
+    @classmethod
+    def utc_to_zone(cls, expr, zone):
+        return _fn(CONVERT_TZ_FUNCTION, _fn("DATETIME", expr), lit("UTC"), lit(zone))
 
     @classmethod
     def split_part(cls, expr, delimiter, position):

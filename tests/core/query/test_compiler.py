@@ -255,8 +255,6 @@ def test_values_never_become_sql(metadata):
           (["integer", f("PEOPLE.CREATED_AT")], "integer converts text or a number, not type/DateTime"),
           (["float", f("PEOPLE.BIRTH_DATE")], "float converts text or a number, not type/Date"),
           (["date", f("PEOPLE.LATITUDE")], "date converts text or a date-time, not type/Float"),
-          (["convert-timezone", f("PEOPLE.CREATED_AT"), "Asia/Tokyo"],
-           "convert-timezone with a named time zone is not supported by the sqlite driver"),
           (["convert-timezone", f("PEOPLE.CREATED_AT"), "+09:00", "Mars/Olympus"], "valid timezone ID as its source"),
           (["convert-timezone", f("PEOPLE.CREATED_AT"), "+25:00"], "valid timezone ID as its target, got '+25:00'"),
           (["convert-timezone", f("PEOPLE.BIRTH_DATE"), "+09:00"], "convert-timezone converts a date-time, not type/Date"),
@@ -457,17 +455,28 @@ def test_offset_columns_and_mbql5(metadata):
     assert "LAG(SUM(" in one.sql and "LEAD(COUNT(*), 1) OVER (ORDER BY DATE_TRUNC('YEAR'" in one.sql
 
 
-def test_url_parts_need_regex_or_their_own_function(metadata):
-    """A driver without regular expressions and without its own url_part refuses host & co. with a 400."""
+@pytest.mark.parametrize("clause, fragment", [
+    (["host", f("PEOPLE.EMAIL")], "the host function is not supported by the sqlite driver"),
+    (["convert-timezone", f("PEOPLE.CREATED_AT"), "Asia/Tokyo"],
+     "convert-timezone with a named time zone is not supported by the sqlite driver"),
+])
+def test_features_a_driver_lacks_are_400s(metadata, clause, fragment):
+    """A driver without regular expressions (nor its own url_part) or without a zone database refuses those
+    clauses with a 400 naming it; fixed offsets need no zone database."""
     from drivers.sqlite import SQLiteDriver
 
-    class NoUrlParts(SQLiteDriver):
+    class Bare(SQLiteDriver):
+        features = frozenset()
         url_parts_without_regex = False
 
     session, ids = metadata
-    query = normalize(sample.resolve({"database": "$db", "type": "query", "query": {
-        "source-table": "$$PEOPLE", "expressions": {"h": ["host", f("PEOPLE.EMAIL")]},
-        "fields": [["expression", "h"]]}}, ids["sqlite"]))
-    with pytest.raises(Invalid, match="the host function is not supported by the sqlite driver"):
-        compile_query(session, query, NoUrlParts)
-    assert 'TESSERA_URL_PART("PEOPLE"."EMAIL", \'host\')' in compile_query(session, query, SQLiteDriver).sql
+
+    def query(expression):
+        return normalize(sample.resolve({"database": "$db", "type": "query", "query": {
+            "source-table": "$$PEOPLE", "expressions": {"x": expression}, "fields": [["expression", "x"]]}},
+            ids["sqlite"]))
+
+    with pytest.raises(Invalid, match=fragment):
+        compile_query(session, query(clause), Bare)
+    assert "TESSERA_" in compile_query(session, query(clause), SQLiteDriver).sql
+    compile_query(session, query(["convert-timezone", f("PEOPLE.CREATED_AT"), "+09:00"]), Bare)
