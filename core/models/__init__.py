@@ -7,6 +7,7 @@ from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
+from .timeline import Timeline, TimelineEvent
 from .user import (
     ADMIN_GROUP_ID,
     ALL_USERS_GROUP_ID,
@@ -43,6 +44,8 @@ __all__ = [
     "Revision",
     "Setting",
     "Table",
+    "Timeline",
+    "TimelineEvent",
     "User",
     "UTCDateTime",
     "utcnow",
