@@ -1,10 +1,10 @@
-"""The items of a collection (or of the root): child collections, cards, models, metrics and
-snippets, in one sorted, paged listing.
+"""The items of a collection (or of the root): child collections, cards, models, metrics, snippets
+and timelines, in one sorted, paged listing.
 
 Each kind of item is an `ItemSource`: it lists the sort keys of its rows in a collection (cheap
 columns only) and turns the rows of the requested page into JSON. The listing merges the keys of
 every requested source, sorts them as Metabase does, pages, then hydrates only that page. Adding a
-kind (dashboards, timelines) is one more source in SOURCES.
+kind (dashboards) is one more source in SOURCES.
 """
 from __future__ import annotations
 
