@@ -32,6 +32,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.sharing",
     "plugins.collections",
     "plugins.search",
+    "plugins.bookmarks",
     "plugins.dataset",
     "plugins.exports",
     "plugins.snippets",
