@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from core import permissions as perms
 from core import revisions
-from core.cards import row_json as base_json
+from core.cards import base_json
 from core.collections import Access
 from core.collections import collection_json as hydrated_collection
 from core.query.persistence import is_fresh
