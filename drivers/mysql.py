@@ -171,7 +171,8 @@ class MySQLDriver(SQLDriver):
 
     # ---- compiled MBQL: no DATE_TRUNC, function-style date parts, case-insensitive collations --------
 
-    _FORMATS = {"second": "%Y-%m-%d %H:%i:%s", "minute": "%Y-%m-%d %H:%i:00", "hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d",
+    _FORMATS = {"second": "%Y-%m-%d %H:%i:%s",
+                "minute": "%Y-%m-%d %H:%i:00", "hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d",
                 "month": "%Y-%m-01", "year": "%Y-01-01"}
     _PARTS = {"second": "SECOND", "minute-of-hour": "MINUTE", "hour-of-day": "HOUR", "day-of-week": "DAYOFWEEK",
               "day-of-month": "DAYOFMONTH", "day-of-year": "DAYOFYEAR", "month-of-year": "MONTH",
@@ -237,11 +238,12 @@ class MySQLDriver(SQLDriver):
         # SUBSTRING_INDEX answers the last piece for a position past the end: count the pieces first.
         from core.query.dialect import position_guard
 
-        pieces = exp.Add(this=exp.Div(
-            this=exp.Paren(this=exp.Sub(this=_fn("CHAR_LENGTH", expr.copy()),
-                                        expression=_fn("CHAR_LENGTH", _fn("REPLACE", expr.copy(), lit(delimiter), lit(""))))),
-            expression=lit(len(delimiter)), typed=True), expression=lit(1))
-        part = _fn("SUBSTRING_INDEX", _fn("SUBSTRING_INDEX", expr, lit(delimiter), position.copy()), lit(delimiter), lit(-1))
+        without = _fn("REPLACE", expr.copy(), lit(delimiter), lit(""))
+        removed = exp.Sub(this=_fn("CHAR_LENGTH", expr.copy()), expression=_fn("CHAR_LENGTH", without))
+        pieces = exp.Add(this=exp.Div(this=exp.Paren(this=removed), expression=lit(len(delimiter)), typed=True),
+                         expression=lit(1))
+        first = _fn("SUBSTRING_INDEX", expr, lit(delimiter), position.copy())
+        part = _fn("SUBSTRING_INDEX", first, lit(delimiter), lit(-1))
         beyond = exp.GT(this=position.copy(), expression=pieces)
         return position_guard(exp.Case(ifs=[exp.If(this=beyond, true=lit(""))], default=part), position)
 

@@ -283,8 +283,9 @@ class _Legacy:
             return ["count"]
         if op == "offset":
             # Legacy offset takes its options first: ["offset", {name?}, expression, n].
-            opts = _keys(args[0], where) if args and isinstance(args[0], dict) else {}
-            clause = ["offset", *(self.expr(a, where) for a in (args[1:] if args and isinstance(args[0], dict) else args))]
+            leading = bool(args) and isinstance(args[0], dict)
+            opts = _keys(args[0], where) if leading else {}
+            clause = ["offset", *(self.expr(a, where) for a in (args[1:] if leading else args))]
             names = {k: opts[k] for k in ("name", "display-name") if opts.get(k)}
             return ["aggregation-options", clause, names] if names else clause
         if op == "datetime" and len(args) == 2 and isinstance(args[1], dict):
