@@ -112,3 +112,26 @@ def native_sql(dataset_query: dict) -> str | None:
         return (dataset_query.get("stages") or [{}])[0].get("native")
     native = dataset_query.get("native")
     return native.get("query") if isinstance(native, dict) else None
+
+
+def base_json(card) -> dict:
+    """The stored columns, with `dataset` derived from `type` for clients older than 0.49."""
+    return {
+        "id": card.id, "name": card.name, "description": card.description, "display": card.display,
+        "dataset_query": with_template_tags(card.dataset_query or {}),
+        "visualization_settings": card.visualization_settings or {},
+        "parameters": card.parameters or [], "parameter_mappings": card.parameter_mappings or [],
+        "result_metadata": card.result_metadata, "type": card.type, "dataset": card.type == "model",
+        "collection_id": card.collection_id, "collection_position": card.collection_position,
+        "collection_preview": card.collection_preview, "cache_ttl": card.cache_ttl, "archived": card.archived,
+        "archived_directly": card.archived_directly, "enable_embedding": card.enable_embedding,
+        "embedding_params": card.embedding_params, "public_uuid": card.public_uuid,
+        "made_public_by_id": card.made_public_by_id, "initially_published_at": card.initially_published_at,
+        "creator_id": card.creator_id, "database_id": card.database_id, "table_id": card.table_id,
+        "source_card_id": card.source_card_id, "query_type": card.query_type, "entity_id": card.entity_id,
+        "view_count": card.view_count, "last_used_at": card.last_used_at,
+        "cache_invalidated_at": card.cache_invalidated_at, "created_at": card.created_at,
+        "updated_at": card.updated_at, "dashboard_id": None, "dashboard_count": 0,
+        "average_query_time": None, "last_query_start": None, "moderation_reviews": [],
+        "card_schema": 20, "metabase_version": None,
+    }

@@ -179,3 +179,12 @@ def user_for_reset_token(session: Session, token: str, ttl_hours: int = 48) -> U
     if utcnow() - user.reset_triggered > dt.timedelta(hours=ttl_hours):
         return None
     return user
+
+
+def creator_json(user: User | None) -> dict | None:
+    """A user as content shows its creator (`creator`, hydrated)."""
+    if user is None:
+        return None
+    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
+            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
+            "is_qbnewb": user.is_qbnewb, "is_superuser": user.is_superuser, "tenant_id": None}

@@ -5,6 +5,7 @@ from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
+from .segment import LegacyMetric, MetricImportantField, Segment
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
 from .user import (
@@ -32,7 +33,9 @@ __all__ = [
     "Dimension",
     "Field",
     "FieldValues",
+    "LegacyMetric",
     "LoginSession",
+    "MetricImportantField",
     "NativeQuerySnippet",
     "PersistedInfo",
     "PermissionsGroup",
@@ -41,6 +44,7 @@ __all__ = [
     "QueryCache",
     "QueryExecution",
     "Revision",
+    "Segment",
     "Setting",
     "Table",
     "User",

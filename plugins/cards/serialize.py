@@ -6,16 +6,12 @@ from sqlalchemy.orm import Session
 
 from core import permissions as perms
 from core import revisions
-from core.cards import with_template_tags
+from core.users import creator_json
+from core.cards import base_json
 from core.query.persistence import is_fresh
 from core.models import Card, Collection, Database, PersistedInfo, Table, User
 
-def creator_json(user: User | None) -> dict | None:
-    if user is None:
-        return None
-    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
-            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
-            "is_qbnewb": user.is_qbnewb, "is_superuser": user.is_superuser, "tenant_id": None}
+__all__ = ["base_json", "card_json", "collection_json", "creator_json", "summary_json"]
 
 
 def collection_json(session: Session, user: User, collection_id: int | None, access=None) -> dict | None:
@@ -42,29 +38,6 @@ def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:
             "active": info.active, "error": info.error, "refresh_begin": info.refresh_begin,
             "refresh_end": info.refresh_end, "table_name": info.table_name, "schema_name": info.schema_name,
             "query_hash": info.query_hash, "card_name": card.name, "creator_id": info.creator_id}
-
-
-def base_json(card: Card) -> dict:
-    """The stored columns, with `dataset` derived from `type` for clients older than 0.49."""
-    return {
-        "id": card.id, "name": card.name, "description": card.description, "display": card.display,
-        "dataset_query": with_template_tags(card.dataset_query or {}),
-        "visualization_settings": card.visualization_settings or {},
-        "parameters": card.parameters or [], "parameter_mappings": card.parameter_mappings or [],
-        "result_metadata": card.result_metadata, "type": card.type, "dataset": card.type == "model",
-        "collection_id": card.collection_id, "collection_position": card.collection_position,
-        "collection_preview": card.collection_preview, "cache_ttl": card.cache_ttl, "archived": card.archived,
-        "archived_directly": card.archived_directly, "enable_embedding": card.enable_embedding,
-        "embedding_params": card.embedding_params, "public_uuid": card.public_uuid,
-        "made_public_by_id": card.made_public_by_id, "initially_published_at": card.initially_published_at,
-        "creator_id": card.creator_id, "database_id": card.database_id, "table_id": card.table_id,
-        "source_card_id": card.source_card_id, "query_type": card.query_type, "entity_id": card.entity_id,
-        "view_count": card.view_count, "last_used_at": card.last_used_at,
-        "cache_invalidated_at": card.cache_invalidated_at, "created_at": card.created_at,
-        "updated_at": card.updated_at, "dashboard_id": None, "dashboard_count": 0,
-        "average_query_time": None, "last_query_start": None, "moderation_reviews": [],
-        "card_schema": 20, "metabase_version": None,
-    }
 
 
 def summary_json(session: Session, user: User, card: Card, access=None) -> dict:
