@@ -21,6 +21,7 @@ from .models import (
     ADMIN_GROUP_ID,
     Collection,
     CollectionPermission,
+    Database,
     DataPermission,
     PermissionsGroupMembership,
     Table,
@@ -376,6 +377,34 @@ def can_query(session: Session, user: User | None, database_id: int, native: boo
         return False
     obj = {"model": "database", "id": database_id, "table_id": table_id}
     return _decide(user, "native" if native else "query", obj, allowed)
+
+
+def has_any_native_permission(session: Session, user: User | None) -> bool:
+    """May `user` write native queries on at least one database? (What snippets require.)"""
+    if user is None or not user.is_active:
+        return False
+    if is_admin(user):
+        return True
+    if permission_hooks_active():  # a hook may grant native rights that no row holds
+        db_ids = session.scalars(select(Database.id))
+    else:
+        db_ids = session.scalars(select(DataPermission.db_id).where(
+            DataPermission.group_id.in_(group_ids(session, user)), DataPermission.perm_type == "create-queries",
+            DataPermission.perm_value == "query-builder-and-native").distinct())
+    return any(can_query(session, user, db_id, native=True) for db_id in db_ids)
+
+
+def can_read_snippet(session: Session, user: User | None, collection_id: int | None) -> bool:
+    """Snippets are for native-query writers (Metabase: native rights on some database, not
+    sandboxed) who may also read the snippet's folder (a collection of the snippets namespace)."""
+    return (has_any_native_permission(session, user) and not is_sandboxed(session, user)
+            and can_read_collection(session, user, collection_id, "snippets"))
+
+
+def can_write_snippet(session: Session, user: User | None, collection_id: int | None) -> bool:
+    """As can_read_snippet, with write permission on the folder."""
+    return (has_any_native_permission(session, user) and not is_sandboxed(session, user)
+            and can_write_collection(session, user, collection_id, "snippets"))
 
 
 def download_level(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> str:

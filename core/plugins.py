@@ -34,6 +34,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.search",
     "plugins.segments",
     "plugins.metrics",
+    "plugins.bookmarks",
     "plugins.dataset",
     "plugins.exports",
     "plugins.snippets",

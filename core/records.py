@@ -36,12 +36,15 @@ class SettingDef:
 
 @dataclass(frozen=True)
 class Exporter:
-    """A download format: `write(columns, rows, options)` yields chunks of the file as bytes."""
+    """A download format: `write(columns, rows, options)` yields chunks of the file as bytes.
+    `write_pivot(table, options)`, when given, writes a core.export.pivot.PivotTable (downloads
+    with pivot_results); a format without it downloads pivot tables flat, as Metabase's json."""
 
     format: str
     content_type: str
     extension: str
     write: Callable[..., Iterable[bytes]]
+    write_pivot: Callable[..., Iterable[bytes]] | None = None
 
 
 @dataclass(frozen=True)

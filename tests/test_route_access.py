@@ -96,6 +96,10 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     # plugins.search (results filtered by permissions)
     ("GET", "/api/search"): USER,
     # plugins.cards (the views answer 403 per collection, per database and for downloads)
+    ("GET", "/api/bookmark"): USER,
+    ("POST", "/api/bookmark/*/*"): USER,
+    ("DELETE", "/api/bookmark/*/*"): USER,
+    ("PUT", "/api/bookmark/ordering"): USER,
     ("GET", "/api/card"): USER,
     ("GET", "/api/card/embeddable"): SUPERUSER,
     ("GET", "/api/card/public"): SUPERUSER,

@@ -30,9 +30,39 @@ def download(result, exporter: Exporter, options: dict, prefix: str = "query_res
         finally:
             result.close()
 
+    return _attachment(body(), exporter, prefix)
+
+
+def _attachment(chunks, exporter: Exporter, prefix: str) -> Response:
     headers = {**NO_CACHE, "Content-Disposition": f'attachment; filename="{filename(prefix, exporter.extension)}"'}
-    return Response(stream_with_context(body()), status=200, mimetype=None, content_type=exporter.content_type,
+    return Response(stream_with_context(chunks), status=200, mimetype=None, content_type=exporter.content_type,
                     headers=headers)
+
+
+def pivots(exporter: Exporter | None, options: dict) -> bool:
+    """Whether a pivot table's download is written pivoted: pivot_results asked, and the format can."""
+    return bool(options.get("pivot_results")) and exporter is not None and exporter.write_pivot is not None
+
+
+def download_pivot(session, user, exporter: Exporter, dataset_query, column_split, options: dict, *,
+                   context: str, prefix: str = "query_result", **run_options) -> Response:
+    """Run `dataset_query` as a pivot (core.query.pivot) and send it laid out by
+    core.export.pivot, or the failed-query body (400) when it cannot be pivoted. `run_options` go to
+    the processor (card_id, parameters, export_format, download_cap, ...)."""
+    from ..api import json_response
+    from ..query import processor
+    from ..query.errors import QueryFailed
+    from ..query.pivot import collect
+    from ..query.results import FAILED_STATUS
+    from .pivot import PivotTable
+
+    try:
+        pivoted = collect(session, user, dataset_query, column_split=column_split, context=context, **run_options)
+    except QueryFailed as exc:
+        return json_response(processor.failed_now(dataset_query, exc, context), FAILED_STATUS)
+    table = PivotTable(pivoted.cols, pivoted.rows, pivoted.split, options.get("visualization_settings"),
+                       bool(options.get("format_rows")))
+    return _attachment(exporter.write_pivot(table, options), exporter, prefix)
 
 
 def api_stream(envelope_head: dict, result, js_int_to_string: bool = True) -> Response:

@@ -1,6 +1,7 @@
 """App-DB ORM models, one module per family. Import models from here."""
 from .api_key import ApiKey
 from .base import Base, UTCDateTime, utcnow
+from .bookmark import BookmarkOrdering, CardBookmark, CollectionBookmark
 from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
@@ -26,6 +27,9 @@ __all__ = [
     "ADMIN_GROUP_ID",
     "ALL_USERS_GROUP_ID",
     "Base",
+    "BookmarkOrdering",
+    "CardBookmark",
+    "CollectionBookmark",
     "CARD_TYPES",
     "Card",
     "Collection",

@@ -1,4 +1,5 @@
 """Running a saved card: results (202), downloads and pivot tables, through core.query.processor.
+A pivot card ("display": "pivot") downloaded with pivot_results is written pivoted (core.export.pivot).
 
 Reading the card needs its collection readable; running needs data access to its database; a
 download needs download permission ("limited" caps it at 10,000 rows).
@@ -10,7 +11,7 @@ from sqlalchemy.orm import Session
 from core import permissions as perms
 from core.api import json_response
 from core.errors import Forbidden, NotFound
-from core.export.response import api_stream, download
+from core.export.response import api_stream, download, download_pivot, pivots
 from core.models import Card, User
 from core.query import pivot as pivot_query
 from core.query import processor
@@ -61,6 +62,11 @@ def export(session: Session, user: User, exporters: dict, card_id: int, export_f
     extra = {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
     context = EXPORT_CONTEXTS[export_format]
     params = card_parameters(card, parameters)
+    if card.display == "pivot" and pivots(exporter, options):
+        viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
+        return download_pivot(session, user, exporter, card.dataset_query, _column_split(card),
+                              {**options, "visualization_settings": viz}, context=context, card_id=card.id,
+                              parameters=params, export_format=export_format, **extra)
     try:
         result = processor.open_query(session, user, card.dataset_query, context=context, card_id=card.id,
                                       parameters=params, export_format=export_format, **extra)
@@ -78,31 +84,12 @@ def export(session: Session, user: User, exporters: dict, card_id: int, export_f
 def pivot(session: Session, user: User, card_id: int, parameters: list | None):
     card = runnable_card(session, user, card_id)
     query = {**card.dataset_query, "parameters": card_parameters(card, parameters)}
-    rows, cols = _pivot_split(card)
-    envelope, status = pivot_query.run_pivot(session, user, query, rows, cols, context="question", card_id=card.id)
+    envelope, status = pivot_query.run_pivot(session, user, query, column_split=_column_split(card),
+                                             context="question", card_id=card.id)
     return json_response(envelope, status)
 
 
-def _pivot_split(card: Card) -> tuple[list[int] | None, list[int] | None]:
-    """Breakout indexes of the pivot's rows and columns, from the card's pivot_table.column_split
-    (refs or names matched against the query's breakouts)."""
+def _column_split(card: Card):
+    """The card's pivot_table.column_split (names or refs of its columns), or None for the default."""
     split = (card.visualization_settings or {}).get("pivot_table.column_split")
-    if not isinstance(split, dict):
-        return None, None
-    try:
-        from core.query.mbql import normalize
-
-        breakouts = normalize(card.dataset_query).last.breakouts
-    except Exception:  # a query the pivot itself will reject with a proper message
-        return None, None
-    names = [b[1] if isinstance(b, list) and len(b) > 1 else None for b in breakouts]
-
-    def indexes(entries) -> list[int]:
-        out = []
-        for entry in entries or []:
-            key = entry[1] if isinstance(entry, list) and len(entry) > 1 else entry
-            if key in names:
-                out.append(names.index(key))
-        return out
-
-    return indexes(split.get("rows")), indexes(split.get("columns"))
+    return split if isinstance(split, dict) else None

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core import permissions as perms
-from core import events, revisions, sharing
+from core import bookmarks, events, revisions, sharing
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
 from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
@@ -337,7 +337,10 @@ def list_cards(session: Session, user: User, f: str | None, model_id: int | None
     if f in ("database", "table", "using_model") and model_id is None:
         raise Invalid({"model_id": f"model_id is a required parameter when filter mode is '{f}'"})
     if f == "bookmarked":
-        raise Invalid({"f": "Bookmarks are not available in this version of Tessera."})
+        # Metabase: the caller's bookmarked cards that are not archived, by name (case-sensitive).
+        marked = bookmarks.bookmarked_ids(session, user, "card")
+        cards = session.scalars(select(Card).where(Card.id.in_(marked), Card.archived.is_(False))) if marked else []
+        return readable(session, user, sorted(cards, key=lambda c: (c.name, c.id)))
     query = select(Card).order_by(func.lower(Card.name), Card.id)
     query = query.where(Card.archived.is_(f == "archived"))
     if f == "mine":

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from core import permissions
 from core.api import json_response
 from core.errors import Forbidden, Invalid, NotFound
-from core.export.response import api_stream, download
+from core.export.response import api_stream, download, download_pivot, pivots
 from core.models import Field, FieldValues, Query as QueryStats, Table, User
 from core.query import pivot as pivot_query
 from core.query import processor
@@ -42,6 +42,10 @@ def export(session: Session, user: User, exporters: dict, export_format: str, qu
     if level == "none":
         raise Forbidden()
     extra = {"download_cap": 10000} if level == "limited" else {}
+    split = _pivot_split(query, options) if pivots(exporter, options) else None
+    if split is not None:
+        return download_pivot(session, user, exporter, query, split, options, context=EXPORT_CONTEXTS[export_format],
+                              export_format=export_format, **extra)
     try:
         result = processor.open_query(session, user, query, context=EXPORT_CONTEXTS[export_format],
                                       export_format=export_format, **extra)
@@ -53,6 +57,20 @@ def export(session: Session, user: User, exporters: dict, export_format: str, qu
                 "started_at": processor.R.iso(ctx.started_at), "json_query": query}
         return api_stream(head, result, ctx.js_int_to_string)
     return download(result, exporter, options)
+
+
+def _pivot_split(query: dict, options: dict) -> dict | None:
+    """The column split of an ad-hoc pivot table: its visualization settings' pivot_table.column_split,
+    or the default split when only the query says it was a pivot (Metabase's `was-pivot`). None: not
+    a pivot table, downloaded flat."""
+    viz = options.get("visualization_settings") or {}
+    if "pivot_table.column_split" in viz:
+        split = viz["pivot_table.column_split"]
+        if not isinstance(split, dict):
+            raise Invalid({"visualization_settings": "pivot_table.column_split must be a map of rows, columns "
+                                                     "and values."})
+        return split
+    return {} if query.get("was-pivot") is True else None
 
 
 def native(session: Session, user: User, query: dict, pretty: bool):

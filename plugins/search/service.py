@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, aliased, load_only
 
-from core import permissions
+from core import bookmarks, permissions
 from core.collections import Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids
 from core.models import Card, Collection, Database, Revision, Table, User, utcnow
 from core.paging import Paging
@@ -66,7 +66,8 @@ class Context:
 
 def _result(model: str, id: int, name: str, **values) -> dict:
     out = dict.fromkeys(RESULT_KEYS)
-    out.update(model=model, id=id, name=name, bookmark=False, dashboardcard_count=0, **values)
+    values.setdefault("bookmark", False)
+    out.update(model=model, id=id, name=name, dashboardcard_count=0, **values)
     return out
 
 
@@ -122,6 +123,7 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     rows = [c for c in ctx.session.scalars(query)
             if ctx.access.can_read(c.id) and _personal_ok(ctx, personal_owner(c, ctx.roots))]
     names = personal_names(ctx.session, [c.personal_owner_id for c in rows])
+    marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "collection")
     out = []
     for c in rows:
         name = names.get(c.personal_owner_id, c.name) if c.personal_owner_id else c.name
@@ -131,7 +133,7 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
             updated_at=c.created_at, collection={"id": c.id, "name": name, "authority_level": c.authority_level,
                                                  "type": c.type},
             can_write=ctx.access.can_write(c.id), effective_location=effective, location=c.location,
-            personal_owner_id=c.personal_owner_id, authority_level=c.authority_level,
+            personal_owner_id=c.personal_owner_id, authority_level=c.authority_level, bookmark=c.id in marked,
             _texts=[name, c.description], _pinned=False, _updated=c.created_at))
     return out
 
@@ -174,6 +176,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
     databases = dict(ctx.session.execute(select(Database.id, Database.name).where(
         Database.id.in_({c.database_id for c in visible if c.database_id is not None}))).all())
     names = personal_names(ctx.session, [c.personal_owner_id for c in collections.values()])
+    marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "card")
     out = []
     for card in visible:
         model = CARD_TYPE_MODEL.get(card.type, "card")
@@ -191,7 +194,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
             last_editor_common_name=users.get(editor_id), last_edited_at=edited_at, created_at=card.created_at,
             updated_at=card.updated_at, database_id=card.database_id, database_name=databases.get(card.database_id),
             table_id=card.table_id, display=card.display, dataset_query=card.dataset_query,
-            query_type=card.query_type, can_write=ctx.access.can_write(card.collection_id),
+            query_type=card.query_type, can_write=ctx.access.can_write(card.collection_id), bookmark=card.id in marked,
             _texts=[card.name, card.description, native_text], _pinned=card.collection_position is not None,
             _updated=card.updated_at))
     return out

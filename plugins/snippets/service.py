@@ -8,9 +8,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.errors import Invalid, NotFound
+from core import permissions
+from core.collections import SNIPPETS, check_target
+from core.errors import Invalid, NotFound, check_403
 from core.events import emit
-from core.models import Collection, NativeQuerySnippet, User
+from core.models import NativeQuerySnippet, User
 
 ALPHABET = string.ascii_letters + string.digits + "_-"
 DUPLICATE = "A snippet with that name already exists. Please pick a different name."
@@ -52,27 +54,42 @@ def snippet_json(session: Session, snippet: NativeQuerySnippet) -> dict:
     }
 
 
-def _check_collection(session: Session, collection_id: int | None) -> None:
-    if collection_id is None:
-        return
-    collection = session.get(Collection, collection_id)
-    if collection is None:
-        raise NotFound()
-    if collection.namespace != "snippets":
-        raise Invalid("A snippet can only be saved in a collection of the snippets namespace.")
+def _may_use_snippets(session: Session, user: User) -> bool:
+    return permissions.has_any_native_permission(session, user) and not permissions.is_sandboxed(session, user)
 
 
-def list_snippets(session: Session, archived: bool) -> list[dict]:
+def _check_target(session: Session, user: User, collection_id: int | None) -> None:
+    """May `user` put a snippet into this folder? 404/400/403 as for any collection item."""
+    check_403(_may_use_snippets(session, user))
+    check_target(session, user, collection_id, SNIPPETS)
+
+
+def list_snippets(session: Session, user: User, archived: bool) -> list[dict]:
+    """The snippets `user` may read: none without native rights, else those in readable folders."""
+    if not _may_use_snippets(session, user):
+        return []
     rows = session.scalars(select(NativeQuerySnippet).where(NativeQuerySnippet.archived == archived)
                            .order_by(NativeQuerySnippet.name)).all()
+    if permissions.permission_hooks_active():
+        rows = [s for s in rows if permissions.can_read_snippet(session, user, s.collection_id)]
+    else:
+        readable = permissions.readable_collection_ids(session, user, SNIPPETS)
+        if readable is not None:
+            root = permissions.can_read_collection(session, user, None, SNIPPETS)
+            rows = [s for s in rows if (root if s.collection_id is None else s.collection_id in readable)]
     return [snippet_json(session, s) for s in rows]
 
 
-def get(session: Session, snippet_id: int) -> dict:
+def _readable(session: Session, user: User, snippet_id: int) -> NativeQuerySnippet:
     snippet = session.get(NativeQuerySnippet, snippet_id)
     if snippet is None:
         raise NotFound()
-    return snippet_json(session, snippet)
+    check_403(permissions.can_read_snippet(session, user, snippet.collection_id))
+    return snippet
+
+
+def get(session: Session, user: User, snippet_id: int) -> dict:
+    return snippet_json(session, _readable(session, user, snippet_id))
 
 
 def _taken(session: Session, name: str, other_than: int | None = None) -> bool:
@@ -85,7 +102,7 @@ def _taken(session: Session, name: str, other_than: int | None = None) -> bool:
 def create(session: Session, user: User, name: str, content: str, description: str | None,
            collection_id: int | None) -> dict:
     check_name(name)
-    _check_collection(session, collection_id)
+    _check_target(session, user, collection_id)
     if _taken(session, name):
         raise Invalid(DUPLICATE)
     snippet = NativeQuerySnippet(name=name, content=content, description=description, collection_id=collection_id,
@@ -101,15 +118,14 @@ def create(session: Session, user: User, name: str, content: str, description: s
 
 
 def update(session: Session, user: User, snippet_id: int, changes: dict) -> dict:
-    snippet = session.get(NativeQuerySnippet, snippet_id)
-    if snippet is None:
-        raise NotFound()
+    snippet = _readable(session, user, snippet_id)
+    check_403(permissions.can_write_snippet(session, user, snippet.collection_id))
     if "name" in changes and changes["name"] != snippet.name:
         check_name(changes["name"])
         if _taken(session, changes["name"], snippet.id):
             raise Invalid(DUPLICATE)
-    if "collection_id" in changes:
-        _check_collection(session, changes["collection_id"])
+    if "collection_id" in changes and changes["collection_id"] != snippet.collection_id:
+        _check_target(session, user, changes["collection_id"])
     for key in ("name", "content", "description", "archived", "collection_id"):
         if key in changes:
             setattr(snippet, key, changes[key])

@@ -36,13 +36,13 @@ class SnippetChanges(Params):
 @snippet_api.get("/", query=ListQuery)
 def list_snippets(query: ListQuery):
     """Every snippet (archived ones with archived=true), by name."""
-    return service.list_snippets(db.session(), bool(query.archived))
+    return service.list_snippets(db.session(), auth.require_user(), bool(query.archived))
 
 
 @snippet_api.get("/<id>", path=SnippetId)
 def get_snippet(path: SnippetId):
     """One snippet."""
-    return service.get(db.session(), path.id)
+    return service.get(db.session(), auth.require_user(), path.id)
 
 
 @snippet_api.post("/", body=NewSnippet)
