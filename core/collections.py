@@ -113,6 +113,34 @@ def personal_owner(collection: Collection, roots: dict[int, int]) -> int | None:
     return roots.get(ids[0]) if ids else None
 
 
+def row_json(collection: Collection, names: dict[int, str]) -> dict:
+    """A collection's stored columns; personal collections named after their owner (`names`, from
+    personal_names)."""
+    name = collection.name
+    slug = collection.slug
+    if collection.personal_owner_id is not None and collection.personal_owner_id in names:
+        name = names[collection.personal_owner_id]
+        slug = slugify(name)
+    return {
+        "id": collection.id,
+        "name": name,
+        "description": collection.description,
+        "color": collection.color,
+        "entity_id": collection.entity_id,
+        "slug": slug,
+        "archived": collection.archived,
+        "archived_directly": collection.archived_directly,
+        "archive_operation_id": collection.archive_operation_id,
+        "location": collection.location,
+        "personal_owner_id": collection.personal_owner_id,
+        "namespace": collection.namespace,
+        "authority_level": collection.authority_level,
+        "type": collection.type,
+        "is_sample": collection.is_sample,
+        "created_at": collection.created_at,
+    }
+
+
 # --------------------------------------------------------------------------------------------------
 # Access: core.permissions answers, asked once per collection and request
 # --------------------------------------------------------------------------------------------------

@@ -120,3 +120,27 @@ def track_event(event):
 @hookspec
 def after_sync(database):
     """Fires after a database's schema sync finished successfully. Return ignored."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Content: what a dashboards plugin tells the core (core.related)
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def dashboard_cards(session, card_ids, dashboard_ids):
+    """Fires when core.related looks for dashboards (a card's dashboard-mates, recommended
+    dashboards). Return the (dashboard_id, card_id) pairs of the dashboard cards that hold one of
+    `card_ids` or sit on one of `dashboard_ids` (either may be None: no condition on it).
+
+    firstresult: the dashboards plugin answers; while none is installed there are no dashboards.
+    """
+
+
+@hookspec(firstresult=True)
+def visible_dashboards(session, user, dashboard_ids):
+    """Fires when core.related shows dashboards. Return the JSON of those of `dashboard_ids` that
+    `user` may see (not archived, collection readable), in the order given.
+
+    firstresult: the dashboards plugin answers; while none is installed the answer is empty.
+    """

@@ -104,6 +104,8 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/card/embeddable"): SUPERUSER,
     ("GET", "/api/card/public"): SUPERUSER,
     ("GET", "/api/card/*"): USER,
+    ("GET", "/api/card/*/related"): USER,
+    ("POST", "/api/card/related"): USER,
     ("POST", "/api/card"): USER,
     ("PUT", "/api/card/*"): USER,
     ("DELETE", "/api/card/*"): USER,

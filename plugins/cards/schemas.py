@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, RootModel
 
 from core import types as t
 from core.api import Params
@@ -38,6 +38,10 @@ CardParameterMappings = Annotated[
 
 class CardId(Params):
     id: t.PositiveInt
+
+
+class AdhocQuery(RootModel[t.Map]):
+    """POST /api/card/related: the body is a dataset_query."""
 
 
 class ParamPath(Params):

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from core import permissions as perms
 from core import bookmarks, events, revisions, sharing
+from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
 from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
@@ -411,3 +412,18 @@ def delete_public_link(session: Session, user: User, card_id: int) -> None:
     card.public_uuid = None
     card.made_public_by_id = None
     session.commit()
+
+
+# --------------------------------------------------------------------------------------------------
+# Related entities (core.related)
+# --------------------------------------------------------------------------------------------------
+
+
+def related(session: Session, user: User, card_id: int) -> dict:
+    card = readable_card(session, user, card_id)
+    return core_related.for_card(session, user, core_related.CardLike(card.id, card.table_id, card.dataset_query))
+
+
+def adhoc_related(session: Session, user: User, dataset_query: dict) -> dict:
+    """Related entities of a query that is not saved; what it shows is filtered for the caller."""
+    return core_related.for_card(session, user, core_related.CardLike.adhoc(dataset_query))

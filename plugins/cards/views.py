@@ -39,6 +39,19 @@ def get(path, query):
     return card_json(session, user, service.view_card(session, user, path.id, bool(query.ignore_view)))
 
 
+@card_api.get("/<id>/related", path=s.CardId)
+def related(path):
+    """Metabase's recommendations next to a card: its table, metrics, segments, similar questions,
+    dashboards and collections."""
+    return service.related(db.session(), auth.require_user(), path.id)
+
+
+@card_api.post("/related", body=s.AdhocQuery)
+def adhoc_related(body):
+    """The same recommendations for an unsaved query (the body is the query)."""
+    return service.adhoc_related(db.session(), auth.require_user(), body.root)
+
+
 @card_api.post("/", body=s.CardCreate)
 def create(body):
     """Save a question, model or metric; result_metadata is computed from the query."""

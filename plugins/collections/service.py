@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import events
+from core.collections import row_json as collection_json  # also imported by tree.py
 from core.collections import (
     Access,
     children_location,
@@ -36,32 +37,6 @@ def _sort_key(collection: Collection):
     # Metabase's order: official first, normal collections before special ones, then lower(name).
     return (collection.authority_level != "official", collection.type is not None,
             (collection.name or "").lower(), collection.id)
-
-
-def collection_json(collection: Collection, names: dict[int, str]) -> dict:
-    name = collection.name
-    slug = collection.slug
-    if collection.personal_owner_id is not None and collection.personal_owner_id in names:
-        name = names[collection.personal_owner_id]
-        slug = slugify(name)
-    return {
-        "id": collection.id,
-        "name": name,
-        "description": collection.description,
-        "color": collection.color,
-        "entity_id": collection.entity_id,
-        "slug": slug,
-        "archived": collection.archived,
-        "archived_directly": collection.archived_directly,
-        "archive_operation_id": collection.archive_operation_id,
-        "location": collection.location,
-        "personal_owner_id": collection.personal_owner_id,
-        "namespace": collection.namespace,
-        "authority_level": collection.authority_level,
-        "type": collection.type,
-        "is_sample": collection.is_sample,
-        "created_at": collection.created_at,
-    }
 
 
 def _get(session: Session, collection_id: int) -> Collection:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from sqlglot import exp
 
 from core import data_access, field_values, sync
+from core import related as core_related
 from core.analyze import kind
 from core.errors import Invalid, check_404
 from core.field_values import column, query_rows, table_expression
@@ -93,11 +94,9 @@ def update_field(session: Session, state, user: User, field_id: int, changes: di
 
 
 def related(session: Session, user: User, field_id: int) -> dict:
-    field, table = _field(session, user, field_id)
-    others = session.scalars(select(Field).where(Field.table_id == table.id, Field.id != field.id,
-                                                 Field.active.is_(True), Field.visibility_type.not_in(("sensitive", "retired")))
-                             .order_by(Field.database_position, Field.id))
-    return {"table": table_json(table), "segments": [], "metrics": [], "fields": [field_json(f) for f in others]}
+    """Metabase's related entities of a field (core.related)."""
+    field, _ = _field(session, user, field_id)
+    return core_related.for_field(session, user, field)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ def update_field(path: FieldId, body: FieldUpdate):
 
 @field_api.get("/<id>/related", path=FieldId)
 def related(path: FieldId):
-    """The field's table and its other fields."""
+    """The field's table, segments and metrics using it, and other fields of the table."""
     return service.related(db.session(), auth.require_user(), path.id)
 
 

@@ -2,15 +2,15 @@
 related tables and their field values."""
 from __future__ import annotations
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import crypto, data_access, field_values, sync
+from core import related as core_related
 from core.errors import Invalid, check_404
 from core.metadata import database_json, dimension_json, field_json, ordered_fields, table_json
 from core.models import Database, Dimension, Field, Table, User
 
-HIDDEN = ("hidden", "technical", "cruft")
 EDITABLE = ("display_name", "entity_type", "visibility_type", "field_order", "description", "caveats",
             "points_of_interest", "show_in_getting_started")
 
@@ -130,30 +130,8 @@ def fks(session: Session, user: User, table_id: int) -> list[dict]:
 
 
 def related(session: Session, user: User, table_id: int) -> dict:
-    """Tables this one links to and is linked from through FKs, and the other tables of its schema."""
-    table = _readable_table(session, user, table_id)
-    fields = list(session.scalars(select(Field).where(Field.table_id == table.id, Field.active.is_(True))))
-    target_ids = [f.fk_target_field_id for f in fields if f.fk_target_field_id]
-    linking_to = []
-    if target_ids:
-        linking_to = list(session.scalars(select(Table).join(Field, Field.table_id == Table.id).where(
-            Field.id.in_(target_ids), Table.id != table.id, Table.active.is_(True)).distinct()))
-    own_ids = [f.id for f in fields]
-    linked_from = []
-    if own_ids:
-        linked_from = list(session.scalars(select(Table).join(Field, Field.table_id == Table.id).where(
-            Field.fk_target_field_id.in_(own_ids), Table.id != table.id, Table.active.is_(True)).distinct()))
-    linked = {t.id for t in linking_to} | {t.id for t in linked_from} | {table.id}
-    schema_match = Table.schema.is_(None) if table.schema is None else Table.schema == table.schema
-    others = session.scalars(select(Table).where(
-        Table.db_id == table.db_id, schema_match, Table.active.is_(True), Table.id.not_in(linked),
-        or_(Table.visibility_type.is_(None), Table.visibility_type.not_in(HIDDEN))).order_by(Table.name))
-
-    def listing(tables):
-        return [table_json(t) for t in sorted(tables, key=lambda t: (t.name, t.id))]
-
-    return {"table": table_json(table), "metrics": [], "segments": [], "linking-to": listing(linking_to),
-            "linked-from": listing(linked_from), "tables": listing(others)}
+    """Metabase's related entities of a table (core.related)."""
+    return core_related.for_table(session, user, _readable_table(session, user, table_id))
 
 
 def _apply(table: Table, changes: dict) -> None:

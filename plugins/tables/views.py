@@ -50,7 +50,7 @@ def fks(path: TableId):
 
 @table_api.get("/<id>/related", path=TableId)
 def related(path: TableId):
-    """Tables linked to this one, and the other tables of its schema."""
+    """Segments, metrics, tables linked to this one both ways, other tables of its schema."""
     return service.related(db.session(), auth.require_user(), path.id)
 
 
