@@ -23,7 +23,7 @@ written.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Hashable
+from typing import Any, Callable
 
 from .formatting import column_settings
 
@@ -46,8 +46,18 @@ class _Node:
         self.measure = measure
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _key(value: Any) -> Any:
-    return value if isinstance(value, Hashable) else repr(value)
+    """The value as a dict key (typing.Hashable's isinstance is too slow for every cell)."""
+    if type(value) in _SCALARS:
+        return value
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
 
 
 def _setting(settings: dict, key: str, default: bool = True) -> bool:
@@ -167,12 +177,23 @@ class PivotTable:
         top = self._with_measures(col_tree)
         headers = self._headers(top, left)
         formats = [value(self.columns[v]) for v in split.values]
+        blank = [None] * len(formats)
+        primary = self._primary()
+        col_keys = [(c, tuple(_key(v) for v in c)) for c in col_paths]
         body = []
         for path, labels in row_paths:
             line = list(labels)
-            for col_path in col_paths:
-                cells = self._cells(col_path, path)
-                line.extend(None if v is None else f(v) for f, v in zip(formats, cells))
+            row_key = tuple(_key(v) for v in path)
+            short_row = len(path) < len(split.rows)
+            for col_path, col_key in col_keys:
+                if short_row or len(col_path) < len(split.cols):
+                    cells = self._subtotal(col_path, path)
+                else:
+                    cells = primary.get(col_key + row_key)
+                if cells is None:
+                    line.extend(blank)
+                else:
+                    line.extend([None if v is None else f(v) for f, v in zip(formats, cells)])
             body.append(line)
         return headers + body, len(headers)
 
@@ -206,15 +227,12 @@ class PivotTable:
             rows[d].extend([node.label] * span)
         return rows
 
-    def _cells(self, col_path: list, row_path: list) -> list:
+    def _subtotal(self, col_path: list, row_path: list) -> list | None:
+        """A totals cell: the grouping that kept exactly these breakouts, looked up by their values."""
         split = self.split
-        if len(row_path) < len(split.rows) or len(col_path) < len(split.cols):
-            pairs = sorted(zip(split.cols[:len(col_path)] + split.rows[:len(row_path)],
-                               [_key(v) for v in col_path + row_path]))
-            found = self.subtotals.get(tuple(i for i, _ in pairs), {}).get(tuple(v for _, v in pairs))
-        else:
-            found = self._primary().get(tuple(_key(v) for v in col_path + row_path))
-        return found if found is not None else [None] * len(split.values)
+        pairs = sorted(zip(split.cols[:len(col_path)] + split.rows[:len(row_path)],
+                           [_key(v) for v in col_path + row_path]), key=lambda pair: pair[0])
+        return self.subtotals.get(tuple(i for i, _ in pairs), {}).get(tuple(v for _, v in pairs))
 
     def _primary(self) -> dict:
         cached = getattr(self, "_by_key", None)

@@ -191,7 +191,8 @@ def test_json_stays_flat_and_non_pivots_are_unchanged(admin, sample):
     # pivot_results false, or no column split and no was-pivot: the ordinary download.
     for body in ({"query": query, "visualization_settings": viz},
                  {"query": query, "pivot_results": True},
-                 {"query": query, "pivot_results": False, "visualization_settings": viz}):
+                 {"query": query, "pivot_results": False, "visualization_settings": viz},
+                 {"query": {**query, "was-pivot": True}, "visualization_settings": viz}):
         assert admin.post("/api/dataset/csv", json=body).get_data() == flat_csv
     card = admin.post("/api/card", json={"name": "Table", "display": "table", "dataset_query": query,
                                           "visualization_settings": viz}).json
@@ -234,3 +235,21 @@ def test_bad_pivot_settings(admin, sample):
     response = admin.post(f"/api/card/{native['id']}/query/csv", json={"pivot_results": True})
     assert response.status_code == 400 and response.json["status"] == "failed"
     assert admin.post(f"/api/card/{native['id']}/query/csv").status_code == 200
+
+
+def test_column_split_by_refs(admin, sample):
+    """Older cards store the split as field and aggregation refs rather than names."""
+    f = sample["fields"]
+    split = {"rows": [["field", f["PRODUCTS.CATEGORY"], {"source-field": f["ORDERS.PRODUCT_ID"]}]],
+             "columns": [["field", f["ORDERS.CREATED_AT"], {"temporal-unit": "year"}]],
+             "values": [["aggregation", 1], ["aggregation", 0]]}
+    card = admin.post("/api/card", json={"name": "Refs", "display": "pivot", "dataset_query": pivot_query(sample),
+                                          "visualization_settings": {"pivot_table.column_split": split}}).json
+    rows = read_csv(admin.post(f"/api/card/{card['id']}/query/csv", json={"pivot_results": True}))
+    _, _, _, total, years, _ = expected_counts_and_sums(sample)
+    assert rows[1] == ["Product → Category"] + ["Sum of Total", "Count"] * (len(years) + 1)
+    assert_numbers(rows[-1][-2:], [total[1], total[0]])
+    # The pivot endpoint reads the same split.
+    ran = admin.post(f"/api/card/pivot/{card['id']}/query")
+    groupings = {row[2] for row in ran.json["data"]["rows"]}
+    assert ran.status_code == 202 and groupings == {0, 1, 2, 3}
