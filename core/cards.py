@@ -3,15 +3,12 @@ normalising it (the derived columns database_id, table_id, query_type, source_ca
 other cards it references (`card__N` sources, MBQL 5 `source-card`, native `{{#N-slug}}` tags).
 
 dataset_query is kept in the shape the client posted; everything here reads legacy MBQL, MBQL 5
-and native queries alike. `row_json` is a card's stored columns as the API shows them.
+and native queries alike. `base_json` is a card's stored columns as the API shows them.
 """
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterator
-
-if TYPE_CHECKING:
-    from .models import Card
+from typing import Any, Iterator
 
 CARD_TABLE = re.compile(r"^card__([1-9]\d*)$")
 CARD_TAG = re.compile(r"^#([1-9]\d*)")
@@ -117,7 +114,7 @@ def native_sql(dataset_query: dict) -> str | None:
     return native.get("query") if isinstance(native, dict) else None
 
 
-def row_json(card: Card) -> dict:
+def base_json(card) -> dict:
     """The stored columns, with `dataset` derived from `type` for clients older than 0.49."""
     return {
         "id": card.id, "name": card.name, "description": card.description, "display": card.display,

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import permissions
-from .cards import query_fields, row_json
+from .cards import base_json, query_fields
 from .collections import Access, personal_names
 from .collections import row_json as collection_row_json
 from .errors import Invalid
@@ -142,7 +142,7 @@ class Visibility:
 
 
 def _card_candidates(vis: Visibility, cards) -> list[Candidate]:
-    return [Candidate(("card", c.id), row_json(c), query_forms(c.dataset_query)) for c in cards if vis.card(c)]
+    return [Candidate(("card", c.id), base_json(c), query_forms(c.dataset_query)) for c in cards if vis.card(c)]
 
 
 def metrics_for_table(vis: Visibility, table: Table | None) -> list[Candidate]:
@@ -225,7 +225,7 @@ def dashboard_mates(vis: Visibility, card_id: int | None) -> list[dict]:
         return []
     mates = list(dict.fromkeys(c for _, c in _dashboard_pairs(vis.session, dashboard_ids=dashboards) if c != card_id))
     cards = {c.id: c for c in vis.session.scalars(select(Card).where(Card.id.in_(mates)))} if mates else {}
-    return [row_json(cards[i]) for i in mates if i in cards and vis.card(cards[i])][:MAX_MATCHES]
+    return [base_json(cards[i]) for i in mates if i in cards and vis.card(cards[i])][:MAX_MATCHES]
 
 
 def recommended_dashboards(vis: Visibility, similar: list[Candidate]) -> list[dict]:

@@ -120,7 +120,7 @@ def table_metrics(session: Session, user: User, table_ids: list[int]) -> dict[in
     """The non-archived metric cards over each table that the user may read (Metabase v0.50+ lists
     metric cards, not legacy metrics, in a table's metadata)."""
     from . import permissions
-    from .cards import row_json
+    from .cards import base_json
 
     out: dict[int, list[dict]] = {t: [] for t in table_ids}
     if not table_ids:
@@ -129,7 +129,7 @@ def table_metrics(session: Session, user: User, table_ids: list[int]) -> dict[in
                                               Card.table_id.in_(table_ids)).order_by(Card.name, Card.id))
     for card in rows:
         if permissions.can_read_item(session, user, card.collection_id):
-            out[card.table_id].append(row_json(card))
+            out[card.table_id].append(base_json(card))
     return out
 
 

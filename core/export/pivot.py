@@ -77,6 +77,7 @@ class PivotTable:
         self.settings = settings if isinstance(settings, dict) else {}
         self.format_rows = format_rows
         self.primary: list[list] = []
+        self._by_key: dict | None = None
         self.subtotals: dict[tuple, dict[tuple, list]] = {}
         g = self.grouping
         for row in rows:
@@ -235,12 +236,12 @@ class PivotTable:
         return self.subtotals.get(tuple(i for i, _ in pairs), {}).get(tuple(v for _, v in pairs))
 
     def _primary(self) -> dict:
-        cached = getattr(self, "_by_key", None)
-        if cached is None:
+        """Measures of the full-breakout rows by their column then row values."""
+        if self._by_key is None:
             order = self.split.cols + self.split.rows
-            cached = self._by_key = {tuple(_key(r[i]) for i in order): [r[v] for v in self.split.values]
-                                     for r in self.primary}
-        return cached
+            self._by_key = {tuple(_key(r[i]) for i in order): [r[v] for v in self.split.values]
+                            for r in self.primary}
+        return self._by_key
 
 
 def _text(label: Any) -> str:

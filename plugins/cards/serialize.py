@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from core import permissions as perms
 from core import revisions
-from core.cards import row_json as base_json
+from core.cards import base_json
 from core.users import creator_json
 from core.query.persistence import is_fresh
 from core.models import Card, Collection, Database, PersistedInfo, Table, User
