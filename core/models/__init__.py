@@ -9,6 +9,7 @@ from .permissions import CollectionPermission, DataPermission, PermissionsGraphR
 from .segment import LegacyMetric, MetricImportantField, Segment
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
+from .timeline import Timeline, TimelineEvent
 from .user import (
     ADMIN_GROUP_ID,
     ALL_USERS_GROUP_ID,
@@ -51,6 +52,8 @@ __all__ = [
     "Segment",
     "Setting",
     "Table",
+    "Timeline",
+    "TimelineEvent",
     "User",
     "UTCDateTime",
     "utcnow",
