@@ -34,7 +34,6 @@ STRING_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December"]
 DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-NOT_SUPPORTED = {"metric", "segment"}
 FILTERS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "inside", "is-null", "not-null",
            "is-empty", "not-empty", "contains", "does-not-contain", "starts-with", "ends-with", "time-interval",
            "relative-time-interval", "during", "segment", "in", "not-in"}
@@ -192,8 +191,6 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
             return self.filter(x)
         if op == "offset":
             return self.offset(args)
-        if op in NOT_SUPPORTED:
-            raise Invalid(f"Invalid MBQL: the {op!r} clause is not supported.")
         if op in FUNCTIONS:
             return self.function(op, args)
         if op in ARITHMETIC or op == "/":

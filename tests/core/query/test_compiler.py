@@ -240,7 +240,8 @@ def test_values_never_become_sql(metadata):
     ({"source-table": "$$ORDERS", "aggregation": [["median", f("ORDERS.TOTAL")]]}, "not supported by the sqlite driver"),
     ({"source-table": "$$PEOPLE", "aggregation": [["count"]], "breakout": [f("PEOPLE.NAME", binning={"strategy": "default"})]},
      "which is not a number"),
-    ({"source-table": "$$ORDERS", "filter": ["segment", 1]}, "segments are not supported"),
+    ({"source-table": "$$ORDERS", "filter": ["segment", 987654]}, "Segment 987654 does not exist, or is invalid."),
+    ({"source-table": "$$ORDERS", "aggregation": [["metric", 987654]]}, "Metric 987654 does not exist, or is invalid."),
     ({"source-table": "$$ORDERS", "filter": ["=", ["sum", f("ORDERS.TOTAL")], 1]}, "only allowed in the aggregation clause"),
     *[({"source-table": "$$PEOPLE", "expressions": {"x": clause}, "fields": [["expression", "x"]]}, fragment)
       for clause, fragment in [
