@@ -216,6 +216,20 @@ def collection_ref(session: Session, access: Access, collection: Collection | No
             "archived": collection.archived, "can_write": access.can_write(collection.id)}
 
 
+def collection_json(session: Session, access: Access, collection_id: int | None) -> dict | None:
+    """The hydrated `collection` of an item's GET (card, timeline): collection_ref plus is_personal,
+    description and entity_id; None when the collection is gone."""
+    collection = session.get(Collection, collection_id) if collection_id is not None else None
+    if collection_id is not None and collection is None:
+        return None
+    out = collection_ref(session, access, collection)
+    out["is_personal"] = collection is not None and permissions.personal_owner_id(session, collection) is not None
+    if collection is not None:
+        out["description"] = collection.description
+        out["entity_id"] = collection.entity_id
+    return out
+
+
 def check_target(session: Session, user: User, collection_id: int | None, namespace: str | None = None
                  ) -> Collection | None:
     """Check that `user` may put an object into a collection (None: the root of `namespace`).

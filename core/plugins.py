@@ -36,6 +36,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.dataset",
     "plugins.exports",
     "plugins.snippets",
+    "plugins.timelines",
     "plugins.query_cache",
     "plugins.query_audit",
 )

@@ -6,6 +6,7 @@ ValidationError into that shape by reading this metadata off the failing field's
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import types
@@ -110,6 +111,38 @@ JsonStr = Annotated[
     MbType("value must be a valid JSON string.", ("should be a valid JSON string",)),
 ]
 """jsonstr: a string holding JSON; parsed to its value"""
+
+def parse_temporal(value: str) -> "dt.datetime":
+    """An ISO-8601 date or date-time (also "YYYY-MM" and "YYYY", as Metabase's parser takes) as an
+    aware datetime; text without an offset is read as UTC, a bare date as its midnight."""
+    text = value.strip()
+    if re.fullmatch(r"\d{4}", text):
+        text += "-01-01"
+    elif re.fullmatch(r"\d{4}-\d{2}", text):
+        text += "-01"
+    parsed = dt.datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed.astimezone(dt.timezone.utc)
+
+
+def _temporal(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise ValueError("not a string")
+    try:
+        parse_temporal(value)
+    except ValueError as exc:
+        raise ValueError("not a date string") from exc
+    return value
+
+
+TemporalStr = Annotated[
+    str,
+    BeforeValidator(_temporal),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+    MbType("value must be a valid date string", ("should be a valid date string",)),
+]
+"""date string: ISO-8601 date or date-time text, kept as text (parse it with parse_temporal)"""
 
 Map = Annotated[dict[str, Any], MbType("Value must be a map.", ("should be a map",))]
 """map"""

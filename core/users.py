@@ -23,6 +23,15 @@ def email_taken(session: Session, email: str, exclude_id: int | None = None) -> 
     return session.scalar(query) > 0
 
 
+def creator_json(user: User | None) -> dict | None:
+    """The `creator` a saved object (card, snippet, timeline, event) is shown with."""
+    if user is None:
+        return None
+    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
+            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
+            "is_qbnewb": user.is_qbnewb, "is_superuser": user.is_superuser, "tenant_id": None}
+
+
 def personal_collection_name(user: User) -> str:
     return f"{user.common_name}'s Personal Collection"
 

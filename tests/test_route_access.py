@@ -191,6 +191,22 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/native-query-snippet/*"): USER,
     ("POST", "/api/native-query-snippet"): USER,
     ("PUT", "/api/native-query-snippet/*"): USER,
+    # plugins.timelines (the views answer 403 per collection)
+    ("GET", "/api/timeline"): USER,
+    ("GET", "/api/timeline/*"): USER,
+    ("POST", "/api/timeline"): USER,
+    ("PUT", "/api/timeline/*"): USER,
+    ("DELETE", "/api/timeline/*"): USER,
+    ("GET", "/api/timeline/collection/root"): USER,
+    ("GET", "/api/timeline/collection/*"): USER,
+    ("GET", "/api/timeline/card/*"): USER,
+    ("GET", "/api/card/*/timelines"): USER,
+    ("GET", "/api/collection/*/timelines"): USER,
+    ("GET", "/api/collection/root/timelines"): USER,
+    ("POST", "/api/timeline-event"): USER,
+    ("GET", "/api/timeline-event/*"): USER,
+    ("PUT", "/api/timeline-event/*"): USER,
+    ("DELETE", "/api/timeline-event/*"): USER,
 }
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.

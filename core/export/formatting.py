@@ -1,11 +1,14 @@
 """Cell values of downloads as Metabase writes them: column titles, unformatted (ISO-8601, raw
-numbers) or formatted ("January 5, 2024, 1:45 PM", "1,234.57") per `format_rows`."""
+numbers) or formatted ("January 5, 2024, 1:45 PM", "1,234.57") per `format_rows` (temporal
+patterns in core.export.dates)."""
 from __future__ import annotations
 
 import datetime as dt
 import decimal
 import uuid
 from typing import Any, Callable
+
+from .dates import temporal_formatter
 
 CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
 IDENTIFIER_TYPES = ("type/PK", "type/FK")
@@ -88,15 +91,6 @@ def plain(value: Any) -> Any:
 # ---- formatted ----------------------------------------------------------------------------------
 
 
-def _format_datetime(value: dt.datetime) -> str:
-    hour = value.hour % 12 or 12
-    return f"{value.strftime('%B')} {value.day}, {value.year}, {hour}:{value.minute:02d} {'AM' if value.hour < 12 else 'PM'}"
-
-
-def _format_date(value: dt.date) -> str:
-    return f"{value.strftime('%B')} {value.day}, {value.year}"
-
-
 def _format_number(value: Any, column: dict, settings: dict) -> str:
     if column.get("semantic_type") in IDENTIFIER_TYPES:
         return str(value)
@@ -127,17 +121,16 @@ def formatter(column: dict, viz: dict | None, format_rows: bool) -> Callable[[An
         if temporal:
             return lambda value: text_datetime(value) if type(value) is str else plain(value)
         return plain
-    settings = column_settings(viz, column)
+    settings = {**(column.get("settings") or {}), **column_settings(viz, column)}
+    temporal_text = temporal_formatter(column, settings)
 
     def fmt(value: Any) -> Any:
         if value is None:
             return None
         if isinstance(value, bool):
             return "true" if value else "false"
-        if isinstance(value, dt.datetime):
-            return _format_datetime(value)
-        if isinstance(value, dt.date):
-            return _format_date(value)
+        if isinstance(value, (dt.date, dt.time)):
+            return temporal_text(value)
         if isinstance(value, (int, float, decimal.Decimal)):
             return _format_number(value, column, settings)
         if temporal and type(value) is str:
@@ -145,7 +138,7 @@ def formatter(column: dict, viz: dict | None, format_rows: bool) -> Callable[[An
                 parsed = dt.datetime.fromisoformat(value)
             except ValueError:
                 return value
-            return _format_date(parsed) if len(value) == 10 else _format_datetime(parsed)
+            return temporal_text(parsed.date() if len(value) == 10 else parsed)
         return plain(value)
 
     return fmt

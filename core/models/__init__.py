@@ -8,6 +8,7 @@ from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
+from .timeline import Timeline, TimelineEvent
 from .user import (
     ADMIN_GROUP_ID,
     ALL_USERS_GROUP_ID,
@@ -47,6 +48,8 @@ __all__ = [
     "Revision",
     "Setting",
     "Table",
+    "Timeline",
+    "TimelineEvent",
     "User",
     "UTCDateTime",
     "utcnow",

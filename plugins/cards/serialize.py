@@ -7,32 +7,15 @@ from sqlalchemy.orm import Session
 from core import permissions as perms
 from core import revisions
 from core.cards import base_json
+from core.collections import Access
+from core.collections import collection_json as hydrated_collection
 from core.query.persistence import is_fresh
-from core.models import Card, Collection, Database, PersistedInfo, Table, User
-
-def creator_json(user: User | None) -> dict | None:
-    if user is None:
-        return None
-    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
-            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
-            "is_qbnewb": user.is_qbnewb, "is_superuser": user.is_superuser, "tenant_id": None}
+from core.models import Card, Database, PersistedInfo, Table, User
+from core.users import creator_json
 
 
 def collection_json(session: Session, user: User, collection_id: int | None, access=None) -> dict | None:
-    """The card's `collection`: the root object or the collection's summary (core.collections), with
-    is_personal."""
-    from core.collections import Access, collection_ref
-
-    access = access or Access(session, user)
-    collection = session.get(Collection, collection_id) if collection_id is not None else None
-    if collection_id is not None and collection is None:
-        return None
-    out = collection_ref(session, access, collection)
-    out["is_personal"] = collection is not None and perms.personal_owner_id(session, collection) is not None
-    if collection is not None:
-        out["description"] = collection.description
-        out["entity_id"] = collection.entity_id
-    return out
+    return hydrated_collection(session, access or Access(session, user), collection_id)
 
 
 def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:

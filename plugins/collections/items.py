@@ -1,10 +1,10 @@
-"""The items of a collection (or of the root): child collections, cards, models, metrics and
-snippets, in one sorted, paged listing.
+"""The items of a collection (or of the root): child collections, cards, models, metrics, snippets
+and timelines, in one sorted, paged listing.
 
 Each kind of item is an `ItemSource`: it lists the sort keys of its rows in a collection (cheap
 columns only) and turns the rows of the requested page into JSON. The listing merges the keys of
 every requested source, sorts them as Metabase does, pages, then hydrates only that page. Adding a
-kind (dashboards, timelines) is one more source in SOURCES.
+kind (dashboards) is one more source in SOURCES.
 """
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ from core.collections import (
     normalize_namespace,
     personal_names,
 )
-from core.models import Card, Collection, NativeQuerySnippet, Revision, User
+from core.models import Card, Collection, NativeQuerySnippet, Revision, Timeline, User
 from core.paging import Paging
+from core.timelines import shown_icon
 
 # Metabase's ranks for sort_column=model.
 MODEL_RANKING = {"dashboard": 1, "pulse": 2, "dataset": 3, "metric": 4, "card": 5, "snippet": 6,
@@ -216,7 +217,30 @@ class SnippetSource:
                 for s in rows}
 
 
-SOURCES: list = [CollectionSource(), CardSource(), SnippetSource()]
+class TimelineSource:
+    """Timelines: Metabase lists them with their icon, never pinned."""
+
+    models = ("timeline",)
+    namespaces = (None,)
+
+    def keys(self, ctx: Context, model: str) -> list[Key]:
+        if ctx.options.pinned_state == "is_pinned":
+            return []
+        query = select(Timeline.id, Timeline.name).where(
+            Timeline.archived.is_(ctx.options.archived),
+            Timeline.collection_id.is_(None) if ctx.collection is None
+            else Timeline.collection_id == ctx.collection.id)
+        return [Key("timeline", tid, name) for tid, name in ctx.session.execute(query)]
+
+    def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+        rows = ctx.session.scalars(select(Timeline).where(Timeline.id.in_([k.id for k in keys])))
+        return {("timeline", t.id): {"id": t.id, "collection_id": ctx.collection_id, "name": t.name,
+                                     "model": "timeline", "entity_id": t.entity_id,
+                                     "icon": shown_icon(t.icon)}
+                for t in rows}
+
+
+SOURCES: list = [CollectionSource(), CardSource(), SnippetSource(), TimelineSource()]
 
 
 def _source_for(model: str):
@@ -370,14 +394,15 @@ def _last_edits(session: Session, model: str, ids: list[int]) -> dict[int, dict]
 
 def archive_items(session: Session, collection_ids: list[int], archived: bool) -> None:
     """Archive (or unarchive) what lies in these collections along with them. Cards archived on their
-    own (archived_directly) keep their state; snippets have no such flag and follow their folder, as
-    in Metabase."""
+    own (archived_directly) keep their state; snippets and timelines have no such flag and follow their
+    collection, as in Metabase (a timeline's events keep their own state)."""
     if not collection_ids:
         return
     session.execute(update(Card).where(Card.collection_id.in_(collection_ids), Card.archived_directly.is_(False))
                     .values(archived=archived), execution_options={"synchronize_session": False})
-    session.execute(update(NativeQuerySnippet).where(NativeQuerySnippet.collection_id.in_(collection_ids))
-                    .values(archived=archived), execution_options={"synchronize_session": False})
+    for model in (NativeQuerySnippet, Timeline):
+        session.execute(update(model).where(model.collection_id.in_(collection_ids))
+                        .values(archived=archived), execution_options={"synchronize_session": False})
 
 
 _TAG = re.compile(r"\{\{\s*([^}]+?)\s*\}\}")

@@ -13,6 +13,7 @@ from core.collections import SNIPPETS, check_target
 from core.errors import Invalid, NotFound, check_403
 from core.events import emit
 from core.models import NativeQuerySnippet, User
+from core.users import creator_json
 
 ALPHABET = string.ascii_letters + string.digits + "_-"
 DUPLICATE = "A snippet with that name already exists. Please pick a different name."
@@ -29,14 +30,6 @@ def check_name(name: str) -> str:
     return name
 
 
-def _creator(user: User | None) -> dict | None:
-    if user is None:
-        return None
-    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
-            "common_name": user.common_name, "date_joined": user.date_joined, "last_login": user.last_login,
-            "is_superuser": user.is_superuser, "is_qbnewb": user.is_qbnewb}
-
-
 def snippet_json(session: Session, snippet: NativeQuerySnippet) -> dict:
     return {
         "id": snippet.id,
@@ -44,7 +37,7 @@ def snippet_json(session: Session, snippet: NativeQuerySnippet) -> dict:
         "description": snippet.description,
         "content": snippet.content,
         "creator_id": snippet.creator_id,
-        "creator": _creator(session.get(User, snippet.creator_id)),
+        "creator": creator_json(session.get(User, snippet.creator_id)),
         "archived": snippet.archived,
         "collection_id": snippet.collection_id,
         "entity_id": snippet.entity_id,

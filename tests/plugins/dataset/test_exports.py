@@ -154,3 +154,28 @@ def test_text_datetimes_written_as_iso():
     assert text.splitlines() == ["At,Note", "2024-03-01,a b", "2024-03-01T13:45:10,c d"]
     data = json.loads(b"".join(json_export.write(cols, iter(rows), {})))
     assert [d["At"] for d in data] == ["2024-03-01", "2024-03-01T13:45:10"]
+
+
+def test_formatted_breakouts_follow_their_unit(admin, orders):
+    """format_rows writes a bucketed datetime as its unit reads (a year as "2024"), as Metabase does."""
+    field = ["field", orders.fields["created_at"], None]
+
+    def first_label(unit: str, viz: dict | None = None) -> str:
+        bucketed = ["field", orders.fields["created_at"], {"temporal-unit": unit}]
+        body = {"query": query(orders, {"breakout": [bucketed], "aggregation": [["count"]]}), "format_rows": True,
+                "visualization_settings": viz or {}}
+        return list(csv.reader(io.StringIO(admin.post("/api/dataset/csv", json=body).get_data(as_text=True))))[1][0]
+
+    assert first_label("year") == "2024"
+    assert first_label("quarter") == "Q1 - 2024"
+    assert first_label("month") == "January, 2024"
+    assert first_label("week") == "December 31, 2023 - January 6, 2024"  # weeks start on Sunday by default
+    assert first_label("day") == "Monday, January 1, 2024"
+    assert first_label("hour") == "January 1, 2024, 7 AM"
+    abbreviated = {"column_settings": {'["name","created_at"]': {"date_abbreviate": True}}}
+    assert first_label("month", abbreviated) == "Jan, 2024"
+    styled = {"column_settings": {'["name","created_at"]': {"date_style": "D/M/YYYY", "date_separator": "-",
+                                                           "time_style": "HH:mm"}}}
+    plain = {"query": query(orders, {"fields": [field], "limit": 1}), "format_rows": True,
+             "visualization_settings": styled}
+    assert admin.post("/api/dataset/csv", json=plain).get_data(as_text=True).splitlines()[1] == '"1-1-2024, 07:00"'
