@@ -32,6 +32,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.sharing",
     "plugins.collections",
     "plugins.search",
+    "plugins.segments",
+    "plugins.metrics",
     "plugins.bookmarks",
     "plugins.dataset",
     "plugins.exports",

@@ -191,6 +191,23 @@ ROUTE_ACCESS: dict[tuple[str, str], str] = {
     ("GET", "/api/native-query-snippet/*"): USER,
     ("POST", "/api/native-query-snippet"): USER,
     ("PUT", "/api/native-query-snippet/*"): USER,
+    # plugins.segments (writes are for administrators, as Metabase's segment write policy)
+    ("GET", "/api/segment"): USER,
+    ("GET", "/api/segment/*"): USER,
+    ("GET", "/api/segment/*/revisions"): USER,
+    ("POST", "/api/segment"): SUPERUSER,
+    ("PUT", "/api/segment/*"): SUPERUSER,
+    ("DELETE", "/api/segment/*"): SUPERUSER,
+    ("POST", "/api/segment/*/revert"): SUPERUSER,
+    # plugins.metrics (legacy metrics; writes are for administrators)
+    ("GET", "/api/metric"): USER,
+    ("GET", "/api/metric/*"): USER,
+    ("GET", "/api/metric/*/revisions"): USER,
+    ("POST", "/api/metric"): SUPERUSER,
+    ("PUT", "/api/metric/*"): SUPERUSER,
+    ("PUT", "/api/metric/*/important_fields"): SUPERUSER,
+    ("DELETE", "/api/metric/*"): SUPERUSER,
+    ("POST", "/api/metric/*/revert"): SUPERUSER,
     # plugins.timelines (the views answer 403 per collection)
     ("GET", "/api/timeline"): USER,
     ("GET", "/api/timeline/*"): USER,

@@ -6,6 +6,7 @@ from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
+from .segment import LegacyMetric, MetricImportantField, Segment
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
 from .timeline import Timeline, TimelineEvent
@@ -37,7 +38,9 @@ __all__ = [
     "Dimension",
     "Field",
     "FieldValues",
+    "LegacyMetric",
     "LoginSession",
+    "MetricImportantField",
     "NativeQuerySnippet",
     "PersistedInfo",
     "PermissionsGroup",
@@ -46,6 +49,7 @@ __all__ = [
     "QueryCache",
     "QueryExecution",
     "Revision",
+    "Segment",
     "Setting",
     "Table",
     "Timeline",

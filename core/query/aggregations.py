@@ -7,6 +7,7 @@ from sqlglot import exp
 from ..errors import Invalid
 from .arity import check_clause
 from .dialect import lit
+from .macros import METRIC_SOURCE
 from .refs import Col
 
 AGGREGATIONS = {"count", "cum-count", "sum", "avg", "min", "max", "distinct", "cum-sum", "stddev", "var",
@@ -27,7 +28,8 @@ class AggregationCompiler:
             sql = self.aggregate(clause) if clause[0] in AGGREGATIONS else self.value(clause)
         finally:
             self.allow_aggregations = False
-        name, display, base_type, semantic = self.aggregation_meta(clause)
+        # A spliced-in metric is named and typed after its own aggregation (core.query.macros).
+        name, display, base_type, semantic = self.aggregation_meta(names.get(METRIC_SOURCE) or clause)
         meta = {"name": names.get("name") or name,
                 "display_name": names.get("display-name") or names.get("name") or display,
                 "base_type": base_type, "effective_type": base_type, "semantic_type": semantic,
@@ -41,7 +43,8 @@ class AggregationCompiler:
             inner = exp.Count(this=self.value(args[0]) if args else exp.Star())
             return self.cumulative(inner) if op == "cum-count" else inner
         if op == "metric":
-            raise Invalid("Invalid MBQL: metrics are not supported yet.")
+            # core.query.macros replaces metrics before compiling; one left here was never expanded.
+            raise Invalid(f"Invalid MBQL: metric {args[0]!r} was not expanded before compiling.")
         if not args:
             raise Invalid(f"Invalid MBQL: aggregation {op!r} needs an argument.")
         self.allow_aggregations = False

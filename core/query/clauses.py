@@ -32,7 +32,7 @@ STRING_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December"]
 DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-NOT_SUPPORTED = {"host", "domain", "subdomain", "path", "convert-timezone", "offset", "metric", "segment",
+NOT_SUPPORTED = {"host", "domain", "subdomain", "path", "convert-timezone", "offset",
                  "split-part", "text", "integer", "float", "date", "today", "datetime"}
 FILTERS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "inside", "is-null", "not-null",
            "is-empty", "not-empty", "contains", "does-not-contain", "starts-with", "ends-with", "time-interval",

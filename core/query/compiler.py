@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from ..errors import Invalid
 from .clauses import ClauseCompiler
+from .macros import expand as expand_macros
 from .mbql import Query, Stage
 from .refs import Col, Context, QuerySource
 
@@ -54,6 +55,7 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
     """Compile every stage of `query`; `limit` caps the rows (the processor's row limit)."""
     if query.stages[0].native is not None and len(query.stages) == 1:
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
+    query = expand_macros(session, query)
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
     context.prefetch(*referenced_ids(query.stages))

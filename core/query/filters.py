@@ -67,7 +67,8 @@ class FilterCompiler:
             return exp.and_(exp.Between(this=self.value(lat), low=lit(lat_min), high=lit(lat_max)),
                             exp.Between(this=self.value(lon), low=lit(lon_min), high=lit(lon_max)))
         if op == "segment":
-            raise Invalid("Invalid MBQL: segments are not supported yet.")
+            # core.query.macros replaces segments before compiling; one left here was never expanded.
+            raise Invalid(f"Invalid MBQL: segment {args[0]!r} was not expanded before compiling.")
         if op in ("field", "expression"):
             return exp.EQ(this=self.value(x), expression=exp.Boolean(this=True))
         return self.value(x)

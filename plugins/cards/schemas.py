@@ -9,7 +9,8 @@ from core import types as t
 from core.api import Params
 
 CardType = t.Enum("question", "model", "metric", nullable=True)
-ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "archived", nullable=True)
+ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "using_segment", "archived",
+                    nullable=True)
 ExportFormat = t.Enum("api", "csv", "json", "xlsx")
 Parameters = list[dict[str, Any]] | None
 

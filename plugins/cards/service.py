@@ -11,12 +11,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core import permissions as perms
-from core import bookmarks, events, revisions, sharing
+from core import bookmarks, definitions, events, revisions, segments, sharing
 from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
 from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
-from core.models import Card, Database, Table, User, utcnow
+from core.models import Card, Database, Segment, Table, User, utcnow
 
 from . import metadata
 from .serialize import base_json
@@ -335,13 +335,18 @@ def move_cards(session: Session, user: User, card_ids: list[int], collection_id:
 
 def list_cards(session: Session, user: User, f: str | None, model_id: int | None) -> list[Card]:
     f = f or "all"
-    if f in ("database", "table", "using_model") and model_id is None:
+    if f in ("database", "table", "using_model", "using_segment") and model_id is None:
         raise Invalid({"model_id": f"model_id is a required parameter when filter mode is '{f}'"})
     if f == "bookmarked":
         # Metabase: the caller's bookmarked cards that are not archived, by name (case-sensitive).
         marked = bookmarks.bookmarked_ids(session, user, "card")
         cards = session.scalars(select(Card).where(Card.id.in_(marked), Card.archived.is_(False))) if marked else []
         return readable(session, user, sorted(cards, key=lambda c: (c.name, c.id)))
+    if f == "using_segment":
+        # Metabase: the segment must be readable; its table's unarchived cards whose query names it.
+        definitions.fetch(session, user, Segment, model_id)
+        cards = segments.cards_using_segment(session, model_id)
+        return readable(session, user, sorted(cards, key=lambda c: (c.name.lower(), c.id)))
     query = select(Card).order_by(func.lower(Card.name), Card.id)
     query = query.where(Card.archived.is_(f == "archived"))
     if f == "mine":

@@ -14,7 +14,8 @@ card_api = Api("card", __name__, url_prefix="/card")
 
 @card_api.get("/", query=s.ListQuery)
 def list_cards(query):
-    """Cards the caller may read, filtered by f (all, mine, bookmarked, database, table, using_model, archived)."""
+    """Cards the caller may read, filtered by f (all, mine, bookmarked, database, table, using_model,
+    using_segment, archived)."""
     session, user = db.session(), auth.require_user()
     access = Access(session, user)
     return [summary_json(session, user, c, access) for c in service.list_cards(session, user, query.f, query.model_id)]

@@ -9,11 +9,11 @@ from __future__ import annotations
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from core import connections, crypto, data_access, field_values, sample_data, sync
+from core import connections, crypto, data_access, field_values, sample_data, segments, sync
 from core.errors import Invalid, NotFound, check_404
 from core.humanize import STRATEGIES
 from core.metadata import database_json, field_json, ordered_fields, schedules_json, table_json
-from core.models import Card, Database, Field, Table, User
+from core.models import Card, Database, Field, Segment, Table, User
 from core.schedules import schedule_to_cron
 
 AUTOCOMPLETE_LIMIT = 50
@@ -165,12 +165,15 @@ def metadata(session: Session, state, user: User, database_id: int, include_hidd
         session, [t.id for t in tables], include_sensitive=include_hidden, include_inactive=not remove_inactive)
     targets = _targets(session, fields_by_table)
     data["tables"] = []
+    table_ids = [t.id for t in tables]
+    table_segments = segments.table_segments(session, table_ids)
+    table_metrics = segments.table_metrics(session, user, table_ids)
     for table in tables:
         item = table_json(table)
         item["fields"] = [] if skip_fields else [
             _with_target(f, targets) for f in ordered_fields(table, fields_by_table.get(table.id, []))]
-        item["segments"] = []
-        item["metrics"] = []
+        item["segments"] = table_segments[table.id]
+        item["metrics"] = table_metrics[table.id]
         data["tables"].append(item)
     return data
 
@@ -348,15 +351,8 @@ def usage_info(session: Session, database_id: int) -> dict:
 
 
 def _segment_count(session: Session, database_id: int) -> int:
-    from core.models import Base
-
-    # Segments belong to a later issue; count them once their table exists.
-    for mapper in Base.registry.mappers:
-        cls = mapper.class_
-        if getattr(cls, "__tablename__", None) == "segment" and hasattr(cls, "table_id"):
-            return session.scalar(select(func.count()).select_from(cls).join(Table, cls.table_id == Table.id)
-                                  .where(Table.db_id == database_id)) or 0
-    return 0
+    return session.scalar(select(func.count()).select_from(Segment).join(Table, Segment.table_id == Table.id)
+                          .where(Table.db_id == database_id)) or 0
 
 
 # --------------------------------------------------------------------------------------------------

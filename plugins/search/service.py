@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, aliased, load_only
 
 from core import bookmarks, permissions
 from core.collections import Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids
-from core.models import Card, Collection, Database, Revision, Table, User, utcnow
+from core.models import Card, Collection, Database, Revision, Segment, Table, User, utcnow
 from core.paging import Paging
 
 from . import scoring
@@ -293,6 +293,41 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     return out
 
 
+def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
+    """Segments by name and description, with their table, where the caller sees the table's data
+    (Metabase's segment search spec: no collection, no creator filter)."""
+    f = ctx.filters
+    if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+        return []
+    query = (select(Segment, Table).join(Table, Table.id == Segment.table_id)
+             .where(Segment.archived.is_(f.archived)))
+    text = _text_clause(ctx, Segment.name, Segment.description)
+    if text is not None:
+        query = query.where(text)
+    if f.table_db_id is not None:
+        query = query.where(Table.db_id == f.table_db_id)
+    if f.ids:
+        query = query.where(Segment.id.in_(f.ids))
+    rows = list(ctx.session.execute(query))
+    by_database: dict[int, set[int]] = {}
+    for _segment, table in rows:
+        by_database.setdefault(table.db_id, set()).add(table.id)
+    allowed: set[int] = set()
+    for database_id, ids in by_database.items():
+        allowed |= permissions.tables_with_data_access(ctx.session, ctx.access.user, database_id, ids)
+    out = []
+    for segment, table in rows:
+        if table.id not in allowed:
+            continue
+        out.append(_result(
+            "segment", segment.id, segment.name, description=segment.description, archived=segment.archived,
+            collection=ROOT_REF, database_id=table.db_id, table_id=table.id, table_name=table.name,
+            table_schema=table.schema, table_description=table.description, created_at=segment.created_at,
+            updated_at=segment.updated_at, _texts=[segment.name, segment.description], _pinned=False,
+            _updated=segment.updated_at))
+    return out
+
+
 # model -> the source that yields it
 SOURCES = {
     "collection": _collections,
@@ -301,6 +336,7 @@ SOURCES = {
     "metric": _cards,
     "database": _databases,
     "table": _tables,
+    "segment": _segments,
 }
 
 

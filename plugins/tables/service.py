@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import crypto, data_access, field_values, sync
+from core import crypto, data_access, field_values, segments, sync
 from core import related as core_related
 from core.errors import Invalid, check_404
 from core.metadata import database_json, dimension_json, field_json, ordered_fields, table_json
@@ -102,8 +102,8 @@ def query_metadata(session: Session, state, user: User, table_id: int, include_s
     names = {table.id: name_field} if name_field is not None else {}
     data = {**table_json(table, schema_as_string=True), "db": _db_json(state, database, False)}
     data["fields"] = [_field_dict(f, targets, dimensions, names) for f in ordered_fields(table, fields)]
-    data["segments"] = []
-    data["metrics"] = []
+    data["segments"] = segments.table_segments(session, [table.id])[table.id]
+    data["metrics"] = segments.table_metrics(session, user, [table.id])[table.id]
     data["measures"] = []
     return data
 

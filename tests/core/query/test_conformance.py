@@ -471,3 +471,89 @@ def test_synced_metadata_feeds_the_compiler(samples, engine):
     assert field("$ORDERS.PRODUCT_ID").fk_target_field_id == ids["$PRODUCTS.ID"]
     assert field("$PEOPLE.LATITUDE").semantic_type == "type/Latitude"
     assert (field("$ORDERS.CREATED_AT").base_type, field("$PEOPLE.BIRTH_DATE").base_type) == ("type/DateTime", "type/Date")
+
+
+# --------------------------------------------------------------------------------------------------
+# Macros: segments and metric cards, expanded by core.query.macros and run on every engine
+# --------------------------------------------------------------------------------------------------
+
+BIG = 100
+
+
+def _big(o) -> bool:
+    return o["TOTAL"] > BIG
+
+
+def _by_category(orders_rows, value):
+    groups: dict = {}
+    for o in orders_rows:
+        groups.setdefault(PRODUCT[o["PRODUCT_ID"]]["CATEGORY"], []).append(o)
+    return sorted(((k, *value(v)) for k, v in groups.items()), key=lambda r: (r[0] is not None, r[0]))
+
+
+MACRO_DEFINITIONS = {
+    "$$SEG_BIG": ("segment", {"filter": [">", f("ORDERS.TOTAL"), BIG]}),
+    "$$SEG_BIG_FEW": ("segment", {"filter": ["and", ["segment", "$$SEG_BIG"], ["<=", f("ORDERS.QUANTITY"), 3]]}),
+    "$$MET_BIG_REVENUE": ("metric", {"aggregation": [["sum", f("ORDERS.TOTAL")]], "filter": [">", f("ORDERS.TOTAL"), BIG]}),
+    "$$MET_BIG_COUNT": ("metric", {"aggregation": [["count"]], "filter": ["segment", "$$SEG_BIG"]}),
+    "$$MET_AVG_QTY": ("metric", {"aggregation": [["avg", f("ORDERS.QUANTITY")]]}),
+}
+
+MACRO_CASES = [
+    ("segment-filter", {"source-table": ORDERS, "aggregation": [["count"]], "filter": ["segment", "$$SEG_BIG"]},
+     [(orders_where(_big),)]),
+    ("segment-in-segment", {"source-table": ORDERS, "aggregation": [["count"], ["sum", f("ORDERS.QUANTITY")]],
+                            "filter": ["segment", "$$SEG_BIG_FEW"]},
+     [(orders_where(lambda o: _big(o) and o["QUANTITY"] <= 3),
+       sum(o["QUANTITY"] for o in R["ORDERS"] if _big(o) and o["QUANTITY"] <= 3))]),
+    ("segment-in-count-where", {"source-table": ORDERS, "aggregation": [["count-where", ["segment", "$$SEG_BIG"]],
+                                                                         ["count"]]},
+     [(orders_where(_big), len(R["ORDERS"]))]),
+    ("metric-filtered-sum-by-category", {
+        "source-table": ORDERS, "aggregation": [["metric", "$$MET_BIG_REVENUE"], ["count"]],
+        "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]},
+     _by_category(R["ORDERS"], lambda rows: (sum(o["TOTAL"] for o in rows if _big(o)) if any(map(_big, rows)) else None,
+                                             len(rows)))),
+    ("metric-count-with-segment-filter", {"source-table": ORDERS, "aggregation": [["metric", "$$MET_BIG_COUNT"]]},
+     [(orders_where(_big),)]),
+    ("metric-unfiltered-with-query-filter", {"source-table": ORDERS, "aggregation": [["metric", "$$MET_AVG_QTY"]],
+                                             "filter": ["segment", "$$SEG_BIG"]},
+     [(sum(o["QUANTITY"] for o in R["ORDERS"] if _big(o)) / orders_where(_big),)]),
+]
+
+
+@pytest.fixture(scope="module")
+def macro_samples(samples):
+    """Per engine: the segments and metric cards of MACRO_DEFINITIONS over that engine's ORDERS,
+    their ids added to the engine's template ids."""
+    from core.models import Card, Segment, User
+
+    session = samples["sqlite"].session
+    creator = User(email="macros@example.com", first_name="Mac", last_name="Ros")
+    session.add(creator)
+    session.flush()
+    for sample_db in samples.values():
+        ids = sample_db.ids
+        for key, (kind, definition) in MACRO_DEFINITIONS.items():
+            resolved = sample.resolve(definition, ids)
+            if kind == "segment":
+                row = Segment(name=key, table_id=ids[ORDERS], definition=resolved, creator_id=creator.id)
+            else:
+                query = {"database": ids["database"], "type": "query", "query": {"source-table": ids[ORDERS], **resolved}}
+                row = Card(name=key, display="scalar", type="metric", dataset_query=query, creator_id=creator.id,
+                           database_id=ids["database"], table_id=ids[ORDERS], query_type="query")
+            session.add(row)
+            session.flush()
+            ids[key] = row.id
+    session.commit()
+    return samples
+
+
+@pytest.mark.parametrize("case", MACRO_CASES, ids=[c[0] for c in MACRO_CASES])
+def test_macro_conformance(macro_samples, case):
+    name, query, expected = case
+    want = [tuple(normal(v) for v in row) for row in expected]
+    assert want and want[0][0] not in (None, 0), f"{name}: the expected answer tests nothing"
+    for engine in ENGINES:
+        rows = run_case(macro_samples[engine], query)
+        assert_rows_equal(rows, want, f"{name} on {engine}")

@@ -1,0 +1,110 @@
+"""The endpoints' logic shared by segments and legacy metrics (plugins.segments, plugins.metrics):
+listing, reading, creating, changing and archiving one of them, its revisions and reverting.
+
+Both are definitions on one table with the same lifecycle in Metabase (the same checks, the same
+revision rules), so the two plugins call these with their model class; only their event names and
+a few columns differ. Writes are for administrators (the endpoints declare it); reading one needs
+data access to its table. Every change records a revision in the same transaction (`push`: an
+unchanged object records none), with the PUT's revision_message.
+"""
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from . import permissions, revisions, segments
+from .errors import Forbidden, NotFound
+from .events import emit
+from .models import LegacyMetric, Segment, Table, User
+
+Model = type[Segment] | type[LegacyMetric]
+
+# Keys a PUT applies when present even as null, and keys it applies only when not null (Metabase).
+NULLABLE_KEYS = ("description", "caveats", "points_of_interest", "how_is_this_calculated")
+NON_NULL_KEYS = ("archived", "definition", "name", "show_in_getting_started")
+
+
+def _topic(model: Model, action: str) -> str:
+    return f"{'segment' if model is Segment else 'metric'}-{action}"
+
+
+def _readable(session: Session, user: User, entity) -> bool:
+    table = session.get(Table, entity.table_id)
+    return table is not None and permissions.can_see_data(session, user, table.db_id, table.id)
+
+
+def fetch(session: Session, user: User, model: Model, entity_id: int):
+    """The row, when the user may read it (404 when missing, 403 without data access)."""
+    entity = session.get(model, entity_id)
+    if entity is None:
+        raise NotFound()
+    if not _readable(session, user, entity):
+        raise Forbidden()
+    return entity
+
+
+def list_all(session: Session, user: User, model: Model) -> list[dict]:
+    """The non-archived ones the user may read, by lower-cased name, with creator and description."""
+    rows = session.scalars(select(model).where(model.archived.is_(False)).order_by(func.lower(model.name), model.id))
+    out = []
+    for entity in rows:
+        if _readable(session, user, entity):
+            item = segments.to_json(session, entity, description=True)
+            if model is LegacyMetric:
+                table = session.get(Table, entity.table_id)
+                item["database_id"] = table.db_id if table is not None else None
+            out.append(item)
+    return out
+
+
+def get(session: Session, user: User, model: Model, entity_id: int) -> dict:
+    entity = fetch(session, user, model, entity_id)
+    return segments.to_json(session, entity)
+
+
+def create(session: Session, user: User, model: Model, *, name: str, description: str | None, table_id: int,
+           definition: dict) -> dict:
+    segments.check_definition(session, table_id, definition, metric=model is LegacyMetric)
+    entity = model(name=name, description=description, table_id=table_id, definition=definition, creator_id=user.id)
+    session.add(entity)
+    session.flush()
+    revisions.push(session, segments.kind_of(entity).model, entity.id, user.id, segments.serialize(entity),
+                   is_creation=True)
+    session.commit()
+    emit(_topic(model, "create"), user.id, entity)
+    return segments.to_json(session, entity)
+
+
+def update(session: Session, user: User, model: Model, entity_id: int, changes: dict, message: str) -> dict:
+    """Apply a PUT: nullable keys as given, the others when not null; a changed definition is checked
+    against the table first. The revision carries `message`."""
+    entity = fetch(session, user, model, entity_id)
+    wanted = {k: v for k, v in changes.items() if k in NULLABLE_KEYS and hasattr(entity, k)}
+    wanted.update({k: v for k, v in changes.items() if k in NON_NULL_KEYS and v is not None})
+    if "definition" in wanted and wanted["definition"] != entity.definition:
+        segments.check_definition(session, entity.table_id, wanted["definition"], metric=model is LegacyMetric)
+    archiving = wanted.get("archived") is True and not entity.archived
+    for key, value in wanted.items():
+        if getattr(entity, key) != value:
+            setattr(entity, key, value)
+    session.flush()
+    revisions.push(session, segments.kind_of(entity).model, entity.id, user.id, segments.serialize(entity),
+                   message=message)
+    session.commit()
+    emit(_topic(model, "delete" if archiving else "update"), user.id, entity, revision_message=message)
+    return segments.to_json(session, entity)
+
+
+def history(session: Session, user: User, model: Model, entity_id: int) -> list[dict]:
+    entity = fetch(session, user, model, entity_id)
+    return revisions.history(session, segments.kind_of(entity), entity.id)
+
+
+def revert(session: Session, user: User, model: Model, entity_id: int, revision_id: int) -> dict:
+    """Back to the state of one of its revisions; answers with the new (reversion) revision."""
+    entity = fetch(session, user, model, entity_id)
+    out = revisions.revert(session, segments.kind_of(entity), entity.id, revision_id, user.id,
+                           lambda state: segments.restore(entity, state))
+    session.commit()
+    emit(_topic(model, "update"), user.id, entity)
+    return out
