@@ -82,7 +82,8 @@ def update(session: Session, user: User, model: Model, entity_id: int, changes: 
     wanted = {k: v for k, v in changes.items() if k in NULLABLE_KEYS and hasattr(entity, k)}
     wanted.update({k: v for k, v in changes.items() if k in NON_NULL_KEYS and v is not None})
     if "definition" in wanted and wanted["definition"] != entity.definition:
-        segments.check_definition(session, entity.table_id, wanted["definition"], metric=model is LegacyMetric)
+        segments.check_definition(session, entity.table_id, wanted["definition"], metric=model is LegacyMetric,
+                                  segment_id=entity.id if model is Segment else None)
     archiving = wanted.get("archived") is True and not entity.archived
     for key, value in wanted.items():
         if getattr(entity, key) != value:

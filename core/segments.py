@@ -73,13 +73,15 @@ def definition_description(session: Session, entity: Segment | LegacyMetric) -> 
     return ", ".join(parts) or None
 
 
-def check_definition(session: Session, table_id: int, definition: Any, *, metric: bool) -> Table:
+def check_definition(session: Session, table_id: int, definition: Any, *, metric: bool,
+                     segment_id: int | None = None) -> Table:
     """The definition's table, once the definition is known to compile over it: a segment needs a
-    filter, a legacy metric exactly one aggregation (and may filter). 400 otherwise."""
+    filter, a legacy metric exactly one aggregation (and may filter); a segment's new definition may
+    not reach the segment itself (`segment_id`) through other segments. 400 otherwise."""
     from .connections import driver_for
     from .models import Database
     from .query.compiler import compile_query
-    from .query.macros import definition_query
+    from .query.macros import definition_query, segments_reached
     from .query.mbql import normalize
 
     table = session.get(Table, table_id)
@@ -99,6 +101,8 @@ def check_definition(session: Session, table_id: int, definition: Any, *, metric
         raise Invalid("Invalid definition: a segment definition is a filter; it cannot aggregate.")
     if stage.breakouts:
         raise Invalid("Invalid definition: a metric definition cannot have breakouts.")
+    if segment_id is not None and segment_id in segments_reached(session, definition):
+        raise Invalid("Segment expansion failed. Check mutually recursive segment definitions.")
     database = session.get(Database, table.db_id)
     compile_query(session, query, driver_for(database))
     return table
@@ -135,10 +139,10 @@ def table_metrics(session: Session, user: User, table_ids: list[int]) -> dict[in
 
 def cards_using_segment(session: Session, segment_id: int) -> list[Card]:
     """The non-archived cards over the segment's table whose query names the segment."""
-    from .query.macros import uses
+    from .query.macros import clause_ids
 
     segment = session.get(Segment, segment_id)
     if segment is None:
         return []
     cards = session.scalars(select(Card).where(Card.table_id == segment.table_id, Card.archived.is_(False)))
-    return [c for c in cards if uses(c.dataset_query, "segment", segment_id)]
+    return [c for c in cards if segment_id in clause_ids(c.dataset_query, "segment")]

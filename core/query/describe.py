@@ -15,9 +15,9 @@ _COMPARE = {"=": "is", "!=": "is not", "<": "is less than", ">": "is greater tha
 _STRING = {"contains": "contains", "does-not-contain": "does not contain", "starts-with": "starts with",
            "ends-with": "ends with"}
 _NULLNESS = {"is-null": "is empty", "not-null": "is not empty", "is-empty": "is empty", "not-empty": "is not empty"}
-_AGGREGATIONS = {"sum": "Sum of", "avg": "Average of", "min": "Min of", "max": "Max of", "distinct": "Distinct values of",
-                 "cum-sum": "Cumulative sum of", "stddev": "Standard deviation of", "var": "Variance of",
-                 "median": "Median of"}
+_AGGREGATIONS = {"sum": "Sum of", "avg": "Average of", "min": "Min of", "max": "Max of",
+                 "distinct": "Distinct values of", "cum-sum": "Cumulative sum of",
+                 "stddev": "Standard deviation of", "var": "Variance of", "median": "Median of"}
 
 
 class Describer:
@@ -95,8 +95,11 @@ class Describer:
             return f"{args[1]}th percentile of {self.column(args[0])}"
         if op == "share":
             return "Share of rows matching condition"
-        if op in ("count-where", "sum-where", "distinct-where"):
-            return "Count of rows matching condition" if op == "count-where" else f"{_AGGREGATIONS.get(op[:-6], 'Sum of')} {self.column(args[0])} matching condition"
+        if op == "count-where":
+            return "Count of rows matching condition"
+        if op in ("sum-where", "distinct-where") and args:
+            prefix = _AGGREGATIONS["sum" if op == "sum-where" else "distinct"]
+            return f"{prefix} {self.column(args[0])} matching condition"
         return "Custom expression"
 
 

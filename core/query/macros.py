@@ -39,19 +39,36 @@ def expand(session: Session, query: Query) -> Query:
     return query
 
 
-def uses(value: Any, op: str, ident: int) -> bool:
-    """Whether a stored query (legacy or MBQL 5, any depth) contains `[op, ident]` / `[op, {..}, ident]`."""
+def segments_reached(session: Session, definition: Any) -> set[int]:
+    """Every segment id a stored query or definition names, directly or through other segments."""
+    from ..models import Segment
+
+    found: set[int] = set()
+    pending = [definition]
+    while pending:
+        for ident in clause_ids(pending.pop(), "segment"):
+            if ident not in found:
+                found.add(ident)
+                segment = session.get(Segment, ident) if 0 < ident < 2**31 else None
+                if segment is not None:
+                    pending.append(segment.definition)
+    return found
+
+
+def clause_ids(value: Any, op: str) -> set[int]:
+    """The ids of every `[op, id]` / `[op, {opts}, id]` clause in a stored query (legacy or MBQL 5, any depth)."""
     if isinstance(value, dict):
-        return any(uses(v, op, ident) for v in value.values())
+        return set().union(*(clause_ids(v, op) for v in value.values())) if value else set()
     if isinstance(value, list):
+        out: set[int] = set()
         if value and isinstance(value[0], str) and value[0].lstrip(":").lower() == op:
-            args = value[1:]
-            if args and isinstance(args[0], dict):
-                args = args[1:]
-            if args and args[0] == ident and not isinstance(args[0], bool):
-                return True
-        return any(uses(v, op, ident) for v in value)
-    return False
+            args = value[2:] if len(value) > 2 and isinstance(value[1], dict) else value[1:]
+            if args and isinstance(args[0], int) and not isinstance(args[0], bool):
+                out.add(args[0])
+        for item in value:
+            out |= clause_ids(item, op)
+        return out
+    return set()
 
 
 def _contains(value: Any, op: str) -> bool:

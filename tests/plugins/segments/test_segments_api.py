@@ -158,3 +158,16 @@ def test_lifecycle_on_each_app_db(any_app, sample_database_template):
     assert reverted["is_reversion"] is True
     assert admin.get(f"/api/segment/{sid}").json["definition"] == big_orders(ids, 1)
     assert admin.get("/api/segment").json[0]["definition_description"] == "Filtered by Total is greater than 1"
+
+
+def test_a_segment_cannot_reach_itself(app, admin, sample_database_file):
+    ids = sample(app, admin)
+    a = create(admin, ids, name="A")["id"]
+    b = admin.post("/api/segment", json={"name": "B", "table_id": ids["ORDERS"],
+                                         "definition": {"filter": ["segment", a]}}).json["id"]
+    through_b = {"filter": ["and", ["segment", b], [">", ["field", ids["ORDERS.ID"], None], 1]]}
+    for definition in ({"filter": ["segment", a]}, through_b):
+        response = admin.put(f"/api/segment/{a}", json={"definition": definition, "revision_message": "loop"})
+        assert response.status_code == 400, definition
+        assert response.json == "Segment expansion failed. Check mutually recursive segment definitions."
+    assert admin.get(f"/api/segment/{a}").json["definition"] == big_orders(ids)
