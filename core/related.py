@@ -1,12 +1,13 @@
-"""Related entities: Metabase's recommendations shown next to a card (or an ad-hoc query), a table
-and a field (src/metabase/related.clj, the version with legacy metrics that API-SPEC follows).
+"""Related entities: Metabase's recommendations shown next to a card (or an ad-hoc query), a table,
+a field, a legacy metric and a segment (src/metabase/related.clj, the version with legacy metrics
+that API-SPEC follows).
 
 Similarity compares the context-bearing clauses (field, metric and segment references) of two
 definitions: shared clauses over the size of the smaller set. Lists are an "interesting mix": the
 three best matches, then two picked at random from the rest. Everything returned is filtered for
 the caller: cards and collections by collection read permission, tables and fields by data access,
-hidden, inactive and archived things never. "metrics" are metric cards of the table (and legacy
-metrics once they exist); dashboards come from the dashboard_cards / visible_dashboards hooks, so
+hidden, inactive and archived things never. "metrics" are the table's legacy metrics, then its
+metric cards; dashboards come from the dashboard_cards / visible_dashboards hooks, so
 without a dashboards plugin the dashboard keys are empty, as Metabase's are without dashboards.
 """
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import permissions
+from . import permissions, segments
 from .cards import base_json, query_fields
 from .collections import Access, personal_names
 from .collections import row_json as collection_row_json
 from .errors import Invalid
 from .metadata import field_json, table_json
-from .models import Card, Collection, Field, Revision, Table, User
+from .models import Card, Collection, Field, LegacyMetric, Revision, Segment, Table, User
+from .query import macros
 from .query.mbql import normalize
 
 MAX_BEST = 3
@@ -64,15 +66,21 @@ def query_forms(dataset_query: Any) -> set[str]:
     return _forms([stage.breakouts, stage.aggregations, list(stage.expressions.values()), stage.fields or []])
 
 
-def fragment_forms(database_id: int, definition: Any, parts: tuple[str, ...]) -> set[str]:
-    """The definition of a legacy metric (aggregation and filter) or segment (filter)."""
-    query = {"database": database_id, "type": "query", "query": definition if isinstance(definition, dict) else {}}
+def definition_stage(session: Session, model_row) -> Any:
+    """The normalised stage of a segment's or legacy metric's definition, None when unreadable."""
     try:
-        stage = normalize(query).stages[-1]
+        return macros.definition_stage(session, model_row.definition, model_row.table_id)
     except (Invalid, TypeError, ValueError, KeyError, AttributeError, IndexError):
+        return None
+
+
+def definition_forms(session: Session, model_row) -> set[str]:
+    """A legacy metric's definition (aggregation and filter) or a segment's (filter)."""
+    stage = definition_stage(session, model_row)
+    if stage is None:
         return set()
-    chosen = {"aggregation": stage.aggregations, "filter": stage.filters}
-    return _forms([chosen[p] for p in parts])
+    parts = [stage.filters] if isinstance(model_row, Segment) else [stage.aggregations, stage.filters]
+    return _forms(parts)
 
 
 def similarity(a: set[str], b: set[str]) -> float:
@@ -145,18 +153,29 @@ def _card_candidates(vis: Visibility, cards) -> list[Candidate]:
     return [Candidate(("card", c.id), base_json(c), query_forms(c.dataset_query)) for c in cards if vis.card(c)]
 
 
+def _definitions(vis: Visibility, model, table: Table | None) -> list[Candidate]:
+    if table is None:
+        return []
+    kind = "segment" if model is Segment else "metric"
+    rows = vis.session.scalars(select(model).where(model.table_id == table.id, model.archived.is_(False))
+                               .order_by(model.id))
+    return [Candidate((kind, r.id), segments.to_json(vis.session, r, creator=False), definition_forms(vis.session, r))
+            for r in rows]
+
+
 def metrics_for_table(vis: Visibility, table: Table | None) -> list[Candidate]:
-    """The table's metrics the caller may read: metric cards built on it."""
+    """The table's metrics the caller may read: legacy metrics, then metric cards built on it
+    (`table` is one the caller may see)."""
     if table is None:
         return []
     cards = vis.session.scalars(select(Card).where(Card.table_id == table.id, Card.type == "metric",
                                                    Card.archived.is_(False)).order_by(Card.id))
-    return _card_candidates(vis, cards)
+    return _definitions(vis, LegacyMetric, table) + _card_candidates(vis, cards)
 
 
 def segments_for_table(vis: Visibility, table: Table | None) -> list[Candidate]:
-    """The table's segments (none until segments exist)."""
-    return []
+    """The table's segments (`table` is one the caller may see)."""
+    return _definitions(vis, Segment, table)
 
 
 def _tables_json(tables) -> list[dict]:
@@ -271,7 +290,18 @@ def _collections(vis: Visibility, similar: list[Candidate]) -> list[dict]:
     return [collection_row_json(c, names) for c in shown]
 
 
-def _canonical_metric(card: CardLike, metrics: list[Candidate]) -> dict | None:
+def _aggregations(session: Session, candidate: Candidate) -> list | None:
+    try:
+        if candidate.key[0] == "card":
+            return normalize(candidate.json["dataset_query"]).stages[-1].aggregations
+        row = session.get(LegacyMetric, candidate.key[1])
+        stage = definition_stage(session, row) if row is not None else None
+        return stage.aggregations if stage is not None else None
+    except (Invalid, TypeError, ValueError, KeyError, AttributeError, IndexError):
+        return None
+
+
+def _canonical_metric(session: Session, card: CardLike, metrics: list[Candidate]) -> dict | None:
     """The table's metric computing exactly the card's aggregation."""
     try:
         aggregations = normalize(card.dataset_query).stages[-1].aggregations
@@ -279,13 +309,7 @@ def _canonical_metric(card: CardLike, metrics: list[Candidate]) -> dict | None:
         return None
     if not aggregations:
         return None
-    for metric in metrics:
-        try:
-            if normalize(metric.json["dataset_query"]).stages[-1].aggregations == aggregations:
-                return metric.json
-        except (Invalid, TypeError, ValueError, KeyError, AttributeError, IndexError):
-            continue
-    return None
+    return next((m.json for m in metrics if _aggregations(session, m) == aggregations), None)
 
 
 def for_card(session: Session, user: User, card: CardLike) -> dict:
@@ -306,7 +330,7 @@ def for_card(session: Session, user: User, card: CardLike) -> dict:
         "segments": _json(interesting_mix(rank(forms, segments_for_table(vis, table)))),
         "dashboard-mates": dashboard_mates(vis, card.id),
         "similar-questions": _json(interesting_mix(similar)),
-        "canonical-metric": _canonical_metric(card, [m for m in metrics if m.key != ("card", card.id)]),
+        "canonical-metric": _canonical_metric(session, card, [m for m in metrics if m.key != ("card", card.id)]),
         "dashboards": recommended_dashboards(vis, similar),
         "collections": _collections(vis, similar),
     }
@@ -342,4 +366,30 @@ def for_field(session: Session, user: User, field: Field) -> dict:
         "segments": _json(interesting_mix(rank(forms, segments_for_table(vis, table)))),
         "metrics": _json(interesting_mix(rank(forms, metrics_for_table(vis, table), positive=True))),
         "fields": [field_json(f) for f in interesting_mix(list(others))],
+    }
+
+
+def for_legacy_metric(session: Session, user: User, metric: LegacyMetric) -> dict:
+    """GET /api/metric/:id/related (the caller's read access to the metric is checked already)."""
+    vis = Visibility(session, user)
+    table = session.get(Table, metric.table_id)
+    forms = definition_forms(session, metric)
+    return {
+        "table": table_json(table),
+        "metrics": _json(interesting_mix(rank(forms, metrics_for_table(vis, table), exclude=("metric", metric.id)))),
+        "segments": _json(interesting_mix(rank(forms, segments_for_table(vis, table)))),
+    }
+
+
+def for_segment(session: Session, user: User, segment: Segment) -> dict:
+    """GET /api/segment/:id/related (the caller's read access to the segment is checked already)."""
+    vis = Visibility(session, user)
+    table = session.get(Table, segment.table_id)
+    forms = definition_forms(session, segment)
+    return {
+        "table": table_json(table),
+        "metrics": _json(interesting_mix(rank(forms, metrics_for_table(vis, table)))),
+        "segments": _json(interesting_mix(rank(forms, segments_for_table(vis, table),
+                                                exclude=("segment", segment.id)))),
+        "linked-from": _tables_json(linked_from(vis, table)),
     }

@@ -72,6 +72,43 @@ def _canonical_datetimes(values: tuple) -> list | None:
     return out
 
 
+class _FloatText:
+    """A column of floats written from a memo of their repr() (prices and rates repeat, and repr is
+    most of what a float cell costs). Only an optimisation of writing the values as they are: a
+    batch holding anything but floats and None is returned untouched, and once the memo is full a
+    column whose values still mostly miss stops using it. Zero (0.0 equals -0.0) and NaN are never
+    memoised. (Ints are cheap to write: a memo of them costs more than it saves.)"""
+
+    SIZE = 65536
+    TYPES = frozenset({float, type(None)})
+
+    def __init__(self):
+        self.memo: dict[float, str] = {}
+        self.on = True
+
+    def column(self, values: list) -> list:
+        if not self.on or not set(map(type, values)) <= self.TYPES:
+            return values
+        memo = self.memo
+        try:
+            return list(map(memo.__getitem__, values))
+        except KeyError:
+            pass
+        out = []
+        misses = 0
+        for v in values:
+            text = memo.get(v)
+            if text is None and v is not None:
+                text = repr(v)
+                misses += 1
+                if v and v == v and len(memo) < self.SIZE:
+                    memo[v] = text
+            out.append(text)
+        if len(memo) >= self.SIZE and misses * 4 > len(values):
+            self.on = False  # full, and still missing: the values hardly repeat
+        return out
+
+
 def converters(columns: list[dict], batch: list, viz, format_rows: bool) -> list[Callable | None]:
     """Per column: None to write values as they are, else the function that writes them."""
     out: list[Callable | None] = []
@@ -84,6 +121,8 @@ def converters(columns: list[dict], batch: list, viz, format_rows: bool) -> list
         if is_temporal(column) and (sample is None or type(sample) is str):
             # A first batch of NULLs says nothing: later text datetimes are still written as ISO.
             out.append(_TextDatetimes())
+        elif type(sample) is float:
+            out.append(_FloatText())
         elif sample is None or type(sample) in PASS_THROUGH:
             out.append(None)
         else:

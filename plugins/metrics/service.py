@@ -5,6 +5,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from core import definitions
+from core import related as core_related
 from core.errors import Invalid
 from core.models import Field, LegacyMetric, MetricImportantField, User
 
@@ -66,3 +67,9 @@ def set_important_fields(session: Session, user: User, metric_id: int, field_ids
     session.add_all(MetricImportantField(metric_id=metric_id, field_id=f) for f in wanted if f not in current)
     session.commit()
     return {"success": True}
+
+
+def related(session: Session, user: User, metric_id: int) -> dict:
+    """Metabase's related entities of a legacy metric (core.related)."""
+    metric = definitions.fetch(session, user, LegacyMetric, metric_id)
+    return core_related.for_legacy_metric(session, user, metric)

@@ -59,3 +59,9 @@ def metric_revisions(path: MetricId):
 def revert_metric(path: MetricId, body: Revert):
     """Put the metric back in the state of one of its revisions (recorded as a reversion)."""
     return service.revert(db.session(), auth.require_user(), path.id, body.revision_id)
+
+
+@metric_api.get("/<id>/related", path=MetricId)
+def related(path: MetricId):
+    """The metric's table and the table's other metrics and its segments."""
+    return service.related(db.session(), auth.require_user(), path.id)

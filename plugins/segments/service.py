@@ -4,6 +4,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from core import definitions
+from core import related as core_related
 from core.models import Segment, User
 
 
@@ -34,3 +35,9 @@ def revisions(session: Session, user: User, segment_id: int) -> list[dict]:
 
 def revert(session: Session, user: User, segment_id: int, revision_id: int) -> dict:
     return definitions.revert(session, user, Segment, segment_id, revision_id)
+
+
+def related(session: Session, user: User, segment_id: int) -> dict:
+    """Metabase's related entities of a segment (core.related)."""
+    segment = definitions.fetch(session, user, Segment, segment_id)
+    return core_related.for_segment(session, user, segment)

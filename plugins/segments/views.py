@@ -53,3 +53,9 @@ def segment_revisions(path: SegmentId):
 def revert_segment(path: SegmentId, body: Revert):
     """Put the segment back in the state of one of its revisions (recorded as a reversion)."""
     return service.revert(db.session(), auth.require_user(), path.id, body.revision_id)
+
+
+@segment_api.get("/<id>/related", path=SegmentId)
+def related(path: SegmentId):
+    """The segment's table, the table's metrics and other segments, tables linking to it."""
+    return service.related(db.session(), auth.require_user(), path.id)

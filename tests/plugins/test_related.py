@@ -190,3 +190,59 @@ def test_dashboards_come_from_the_hooks(app, admin, content):
     assert body["dashboards"] == [{"id": 1, "name": "Dashboard 1"}]
     user = make_user(app)
     assert ids(user.get(f"/api/card/{cards['count']['id']}/related").json["dashboard-mates"]) == [cards["total"]["id"]]
+
+
+def definition_entity(admin, kind, name, table_id, definition):
+    response = admin.post(f"/api/{kind}", json={"name": name, "table_id": table_id, "definition": definition})
+    assert response.status_code == 200, response.json
+    return response.json
+
+
+def test_segments_and_legacy_metrics(app, admin, content):
+    tables, cards = content["tables"], content["cards"]
+    orders = tables["ORDERS"]["id"]
+    total = field_ref(tables, "ORDERS", "TOTAL")
+    big = definition_entity(admin, "segment", "Big orders", orders, {"filter": [">", total, 100]})
+    cheap = definition_entity(admin, "segment", "Cheap orders", orders, {"filter": ["<", total, 10]})
+    gizmos = definition_entity(admin, "segment", "Gizmos", tables["PRODUCTS"]["id"],
+                               {"filter": ["=", field_ref(tables, "PRODUCTS", "CATEGORY"), "Gizmo"]})
+    legacy_sum = definition_entity(admin, "metric", "Legacy revenue", orders, {"aggregation": [["sum", total]]})
+    legacy_count = definition_entity(admin, "metric", "Legacy count", orders, {"aggregation": [["count"]]})
+
+    segment = admin.get(f"/api/segment/{big['id']}/related").json
+    assert set(segment) == {"table", "metrics", "segments", "linked-from"} and segment["table"]["name"] == "ORDERS"
+    assert [(s["id"], s["similarity"]) for s in segment["segments"]] == [(cheap["id"], 1)]
+    assert "definition" in segment["segments"][0] and segment["linked-from"] == []
+    # Metrics about TOTAL first (legacy before cards on ties), the count after.
+    assert [(m["name"], m["similarity"]) for m in segment["metrics"]] == [
+        ("Legacy revenue", 1), ("Revenue", 1), ("Legacy count", 0)]
+    products = admin.get(f"/api/segment/{gizmos['id']}/related").json
+    assert [t["name"] for t in products["linked-from"]] == ["ORDERS", "REVIEWS"] and products["segments"] == []
+
+    metric = admin.get(f"/api/metric/{legacy_sum['id']}/related").json
+    assert set(metric) == {"table", "metrics", "segments"} and metric["table"]["id"] == orders
+    assert [m["name"] for m in metric["metrics"]] == ["Revenue", "Legacy count"]  # not itself
+    assert ids(metric["segments"]) == sorted([big["id"], cheap["id"]])
+
+    # Cards, tables and fields see them too; the legacy metric is the sum's canonical metric.
+    card = admin.get(f"/api/card/{cards['total']['id']}/related").json
+    assert card["canonical-metric"]["id"] == legacy_sum["id"] and "definition" in card["canonical-metric"]
+    assert ids(card["segments"]) == sorted([big["id"], cheap["id"]])
+    table = admin.get(f"/api/table/{orders}/related").json
+    assert [m["name"] for m in table["metrics"]] == ["Legacy revenue", "Legacy count", "Revenue"]
+    assert ids(table["segments"]) == sorted([big["id"], cheap["id"]])
+    field = admin.get(f"/api/field/{total[1]}/related").json
+    assert [m["name"] for m in field["metrics"]] == ["Legacy revenue", "Revenue"]
+    assert {s["similarity"] for s in field["segments"]} == {1}
+
+    # Archived ones are gone; without data access to the table the endpoints answer 403.
+    admin.put(f"/api/segment/{cheap['id']}", json={"archived": True, "revision_message": "gone"})
+    assert admin.get(f"/api/segment/{big['id']}/related").json["segments"] == []
+    user = make_user(app)
+    assert user.get(f"/api/metric/{legacy_count['id']}/related").status_code == 200
+    block_table(app, content["db"], [t["id"] for t in tables.values()], orders)
+    assert user.get(f"/api/segment/{big['id']}/related").status_code == 403
+    assert user.get(f"/api/metric/{legacy_count['id']}/related").status_code == 403
+    assert admin.get("/api/segment/999999/related").status_code == 404
+    # Gizmos stays readable, but ORDERS no longer links to it for this user.
+    assert [t["name"] for t in user.get(f"/api/segment/{gizmos['id']}/related").json["linked-from"]] == ["REVIEWS"]

@@ -246,3 +246,43 @@ def test_each_check_sends_its_batch_to_the_csv_module(rows):
         finally:
             csv_export.BATCH_FORMAT = True
     assert out[0] == out[1]
+
+
+def csv_module(columns: list[dict], rows: list, separator: str = ",") -> bytes:
+    """What the csv module writes for rows of strings, numbers and None, with nothing converted."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=separator, lineterminator="\n")
+    writer.writerow([c["display_name"] for c in columns])
+    writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+PLAIN_CELL = st.one_of(st.none(), st.integers(min_value=-(2**70), max_value=2**70),
+                       st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1.0, 1, 2.5]),
+                       st.text(alphabet=st.sampled_from(list('a,"\n\r N1.0')), max_size=4))
+
+
+@settings(max_examples=400, deadline=None)
+@given(width=st.integers(min_value=1, max_value=3), data=st.data())
+def test_strings_and_numbers_are_written_as_the_csv_module_writes_them(width, data):
+    """Float columns go through a memo of repr(); the file is still the csv module's, value for value."""
+    rows = data.draw(st.lists(st.tuples(*[PLAIN_CELL] * width), max_size=30))
+    columns = [{"name": f"c{i}", "display_name": f"C{i}", "base_type": "type/Float"} for i in range(width)]
+    assert b"".join(csv_export.write(columns, iter(rows), {})) == csv_module(columns, rows)
+
+
+def test_float_memo_keeps_signs_types_and_gives_up(monkeypatch):
+    columns = [{"name": "x", "display_name": "X", "base_type": "type/Float"}]
+    floats = [(0.0,), (-0.0,), (1.0,), (float("nan"),), (None,), (1.0,), (2.5,), (-0.0,), (1e20,), (0.1 + 0.2,)]
+    mixed = [(1,), ("2.5",), (True,), (2.5,), (-0.0,)]
+    rows = floats * 500 + [(i / 7,) for i in range(6000)] + mixed * 400 + floats * 300
+    assert b"".join(csv_export.write(columns, iter(rows), {})) == csv_module(columns, rows)
+    monkeypatch.setattr(csv_export._FloatText, "SIZE", 50)
+    memo = csv_export._FloatText()
+    assert memo.column([0.5, 1.5, None]) == ["0.5", "1.5", None] and memo.on
+    assert memo.column([1, 0.5]) == [1, 0.5]  # an int among them: the values as they are
+    memo.column([i / 3 for i in range(1, 41)])
+    assert memo.on and len(memo.memo) == 42
+    assert memo.column([i / 3 for i in range(1, 101)]) == [repr(i / 3) for i in range(1, 101)]
+    assert not memo.on and len(memo.memo) == 50  # full, and still missing
+    assert memo.column([0.5]) == [0.5]
