@@ -31,11 +31,15 @@ def _topic(model: Model, action: str) -> str:
 
 def _readable(session: Session, user: User, entity) -> bool:
     table = session.get(Table, entity.table_id)
-    return table is not None and permissions.can_edit_data_model(session, user, table.db_id, table.id)
+    # Data-model rights are Metabase's rule; blocked data access also hides it (a blocked table's
+    # definitions stay out of sight whatever other rights say).
+    return (table is not None and permissions.can_edit_data_model(session, user, table.db_id, table.id)
+            and permissions.can_see_data(session, user, table.db_id, table.id))
 
 
 def fetch(session: Session, user: User, model: Model, entity_id: int):
-    """The row, when the user may read it (404 when missing, 403 without data-model permission)."""
+    """The row, when the user may read it (404 when missing, 403 without data-model permission or
+    with blocked data access)."""
     entity = session.get(model, entity_id)
     if entity is None:
         raise NotFound()
