@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import statistics
 from typing import Any, Iterable
@@ -105,14 +106,13 @@ def _is_json(text: str) -> bool:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
+    """The value as a finite float, else None: infinities and NaN have no place in statistics that
+    are stored as JSON (and make the statistics module raise)."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 def fingerprint(base_type: str, values: list[Any]) -> dict:

@@ -1,6 +1,8 @@
 """Display names, fingerprints and the semantic types inferred from names and values."""
 import datetime as dt
 
+import pytest
+
 from core import analyze
 from core.humanize import humanize, is_generated
 from core.schedules import cron_to_schedule, schedule_to_cron
@@ -30,6 +32,17 @@ def test_fingerprints():
     dates = analyze.fingerprint("type/Date", [dt.date(2020, 1, 1), dt.date(2019, 1, 1)])
     assert dates["type"]["type/DateTime"]["earliest"] == "2019-01-01"
     assert analyze.fingerprint("type/Integer", [])["global"] == {"distinct-count": 0, "nil%": 0.0}
+
+
+def test_fingerprints_skip_non_finite_numbers():
+    """SQLite stores inf and NaN floats; statistics are over the finite values, and stay JSON."""
+    fp = analyze.fingerprint("type/Float", [1.0, float("inf"), 3.0, float("-inf"), float("nan"), 10**400])
+    assert fp["global"]["distinct-count"] == 6
+    number = fp["type"]["type/Number"]
+    assert (number["min"], number["max"], number["avg"]) == (1.0, 3.0, 2.0)
+    assert number["sd"] == pytest.approx(2 ** 0.5)
+    only_inf = analyze.fingerprint("type/Float", [float("inf")])["type"]["type/Number"]
+    assert only_inf == {"min": None, "max": None, "avg": None, "q1": None, "q3": None, "sd": None}
 
 
 def test_semantic_types_from_names():
