@@ -4,7 +4,8 @@ listing, reading, creating, changing and archiving one of them, its revisions an
 Both are definitions on one table with the same lifecycle in Metabase (the same checks, the same
 revision rules), so the two plugins call these with their model class; only their event names and
 a few columns differ. Writes are for administrators (the endpoints declare it); reading one needs
-data access to its table. Every change records a revision in the same transaction (`push`: an
+data-model permission on its table (Metabase v0.50+'s can-read?: manage-table-metadata), while
+table metadata lists a table's segments to everyone who sees the table, as Metabase's hydration. Every change records a revision in the same transaction (`push`: an
 unchanged object records none), with the PUT's revision_message.
 """
 from __future__ import annotations
@@ -30,11 +31,15 @@ def _topic(model: Model, action: str) -> str:
 
 def _readable(session: Session, user: User, entity) -> bool:
     table = session.get(Table, entity.table_id)
-    return table is not None and permissions.can_see_data(session, user, table.db_id, table.id)
+    # Data-model rights are Metabase's rule; blocked data access also hides it (a blocked table's
+    # definitions stay out of sight whatever other rights say).
+    return (table is not None and permissions.can_edit_data_model(session, user, table.db_id, table.id)
+            and permissions.can_see_data(session, user, table.db_id, table.id))
 
 
 def fetch(session: Session, user: User, model: Model, entity_id: int):
-    """The row, when the user may read it (404 when missing, 403 without data access)."""
+    """The row, when the user may read it (404 when missing, 403 without data-model permission or
+    with blocked data access)."""
     entity = session.get(model, entity_id)
     if entity is None:
         raise NotFound()

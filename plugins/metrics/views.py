@@ -1,5 +1,5 @@
-"""/api/metric endpoints (legacy metrics). Reading needs data access to the metric's table; writes are for
-administrators."""
+"""/api/metric endpoints (legacy metrics). Reading needs data-model permission on the metric's
+table (as Metabase's); writes are for administrators."""
 from __future__ import annotations
 
 from core import auth, db

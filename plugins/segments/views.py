@@ -1,4 +1,5 @@
-"""/api/segment endpoints. Reading needs data access to the segment's table; writes are for administrators."""
+"""/api/segment endpoints. Reading needs data-model permission on the segment's
+table (as Metabase's); writes are for administrators."""
 from __future__ import annotations
 
 from core import auth, db

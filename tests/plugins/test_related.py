@@ -8,6 +8,7 @@ from core import hookimpl
 from core.models import ALL_USERS_GROUP_ID, DataPermission
 from core.testing import make_user
 from tests.plugins.test_collections import create, set_perm, store
+from tests.plugins.segments.support import grant_data_model
 from tests.plugins.test_tables import sample
 
 CARD_KEYS = {"table", "metrics", "segments", "dashboard-mates", "similar-questions", "canonical-metric",
@@ -239,6 +240,8 @@ def test_segments_and_legacy_metrics(app, admin, content):
     admin.put(f"/api/segment/{cheap['id']}", json={"archived": True, "revision_message": "gone"})
     assert admin.get(f"/api/segment/{big['id']}/related").json["segments"] == []
     user = make_user(app)
+    assert user.get(f"/api/metric/{legacy_count['id']}/related").status_code == 403  # no data-model rights
+    grant_data_model(app, content["db"])
     assert user.get(f"/api/metric/{legacy_count['id']}/related").status_code == 200
     block_table(app, content["db"], [t["id"] for t in tables.values()], orders)
     assert user.get(f"/api/segment/{big['id']}/related").status_code == 403

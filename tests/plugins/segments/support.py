@@ -1,5 +1,5 @@
 """Shared setup for the segment and legacy-metric tests: the Sample Database and ORDERS' fields."""
-from sqlalchemy import update
+from sqlalchemy import delete, update
 
 from core.models import ALL_USERS_GROUP_ID, DataPermission
 from core.testing import wait_for_sync
@@ -24,6 +24,16 @@ def block(app, db_id: int) -> None:
         session.execute(update(DataPermission).where(
             DataPermission.db_id == db_id, DataPermission.group_id == ALL_USERS_GROUP_ID,
             DataPermission.perm_type == "view-data").values(perm_value="blocked"))
+
+
+def grant_data_model(app, db_id: int) -> None:
+    """All Users may edit the database's data model (which reading segments and legacy metrics needs)."""
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        session.execute(delete(DataPermission).where(
+            DataPermission.db_id == db_id, DataPermission.group_id == ALL_USERS_GROUP_ID,
+            DataPermission.perm_type == "data-model"))
+        session.add(DataPermission(group_id=ALL_USERS_GROUP_ID, db_id=db_id, perm_type="data-model", perm_value="all"))
 
 
 def big_orders(ids: dict, minimum: int = 100) -> dict:

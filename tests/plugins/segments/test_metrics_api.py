@@ -1,5 +1,5 @@
 """/api/metric (legacy metrics): CRUD, the deprecated DELETE, revisions and revert, important fields."""
-from tests.plugins.segments.support import block, sample
+from tests.plugins.segments.support import grant_data_model, sample
 
 
 def definition(ids, minimum=None):
@@ -19,6 +19,8 @@ def create(admin, ids, name="Revenue", **extra):
 def test_crud(app, admin, user, sample_database_file):
     ids = sample(app, admin)
     metric = create(admin, ids, description="All revenue")
+    assert user.get(f"/api/metric/{metric['id']}").status_code == 403 and user.get("/api/metric").json == []
+    grant_data_model(app, ids["db"])
     assert metric["how_is_this_calculated"] is None and metric["creator"]["id"] == metric["creator_id"]
     one = user.get(f"/api/metric/{metric['id']}").json
     assert one["name"] == "Revenue" and one["important_field_ids"] == []
@@ -37,8 +39,6 @@ def test_crud(app, admin, user, sample_database_file):
     deleted = admin.delete(f"/api/metric/{metric['id']}?revision_message=retired")
     assert deleted.status_code == 200 and deleted.json == {"success": True}
     assert user.get("/api/metric").json == [] and admin.get(f"/api/metric/{metric['id']}").json["archived"] is True
-    block(app, ids["db"])
-    assert user.get(f"/api/metric/{metric['id']}").status_code == 403
 
 
 def test_validation(app, admin, sample_database_file):

@@ -1,6 +1,6 @@
 """Segments and metric cards where other plugins show them: table and database metadata, usage_info,
 GET /api/card?f=using_segment and search."""
-from tests.plugins.segments.support import big_orders, block, sample
+from tests.plugins.segments.support import big_orders, block, grant_data_model, sample
 from tests.plugins.segments.test_mbql_clauses import metric_card, segment
 
 
@@ -40,14 +40,14 @@ def test_cards_using_segment(app, admin, user, sample_database_file):
     card(admin, ids, "uses none", {})
     archived = card(admin, ids, "archived user", {"filter": ["segment", big]})
     admin.put(f"/api/card/{archived}", json={"archived": True})
+    assert user.get(f"/api/card?f=using_segment&model_id={big}").status_code == 403  # segment not readable
+    grant_data_model(app, ids["db"])
     listed = user.get(f"/api/card?f=using_segment&model_id={big}")
     assert listed.status_code == 200, listed.json
     assert [c["id"] for c in listed.json] == [a, b]
     missing = user.get("/api/card?f=using_segment")
     assert missing.status_code == 400 and "model_id" in missing.json["errors"]
     assert user.get("/api/card?f=using_segment&model_id=987654").status_code == 404
-    block(app, ids["db"])
-    assert user.get(f"/api/card?f=using_segment&model_id={big}").status_code == 403
 
 
 def test_search_finds_segments(app, admin, user, sample_database_file):
