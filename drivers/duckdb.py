@@ -112,12 +112,12 @@ class DuckDBDriver(SQLDriver):
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
-        rows = dict(dbapi_connection.execute(
-            "SELECT name, value FROM duckdb_settings() WHERE name IN "
-            "('enable_external_access', 'lock_configuration', 'autoload_known_extensions', "
-            "'autoinstall_known_extensions')").fetchall())
         expected = {"enable_external_access": "false", "lock_configuration": "true",
                     "autoload_known_extensions": "false", "autoinstall_known_extensions": "false"}
+        # current_setting() per name costs ~1 ms; scanning duckdb_settings() cost ~7 ms on every query.
+        values = dbapi_connection.execute(
+            "SELECT " + ", ".join(f"current_setting('{name}')" for name in expected)).fetchone()
+        rows = dict(zip(expected, values))
         wrong = sorted(name for name, value in expected.items() if str(rows.get(name)).lower() != value)
         if wrong:
             raise LockdownError(f"DuckDB connection is not locked down ({', '.join(wrong)})")

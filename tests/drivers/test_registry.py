@@ -57,3 +57,25 @@ print(json.dumps(sorted(app.extensions["tessera"].drivers)))
     done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["sqlite"]
+
+
+def test_duckdb_lockdown_refuses_an_unlocked_session(tmp_path):
+    """The per-query check reads the settings back: a session opened without the locked
+    configuration is refused, naming what is open; Tessera's own sessions pass."""
+    duckdb = pytest.importorskip("duckdb", reason="the DuckDB driver is installed with the duckdb extra")
+    from core.driver import LockdownError
+    from drivers.duckdb import Anchor, DuckDBDriver
+
+    path = str(tmp_path / "plain.duckdb")
+    duckdb.connect(path).execute("CREATE TABLE t AS SELECT 1 AS a").close()
+    open_session = duckdb.connect(path, read_only=True)
+    with pytest.raises(LockdownError, match="enable_external_access, lock_configuration"):
+        DuckDBDriver.lockdown(open_session, None)
+    open_session.close()
+    anchor = Anchor(path)
+    try:
+        session = anchor()
+        DuckDBDriver.lockdown(session, None)
+        assert session.execute("SELECT a FROM t").fetchall() == [(1,)]
+    finally:
+        anchor.close()
