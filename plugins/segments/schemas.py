@@ -1,35 +1,7 @@
-"""Request bodies and parameters of /api/segment."""
+"""Request bodies and parameters of /api/segment: the shapes every named definition shares."""
 from __future__ import annotations
 
-from core.api import Params
-from core.types import Bool, Map, NonBlankStr, PositiveInt, Str
-
-
-class SegmentId(Params):
-    id: PositiveInt
-
-
-class NewSegment(Params):
-    name: NonBlankStr
-    description: Str | None = None
-    table_id: PositiveInt
-    definition: Map
-
-
-class SegmentChanges(Params):
-    name: NonBlankStr | None = None
-    description: Str | None = None
-    definition: Map | None = None
-    revision_message: NonBlankStr
-    archived: Bool | None = None
-    caveats: Str | None = None
-    points_of_interest: Str | None = None
-    show_in_getting_started: Bool | None = None
-
-
-class RevisionMessage(Params):
-    revision_message: NonBlankStr
-
-
-class Revert(Params):
-    revision_id: PositiveInt
+from core.definition_params import DefinitionChanges as SegmentChanges  # noqa: F401
+from core.definition_params import DefinitionId as SegmentId  # noqa: F401
+from core.definition_params import NewDefinition as NewSegment  # noqa: F401
+from core.definition_params import Revert, RevisionMessage  # noqa: F401

@@ -1,0 +1,36 @@
+"""Request bodies shared by /api/segment and /api/metric (plugins.segments, plugins.metrics): both
+are named MBQL definitions on one table with the same create, change, archive and revert calls."""
+from __future__ import annotations
+
+from core.api import Params
+from core.types import Bool, Map, NonBlankStr, PositiveInt, Str
+
+
+class DefinitionId(Params):
+    id: PositiveInt
+
+
+class NewDefinition(Params):
+    name: NonBlankStr
+    description: Str | None = None
+    table_id: PositiveInt
+    definition: Map
+
+
+class DefinitionChanges(Params):
+    name: NonBlankStr | None = None
+    description: Str | None = None
+    definition: Map | None = None
+    revision_message: NonBlankStr
+    archived: Bool | None = None
+    caveats: Str | None = None
+    points_of_interest: Str | None = None
+    show_in_getting_started: Bool | None = None
+
+
+class RevisionMessage(Params):
+    revision_message: NonBlankStr
+
+
+class Revert(Params):
+    revision_id: PositiveInt
