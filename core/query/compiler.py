@@ -263,8 +263,10 @@ class StageCompiler(ClauseCompiler):
                     raise Invalid(f"Invalid MBQL: order-by {ref!r} is neither a breakout nor an aggregation.")
                 expression = self.value(ref)
             ordered.append(exp.Ordered(this=expression, desc=direction == "desc", nulls_first=direction != "desc"))
-        # Metabase sorts by every breakout not already sorted on, ascending.
-        for col in getattr(self, "breakout_cols", []):
+        # Metabase sorts by every breakout not already sorted on, ascending; a stage with window
+        # aggregations sorts its finest temporal breakout last, the order its running totals follow.
+        breakouts = self.breakouts_finest_last() if self.windowed_stage() else self.breakout_cols
+        for col in breakouts:
             if id(col) not in used:
                 expression = exp.column(col.alias, quoted=True)
                 ordered.append(exp.Ordered(this=expression, desc=False, nulls_first=True))
