@@ -19,7 +19,7 @@ from sqlglot.dialects.mysql import MySQL
 from core import hookimpl
 from core.dialects import mysql_temporal
 from core.driver import LockdownError, NetworkDetails, SQLDriver
-from core.query.dialect import lit
+from core.query.dialect import SUNDAY, lit
 
 REFUSED_PRIVILEGES = ("FILE", "SUPER")
 PRIVILEGE_CHECK = """
@@ -175,19 +175,24 @@ class MySQLDriver(SQLDriver):
     _FORMATS = {"second": "%Y-%m-%d %H:%i:%s",
                 "minute": "%Y-%m-%d %H:%i:00", "hour": "%Y-%m-%d %H:00:00", "day": "%Y-%m-%d",
                 "month": "%Y-%m-01", "year": "%Y-01-01"}
-    _PARTS = {"second": "SECOND", "minute-of-hour": "MINUTE", "hour-of-day": "HOUR", "day-of-week": "DAYOFWEEK",
+    _PARTS = {"second": "SECOND", "minute-of-hour": "MINUTE", "hour-of-day": "HOUR",
               "day-of-month": "DAYOFMONTH", "day-of-year": "DAYOFYEAR", "month-of-year": "MONTH",
               "quarter-of-year": "QUARTER", "year": "YEAR"}
 
     @classmethod
-    def truncate_temporal(cls, expr, unit):
+    def truncate_temporal(cls, expr, unit, week_start=SUNDAY):
         if unit == "millisecond":  # drop the microseconds below the millisecond
             below = exp.Mod(this=_fn("MICROSECOND", expr.copy()), expression=lit(1000))
             return cls.date_add(expr, exp.Neg(this=exp.Paren(this=below)), "microsecond")
         if unit in cls._FORMATS:
             start = _fn("DATE_FORMAT", expr, lit(cls._FORMATS[unit]))
         elif unit == "week":
-            back = exp.Sub(this=lit(1), expression=_fn("DAYOFWEEK", expr.copy()))
+            first = (week_start + 1) % 7  # the week's first day as DAYOFWEEK() - 1 counts it (Sunday 0)
+            if not first:
+                back = exp.Sub(this=lit(1), expression=_fn("DAYOFWEEK", expr.copy()))
+            else:  # days since the first day; + 6 - first keeps % non-negative
+                since = exp.Add(this=_fn("DAYOFWEEK", expr.copy()), expression=lit(6 - first))
+                back = exp.Neg(this=exp.Paren(this=exp.Mod(this=exp.Paren(this=since), expression=lit(7))))
             start = cls.date_add(_fn("DATE", expr), back, "day")
         else:  # quarter
             quarter = exp.Sub(this=_fn("QUARTER", expr.copy()), expression=lit(1))
@@ -271,7 +276,13 @@ class MySQLDriver(SQLDriver):
         return _fn("TIMESTAMPDIFF", exp.var("SECOND"), start, end)
 
     @classmethod
-    def extract_temporal(cls, expr, unit):
+    def weekday_from_sunday(cls, expr):
+        return _fn("DAYOFWEEK", expr)
+
+    @classmethod
+    def extract_temporal(cls, expr, unit, week_start=SUNDAY):
+        if unit == "day-of-week":
+            return super().extract_temporal(expr, unit, week_start)
         if unit == "week-of-year":
             return _fn("WEEK", expr, lit(3))  # mode 3: ISO weeks
         return _fn(cls._PARTS[unit], expr)

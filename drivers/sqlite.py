@@ -22,7 +22,7 @@ from core import hookimpl
 from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query import urls
-from core.query.dialect import lit
+from core.query.dialect import SUNDAY, lit
 from drivers import sqlite_rows
 
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
@@ -167,11 +167,10 @@ class SQLiteDriver(SQLDriver):
 
     _STRFTIME = {"second": "%S", "minute-of-hour": "%M", "hour-of-day": "%H", "day-of-month": "%d",
                  "day-of-year": "%j", "month-of-year": "%m", "year": "%Y"}
-    _MODIFIERS = {"day": ("start of day",), "week": ("start of day", "-6 days", "weekday 0"),
-                  "month": ("start of month",), "year": ("start of year",)}
+    _MODIFIERS = {"day": ("start of day",), "month": ("start of month",), "year": ("start of year",)}
 
     @classmethod
-    def truncate_temporal(cls, expr, unit):
+    def truncate_temporal(cls, expr, unit, week_start=SUNDAY):
         if unit == "millisecond":  # %f is seconds with three decimals
             return _fn("STRFTIME", lit("%Y-%m-%d %H:%M:%f"), expr)
         if unit == "second":
@@ -186,12 +185,19 @@ class SQLiteDriver(SQLDriver):
             back = exp.DPipe(this=exp.DPipe(this=lit("-"), expression=exp.Paren(this=months_in)),
                              expression=lit(" months"))
             return _fn("DATETIME", expr, lit("start of month"), back)
+        if unit == "week":
+            # Back six days, then forward to the week's first day ("weekday N" counts Sunday as 0).
+            return _fn("DATETIME", expr, lit("start of day"), lit("-6 days"), lit(f"weekday {(week_start + 1) % 7}"))
         return _fn("DATETIME", expr, *map(lit, cls._MODIFIERS[unit]))
 
     @classmethod
-    def extract_temporal(cls, expr, unit):
+    def weekday_from_sunday(cls, expr):
+        return exp.Add(this=_int_part("%w", expr), expression=lit(1))
+
+    @classmethod
+    def extract_temporal(cls, expr, unit, week_start=SUNDAY):
         if unit == "day-of-week":
-            return exp.Add(this=_int_part("%w", expr), expression=lit(1))
+            return super().extract_temporal(expr, unit, week_start)
         if unit == "quarter-of-year":
             return exp.IntDiv(this=exp.Paren(this=exp.Add(this=_int_part("%m", expr), expression=lit(2))),
                               expression=lit(3))

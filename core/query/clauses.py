@@ -16,18 +16,26 @@ from .arity import check_clause
 from .dialect import lit
 from .filters import FilterCompiler
 from .functions import FUNCTIONS, FunctionCompiler
-from .refs import Col, Info, RefResolver, is_temporal, week_of_year
+from .dialect import SUNDAY
+from .refs import Col, Info, RefResolver, is_temporal, week_of_year, week_of_year_from_january
 from .windows import WindowCompiler
 
 ARITHMETIC = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
-GET_UNITS = {"get-year": "year", "get-quarter": "quarter-of-year", "get-month": "month-of-year",
-             "get-week": "week-of-year", "get-day": "day-of-month", "get-day-of-week": "day-of-week",
-             "get-hour": "hour-of-day", "get-minute": "minute-of-hour", "get-second": "second"}
+# Metabase's sugar for temporal-extract: (operator, mode) -> unit. get-week is ISO unless told otherwise.
+GET_UNITS = {("get-year", None): "year-of-era", ("get-quarter", None): "quarter-of-year",
+             ("get-month", None): "month-of-year", ("get-week", None): "week-of-year-iso",
+             ("get-week", "iso"): "week-of-year-iso", ("get-week", "us"): "week-of-year-us",
+             ("get-week", "instance"): "week-of-year-instance", ("get-day", None): "day-of-month",
+             ("get-day-of-week", None): "day-of-week", ("get-day-of-week", "iso"): "day-of-week-iso",
+             ("get-hour", None): "hour-of-day", ("get-minute", None): "minute-of-hour",
+             ("get-second", None): "second-of-minute"}
+GET_OPERATORS = {op for op, _ in GET_UNITS}
 EXTRACT_UNITS = {"year-of-era": "year", "year": "year", "quarter-of-year": "quarter-of-year",
                  "month-of-year": "month-of-year", "week-of-year-iso": "week-of-year",
-                 "week-of-year": "week-of-year", "day-of-month": "day-of-month", "day-of-week": "day-of-week",
-                 "day-of-year": "day-of-year", "hour-of-day": "hour-of-day", "minute-of-hour": "minute-of-hour",
-                 "second-of-minute": "second"}
+                 "day-of-month": "day-of-month", "day-of-year": "day-of-year", "hour-of-day": "hour-of-day",
+                 "minute-of-hour": "minute-of-hour", "second-of-minute": "second"}
+# Day-of-week units and the weekday each counts as 1 (None: the start-of-week setting's day).
+DAY_OF_WEEK_UNITS = {"day-of-week": None, "day-of-week-iso": 0}
 UNARY_MATH = {"abs": exp.Abs, "floor": exp.Floor, "ceil": exp.Ceil, "round": exp.Round, "sqrt": exp.Sqrt,
               "exp": exp.Exp}
 STRING_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length}
@@ -227,29 +235,16 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
             ifs = [exp.If(this=self.filter(cond), true=self.value(val)) for cond, val in pairs]
             default = self.value(opts["default"]) if "default" in opts else None
             return exp.Case(ifs=ifs, default=default)
-        if op in GET_UNITS:
+        if op in GET_OPERATORS:
             mode = args[1] if len(args) > 1 else None
-            if op == "get-week" and mode == "instance":
-                return week_of_year(self.driver, self.value(args[0]))
-            if op == "get-week" and mode not in (None, "iso"):
-                raise Invalid(f"Invalid MBQL: get-week mode {mode!r} is not supported; ISO and instance weeks are.")
-            part = self.driver.extract_temporal(self.value(args[0]), GET_UNITS[op])
-            if op == "get-day-of-week" and mode == "iso":
-                # Monday 1 .. Sunday 7 from Sunday 1 .. Saturday 7.
-                shifted = exp.Mod(this=exp.Paren(this=exp.Add(this=part, expression=lit(5))), expression=lit(7))
-                return exp.Add(this=shifted, expression=lit(1))
-            return part
+            if (op, mode) not in GET_UNITS:
+                raise Invalid(f"Invalid MBQL: {op} does not take the mode {mode!r}.")
+            return self.temporal_extract(self.value(args[0]), GET_UNITS[op, mode])
         if op == "temporal-extract":
             unit = args[1]
             if not isinstance(unit, str):
                 raise Invalid(f"Invalid MBQL: temporal-extract needs a unit name, got {unit!r}.")
-            if unit == "week-of-year-us":
-                raise Invalid(f"Invalid MBQL: temporal-extract {unit!r} is not supported; use week-of-year-iso.")
-            if unit == "week-of-year-instance":
-                return week_of_year(self.driver, self.value(args[0]))
-            if unit not in EXTRACT_UNITS:
-                raise Invalid(f"Invalid MBQL: temporal-extract does not know the unit {unit!r}.")
-            return self.driver.extract_temporal(self.value(args[0]), EXTRACT_UNITS[unit])
+            return self.temporal_extract(self.value(args[0]), unit)
         if op in ("datetime-add", "datetime-subtract"):
             if len(args) != 3 or args[2] not in temporal.INTERVAL_UNITS:
                 raise Invalid(f"Invalid MBQL: {op} takes a value, an amount and a unit.")
@@ -270,6 +265,22 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
         if op == "relative-datetime":
             return self.driver.temporal_literal(self.relative(args))
         raise Invalid(f"Invalid MBQL: unknown clause {op!r}.")
+
+    def temporal_extract(self, value: exp.Expression, unit: str) -> exp.Expression:
+        """A temporal-extract unit of value. Week numbers and days of the week follow Metabase: ISO
+        weeks ignore the start-of-week setting, US weeks start on Sunday, instance weeks and
+        day-of-week on the setting's day, and week-of-year is the week-of-year bucket."""
+        week_start = self.context.week_start
+        if unit == "week-of-year":
+            return week_of_year(self.driver, value, week_start)
+        if unit in ("week-of-year-us", "week-of-year-instance"):
+            return week_of_year_from_january(self.driver, value, SUNDAY if unit == "week-of-year-us" else week_start)
+        if unit in DAY_OF_WEEK_UNITS:
+            first = DAY_OF_WEEK_UNITS[unit]
+            return self.driver.extract_temporal(value, "day-of-week", week_start if first is None else first)
+        if unit not in EXTRACT_UNITS:
+            raise Invalid(f"Invalid MBQL: temporal-extract does not know the unit {unit!r}.")
+        return self.driver.extract_temporal(value, EXTRACT_UNITS[unit])
 
     def datetime_diff(self, args: list) -> exp.Expression:
         """Whole units from start to end as Metabase counts them: calendar units compare dates (a month
@@ -362,7 +373,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
             if types and is_temporal(types[0]):
                 return types[0]
             return "type/Float" if any(t in ("type/Float", "type/Decimal") for t in types) else "type/Integer"
-        if op in ("floor", "ceil", "round", "length", "datetime-diff") or op in GET_UNITS or op == "temporal-extract":
+        if op in ("floor", "ceil", "round", "length", "datetime-diff") or op in GET_OPERATORS or op == "temporal-extract":
             return "type/Integer"
         if op in ("upper", "lower", "trim", "ltrim", "rtrim", "concat", "substring", "replace",
                   "regex-match-first", "month-name", "day-name", "quarter-name"):

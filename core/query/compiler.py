@@ -21,6 +21,7 @@ from sqlglot import exp
 from ..errors import Invalid
 from .autobucket import auto_bucket, auto_bucket_stages
 from .clauses import ClauseCompiler
+from .dialect import SUNDAY
 from .macros import expand as expand_macros
 from .mbql import Query, Stage
 from .refs import Col, Context, QuerySource
@@ -52,13 +53,16 @@ def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
     return tree.limit(limit, copy=False)
 
 
-def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None) -> Compiled:
-    """Compile every stage of `query`; `limit` caps the rows (the processor's row limit)."""
+def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None,
+                  week_start: int = SUNDAY) -> Compiled:
+    """Compile every stage of `query`; `limit` caps the rows (the processor's row limit). `now` is the
+    clock of relative filters (the current UTC time when not given); `week_start` is the start-of-week
+    setting as a Python weekday, which the processor reads per query."""
     if query.stages[0].native is not None and len(query.stages) == 1:
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
     query = expand_macros(session, query)
     context = Context(session=session, driver=driver, database_id=query.database,
-                      now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+                      now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), week_start=week_start)
     context.prefetch(*referenced_ids(query.stages))
     auto_bucket(query, context.field_types)
     tree, cols = compile_stages(context, query.stages)

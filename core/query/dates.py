@@ -41,13 +41,14 @@ class DateRange:
 
 @dataclass(frozen=True)
 class Exclusion:
-    """Rows whose hour/day-of-week/month/quarter is one of `values` are left out."""
+    """Rows whose hour/day-of-week/month/quarter is one of `values` are left out. Days of the week are
+    numbered as the compiler's day-of-week is: 1 is the start-of-week day."""
 
     unit: str  # "hour-of-day" | "day-of-week" | "month-of-year" | "quarter-of-year"
     values: tuple[int, ...]
 
 
-WEEKDAYS = {"Mon": 2, "Tue": 3, "Wed": 4, "Thu": 5, "Fri": 6, "Sat": 7, "Sun": 1}
+WEEKDAYS = {"Mon": 0, "Tue": 1, "Wed": 2, "Thu": 3, "Fri": 4, "Sat": 5, "Sun": 6}  # Python's weekday()
 MONTHS = {name: i for i, name in enumerate(calendar.month_abbr) if name}
 
 
@@ -167,7 +168,7 @@ def date_range(value: str) -> DateRange:
                      None if end is None else _as_bound(end, end_unit))
 
 
-def exclusion(value: str) -> Exclusion | None:
+def exclusion(value: str, week_start: int = 6) -> Exclusion | None:
     match = EXCLUDE.match(value)
     if not match:
         return None
@@ -180,7 +181,7 @@ def exclusion(value: str) -> Exclusion | None:
                 raise ValueError
             return Exclusion("hour-of-day", values)
         if unit == "days":
-            return Exclusion("day-of-week", tuple(WEEKDAYS[p] for p in parts))
+            return Exclusion("day-of-week", tuple((WEEKDAYS[p] - week_start) % 7 + 1 for p in parts))
         if unit == "months":
             return Exclusion("month-of-year", tuple(MONTHS[p] for p in parts))
         values = tuple(int(p) for p in parts)
@@ -210,7 +211,7 @@ def parse(widget: str, value: str, now: dt.datetime, week_start: int = 6) -> Dat
     if widget == "date/relative":
         raise DateValueError(f"Don't know how to parse relative date {value!r}")
     # date/all-options, or a plain "date" parameter: any of the forms.
-    excluded = exclusion(value)
+    excluded = exclusion(value, week_start)
     if excluded is not None:
         return excluded
     if "~" in value:

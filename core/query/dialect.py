@@ -3,7 +3,9 @@
 core.driver.SQLDriver inherits these defaults (standard SQL as PostgreSQL speaks it); a driver in
 drivers/ overrides a method when sqlglot's rendering of the default is wrong for its engine. Every
 method takes and returns sqlglot expressions: no SQL text is produced here, only by the driver's
-`to_sql`. Units are Metabase's; weeks start on Sunday and day-of-week counts Sunday as 1.
+`to_sql`. Units are Metabase's. Weeks start on the day `week_start` names (a Python weekday, 0 = Monday
+.. 6 = Sunday, read from the start-of-week setting per query) and day-of-week counts that day as 1;
+the default is Sunday, Metabase's default start-of-week.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from sqlglot import exp
 from . import urls
 
 EPOCH = dt.datetime(1970, 1, 1)
+SUNDAY = 6  # Python's weekday number for Sunday, Metabase's default start-of-week
 
 
 def lit(value) -> exp.Expression:
@@ -38,12 +41,15 @@ class QueryDialect:
     # ---- temporal ---------------------------------------------------------------------------------
 
     @classmethod
-    def truncate_temporal(cls, expr: exp.Expression, unit: str) -> exp.Expression:
+    def truncate_temporal(cls, expr: exp.Expression, unit: str, week_start: int = SUNDAY) -> exp.Expression:
         """The start of the `unit` bucket holding expr (minute, hour, day, week, month, quarter, year)."""
         if unit == "week":
-            # DATE_TRUNC weeks start on Monday: shift a day forward, truncate, shift back.
-            shifted = cls.date_add(expr, lit(1), "day")
-            return cls.date_add(exp.TimestampTrunc(this=shifted, unit=exp.var("WEEK")), lit(-1), "day")
+            # DATE_TRUNC weeks start on Monday: shift the week's first day onto a Monday, truncate, shift back.
+            shift = (7 - week_start) % 7
+            if not shift:
+                return exp.TimestampTrunc(this=expr, unit=exp.var("WEEK"))
+            shifted = cls.date_add(expr, lit(shift), "day")
+            return cls.date_add(exp.TimestampTrunc(this=shifted, unit=exp.var("WEEK")), lit(-shift), "day")
         return exp.TimestampTrunc(this=expr, unit=exp.var(unit.upper()))
 
     _EXTRACT: ClassVar[dict[str, str]] = {
@@ -53,12 +59,17 @@ class QueryDialect:
     }
 
     @classmethod
-    def extract_temporal(cls, expr: exp.Expression, unit: str) -> exp.Expression:
-        """An integer part of expr; week-of-year is the ISO week, day-of-week 1 (Sunday) .. 7."""
+    def extract_temporal(cls, expr: exp.Expression, unit: str, week_start: int = SUNDAY) -> exp.Expression:
+        """An integer part of expr; week-of-year is the ISO week, day-of-week 1 (the week's first day) .. 7."""
         if unit == "day-of-week":
-            part = exp.Add(this=exp.Extract(this=exp.var("DOW"), expression=expr), expression=lit(1))
-        else:
-            part = exp.Extract(this=exp.var(cls._EXTRACT[unit]), expression=expr)
+            return numbered_from(cls.weekday_from_sunday(expr), week_start)
+        return exp.Cast(this=exp.Extract(this=exp.var(cls._EXTRACT[unit]), expression=expr),
+                        to=exp.DataType.build("int"))
+
+    @classmethod
+    def weekday_from_sunday(cls, expr: exp.Expression) -> exp.Expression:
+        """The engine's day of the week as an integer, Sunday 1 .. Saturday 7."""
+        part = exp.Add(this=exp.Extract(this=exp.var("DOW"), expression=expr), expression=lit(1))
         return exp.Cast(this=part, to=exp.DataType.build("int"))
 
     @classmethod
@@ -198,6 +209,16 @@ class QueryDialect:
     @classmethod
     def log10(cls, expr: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="LOG10", expressions=[expr])
+
+
+def numbered_from(sunday_based: exp.Expression, week_start: int) -> exp.Expression:
+    """A Sunday 1 .. Saturday 7 weekday renumbered so that `week_start` (a Python weekday) is 1."""
+    first = (week_start + 1) % 7  # the start day counted from Sunday = 0
+    if not first:
+        return sunday_based
+    # (d - 1 - first) mod 7 + 1, kept non-negative for engines whose % follows the dividend's sign.
+    shifted = exp.Add(this=sunday_based, expression=lit(6 - first))
+    return exp.Paren(this=exp.Add(this=exp.Mod(this=exp.Paren(this=shifted), expression=lit(7)), expression=lit(1)))
 
 
 def position_guard(part: exp.Expression, position: exp.Expression) -> exp.Expression:

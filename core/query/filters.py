@@ -1,7 +1,8 @@
 """Filters for the compiler: comparisons, null and emptiness checks, string matches and relative dates.
 
 Relative and bucketed date filters become `col >= lo AND col < hi` with bounds computed in Python from
-the context's clock (core.query.temporal) and rendered by the driver's `temporal_literal`.
+the context's clock (core.query.temporal) and rendered by the driver's `temporal_literal`. Week bounds
+start on the context's week_start (the start-of-week setting), as Metabase's do.
 """
 from __future__ import annotations
 
@@ -122,7 +123,7 @@ class FilterCompiler:
         month, not today's date last month; "current" is now."""
         value = self._shifted_now(args)
         unit = args[1] if len(args) > 1 else None
-        return temporal.truncate(value, unit) if unit in temporal.TRUNCATION_UNITS else value
+        return temporal.truncate(value, unit, self.context.week_start) if unit in temporal.TRUNCATION_UNITS else value
 
     def _shifted_now(self, args: list) -> dt.datetime:
         amount = args[0]
@@ -190,7 +191,7 @@ class FilterCompiler:
         for value, natural_unit in parsed:
             bucket_unit = unit if unit in temporal.TRUNCATION_UNITS else natural_unit
             if bucket_unit:
-                ranges.append(temporal.bucket(value, bucket_unit))
+                ranges.append(temporal.bucket(value, bucket_unit, self.context.week_start))
             else:
                 exact = temporal.as_datetime(value)
                 ranges.append((exact, None))
@@ -233,12 +234,13 @@ class FilterCompiler:
     def interval_bounds(self, anchor: dt.datetime, amount, unit: str, include_current: bool) -> tuple:
         if unit not in temporal.TRUNCATION_UNITS and unit != "second":
             raise Invalid(f"Invalid MBQL: {unit!r} is not a unit for a relative date filter.")
+        week_start = self.context.week_start
         if amount in ("current", 0):
-            return temporal.bucket(anchor, unit)
+            return temporal.bucket(anchor, unit, week_start)
         amount = {"last": -1, "next": 1}.get(amount, amount)
         if not isinstance(amount, int) or isinstance(amount, bool):
             raise Invalid(f"Invalid MBQL: time-interval needs an integer, \"current\", \"last\" or \"next\", got {amount!r}.")
-        start = temporal.truncate(anchor, unit)
+        start = temporal.truncate(anchor, unit, week_start)
         if amount < 0:
             lo = temporal.add(start, amount, unit)
             hi = temporal.add(start, 1, unit) if include_current else start
@@ -270,5 +272,5 @@ class FilterCompiler:
         parsed = temporal.parse(value) if isinstance(value, str) else None
         if parsed is None or unit not in temporal.TRUNCATION_UNITS:
             raise Invalid("Invalid MBQL: during needs an ISO date and a unit from minute to year.")
-        lo, hi = temporal.bucket(parsed, unit)
+        lo, hi = temporal.bucket(parsed, unit, self.context.week_start)
         return self.range_filter(ref, lo, hi)

@@ -382,7 +382,7 @@ class _Legacy:
 UNIT_POSITIONS = {
     "datetime-add": {2}, "datetime-subtract": {2}, "temporal-extract": {1}, "datetime-diff": {2},
     "relative-time-interval": {2, 4}, "during": {2}, "interval": {1}, "relative-datetime": {1},
-    "get-week": {1},
+    "get-week": {1}, "get-day-of-week": {1},
 }
 
 

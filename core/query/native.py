@@ -422,7 +422,7 @@ def _emit_field_filter(name: str, definition: dict, value: Any, ctx: Context, ou
         binds.append(v)
         return exp.Var(this=f"\x00{len(binds) - 1}\x00")
 
-    condition = P.to_sql(flt, info.column, bind, ctx.dialect, ctx.resolvers.extract)
+    condition = P.to_sql(flt, info.column, bind, ctx.dialect, ctx.resolvers.extract, ctx.week_start)
     render = ctx.resolvers.render or (lambda tree: tree.sql(dialect=ctx.dialect))
     rendered = render(condition)
     position = 0

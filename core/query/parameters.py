@@ -197,7 +197,8 @@ def _with_unit(ref: list, unit: str) -> list:
 # --------------------------------------------------------------------------------------------------
 
 Bind = Callable[[Any], exp.Expression]
-Extract = Callable[[exp.Expression, str], exp.Expression]
+# (column, unit, week start) -> the unit's integer part; a driver's extract_temporal.
+Extract = Callable[[exp.Expression, str, int], exp.Expression]
 
 
 def _like_escape(text: str, escape: str = "!") -> str:
@@ -234,8 +235,9 @@ def _string_match(op: str, column: exp.Expression, value: str, options: dict, bi
 
 
 def to_sql(flt: Filter, column: exp.Expression, bind: Bind, dialect: str,
-           extract: Extract | None = None) -> exp.Expression:
-    """A condition on `column` for `flt`; every value goes through `bind` (a bound parameter)."""
+           extract: Extract | None = None, week_start: int = 6) -> exp.Expression:
+    """A condition on `column` for `flt`; every value goes through `bind` (a bound parameter). Excluded
+    days of the week are numbered from `week_start`, as read_filter numbered them."""
     op = flt.op
     col = column
     if op in ("=", "!="):
@@ -274,7 +276,7 @@ def to_sql(flt: Filter, column: exp.Expression, bind: Bind, dialect: str,
         if extract is None:
             raise QueryFailed("This database cannot exclude date parts in a field filter.", "invalid-parameter")
         excl: dates.Exclusion = flt.values[0]
-        part = extract(col.copy(), excl.unit)
+        part = extract(col.copy(), excl.unit, week_start)
         return exp.Or(this=exp.Not(this=exp.Paren(this=exp.In(this=part, expressions=[bind(v) for v in excl.values]))),
                       expression=exp.Is(this=col.copy(), expression=exp.Null()))
     raise QueryFailed(f"Unknown filter operator: {op}", "invalid-parameter")

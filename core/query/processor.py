@@ -583,7 +583,7 @@ def compile_mbql(ctx: QueryContext, limit: int | None):
     from .compiler import compile_query
 
     try:
-        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit)
+        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, week_start=week_start(ctx.session))
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
 

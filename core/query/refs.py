@@ -17,7 +17,7 @@ from sqlglot import exp
 from ..errors import Invalid
 from ..models.database import Field, Table
 from . import temporal
-from .dialect import lit
+from .dialect import SUNDAY, lit
 
 TEMPORAL_TYPES = ("type/Date", "type/DateTime", "type/Time", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
                   "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/TimeWithTZ",
@@ -53,6 +53,9 @@ class Context:
     driver: Any
     database_id: int
     now: dt.datetime
+    # The start-of-week setting as a Python weekday (6 = Sunday): week buckets, day-of-week numbers and
+    # relative week filters follow it, as Metabase's do.
+    week_start: int = SUNDAY
     cards: list = dc_field(default_factory=list)  # source cards being expanded (cycle guard)
     _fields: dict = dc_field(default_factory=dict)
     _tables: dict = dc_field(default_factory=dict)
@@ -387,13 +390,13 @@ class RefResolver:
         return expr, changes
 
     def temporal_bucket(self, expr: exp.Expression, unit: str, base_type: str) -> exp.Expression:
-        driver = self.driver
+        driver, week_start = self.driver, self.context.week_start
         if unit == "week-of-year":
-            return week_of_year(driver, expr)
+            return week_of_year(driver, expr, week_start)
         if unit in temporal.EXTRACTION_UNITS:
-            return driver.extract_temporal(expr, unit)
+            return driver.extract_temporal(expr, unit, week_start)
         if unit in temporal.TRUNCATION_UNITS:
-            truncated = driver.truncate_temporal(expr, unit)
+            truncated = driver.truncate_temporal(expr, unit, week_start)
             if is_date(base_type) and unit not in ("millisecond", "second", "minute", "hour"):
                 truncated = driver.cast_date(truncated)
             return truncated
@@ -432,12 +435,24 @@ class RefResolver:
                      "min_value": low, "max_value": high}
 
 
-def week_of_year(driver, expr: exp.Expression) -> exp.Expression:
+def week_of_year(driver, expr: exp.Expression, week_start: int) -> exp.Expression:
     """Metabase's week-of-year bucket: CEIL(day-of-year of the week's first day / 7), weeks starting on
-    Sunday; early January days whose week began in December count as that year's last week."""
-    day = driver.extract_temporal(driver.truncate_temporal(expr, "week"), "day-of-year")
+    `week_start`; early January days whose week began in December count as that year's last week."""
+    day = driver.extract_temporal(driver.truncate_temporal(expr, "week", week_start), "day-of-year")
     weeks = exp.Ceil(this=exp.Div(this=driver.to_float(day), expression=lit(7.0)))
     return exp.Cast(this=weeks, to=exp.DataType.build("int"))
+
+
+def week_of_year_from_january(driver, expr: exp.Expression, week_start: int) -> exp.Expression:
+    """Metabase's US and instance week numbers: January 1st is in week 1, and each `week_start` day
+    after it begins the next week (US weeks start on Sunday, instance weeks on the setting's day).
+    1 + CEIL((day-of-year - days from January 1st to the first week start after it) / 7)."""
+    january_first = driver.truncate_temporal(expr.copy(), "year", week_start)
+    weekday = exp.Paren(this=driver.extract_temporal(january_first, "day-of-week", week_start))
+    until_first_start = exp.Sub(this=lit(8), expression=weekday)
+    days = exp.Sub(this=driver.extract_temporal(expr, "day-of-year"), expression=exp.Paren(this=until_first_start))
+    full_weeks = exp.Ceil(this=exp.Div(this=driver.to_float(days), expression=lit(7.0)))
+    return exp.Cast(this=exp.Add(this=full_weeks, expression=lit(1)), to=exp.DataType.build("int"))
 
 
 def _bin_width(low: float, high: float, bins: int) -> float:

@@ -3,7 +3,9 @@
 Relative filters (time-interval, relative-datetime, during, a date compared with a bucketed field)
 become plain ranges whose bounds are computed here, from one clock, and sent as literals. Every
 engine then compares the raw column against the same two constants, which keeps the four engines in
-agreement and lets an index serve the filter. Weeks start on Sunday, Metabase's default start-of-week.
+agreement and lets an index serve the filter. Weeks start on `week_start`, a Python weekday (0 = Monday
+.. 6 = Sunday) that the compiler takes from the start-of-week setting; Sunday, Metabase's default, when
+a caller gives none.
 """
 from __future__ import annotations
 
@@ -76,9 +78,9 @@ def add(value: dt.datetime, amount: int, unit: str) -> dt.datetime:
     return value.replace(year=year, month=month, day=min(value.day, last))
 
 
-def bucket(value: dt.datetime, unit: str) -> tuple[dt.datetime, dt.datetime]:
+def bucket(value: dt.datetime, unit: str, week_start: int = 6) -> tuple[dt.datetime, dt.datetime]:
     """The half-open range [start, end) of the `unit` bucket holding `value`."""
-    start = truncate(value, unit)
+    start = truncate(value, unit, week_start)
     return start, add(start, 1, unit)
 
 

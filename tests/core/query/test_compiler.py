@@ -90,9 +90,21 @@ GOLDEN_CASES = {
         "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"),
                      f("ORDERS.CREATED_AT", temporal_unit="month-of-year")],
         "order-by": [["desc", ["aggregation", 0]]]},
+    # Weeks starting on Wednesday (the start-of-week setting, GOLDEN_OPTIONS): truncation, day-of-week,
+    # the week-of-year bucket, instance and US week numbers, and a "this week" filter.
+    "week-start": {"source-table": "$$ORDERS", "aggregation": [["count"]],
+                   "expressions": {"instance": ["get-week", f("ORDERS.CREATED_AT"), "instance"],
+                                   "us": ["get-week", f("ORDERS.CREATED_AT"), "us"]},
+                   "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week"),
+                                f("ORDERS.CREATED_AT", temporal_unit="day-of-week"),
+                                f("ORDERS.CREATED_AT", temporal_unit="week-of-year"),
+                                ["expression", "instance"], ["expression", "us"]],
+                   "filter": ["time-interval", f("ORDERS.CREATED_AT"), "current", "week"]},
 }
 # Cases that need a driver feature: compiled only for the engines declaring it.
 GOLDEN_FEATURES: dict[str, tuple[str, ...]] = {}
+# compile_query options of a case (the others compile with the defaults).
+GOLDEN_OPTIONS: dict[str, dict] = {"week-start": {"week_start": 2}}
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +133,8 @@ def read_golden(engine: str) -> dict[str, str]:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_golden_sql(metadata, engine):
     features = driver_class(engine).features
-    actual = {name: compile_case(metadata, engine, inner).sql for name, inner in GOLDEN_CASES.items()
+    actual = {name: compile_case(metadata, engine, inner, **GOLDEN_OPTIONS.get(name, {})).sql
+              for name, inner in GOLDEN_CASES.items()
               if all(feature in features for feature in GOLDEN_FEATURES.get(name, ()))}
     path = GOLDEN / f"{engine}.sql"
     if os.environ.get("TESSERA_REGEN_GOLDEN"):
@@ -270,6 +283,9 @@ def test_values_never_become_sql(metadata):
           (["convert-timezone", f("PEOPLE.BIRTH_DATE"), "+09:00"], "convert-timezone converts a date-time, not type/Date"),
           (["split-part", f("PEOPLE.NAME"), " "], "'split-part' takes 3 argument(s), got 2"),
           (["today", 1], "'today' takes 0 argument(s), got 1"),
+          (["get-week", f("PEOPLE.BIRTH_DATE"), "fortnight"], "get-week does not take the mode 'fortnight'"),
+          (["get-day-of-week", f("PEOPLE.BIRTH_DATE"), "us"], "get-day-of-week does not take the mode 'us'"),
+          (["temporal-extract", f("PEOPLE.BIRTH_DATE"), "week-of-month"], "does not know the unit 'week-of-month'"),
       ]],
     ({"source-table": "$$ORDERS", "aggregation": [["offset", {}, ["count"], -1]]},
      "offset needs breakouts or an order-by in the query"),

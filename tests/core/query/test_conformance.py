@@ -114,6 +114,28 @@ def running(groups: dict, partition, order_key, values) -> list[tuple]:
     return rows
 
 
+def first_day_of_week(value, week_start: int) -> dt.datetime:
+    """Midnight of the last day on or before value that is `week_start` (a Python weekday), found by
+    stepping back a day at a time rather than with the compiler's arithmetic."""
+    day = dt.datetime(value.year, value.month, value.day)
+    while day.weekday() != week_start:
+        day -= dt.timedelta(days=1)
+    return day
+
+
+def day_number(value, week_start: int) -> int:
+    """Metabase's day-of-week: 1 on the week's first day .. 7."""
+    return (dt.datetime(value.year, value.month, value.day) - first_day_of_week(value, week_start)).days + 1
+
+
+def weeks_from_january(value, week_start: int) -> int:
+    """Metabase's US/instance week number: January 1st is in week 1 and every `week_start` day after it
+    starts the next week."""
+    january_first = dt.date(value.year, 1, 1)
+    days = (dt.date(value.year, value.month, value.day) - january_first).days
+    return 1 + sum(1 for k in range(1, days + 1) if (january_first + dt.timedelta(days=k)).weekday() == week_start)
+
+
 def grouped(key) -> dict:
     groups: dict = {}
     for o in R["ORDERS"]:
@@ -202,11 +224,11 @@ CASES = [
     ("breakout-week-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
                                "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week-of-year")]}, True, (),
      count_by(math.ceil(temporal.truncate(o["CREATED_AT"], "week").timetuple().tm_yday / 7) for o in R["ORDERS"])),
+    # Instance weeks (the default Sunday start here) count from January 1st, as Metabase's week-of-year-instance.
     ("iso-and-instance-weeks", {"source-table": ORDERS, "expressions": {
         "iso": ["get-week", f("ORDERS.CREATED_AT")], "instance": ["temporal-extract", f("ORDERS.CREATED_AT"), "week-of-year-instance"]},
         "fields": [f("ORDERS.ID"), ["expression", "iso"], ["expression", "instance"]], "order-by": [["asc", f("ORDERS.ID")]]},
-     True, (), [(o["ID"], o["CREATED_AT"].isocalendar()[1],
-                 math.ceil(temporal.truncate(o["CREATED_AT"], "week").timetuple().tm_yday / 7)) for o in R["ORDERS"]]),
+     True, (), [(o["ID"], o["CREATED_AT"].isocalendar()[1], weeks_from_january(o["CREATED_AT"], 6)) for o in R["ORDERS"]]),
     ("breakout-month-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
                                 "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month-of-year")]}, True, (),
      count_by(o["CREATED_AT"].month for o in R["ORDERS"])),
@@ -710,9 +732,9 @@ def sort_key(row):
     return tuple((v is not None, str(type(v)), v if v is not None else 0) for v in row)
 
 
-def run_case(sample_db, query) -> list[tuple]:
+def run_case(sample_db, query, week_start: int = 6) -> list[tuple]:
     normalized = normalize(sample.resolve({"database": "$db", "type": "query", "query": query}, sample_db.ids))
-    compiled = compile_query(sample_db.session, normalized, sample_db.driver, now=sample.NOW)
+    compiled = compile_query(sample_db.session, normalized, sample_db.driver, now=sample.NOW, week_start=week_start)
     return [tuple(normal(v) for v in row) for row in sample_db.run(compiled.sql, compiled.params)]
 
 
@@ -741,6 +763,108 @@ def test_conformance(samples, case):
             assert all(abs(g[4] - o["SUBTOTAL"] * 1.5) <= 0.5 for g, o in zip(got, R["ORDERS"]))
             got = [g[:4] + (None,) + g[5:] for g in got]
         assert_rows_equal(got, want if ordered else sorted(want, key=sort_key), f"{name}: {reference_engine} vs Python")
+
+
+# --------------------------------------------------------------------------------------------------
+# Start of week: the start-of-week setting (a Python weekday here, as the processor passes it) moves
+# week buckets, day-of-week numbers, instance weeks and relative week filters; ISO and US weeks stay.
+# --------------------------------------------------------------------------------------------------
+
+WEEK_STARTS = {"monday": 0, "sunday": 6, "wednesday": 2}  # sample.NOW is a Wednesday
+
+
+def orders_from(lo: dt.datetime, hi: dt.datetime) -> list[tuple]:
+    return [(orders_where(lambda o: lo <= o["CREATED_AT"] < hi),)]
+
+
+def week_cases(ws: int) -> list[tuple]:
+    """(name, query, expected rows in SQL order) for weeks starting on the Python weekday ws."""
+    this_week = first_day_of_week(sample.NOW, ws)
+    week = dt.timedelta(days=7)
+    during_day = dt.date(2025, 6, 5)  # a Thursday whose week holds 3, 4 or 5 orders for the starts above
+    return [
+        ("breakout-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                           "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week")]},
+         count_by(first_day_of_week(o["CREATED_AT"], ws) for o in R["ORDERS"])),
+        ("date-breakout-week", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                "breakout": [f("PEOPLE.BIRTH_DATE", temporal_unit="week")]},
+         count_by(first_day_of_week(p["BIRTH_DATE"], ws) for p in R["PEOPLE"])),
+        ("breakout-day-of-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                                  "breakout": [f("ORDERS.CREATED_AT", temporal_unit="day-of-week")]},
+         count_by(day_number(o["CREATED_AT"], ws) for o in R["ORDERS"])),
+        ("breakout-week-of-year", {"source-table": ORDERS, "aggregation": [["count"]],
+                                   "breakout": [f("ORDERS.CREATED_AT", temporal_unit="week-of-year")]},
+         count_by(math.ceil(first_day_of_week(o["CREATED_AT"], ws).timetuple().tm_yday / 7) for o in R["ORDERS"])),
+        # Every week number and day of the week Metabase's grammar has, on dates that cross New Year.
+        ("week-and-day-extractions", {"source-table": PEOPLE, "expressions": {
+            "iso": ["get-week", f("PEOPLE.BIRTH_DATE")], "iso mode": ["get-week", f("PEOPLE.BIRTH_DATE"), "iso"],
+            "us": ["get-week", f("PEOPLE.BIRTH_DATE"), "us"], "instance": ["get-week", f("PEOPLE.BIRTH_DATE"), "instance"],
+            "extract us": ["temporal-extract", f("PEOPLE.BIRTH_DATE"), "week-of-year-us"],
+            "extract instance": ["temporal-extract", f("PEOPLE.BIRTH_DATE"), "week-of-year-instance"],
+            "extract iso": ["temporal-extract", f("PEOPLE.BIRTH_DATE"), "week-of-year-iso"],
+            "dow": ["get-day-of-week", f("PEOPLE.BIRTH_DATE")], "iso dow": ["get-day-of-week", f("PEOPLE.BIRTH_DATE"), "iso"],
+            "extract dow": ["temporal-extract", f("PEOPLE.BIRTH_DATE"), "day-of-week"],
+            "extract iso dow": ["temporal-extract", f("PEOPLE.BIRTH_DATE"), "day-of-week-iso"]},
+            "fields": [f("PEOPLE.ID"), *[["expression", name] for name in (
+                "iso", "iso mode", "us", "instance", "extract us", "extract instance", "extract iso", "dow", "iso dow",
+                "extract dow", "extract iso dow")]],
+            "order-by": [["asc", f("PEOPLE.ID")]]},
+         [(p["ID"], d.isocalendar()[1], d.isocalendar()[1], weeks_from_january(d, 6), weeks_from_january(d, ws),
+           weeks_from_january(d, 6), weeks_from_january(d, ws), d.isocalendar()[1], day_number(d, ws), d.isoweekday(),
+           day_number(d, ws), d.isoweekday())
+          for p in sorted(R["PEOPLE"], key=lambda p: p["ID"]) for d in [p["BIRTH_DATE"]]]),
+        ("filter-this-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                              "filter": ["time-interval", f("ORDERS.CREATED_AT"), "current", "week"]},
+         orders_from(this_week, this_week + week)),
+        ("filter-last-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                              "filter": ["time-interval", f("ORDERS.CREATED_AT"), "last", "week"]},
+         orders_from(this_week - week, this_week)),
+        ("filter-past-three-weeks-with-this", {"source-table": ORDERS, "aggregation": [["count"]],
+                                               "filter": ["time-interval", f("ORDERS.CREATED_AT"), -3, "week",
+                                                          {"include-current": True}]},
+         orders_from(this_week - 3 * week, this_week + week)),
+        ("filter-relative-interval-weeks", {"source-table": ORDERS, "aggregation": [["count"]],
+                                            "filter": ["relative-time-interval", f("ORDERS.CREATED_AT"), -2, "week", -1, "week"]},
+         orders_from(this_week - 3 * week, this_week - week)),
+        ("filter-during-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                                "filter": ["during", f("ORDERS.CREATED_AT"), during_day.isoformat(), "week"]},
+         orders_from(first_day_of_week(during_day, ws), first_day_of_week(during_day, ws) + week)),
+        ("filter-week-bucket-equals-relative", {"source-table": ORDERS, "aggregation": [["count"]],
+                                                "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="week"),
+                                                           ["relative-datetime", -2, "week"]]},
+         orders_from(this_week - 2 * week, this_week - week)),
+        ("filter-week-bucket-equals-date", {"source-table": ORDERS, "aggregation": [["count"]],
+                                            "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="week"),
+                                                       during_day.isoformat()]},
+         orders_from(first_day_of_week(during_day, ws), first_day_of_week(during_day, ws) + week)),
+        ("filter-first-day-of-week", {"source-table": ORDERS, "aggregation": [["count"]],
+                                      "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="day-of-week"), 1]},
+         [(orders_where(lambda o: o["CREATED_AT"].weekday() == ws),)]),
+    ]
+
+
+WEEK_CASE_NAMES = [c[0] for c in week_cases(6)]
+
+
+def test_week_cases_depend_on_the_start_day():
+    """Every case answers differently for a Monday and a Sunday start, and none is vacuous: a case the
+    setting did not move could not catch the compiler ignoring it."""
+    by_start = {name: {c[0]: c[2] for c in week_cases(ws)} for name, ws in WEEK_STARTS.items()}
+    for case in WEEK_CASE_NAMES:
+        assert by_start["monday"][case] != by_start["sunday"][case], case
+        for answers in by_start.values():
+            assert answers[case] and answers[case] != [(0,)], case
+
+
+@pytest.mark.parametrize("start", list(WEEK_STARTS))
+@pytest.mark.parametrize("case", WEEK_CASE_NAMES)
+def test_start_of_week(samples, start, case):
+    ws = WEEK_STARTS[start]
+    _, query, expected = next(c for c in week_cases(ws) if c[0] == case)
+    want = [tuple(normal(v) for v in row) for row in expected]
+    for engine in ENGINES:
+        rows = run_case(samples[engine], query, week_start=ws)
+        assert_rows_equal(rows, want, f"{case} starting {start} on {engine}")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

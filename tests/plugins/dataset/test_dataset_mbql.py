@@ -217,3 +217,47 @@ def test_date_breakout_without_unit_groups_by_day(admin, orders):
     assert body["row_count"] == 2500
     assert body["data"]["cols"][0]["unit"] == "default"
     assert body["data"]["cols"][0]["field_ref"] == ["field", f["created_at"], {"temporal-unit": "default"}]
+
+
+def test_start_of_week_setting_shapes_weeks(admin, orders):
+    """The start-of-week setting, read per query: week buckets start on its day, day-of-week counts
+    it as 1, and an excluded weekday (MBQL parameter and native field filter) is the same day
+    whatever the setting numbers it."""
+    f = orders.fields
+    created = [dt.datetime.fromisoformat(row[3]) for row in order_rows(2500)]
+
+    def run(query):
+        body = admin.post("/api/dataset", json=query).json
+        assert body["status"] == "completed", body
+        return body["data"]["rows"]
+
+    def week_of(d, first):
+        day = dt.datetime(d.year, d.month, d.day)
+        while day.weekday() != first:
+            day -= dt.timedelta(days=1)
+        return day.isoformat()
+
+    def counts(values):
+        out: dict = {}
+        for v in values:
+            out[v] = out.get(v, 0) + 1
+        return out
+
+    weeks = mbql(orders, {"aggregation": [["count"]], "breakout": [["field", f["created_at"], {"temporal-unit": "week"}]]})
+    days = mbql(orders, {"aggregation": [["count"]],
+                         "breakout": [["field", f["created_at"], {"temporal-unit": "day-of-week"}]]})
+    no_mondays = mbql(orders, {"aggregation": [["count"]]}, parameters=[
+        {"type": "date/all-options", "target": ["dimension", ["field", f["created_at"], None]], "value": "exclude-days-Mon"}])
+    tags = {"d": {"id": "d", "name": "d", "display-name": "D", "type": "dimension", "widget-type": "date/all-options",
+                  "dimension": ["field", f["created_at"], None]}}
+    native_no_mondays = {"database": orders.database_id, "type": "native",
+                         "native": {"query": "SELECT count(*) FROM orders WHERE {{d}}", "template-tags": tags},
+                         "parameters": [{"type": "date/all-options", "target": ["dimension", ["template-tag", "d"]],
+                                         "value": "exclude-days-Mon"}]}
+    not_monday = sum(1 for d in created if d.weekday() != 0)
+    for setting, first in (("monday", 0), ("wednesday", 2), ("sunday", 6)):
+        assert admin.put("/api/setting/start-of-week", json={"value": setting}).status_code == 204
+        assert {r[0][:19]: r[1] for r in run(weeks)} == counts(week_of(d, first) for d in created), setting
+        assert {r[0]: r[1] for r in run(days)} == counts((d.weekday() - first) % 7 + 1 for d in created), setting
+        assert run(no_mondays) == [[not_monday]], setting
+        assert run(native_no_mondays) == [[not_monday]], setting
