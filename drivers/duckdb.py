@@ -2,9 +2,11 @@
 
 The file opens `read_only` with external access off (no file reads or writes beyond the database
 itself, no ATTACH, no extension install or load, no network), memory and threads capped and the
-configuration locked, so a query cannot switch any of it back on. `lockdown` re-reads the settings
-on every new connection and refuses one that is not locked. Timeouts call `interrupt()` from a timer
-thread, the one way DuckDB stops a running statement.
+configuration locked, so a query cannot switch any of it back on. The settings are read back from
+the engine and a connection that is not locked is refused: once per database instance when the
+Anchor opens it (its per-query sessions cannot change any of them, lock_configuration forbids even
+SET SESSION), and on every other connection handed to `lockdown`. Timeouts call `interrupt()` from
+a timer thread, the one way DuckDB stops a running statement.
 """
 from __future__ import annotations
 
@@ -34,6 +36,19 @@ LOCKED_CONFIG = {
 }
 
 
+# What lockdown reads back; the rest of LOCKED_CONFIG cannot change once lock_configuration is on.
+EXPECTED = {"enable_external_access": "false", "lock_configuration": "true",
+            "autoload_known_extensions": "false", "autoinstall_known_extensions": "false"}
+VERIFIED = "_tessera_verified_instance"
+
+
+def unlocked_settings(connection) -> list[str]:
+    """The EXPECTED settings this DuckDB connection has otherwise, read from the engine itself."""
+    # current_setting() per name costs ~0.5 ms; scanning duckdb_settings() cost ~7 ms.
+    values = connection.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in EXPECTED)).fetchone()
+    return sorted(name for name, value in zip(EXPECTED, values) if str(value).lower() != EXPECTED[name])
+
+
 class Anchor:
     """One locked-down, read-only connection per engine; each checkout is a fresh session on it."""
 
@@ -48,9 +63,18 @@ class Anchor:
 
         with self.lock:
             if self.connection is None:
-                self.connection = duckdb.connect(self.path, read_only=True, config=dict(LOCKED_CONFIG))
+                connection = duckdb.connect(self.path, read_only=True, config=dict(LOCKED_CONFIG))
+                wrong = unlocked_settings(connection)
+                if wrong:
+                    connection.close()
+                    raise LockdownError(f"DuckDB connection is not locked down ({', '.join(wrong)})")
+                self.connection = connection
             # cursor() is a new DuckDB connection (session) on the same database instance: 0.6 ms.
-            return ConnectionWrapper(self.connection.cursor())
+            # Its settings are the instance's, checked above and locked, so lockdown need not read
+            # them again per query (~0.6 ms each).
+            session = ConnectionWrapper(self.connection.cursor())
+            setattr(session, VERIFIED, self.connection)
+            return session
 
     def close(self) -> None:
         with self.lock:
@@ -112,13 +136,10 @@ class DuckDBDriver(SQLDriver):
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
-        expected = {"enable_external_access": "false", "lock_configuration": "true",
-                    "autoload_known_extensions": "false", "autoinstall_known_extensions": "false"}
-        # current_setting() per name costs ~1 ms; scanning duckdb_settings() cost ~7 ms on every query.
-        values = dbapi_connection.execute(
-            "SELECT " + ", ".join(f"current_setting('{name}')" for name in expected)).fetchone()
-        rows = dict(zip(expected, values))
-        wrong = sorted(name for name, value in expected.items() if str(rows.get(name)).lower() != value)
+        # A session the Anchor opened on an instance it verified is as locked as that instance.
+        if getattr(dbapi_connection, VERIFIED, None) is not None:
+            return
+        wrong = unlocked_settings(dbapi_connection)
         if wrong:
             raise LockdownError(f"DuckDB connection is not locked down ({', '.join(wrong)})")
 
