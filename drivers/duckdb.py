@@ -6,7 +6,7 @@ configuration locked, so a query cannot switch any of it back on. The settings a
 the engine and a connection that is not locked is refused: once per database instance when the
 Anchor opens it (its per-query sessions cannot change any of them, lock_configuration forbids even
 SET SESSION), and on every other connection handed to `lockdown`. Timeouts call `interrupt()` from
-a timer thread, the one way DuckDB stops a running statement.
+the process's timer thread (core.deadlines), the one way DuckDB stops a running statement.
 """
 from __future__ import annotations
 
@@ -149,14 +149,13 @@ class DuckDBDriver(SQLDriver):
         if timeout is None:
             yield
             return
-        raw = conn.connection.dbapi_connection
-        timer = threading.Timer(timeout, raw.interrupt)
-        timer.daemon = True
-        timer.start()
+        from core.deadlines import call_later
+
+        deadline = call_later(timeout, conn.connection.dbapi_connection.interrupt)
         try:
             yield
         finally:
-            timer.cancel()
+            deadline.cancel()
 
     @classmethod
     def syncable_schemas(cls, engine: Engine) -> list[str | None]:
