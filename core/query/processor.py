@@ -215,8 +215,8 @@ def _message(error: ApiError) -> str:
 
 
 SETTINGS_MEMO = "tessera.query.settings"
-# The settings a run reads, fetched together on its first setting() call. Every key asked for joins
-# the set (plugins' keys too), so a run's settings cost one app-DB read however many are consulted.
+# The settings a run reads, fetched together on its first setting() call. Every stored key asked for
+# joins the set (plugins' keys too), so a run's settings cost one app-DB read however many it consults.
 _SNAPSHOT_KEYS = dict.fromkeys(("report-timezone", "start-of-week", "db-query-timeout-minutes",
                                 "aggregated-query-row-limit", "unaggregated-query-row-limit", "download-row-limit"))
 _SNAPSHOT_LOCK = threading.Lock()
@@ -238,10 +238,13 @@ def _snapshot(session: Session, key: str, memo: dict | None) -> dict:
     from ..auth import tessera
     from ..settings import normalise_key
 
+    registry = tessera().settings
+    definition = registry.definitions.get(normalise_key(key))
     with _SNAPSHOT_LOCK:
-        _SNAPSHOT_KEYS.setdefault(key)
-        keys = [key] if memo is not None else list(_SNAPSHOT_KEYS)
-    values = tessera().settings.get_many(session, keys)
+        if definition is not None and definition.getter is None:  # computed ones only when asked for
+            _SNAPSHOT_KEYS.setdefault(key)
+        keys = list(dict.fromkeys([key, *_SNAPSHOT_KEYS])) if memo is None else [key]
+    values = registry.get_many(session, keys)
     memo = {**(memo or {}), **{k: values.get(normalise_key(k)) for k in keys}}
     session.info[SETTINGS_MEMO] = memo
     return memo
