@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test bench clean
 
-$(STAMP): setup.py
+$(STAMP): setup.py drivers/_sqlite_rows.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

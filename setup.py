@@ -1,5 +1,5 @@
 """Packaging for Tessera, a business-intelligence server with a Metabase-compatible HTTP API."""
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 DRIVER_EXTRAS = {
     "postgres": ["psycopg[binary]>=3.1,<4"],
@@ -7,6 +7,9 @@ DRIVER_EXTRAS = {
     # DuckDB returns TIMESTAMP WITH TIME ZONE values as pytz-aware datetimes.
     "duckdb": ["duckdb>=1.1,<3", "duckdb-engine>=0.13,<1", "pytz"],
 }
+# The SQLite driver's C row reader (drivers/sqlite_rows.py says why). Optional: without a compiler or
+# sqlite3.h the build goes on and the driver reads rows through the sqlite3 module instead.
+SQLITE_ROWS = Extension("drivers._sqlite_rows", ["drivers/_sqlite_rows.c"], libraries=["sqlite3"], optional=True)
 ALL = sorted({req for reqs in DRIVER_EXTRAS.values() for req in reqs})
 
 setup(
@@ -18,6 +21,7 @@ setup(
     python_requires=">=3.11",
     packages=find_packages(include=["core", "core.*", "plugins", "plugins.*", "drivers", "drivers.*"]),
     py_modules=["wsgi"],
+    ext_modules=[SQLITE_ROWS],
     include_package_data=True,
     package_data={"core": ["data/*", "migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"]},
     install_requires=[

@@ -18,7 +18,7 @@ import os
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -209,12 +209,45 @@ class ColumnMeta:
     base_type: str
 
 
+@dataclass(frozen=True)
+class CsvLayout:
+    """How core.export.csv has a driver write cells when the driver writes CSV text itself
+    (QueryResult.csv), so that the file is the one core.export.csv writes from the values.
+
+    `separator` is one ASCII character (not a quote or line break). A text cell is quoted, with its
+    double quotes doubled, when it holds the separator, a double quote, a newline, or (when
+    `quote_cr`) a carriage return; a row whose only cell is empty is written `""`; rows end in
+    "\n". Per column, `kinds` says how a value is written and `calls` gives the callable for the
+    values the driver does not write itself; what it returns is written as the csv module writes a
+    cell (None empty, a float its repr(), anything else its str()):
+    - "plain": NULL empty, an integer as str(), a float as repr(), text as it is; other values
+      (bytes, say) through the call.
+    - "text-datetime": as plain, but text shaped "YYYY-MM-DD HH:MM:SS..." as
+      core.export.formatting.text_datetime writes it; text of another shape through the call.
+    - "call": NULL empty, every other value through the call.
+    """
+
+    KINDS: ClassVar[tuple[str, ...]] = ("plain", "text-datetime", "call")
+
+    separator: str
+    quote_cr: bool
+    kinds: tuple[str, ...]
+    calls: tuple[Any, ...]
+
+
 @dataclass
 class QueryResult:
-    """What `execute` yields: columns known up front, rows streamed from the cursor."""
+    """What `execute` yields: columns known up front, rows streamed from the cursor.
+
+    A driver that can write its rows as CSV text without a Python value per cell also gives
+    `csv(layout, max_bytes, max_rows) -> (text, rows, more)`: the next rows, until the text reaches
+    max_bytes or max_rows rows (None: no limit) are written, and whether rows remain. A consumer
+    reads `rows` or `csv`, never both.
+    """
 
     columns: list[ColumnMeta]
     rows: Iterator[tuple]
+    csv: Callable[[CsvLayout, int, int | None], tuple[bytes, int, bool]] | None = None
 
 
 class QueryError(Exception):
@@ -442,21 +475,30 @@ class SQLDriver(QueryDialect, Driver):
             raise cls.translate_error(error) from error
         with conn:
             try:
-                with cls._translated(), cls.guard(conn, timeout):
-                    result = conn.execute(text(sql), params or {}, execution_options={
-                        "stream_results": True, "max_row_buffer": cls.stream_batch})
-                    read = {"all": False}
-                    try:
-                        columns = cls.column_meta(result.cursor) if result.returns_rows else []
-                        yield QueryResult(columns, cls._rows(result, max_rows, read))
-                    finally:
-                        if read["all"]:
-                            result.close()
-                        else:
-                            cls.abandon(conn, result)
+                with cls._translated(), cls.guard(conn, timeout), \
+                        cls.open_result(conn, sql, params, max_rows) as result:
+                    yield result
             finally:
                 if conn.in_transaction():
                     conn.rollback()
+
+    @classmethod
+    @contextlib.contextmanager
+    def open_result(cls, conn: Connection, sql: str, params: dict | None,
+                    max_rows: int | None) -> Iterator[QueryResult]:
+        """The statement on a connection `execute` has guarded: yields its QueryResult, and closes
+        its cursor when the consumer is done. A driver that reads rows its own way overrides this."""
+        result = conn.execute(text(sql), params or {}, execution_options={
+            "stream_results": True, "max_row_buffer": cls.stream_batch})
+        read = {"all": False}
+        try:
+            columns = cls.column_meta(result.cursor) if result.returns_rows else []
+            yield QueryResult(columns, cls._rows(result, max_rows, read))
+        finally:
+            if read["all"]:
+                result.close()
+            else:
+                cls.abandon(conn, result)
 
     @classmethod
     def abandon(cls, conn: Connection, result) -> None:

@@ -132,7 +132,7 @@ class DuckDBDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
-        "convert-timezone", "window-functions/offset",
+        "convert-timezone", "window-functions/offset", "window-functions/cumulative",
     })
     timeout_markers = ("InterruptException", "Interrupted")
     type_map = (

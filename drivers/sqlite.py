@@ -4,6 +4,7 @@ A file opens read-only (`mode=ro`), with no attached databases allowed (which al
 INTO), `query_only`, `trusted_schema=OFF` and an authorizer that refuses ATTACH/DETACH, every
 PRAGMA outside a read-only allowlist and file- or extension-touching functions. Timeouts use a
 progress handler, which SQLite calls while it steps through the statement, fetches included.
+Rows are read by drivers.sqlite_rows' C reader on the same connection when it was built.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query import urls
 from core.query.dialect import lit
+from drivers import sqlite_rows
 
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
 DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
@@ -78,8 +80,8 @@ class SQLiteDriver(SQLDriver):
         "basic-aggregations", "expressions", "native-parameters", "nested-queries", "binning",
         "case-sensitivity-string-filter-options", "left-join", "right-join", "inner-join", "full-join",
         "foreign-keys", "standard-deviation-aggregations", "convert-timezone",
-        # Window functions (LAG/LEAD) arrived in SQLite 3.25.
-        *(("window-functions/offset",) if sqlite3.sqlite_version_info >= (3, 25) else ()),
+        # Window functions (LAG/LEAD, running sums) arrived in SQLite 3.25.
+        *(("window-functions/offset", "window-functions/cumulative") if sqlite3.sqlite_version_info >= (3, 25) else ()),
     })
     timeout_markers = ("interrupted",)
     probe_sql = "SELECT count(*) FROM sqlite_master"
@@ -127,6 +129,17 @@ class SQLiteDriver(SQLDriver):
             yield
         finally:
             raw.set_progress_handler(None, 0)
+
+    @classmethod
+    @contextlib.contextmanager
+    def open_result(cls, conn, sql, params, max_rows):
+        # The C reader when it was built (drivers.sqlite_rows); the sqlite3 module's cursor otherwise.
+        if sqlite_rows.native is None:
+            with super().open_result(conn, sql, params, max_rows) as result:
+                yield result
+            return
+        with sqlite_rows.open_result(conn, sql, params, max_rows, cls.stream_batch, cls.translate_error) as result:
+            yield result
 
     # SQLite keeps whatever type name a column was declared with; exact names first, then the
     # affinity rules of https://sqlite.org/datatype3.html section 3.1.

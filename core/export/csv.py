@@ -1,8 +1,9 @@
 """CSV download: a header of column titles, then rows in ~64 KiB chunks.
 
-Columns whose values are already what the file shows (strings and numbers, unformatted) are written
-untouched; only the others pass through their formatter. Which is which is read from the first
-batch, as a column's values share one type.
+Values that are already what the file shows (strings and numbers, unformatted) are written
+untouched; only the others pass through their column's formatter. How a column is written is read
+from its first batch (a column's values mostly share one type), and a value of another type later
+still goes through the formatter.
 
 The csv module is the reference writer. A batch is first written by one `%` format over all its
 cells (str() of each: what the csv module writes for a cell that needs no quoting, None aside; its
@@ -11,6 +12,9 @@ separator between cells, one newline per row): a batch that passes is byte for b
 module's output, one that fails is written by the csv module instead. Both paths give the same file; the check only
 decides which does the work. (Why the database does not build the lines: docs/ARCHITECTURE.md,
 "Exports, CSV speed".)
+
+A driver that writes CSV text itself (core.driver.QueryResult.csv, SQLite's C reader) is given the
+rules as a CsvLayout and writes the rows without a Python value per cell: the same file again.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import csv
 import itertools
 from typing import Any, Callable, Iterable, Iterator
 
+from ..driver import CsvLayout
 from . import batched
 from .formatting import MIDNIGHT, formatter, is_temporal, plain, text_datetime, titles
 
@@ -26,7 +31,8 @@ PASS_THROUGH = (str, int, float)
 # After this many batches in a row fail the check (formatted numbers, text full of commas), the
 # rest of the file goes straight to the csv module rather than being formatted twice.
 GIVE_UP_AFTER = 3
-# Tests turn the batch formatter off to get the csv module's own output for comparison.
+# Tests turn the driver's own writing and the batch formatter off to get the csv module's output.
+DRIVER_WRITES = True
 BATCH_FORMAT = True
 
 _flatten = itertools.chain.from_iterable
@@ -72,6 +78,23 @@ def _canonical_datetimes(values: tuple) -> list | None:
     return out
 
 
+class _AsTheyAre:
+    """A column whose values are written as they are (str, int, float, None). A value of another type
+    among them (bytes in an untyped SQLite column, say) goes through the column's writer, as it does
+    when a driver writes the CSV (core.driver.CsvLayout's "plain")."""
+
+    TYPES = frozenset({str, int, float, type(None)})
+
+    def __init__(self, other: Callable):
+        self.other = other
+
+    def column(self, values: list) -> list:
+        if set(map(type, values)) <= self.TYPES:
+            return values
+        types, other = self.TYPES, self.other
+        return [v if type(v) in types else other(v) for v in values]
+
+
 class _FloatText:
     """A column of floats written from a memo of their repr() (prices and rates repeat, and repr is
     most of what a float cell costs). Only an optimisation of writing the values as they are: a
@@ -82,13 +105,14 @@ class _FloatText:
     SIZE = 65536
     TYPES = frozenset({float, type(None)})
 
-    def __init__(self):
+    def __init__(self, as_they_are: _AsTheyAre):
+        self.as_they_are = as_they_are
         self.memo: dict[float, str] = {}
         self.on = True
 
     def column(self, values: list) -> list:
         if not self.on or not set(map(type, values)) <= self.TYPES:
-            return values
+            return self.as_they_are.column(values)
         memo = self.memo
         try:
             return list(map(memo.__getitem__, values))
@@ -109,24 +133,57 @@ class _FloatText:
         return out
 
 
-def converters(columns: list[dict], batch: list, viz, format_rows: bool) -> list[Callable | None]:
-    """Per column: None to write values as they are, else the function that writes them."""
-    out: list[Callable | None] = []
+def _other(fmt: Callable) -> Callable:
+    """A column's writer for values that are not already what the file shows."""
+    return lambda v: _plain_bool(v) if type(v) is bool else fmt(v)
+
+
+def _quotes_lone_cr() -> bool:
+    """Whether this Python's csv module quotes a cell holding a carriage return but no newline."""
+    pieces = _Pieces()
+    csv.writer(pieces, lineterminator="\n").writerow(["\r"])
+    return pieces[0].startswith('"')
+
+
+def layout(columns: list[dict], options: dict) -> CsvLayout | None:
+    """How a driver that writes CSV itself must write these columns to give this module's file
+    (core.driver.CsvLayout); None when the separator is one it cannot be given."""
+    separator = options.get("separator") or ","
+    if len(separator) != 1 or not separator.isascii() or separator in '"\r\n' or not DRIVER_WRITES:
+        return None
+    viz, format_rows = options.get("visualization_settings"), bool(options.get("format_rows"))
+    kinds, calls = [], []
+    for column in columns:
+        fmt = formatter(column, viz, format_rows)
+        if format_rows:
+            kinds.append("call")
+            calls.append(fmt)
+        else:
+            kinds.append("text-datetime" if is_temporal(column) else "plain")
+            calls.append(_other(fmt))
+    return CsvLayout(separator, QUOTES_LONE_CR, tuple(kinds), tuple(calls))
+
+
+def converters(columns: list[dict], batch: list, viz, format_rows: bool) -> list[Callable]:
+    """Per column, what writes its values: a function of one value, or an object whose `column`
+    writes a whole column of a batch (returning the same list when every value stays as it is)."""
+    out: list[Callable] = []
     for i, column in enumerate(columns):
         fmt = formatter(column, viz, format_rows)
         if format_rows:
             out.append(fmt)
             continue
         sample = next((row[i] for row in batch if row[i] is not None), None)
-        if is_temporal(column) and (sample is None or type(sample) is str):
-            # A first batch of NULLs says nothing: later text datetimes are still written as ISO.
+        if is_temporal(column) and (sample is None or type(sample) in PASS_THROUGH):
+            # Text datetimes (SQLite's) are written as ISO, whatever came first in the column: a first
+            # batch of NULLs or numbers says nothing of later values.
             out.append(_TextDatetimes())
         elif type(sample) is float:
-            out.append(_FloatText())
+            out.append(_FloatText(_AsTheyAre(_other(fmt))))
         elif sample is None or type(sample) in PASS_THROUGH:
-            out.append(None)
+            out.append(_AsTheyAre(_other(fmt)))
         else:
-            out.append((lambda f: lambda v: _plain_bool(v) if type(v) is bool else f(v))(fmt))
+            out.append(_other(fmt))
     return out
 
 
@@ -166,6 +223,9 @@ class _Pieces(list):
     write = list.append
 
 
+QUOTES_LONE_CR = _quotes_lone_cr()
+
+
 def _writer(options: dict) -> tuple[_Pieces, Any]:
     pieces = _Pieces()
     writer = csv.writer(pieces, delimiter=options.get("separator") or ",", lineterminator="\n")
@@ -202,15 +262,18 @@ def write(columns: list[dict], rows: Iterable, options: dict | None = None) -> I
     separator = options.get("separator") or ","
     pieces, writer = _writer(options)
     writer.writerow(titles(columns, viz, format_rows))
+    laid_out = layout(columns, options) if getattr(rows, "writes_csv", False) else None
+    if laid_out is not None:
+        yield "".join(pieces).encode("utf-8")
+        yield from rows.csv_chunks(laid_out, CHUNK)
+        return
     width = len(columns)
     template = row_template(separator, width) if BATCH_FORMAT else None
     misses = 0
-    convert: list | None = None
-    converted: list[tuple[int, Callable]] = []
+    converted: list[tuple[int, Callable]] | None = None
     for batch in batched(rows):
-        if convert is None:
-            convert = converters(columns, batch, viz, format_rows)
-            converted = [(i, f) for i, f in enumerate(convert) if f is not None]
+        if converted is None:
+            converted = list(enumerate(converters(columns, batch, viz, format_rows)))
         n = len(batch)
         # The batch's cells row after row; a column is a slice of them, read and replaced in C.
         cells = list(_flatten(batch))
@@ -218,8 +281,9 @@ def write(columns: list[dict], rows: Iterable, options: dict | None = None) -> I
             raise ValueError(f"rows of {len(cells) // max(n, 1)} cells for {width} columns")
         for i, f in converted:
             column = cells[i::width]
-            cells[i::width] = f.column(column) if hasattr(f, "column") else \
-                [None if v is None else f(v) for v in column]
+            written = f.column(column) if hasattr(f, "column") else [None if v is None else f(v) for v in column]
+            if written is not column:
+                cells[i::width] = written
         text = None
         if template is not None and misses < GIVE_UP_AFTER:
             text = format_batch(tuple(cells), n, template, separator, width)

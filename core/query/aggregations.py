@@ -1,5 +1,6 @@
 """Aggregations for the compiler: the SQL of each aggregation clause and the column Metabase reports
-for it (name, display name, types), cumulative ones as window sums over the breakouts."""
+for it (name, display name, types); cumulative ones are running totals over the stage's window
+(core.query.windows)."""
 from __future__ import annotations
 
 from sqlglot import exp
@@ -41,7 +42,7 @@ class AggregationCompiler:
         op, args = clause[0], clause[1:]
         if op in ("count", "cum-count"):
             inner = exp.Count(this=self.value(args[0]) if args else exp.Star())
-            return self.cumulative(inner) if op == "cum-count" else inner
+            return self.running_total(inner) if op == "cum-count" else inner
         if op == "metric":
             # core.query.macros replaces metrics before compiling; one left here was never expanded.
             raise Invalid(f"Invalid MBQL: metric {args[0]!r} was not expanded before compiling.")
@@ -59,7 +60,7 @@ class AggregationCompiler:
             self.allow_aggregations = True
         if op in ("sum", "cum-sum"):
             inner = exp.Sum(this=argument)
-            return self.cumulative(inner) if op == "cum-sum" else inner
+            return self.running_total(inner) if op == "cum-sum" else inner
         if op == "avg":
             return self.driver.average(argument)
         if op == "min":
@@ -88,17 +89,6 @@ class AggregationCompiler:
         if op == "distinct-where":
             return exp.Count(this=exp.Distinct(expressions=[exp.Case(ifs=[exp.If(this=predicate, true=argument)])]))
         raise Invalid(f"Invalid MBQL: unknown aggregation {op!r}.")
-
-    def cumulative(self, inner: exp.Expression) -> exp.Expression:
-        """A running total over the breakouts: partitioned by all but the last, ordered by the last."""
-        groups = [c.group_sql for c in self.breakout_cols]
-        if not groups:
-            return inner
-        return exp.Window(
-            this=exp.Sum(this=inner),
-            partition_by=[g.copy() for g in groups[:-1]] or None,
-            order=exp.Order(expressions=[exp.Ordered(this=groups[-1].copy(), nulls_first=True)]),
-            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"))
 
     def display_of(self, x) -> str:
         if isinstance(x, list) and x and x[0] == "field":

@@ -8,7 +8,7 @@ the engine-dependent forms (core.query.dialect). Alongside the tree the compiler
 column metadata in SELECT order, shaped as Metabase's `data.cols`.
 
 Concerns live in sibling modules: refs.py (sources, field references, joins), clauses.py (filters,
-expressions, aggregations).
+expressions, aggregations), autobucket.py (the default day unit, applied to the stages first).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..errors import Invalid
+from .autobucket import auto_bucket, auto_bucket_stages
 from .clauses import ClauseCompiler
 from .macros import expand as expand_macros
 from .mbql import Query, Stage
@@ -59,6 +60,7 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
     context.prefetch(*referenced_ids(query.stages))
+    auto_bucket(query, context.field_types)
     tree, cols = compile_stages(context, query.stages)
     if limit is not None:
         tree = apply_limit(tree, limit)
@@ -159,6 +161,8 @@ def compile_card(context: Context, card_id: int) -> tuple[exp.Select, list[Col]]
     stages = normalize(card.dataset_query).stages
     if stages[0].native is not None:
         raise Invalid(f"Invalid MBQL: card {card_id} is a native query; native questions cannot be a source yet.")
+    context.prefetch(*referenced_ids(stages))
+    auto_bucket_stages(stages, context.field_types)
     context.cards.append(card_id)
     try:
         return compile_stages(context, stages)
@@ -263,8 +267,10 @@ class StageCompiler(ClauseCompiler):
                     raise Invalid(f"Invalid MBQL: order-by {ref!r} is neither a breakout nor an aggregation.")
                 expression = self.value(ref)
             ordered.append(exp.Ordered(this=expression, desc=direction == "desc", nulls_first=direction != "desc"))
-        # Metabase sorts by every breakout not already sorted on, ascending.
-        for col in getattr(self, "breakout_cols", []):
+        # Metabase sorts by every breakout not already sorted on, ascending; a stage with window
+        # aggregations sorts its finest temporal breakout last, the order its running totals follow.
+        breakouts = self.breakouts_finest_last() if self.windowed_stage() else self.breakout_cols
+        for col in breakouts:
             if id(col) not in used:
                 expression = exp.column(col.alias, quoted=True)
                 ordered.append(exp.Ordered(this=expression, desc=False, nulls_first=True))
@@ -282,8 +288,11 @@ class StageCompiler(ClauseCompiler):
             if col.ref_key == key:
                 return col
         if self.stage.aggregated and key is not None and key[0] == "field":
-            # Clients sometimes sort on the plain field of a bucketed breakout: one candidate is enough.
+            # Clients sometimes sort on the plain field of a bucketed breakout (and auto-bucketing makes
+            # that the rule for date breakouts): as Metabase's reconcile-breakout-and-order-by-bucketing,
+            # a plain ref takes the bucketing of the field's first breakout.
             same_field = [c for c in self.breakout_cols if c.ref_key and c.ref_key[:4] == key[:4]]
-            if len(same_field) == 1:
+            plain = key[4] is None and key[5] is None
+            if same_field and (plain or len(same_field) == 1):
                 return same_field[0]
         return None

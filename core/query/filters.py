@@ -114,7 +114,13 @@ class FilterCompiler:
             return parsed, ("day" if not isinstance(parsed, dt.datetime) else None)
         if isinstance(v, list) and v and v[0] == "relative-datetime":
             unit = v[2] if len(v) > 2 else None
-            return self.relative(v[1:], unit_hint), unit
+            value = self.relative(v[1:], unit_hint)
+            # Metabase truncates a relative datetime to its own unit before comparing (sql.qp's
+            # relative-datetime), so "= day-bucketed field, one month ago" means the first day of
+            # last month, not today's date last month.
+            if unit in temporal.TRUNCATION_UNITS:
+                value = temporal.truncate(value, unit)
+            return value, unit
         return None
 
     def relative(self, args: list, unit_hint: str | None) -> dt.datetime:

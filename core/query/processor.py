@@ -96,10 +96,13 @@ class Result:
     """Columns known up front, rows streamed once; closing runs the callbacks exactly once."""
 
     def __init__(self, context: QueryContext, cols: list[dict], rows: Iterator[tuple], native_form: dict | None,
-                 closer: Callable[[], None] | None = None, cached: dt.datetime | None = None):
+                 closer: Callable[[], None] | None = None, cached: dt.datetime | None = None,
+                 csv: Callable | None = None):
         self.context = context
         self.cols = cols
         self._rows = rows
+        self._csv = csv
+        self._started = False
         self.native_form = native_form
         self._closer = closer
         self.cached = cached
@@ -123,11 +126,37 @@ class Result:
         end = self.finished_at or time.monotonic()
         return int((end - self.context.started) * 1000)
 
+    @property
+    def writes_csv(self) -> bool:
+        """Whether csv_chunks can be read: the driver writes CSV text itself (core.driver.QueryResult.csv),
+        no row has been read, and nothing needs the rows as values (the cache's tap does)."""
+        return self._csv is not None and not self._started and not self._taps
+
+    def csv_chunks(self, layout, size: int) -> Iterator[bytes]:
+        """The rows as CSV text written by the driver (core.driver.CsvLayout), in chunks of about
+        `size` bytes, cut at the row limit; closes the result at the end. Only when writes_csv."""
+        assert self.writes_csv
+        self._started = True
+        limit = self.context.max_rows
+        with self._reading():
+            while True:
+                text, count, more = self._csv(layout, size, None if limit is None else limit - self.row_count)
+                self.row_count += count
+                if text:
+                    yield text
+                if not more:
+                    break
+                if limit is not None and self.row_count >= limit:
+                    self.truncated = True
+                    break
+            self._note_limit()
+
     def batches(self, size: int = BATCH) -> Iterator[list]:
         """The rows in lists of up to `size`, cut at the row limit; closes the result at the end."""
+        self._started = True
         limit = self.context.max_rows
         source = iter(self._rows)
-        try:
+        with self._reading():
             while True:
                 want = size if limit is None else min(size, limit - self.row_count)
                 if want <= 0:
@@ -141,8 +170,18 @@ class Result:
                 for tap in self._taps:
                     tap(batch)
                 yield batch
-            if limit is not None and self.row_count == limit and self.context.limit_from_constraints:
-                self.truncated = True
+            self._note_limit()
+
+    def _note_limit(self) -> None:
+        limit = self.context.max_rows
+        if limit is not None and self.row_count == limit and self.context.limit_from_constraints:
+            self.truncated = True
+
+    @contextlib.contextmanager
+    def _reading(self):
+        """Around reading the rows: a failure is recorded (as QueryFailed) and the result closes at the end."""
+        try:
+            yield
         except QueryFailed as exc:
             self.error = exc
             raise
@@ -614,7 +653,7 @@ def execute_query(context: QueryContext) -> Result:
         raise _failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
-    return Result(context, cols, raw.rows, stmt.native_form, stack.close)
+    return Result(context, cols, raw.rows, stmt.native_form, stack.close, csv=raw.csv)
 
 
 # --------------------------------------------------------------------------------------------------

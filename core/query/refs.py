@@ -96,6 +96,14 @@ class Context:
             self._fields[field_id] = f
         return self._fields[field_id]
 
+    def field_types(self, field_id: int) -> tuple[str | None, str | None] | None:
+        """A field's (base_type, effective_type), or None when it is not a field of this database."""
+        try:
+            f = self.field(field_id)
+        except Invalid:
+            return None
+        return f.base_type, f.effective_type
+
     def field_named(self, table: Table, name: str) -> Field:
         f = self.session.scalars(sa_select(Field).where(Field.table_id == table.id, Field.name == name,
                                                         Field.parent_id.is_(None))).first()

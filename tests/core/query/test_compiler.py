@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
+import sqlglot
+from sqlglot import exp
 
 from core.errors import Invalid
 from core.query.compiler import apply_limit, compile_query
@@ -80,6 +82,13 @@ GOLDEN_CASES = {
         ["sum", f("ORDERS.TOTAL")], ["offset", {"name": "previous"}, ["sum", f("ORDERS.TOTAL")], -1],
         ["/", ["count"], ["offset", {}, ["count"], 1]]],
         "breakout": [f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"), f("ORDERS.CREATED_AT", temporal_unit="month")],
+        "order-by": [["desc", ["aggregation", 0]]]},
+    # Running totals partitioned by the category, accumulating along the (finest temporal) year, the
+    # query's sort on count first in the window; rows sorted category then year.
+    "cumulative": {"source-table": "$$ORDERS", "aggregation": [
+        ["count"], ["cum-count"], ["cum-sum", f("ORDERS.QUANTITY")]],
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"),
+                     f("ORDERS.CREATED_AT", temporal_unit="month-of-year")],
         "order-by": [["desc", ["aggregation", 0]]]},
 }
 # Cases that need a driver feature: compiled only for the engines declaring it.
@@ -481,3 +490,31 @@ def test_features_a_driver_lacks_are_400s(metadata, clause, fragment):
         compile_query(session, query(clause), Bare)
     assert "TESSERA_" in compile_query(session, query(clause), SQLiteDriver).sql
     compile_query(session, query(["convert-timezone", f("PEOPLE.CREATED_AT"), "+09:00"]), Bare)
+
+
+@pytest.mark.parametrize("breakouts, partition, along", [
+    ([f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"), f("ORDERS.CREATED_AT", temporal_unit="year")], [0], 1),
+    ([f("ORDERS.CREATED_AT", temporal_unit="year"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID")], [1], 0),
+    # no temporal breakout: accumulate along the last one
+    ([f("ORDERS.QUANTITY"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID")], [0], 1),
+    # an extracted part can be the finest: month-of-year ranks below year, day below day-of-year
+    ([f("ORDERS.CREATED_AT", temporal_unit="year"), f("ORDERS.CREATED_AT", temporal_unit="month-of-year")], [0], 1),
+    ([f("ORDERS.CREATED_AT", temporal_unit="day"), f("ORDERS.CREATED_AT", temporal_unit="day-of-year")], [1], 0),
+    # equal granularity (an unbucketed date counts as a day): the leftmost wins
+    ([f("ORDERS.QUANTITY"), f("PEOPLE.BIRTH_DATE", source_field="$ORDERS.USER_ID"),
+      f("ORDERS.CREATED_AT", temporal_unit="day")], [0, 2], 1),
+    # Metabase's granularity table has no second or millisecond: such a breakout is not temporal there
+    ([f("ORDERS.CREATED_AT", temporal_unit="second"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID")], [0], 1),
+])
+def test_which_breakout_a_running_total_follows(metadata, breakouts, partition, along):
+    """cum-sum's window is partitioned by every breakout but the finest temporal one and accumulates along
+    that one (Metabase's nest-breakouts granularity); the rows are sorted with it last."""
+    compiled = compile_case(metadata, "sqlite", {"source-table": "$$ORDERS", "breakout": breakouts,
+                                                 "aggregation": [["cum-sum", f("ORDERS.QUANTITY")]]})
+    tree = sqlglot.parse_one(compiled.sql, read="sqlite")
+    groups = [g.sql() for g in tree.args["group"].expressions]
+    window = tree.find(exp.Window)
+    assert [p.sql() for p in window.args.get("partition_by") or []] == [groups[i] for i in partition]
+    assert [o.this.sql() for o in window.args["order"].expressions][-1] == groups[along]
+    aliases = [c["name"] for c in compiled.columns]
+    assert tree.args["order"].expressions[-1].this.name == aliases[along]

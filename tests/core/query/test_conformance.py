@@ -58,6 +58,7 @@ def orders_where(pred) -> int:
 
 
 PRODUCT = {p["ID"]: p for p in R["PRODUCTS"]}
+PEOPLE_BY_ID = {p["ID"]: p for p in R["PEOPLE"]}
 
 
 def email_host(email: str) -> str:
@@ -86,6 +87,47 @@ def per_category_years(category: str) -> list[tuple]:
     counts = Counter(o["CREATED_AT"].year for o in R["ORDERS"] if PRODUCT[o["PRODUCT_ID"]]["CATEGORY"] == category)
     years = sorted(counts)
     return [(dt.datetime(y, 1, 1), counts[y], counts[years[i - 1]] if i else None) for i, y in enumerate(years)]
+
+
+def category_of(o) -> str:
+    return PRODUCT[o["PRODUCT_ID"]]["CATEGORY"]
+
+
+def year_of(o) -> dt.datetime:
+    return dt.datetime(o["CREATED_AT"].year, 1, 1)
+
+
+def quarter_of(o) -> dt.datetime:
+    return dt.datetime(o["CREATED_AT"].year, 3 * ((o["CREATED_AT"].month - 1) // 3) + 1, 1)
+
+
+def running(groups: dict, partition, order_key, values) -> list[tuple]:
+    """Rows of (group key..., values..., running totals of those values): groups visited by `order_key`,
+    totals restarting whenever `partition(key)` changes. Written independently of the compiler's windows."""
+    rows, totals, current = [], None, object()
+    for key in sorted(groups, key=order_key):
+        if partition(key) != current:
+            current, totals = partition(key), [0] * len(values)
+        own = [value(groups[key]) for value in values]
+        totals = [t + v for t, v in zip(totals, own)]
+        rows.append((*key, *own, *totals))
+    return rows
+
+
+def grouped(key) -> dict:
+    groups: dict = {}
+    for o in R["ORDERS"]:
+        groups.setdefault(key(o), []).append(o)
+    return groups
+
+
+def quantity(rows) -> int:
+    return sum(o["QUANTITY"] for o in rows)
+
+
+BY_CATEGORY = grouped(lambda o: (category_of(o),))
+# the quantity order differs from the name order, so a running total that ignored the sort would show
+assert sorted(BY_CATEGORY, key=lambda k: -quantity(BY_CATEGORY[k])) != sorted(BY_CATEGORY)
 
 
 # categories by order count, most first (ties by name, the implicit breakout order)
@@ -290,6 +332,33 @@ CASES = [
                            "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="week"),
                                       ["relative-datetime", -1, "week"]]}, True, (),
      [(orders_where(lambda o: dt.datetime(2025, 6, 8) <= o["CREATED_AT"] < dt.datetime(2025, 6, 15)),)]),
+    # ---- default day bucketing (Metabase's auto-bucket-datetimes) ----
+    ("auto-bucket-breakout", {"source-table": ORDERS, "aggregation": [["count"]], "breakout": [f("ORDERS.CREATED_AT")]},
+     True, (), count_by(dt.datetime.combine(o["CREATED_AT"].date(), dt.time()) for o in R["ORDERS"])),
+    ("auto-bucket-date-breakout", {"source-table": PEOPLE, "aggregation": [["count"]],
+                                   "breakout": [f("PEOPLE.BIRTH_DATE")]}, True, (),
+     count_by(p["BIRTH_DATE"] for p in R["PEOPLE"])),
+    ("auto-bucket-implicit-join-breakout", {"source-table": ORDERS, "aggregation": [["sum", f("ORDERS.QUANTITY")]],
+                                            "breakout": [fk("PEOPLE.CREATED_AT", "ORDERS.USER_ID")]}, True, (),
+     sorted((day, quantity(rows)) for (day,), rows in grouped(
+         lambda o: (dt.datetime.combine(PEOPLE_BY_ID[o["USER_ID"]]["CREATED_AT"].date(), dt.time()),)).items())),
+    ("auto-bucket-nested-breakout", {"source-query": {"source-table": ORDERS, "fields": [f("ORDERS.ID"), f("ORDERS.CREATED_AT")]},
+                                     "aggregation": [["count"]],
+                                     "breakout": [["field", "CREATED_AT", {"base-type": "type/DateTime"}]]}, True, (),
+     count_by(dt.datetime.combine(o["CREATED_AT"].date(), dt.time()) for o in R["ORDERS"])),
+    ("auto-bucket-default-unit-is-raw", {"source-table": ORDERS, "aggregation": [["count"]],
+                                         "breakout": [f("ORDERS.CREATED_AT", temporal_unit="default")]}, True, (),
+     count_by(o["CREATED_AT"].replace(microsecond=0) for o in R["ORDERS"])),
+    ("auto-bucket-filter-after-date", {"source-table": ORDERS, "aggregation": [["count"]],
+                                       "filter": ["and", [">", f("ORDERS.CREATED_AT"), "2025-06-01"],
+                                                  ["<=", f("ORDERS.CREATED_AT"), "2025-06-10"]]}, True, (),
+     [(orders_where(lambda o: dt.date(2025, 6, 1) < o["CREATED_AT"].date() <= dt.date(2025, 6, 10)),)]),
+    # A relative datetime is truncated to its own unit, then compared with the day-bucketed column:
+    # from the first day of the month 13 months back through the first day of last month, inclusive.
+    ("auto-bucket-relative-month-bounds", {"source-table": ORDERS, "aggregation": [["count"]],
+                                           "filter": ["between", f("ORDERS.CREATED_AT"), ["relative-datetime", -13, "month"],
+                                                      ["relative-datetime", -1, "month"]]}, True, (),
+     [(orders_where(lambda o: dt.date(2024, 5, 1) <= o["CREATED_AT"].date() <= dt.date(2025, 5, 1)),)]),
     ("extraction-filter", {"source-table": ORDERS, "aggregation": [["count"]],
                            "filter": ["=", f("ORDERS.CREATED_AT", temporal_unit="day-of-week"), 1]}, True, (),
      [(orders_where(lambda o: o["CREATED_AT"].weekday() == 6),)]),
@@ -473,6 +542,47 @@ CASES = [
     ("cumulative-partitioned", {"source-table": ORDERS, "aggregation": [["cum-count"]],
                                 "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID"),
                                              f("ORDERS.CREATED_AT", temporal_unit="year")]}, True, (), None),
+    # Metabase's window (sql.qp window-aggregation-over-rows): partitioned by every breakout but the finest
+    # temporal one (the last when none is temporal), ordered by the query's order-by then the breakouts, the
+    # finest temporal one last; the rows come back in that order too. Expected rows are computed in Python.
+    ("cumulative-temporal-breakout-first", {
+        "source-table": ORDERS, "aggregation": [["count"], ["cum-count"], ["cum-sum", f("ORDERS.QUANTITY")]],
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"), fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]},
+     True, (), [(year, category, n, total_n, total_q) for year, category, n, _q, total_n, total_q in running(
+         grouped(lambda o: (year_of(o), category_of(o))), lambda k: k[1], lambda k: (k[1], k[0]), (len, quantity))]),
+    ("cumulative-extracted-unit-is-finer", {
+        "source-table": ORDERS, "aggregation": [["count"], ["cum-count"]],
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="month-of-year"),
+                     f("ORDERS.CREATED_AT", temporal_unit="year")]},
+     True, (), [(month, year, n, total) for month, year, n, total in running(
+         grouped(lambda o: (o["CREATED_AT"].month, year_of(o))), lambda k: k[1], lambda k: (k[1], k[0]), (len,))]),
+    ("cumulative-follows-aggregation-order", {
+        "source-table": ORDERS, "aggregation": [["sum", f("ORDERS.QUANTITY")], ["cum-sum", f("ORDERS.QUANTITY")],
+                                                ["cum-count"]],
+        "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")], "order-by": [["desc", ["aggregation", 0]]]},
+     True, (), [(category, q, total_q, total_n) for category, q, _n, total_q, total_n in running(
+         BY_CATEGORY, lambda k: None, lambda k: (-quantity(BY_CATEGORY[k]), k), (quantity, len))]),
+    ("cumulative-descending-breakout-then-limit", {
+        "source-table": ORDERS, "aggregation": [["cum-sum", f("ORDERS.QUANTITY")]],
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="quarter")],
+        "order-by": [["desc", f("ORDERS.CREATED_AT", temporal_unit="quarter")]], "limit": 3},
+     True, (), [(quarter, total) for quarter, _q, total in running(
+         grouped(lambda o: (quarter_of(o),)), lambda k: None, lambda k: -k[0].timestamp(), (quantity,))][:3]),
+    ("cumulative-sorted-on-itself", {
+        "source-table": ORDERS, "aggregation": [["cum-count"]], "order-by": [["desc", ["aggregation", 0]]],
+        "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"), fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]},
+     True, (), sorted(((year, category, total) for year, category, _n, total in running(
+         grouped(lambda o: (year_of(o), category_of(o))), lambda k: k[1], lambda k: (k[1], k[0]), (len,))),
+         key=lambda r: (-r[2], r[1], r[0]))),
+    ("cumulative-no-temporal-breakout", {
+        "source-table": ORDERS, "aggregation": [["cum-sum", f("ORDERS.QUANTITY")]],
+        "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID"), fk("PEOPLE.SOURCE", "ORDERS.USER_ID")]},
+     True, (), [(category, source, total) for category, source, _q, total in running(
+         grouped(lambda o: (category_of(o), PEOPLE_BY_ID[o["USER_ID"]]["SOURCE"])), lambda k: k[0],
+         lambda k: (k[0], k[1] is not None, k[1] or ""), (quantity,))]),
+    ("cumulative-without-breakout", {
+        "source-table": ORDERS, "aggregation": [["cum-sum", f("ORDERS.QUANTITY")], ["cum-count"]]},
+     True, (), [(quantity(R["ORDERS"]), len(R["ORDERS"]))]),
     ("stddev-var", {"source-table": ORDERS, "aggregation": [["stddev", f("ORDERS.TOTAL")], ["var", f("ORDERS.QUANTITY")]]},
      True, ("standard-deviation-aggregations",), None),
     ("median-percentile", {"source-table": ORDERS, "aggregation": [["median", f("ORDERS.TOTAL")],
@@ -499,8 +609,9 @@ CASES = [
     ("offset-partitioned", {"source-table": ORDERS, "aggregation": [["count"], ["offset", {}, ["count"], -1]],
                             "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"),
                                          fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")]}, True, (),
+     # rows come sorted as Metabase's window stage sorts them: category, then the (finest temporal) year
      sorted(((year, category, n, previous) for category in sorted({p["CATEGORY"] for p in R["PRODUCTS"]})
-             for year, n, previous in per_category_years(category)), key=lambda r: (r[0], r[1]))),
+             for year, n, previous in per_category_years(category)), key=lambda r: (r[1], r[0]))),
     ("offset-over-order-by", {"source-table": ORDERS, "aggregation": [["count"], ["offset", {}, ["count"], 1]],
                               "breakout": [fk("PRODUCTS.CATEGORY", "ORDERS.PRODUCT_ID")],
                               "order-by": [["desc", ["aggregation", 0]]]}, True, (),

@@ -20,25 +20,35 @@ from tests.plugins.test_databases import add_sample
 CLEAN_BATCH = range(2001, 4001)  # the second batch of 2,000 rows holds no awkward value
 
 
-def both_ways(admin, monkeypatch, body: dict, formatted: bool | None = True) -> bytes:
-    """The download with the batch formatter, asserted equal to the csv module's own; returned.
-    `formatted`: whether some batch passed the check (True), none did (False), or either (None)."""
-    outcomes = []
-    real = csv_export.format_batch
+def both_ways(admin, monkeypatch, body: dict, formatted: bool | None = True, driver: bool | None = None) -> bytes:
+    """The download written by the driver itself (where it can), by the batch formatter and by the
+    csv module alone, asserted equal; returned. `formatted`: whether some batch passed the batch
+    formatter's check (True), none did (False), or either (None); `driver`: whether the driver
+    wrote the rows (SQLite's C reader), when not None."""
+    from core.query.processor import Result
+
+    outcomes, drivers = [], []
+    real, real_chunks = csv_export.format_batch, Result.csv_chunks
     monkeypatch.setattr(csv_export, "format_batch", lambda *a: outcomes.append(real(*a) is not None) or real(*a))
+    monkeypatch.setattr(Result, "csv_chunks", lambda *a: drivers.append(True) or real_chunks(*a))
     out = []
-    for batch_format in (True, False):
+    for driver_writes, batch_format in ((True, True), (False, True), (False, False)):
+        monkeypatch.setattr(csv_export, "DRIVER_WRITES", driver_writes)
         monkeypatch.setattr(csv_export, "BATCH_FORMAT", batch_format)
         response = admin.post("/api/dataset/csv", json=body)
         data = response.get_data()  # read whole before the next request
         response.close()
         assert response.status_code == 200, data
         out.append(data)
+    monkeypatch.setattr(csv_export, "DRIVER_WRITES", True)
     monkeypatch.setattr(csv_export, "BATCH_FORMAT", True)
     monkeypatch.setattr(csv_export, "format_batch", real)
-    assert out[0] == out[1]
+    monkeypatch.setattr(Result, "csv_chunks", real_chunks)
+    assert out[0] == out[1] == out[2]
     if formatted is not None:
         assert any(outcomes) is formatted, outcomes
+    if driver is not None:
+        assert bool(drivers) is driver
     return out[0]
 
 
@@ -47,9 +57,10 @@ def tables(admin, database_id: int) -> dict:
     return {t["name"]: t for t in metadata["tables"]}
 
 
-def export_table(admin, monkeypatch, database_id: int, table: dict, formatted: bool | None = True, **extra) -> bytes:
+def export_table(admin, monkeypatch, database_id: int, table: dict, formatted: bool | None = True,
+                 driver: bool | None = None, **extra) -> bytes:
     query = {"database": database_id, "type": "query", "query": {"source-table": table["id"]}}
-    return both_ways(admin, monkeypatch, {"query": query, **extra}, formatted)
+    return both_ways(admin, monkeypatch, {"query": query, **extra}, formatted, driver)
 
 
 def test_sample_database_tables(app, admin, monkeypatch, sample_database_file):
@@ -58,11 +69,11 @@ def test_sample_database_tables(app, admin, monkeypatch, sample_database_file):
     assert set(found) == {"ORDERS", "PEOPLE", "PRODUCTS", "REVIEWS"}
     for name, table in found.items():
         # Review bodies are sentences with commas: the csv module quotes them.
-        data = export_table(admin, monkeypatch, database_id, table, None if name == "REVIEWS" else True)
+        data = export_table(admin, monkeypatch, database_id, table, None if name == "REVIEWS" else True, driver=True)
         assert data.count(b"\n") > 100
     orders = export_table(admin, monkeypatch, database_id, found["ORDERS"]).decode().splitlines()
     assert len(orders) == 18760 + 1
-    formatted = export_table(admin, monkeypatch, database_id, found["ORDERS"], False, format_rows=True)
+    formatted = export_table(admin, monkeypatch, database_id, found["ORDERS"], False, driver=True, format_rows=True)
     assert b'"' in formatted  # formatted numbers hold commas: those batches go through the csv module
 
 
@@ -106,7 +117,7 @@ def test_awkward_values_on_sqlite(app, admin, monkeypatch):
     wait_for_sync(app)
     database_id = created.json["id"]
     table = tables(admin, database_id)["awkward"]
-    data = export_table(admin, monkeypatch, database_id, table).decode()
+    data = export_table(admin, monkeypatch, database_id, table, driver=True).decode()
     lines = data.split("\n")
     assert lines[0] == "ID,Label,Amount,Anything,At,Day,Flag,Big"
     assert lines[5] == "5,item 5,1.25,5,2024-06-06,2023-06-01,1,5000000000000"
@@ -171,7 +182,7 @@ def test_awkward_values_on_server_engines(app, admin, monkeypatch, engine):
         wait_for_sync(app)
         database_id = created.json["id"]
         table = tables(admin, database_id)["awkward"]
-        data = export_table(admin, monkeypatch, database_id, table).decode()
+        data = export_table(admin, monkeypatch, database_id, table, driver=False).decode()
         assert ",0.30000000000000004," in data and '"with,comma"' in data and "2024-06-06" in data
         assert len(list(csv.reader(io.StringIO(data.replace("\r", "<CR>"))))) == 6501
         export_table(admin, monkeypatch, database_id, table, None, format_rows=True)
@@ -276,9 +287,11 @@ def test_float_memo_keeps_signs_types_and_gives_up(monkeypatch):
     floats = [(0.0,), (-0.0,), (1.0,), (float("nan"),), (None,), (1.0,), (2.5,), (-0.0,), (1e20,), (0.1 + 0.2,)]
     mixed = [(1,), ("2.5",), (True,), (2.5,), (-0.0,)]
     rows = floats * 500 + [(i / 7,) for i in range(6000)] + mixed * 400 + floats * 300
-    assert b"".join(csv_export.write(columns, iter(rows), {})) == csv_module(columns, rows)
+    # A bool among them goes through the column's writer, as it would first in its column.
+    shown = [("true",) if type(r[0]) is bool else r for r in rows]
+    assert b"".join(csv_export.write(columns, iter(rows), {})) == csv_module(columns, shown)
     monkeypatch.setattr(csv_export._FloatText, "SIZE", 50)
-    memo = csv_export._FloatText()
+    memo = csv_export._FloatText(csv_export._AsTheyAre(repr))
     assert memo.column([0.5, 1.5, None]) == ["0.5", "1.5", None] and memo.on
     assert memo.column([1, 0.5]) == [1, 0.5]  # an int among them: the values as they are
     memo.column([i / 3 for i in range(1, 41)])
@@ -286,3 +299,35 @@ def test_float_memo_keeps_signs_types_and_gives_up(monkeypatch):
     assert memo.column([i / 3 for i in range(1, 101)]) == [repr(i / 3) for i in range(1, 101)]
     assert not memo.on and len(memo.memo) == 50  # full, and still missing
     assert memo.column([0.5]) == [0.5]
+
+
+def test_driver_written_downloads_keep_the_row_limit_and_leave_the_cache_its_values(app, admin, orders, monkeypatch):
+    """A capped download stops at its cap (and says it was cut) whoever writes the text; a result the
+    cache taps is written from the values, since the cache keeps them."""
+    from sqlalchemy import select
+
+    from core.db import session as request_session
+    from core.models import User
+    from core.query import processor
+
+    query = {"database": orders.database_id, "type": "query", "query": {"source-table": orders.table_id}}
+    # Native: the cap is the reader's to keep (an MBQL query's SQL carries it as a LIMIT).
+    native = {"database": orders.database_id, "type": "native", "native": {"query": "SELECT * FROM orders"}}
+    with app.test_request_context():
+        session = request_session()
+        user = session.scalar(select(User).where(User.is_superuser.is_(True)))
+        files = []
+        for driver_writes in (True, False):
+            monkeypatch.setattr(csv_export, "DRIVER_WRITES", driver_writes)
+            result = processor.open_query(session, user, native, export_format="csv", download_cap=3)
+            assert result.writes_csv
+            files.append(b"".join(csv_export.write(result.cols, result, {})))
+            assert result.truncated and result.row_count == 3
+        assert files[0] == files[1] and files[0].count(b"\n") == 4
+        result = processor.open_query(session, user, query, export_format="csv")
+        kept = []
+        result.tap(kept.extend)
+        assert not result.writes_csv
+        monkeypatch.setattr(csv_export, "DRIVER_WRITES", True)
+        data = b"".join(csv_export.write(result.cols, result, {}))
+        assert len(kept) == orders.count == data.count(b"\n") - 1 and not result.truncated

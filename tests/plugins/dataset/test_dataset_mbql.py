@@ -192,3 +192,28 @@ def test_temporal_unit_parameter(admin, orders):
     bad = admin.post("/api/dataset", json=mbql(orders, {"aggregation": [["count"]], "breakout": [ref]}, parameters=[
         {"type": "temporal-unit", "target": ["dimension", ref], "value": "fortnight"}]))
     assert bad.status_code == 400
+
+
+def test_date_breakout_without_unit_groups_by_day(admin, orders):
+    """Metabase's auto-bucket-datetimes: the breakout gets `day`, and data.cols says so."""
+    f = orders.fields
+    query = mbql(orders, {"aggregation": [["count"]], "breakout": [["field", f["created_at"], None]]})
+    body = admin.post("/api/dataset", json=query).json
+    assert body["status"] == "completed", body
+    expected: dict = {}
+    for row in order_rows(2500):
+        expected[row[3][:10]] = expected.get(row[3][:10], 0) + 1
+    assert {r[0][:10]: r[1] for r in body["data"]["rows"]} == expected
+    assert [r[0][:10] for r in body["data"]["rows"]] == sorted(expected)
+    col = body["data"]["cols"][0]
+    assert col["unit"] == "day"
+    assert col["field_ref"] == ["field", f["created_at"], {"temporal-unit": "day"}]
+    assert col["display_name"] == "Created At: Day"
+    native = admin.post("/api/dataset/native", json=query).json["query"]
+    assert "'start of day'" in native.split("GROUP BY")[1]
+    # `default` is the way to ask for the raw instant
+    raw = mbql(orders, {"aggregation": [["count"]], "breakout": [["field", f["created_at"], {"temporal-unit": "default"}]]})
+    body = admin.post("/api/dataset", json=raw).json
+    assert body["row_count"] == 2500
+    assert body["data"]["cols"][0]["unit"] == "default"
+    assert body["data"]["cols"][0]["field_ref"] == ["field", f["created_at"], {"temporal-unit": "default"}]

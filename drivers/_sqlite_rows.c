@@ -1,0 +1,623 @@
+/* drivers._sqlite_rows: one SQLite statement, run on the database handle of a connection opened by
+ * Python's sqlite3 module, read either as tuples or as CSV text made in C.
+ *
+ * Why it exists: a CSV download of a million rows through the sqlite3 module spends most of its
+ * time making a Python object for every cell and then formatting it (docs/ARCHITECTURE.md,
+ * "Exports, CSV speed"). Here a cell goes from SQLite's buffer to the text without becoming an
+ * object. The statement runs on the sqlite3 module's own handle, so everything the SQLite driver
+ * set on that connection applies unchanged: the authorizer, read-only mode, the attach limit, its
+ * SQL functions and the timeout's progress handler.
+ *
+ * The text follows the rules core.export.csv states (its CsvLayout): NULL is empty; an integer is
+ * written as str() writes it and a real as repr() does; text is written as it is, quoted when it
+ * holds the separator, a double quote or a line break; a row whose only cell is empty is "". A
+ * "text-datetime" column writes SQLite's "YYYY-MM-DD HH:MM:SS" as core.export.formatting's
+ * text_datetime does. A value this module does not write itself goes to the column's Python
+ * callable, and what that returns is written as the csv module writes a cell.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <sqlite3.h>
+#include <string.h>
+
+/* The start of the sqlite3 module's Connection object (CPython 3.8 to 3.14 keep this layout). */
+typedef struct {
+    PyObject_HEAD
+    sqlite3 *db;
+} ConnectionHead;
+
+enum { KIND_PLAIN = 0, KIND_TEXT_DATETIME = 1, KIND_CALL = 2 };
+enum { STATE_ROW, STATE_DONE };
+
+static PyTypeObject *connection_type;
+static PyObject *err_operational, *err_database, *err_integrity, *err_data, *err_internal, *err_interface,
+                *err_programming;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *connection;
+    PyObject *names;  /* the column names, read once the statement is prepared */
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    int ncols;
+    int state;
+    /* the layout */
+    int has_layout;
+    char special[256];  /* bytes that make a text cell quoted */
+    char separator;
+    int *kinds;
+    PyObject *calls;  /* tuple, one callable or None per column */
+    /* the text being written */
+    char *buf;
+    Py_ssize_t len, cap;
+} Statement;
+
+/* ---- errors ------------------------------------------------------------------------------------ */
+
+static PyObject *error_class(int code) {
+    switch (code & 0xff) {
+    case SQLITE_INTERNAL: case SQLITE_NOTFOUND: return err_internal;
+    case SQLITE_CORRUPT: return err_database;
+    case SQLITE_TOOBIG: return err_data;
+    case SQLITE_CONSTRAINT: case SQLITE_MISMATCH: return err_integrity;
+    case SQLITE_MISUSE: case SQLITE_RANGE: return err_interface;
+    default: return err_operational;
+    }
+}
+
+static void raise_sqlite(sqlite3 *db, int code) {
+    if (PyErr_Occurred()) return;  /* a Python callback failed: keep its exception */
+    if ((code & 0xff) == SQLITE_NOMEM) {
+        PyErr_NoMemory();
+        return;
+    }
+    PyErr_SetString(error_class(code), sqlite3_errmsg(db));
+}
+
+/* ---- stepping ---------------------------------------------------------------------------------- */
+
+static int step(Statement *s) {
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sqlite3_step(s->st);
+    Py_END_ALLOW_THREADS
+    if (rc == SQLITE_ROW) {
+        s->state = STATE_ROW;
+        return 0;
+    }
+    s->state = STATE_DONE;
+    if (rc == SQLITE_DONE) return 0;
+    raise_sqlite(s->db, rc);
+    return -1;
+}
+
+/* ---- the output buffer ------------------------------------------------------------------------- */
+
+static int reserve(Statement *s, Py_ssize_t more) {
+    if (s->len + more <= s->cap) return 0;
+    Py_ssize_t cap = s->cap ? s->cap : 65536;
+    while (cap < s->len + more) cap *= 2;
+    char *grown = PyMem_Realloc(s->buf, cap);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->buf = grown;
+    s->cap = cap;
+    return 0;
+}
+
+static int put(Statement *s, const char *data, Py_ssize_t n) {
+    if (reserve(s, n) < 0) return -1;
+    memcpy(s->buf + s->len, data, n);
+    s->len += n;
+    return 0;
+}
+
+static int put_int(Statement *s, sqlite3_int64 v) {
+    char digits[24];
+    int i = sizeof digits;
+    /* Negatives are built from the negative side, so INT64_MIN needs no special case. */
+    int negative = v < 0;
+    if (!negative) v = -v;
+    do {
+        digits[--i] = (char)('0' - (v % 10));
+        v /= 10;
+    } while (v);
+    if (negative) digits[--i] = '-';
+    return put(s, digits + i, sizeof digits - i);
+}
+
+static int put_real(Statement *s, double v) {
+    char *text = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);  /* what repr() writes */
+    if (text == NULL) return -1;
+    int rc = put(s, text, (Py_ssize_t)strlen(text));
+    PyMem_Free(text);
+    return rc;
+}
+
+/* Text as a csv cell: as it is, or quoted with its double quotes doubled when it holds a special byte. */
+static int put_text(Statement *s, const unsigned char *text, Py_ssize_t n) {
+    Py_ssize_t i;
+    for (i = 0; i < n; i++)
+        if (s->special[text[i]]) break;
+    if (i == n) return put(s, (const char *)text, n);
+    Py_ssize_t quotes = 0;
+    for (i = 0; i < n; i++) quotes += text[i] == '"';
+    if (reserve(s, n + quotes + 2) < 0) return -1;
+    char *out = s->buf + s->len;
+    *out++ = '"';
+    for (i = 0; i < n; i++) {
+        if (text[i] == '"') *out++ = '"';
+        *out++ = (char)text[i];
+    }
+    *out++ = '"';
+    s->len = out - s->buf;
+    return 0;
+}
+
+/* What the csv module writes for a Python value: None empty, a float its repr(), anything else str(). */
+static int put_object(Statement *s, PyObject *value) {
+    if (value == Py_None) return 0;
+    PyObject *text = PyUnicode_Check(value) ? (Py_INCREF(value), value)
+                   : PyFloat_Check(value) ? PyObject_Repr(value) : PyObject_Str(value);
+    if (text == NULL) return -1;
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    int rc = utf8 == NULL ? -1 : put_text(s, (const unsigned char *)utf8, n);
+    Py_DECREF(text);
+    return rc;
+}
+
+/* ---- cells ------------------------------------------------------------------------------------- */
+
+static int is_ascii(const unsigned char *text, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (text[i] & 0x80) return 0;
+    return 1;
+}
+
+/* A text cell as the sqlite3 module returns it: a str, decoded strictly. */
+static PyObject *text_object(Statement *s, int column) {
+    const char *text = (const char *)sqlite3_column_text(s->st, column);
+    Py_ssize_t n = sqlite3_column_bytes(s->st, column);
+    if (text == NULL) {
+        if (sqlite3_errcode(s->db) == SQLITE_NOMEM) return PyErr_NoMemory();
+        return PyUnicode_FromStringAndSize("", 0);
+    }
+    PyObject *value = PyUnicode_DecodeUTF8(text, n, NULL);
+    if (value == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        PyErr_Clear();
+        PyErr_Format(err_operational, "Could not decode to UTF-8 column '%s' with text '%.40s'",
+                     sqlite3_column_name(s->st, column), text);
+    }
+    return value;
+}
+
+/* The cell as the Python value the sqlite3 module would return for it. */
+static PyObject *cell_object(Statement *s, int column) {
+    switch (sqlite3_column_type(s->st, column)) {
+    case SQLITE_INTEGER: return PyLong_FromLongLong(sqlite3_column_int64(s->st, column));
+    case SQLITE_FLOAT: return PyFloat_FromDouble(sqlite3_column_double(s->st, column));
+    case SQLITE_TEXT: return text_object(s, column);
+    case SQLITE_BLOB: {
+        const void *data = sqlite3_column_blob(s->st, column);
+        return PyBytes_FromStringAndSize(data, data ? sqlite3_column_bytes(s->st, column) : 0);
+    }
+    default: Py_RETURN_NONE;
+    }
+}
+
+static int put_called(Statement *s, int column) {
+    PyObject *call = PyTuple_GET_ITEM(s->calls, column);
+    PyObject *value = cell_object(s, column);
+    if (value == NULL) return -1;
+    if (call != Py_None) {
+        PyObject *written = PyObject_CallOneArg(call, value);
+        Py_DECREF(value);
+        if (written == NULL) return -1;
+        value = written;
+    }
+    int rc = put_object(s, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static const char *const MIDNIGHTS[] = {"00:00:00", "00:00:00.000", "00:00:00.000000"};
+
+/* SQLite's datetime text ("2024-01-05 13:45:00") as text_datetime writes it: "2024-01-05T13:45:00",
+ * or the date alone at midnight. Returns 1 when written, 0 when the text has another shape. */
+static int put_text_datetime(Statement *s, const unsigned char *text, Py_ssize_t n, int *rc) {
+    if (n < 19 || text[10] != ' ') return 0;
+    for (size_t m = 0; m < sizeof MIDNIGHTS / sizeof *MIDNIGHTS; m++)
+        if ((Py_ssize_t)strlen(MIDNIGHTS[m]) == n - 11 && memcmp(text + 11, MIDNIGHTS[m], n - 11) == 0) {
+            *rc = put_text(s, text, 10);
+            return 1;
+        }
+    if (reserve(s, n + 2) < 0) {
+        *rc = -1;
+        return 1;
+    }
+    Py_ssize_t start = s->len;
+    memcpy(s->buf + s->len, text, n);
+    s->buf[start + 10] = 'T';
+    s->len += n;
+    /* The T and the rest may still need quoting (a comma in the text, say): write it as text. */
+    for (Py_ssize_t i = start; i < s->len; i++)
+        if (s->special[(unsigned char)s->buf[i]]) {
+            char *copy = PyMem_Malloc(n);
+            if (copy == NULL) {
+                PyErr_NoMemory();
+                *rc = -1;
+                return 1;
+            }
+            memcpy(copy, s->buf + start, n);
+            s->len = start;
+            *rc = put_text(s, (const unsigned char *)copy, n);
+            PyMem_Free(copy);
+            return 1;
+        }
+    *rc = 0;
+    return 1;
+}
+
+static int put_cell(Statement *s, int column) {
+    int kind = s->kinds[column];
+    int type = sqlite3_column_type(s->st, column);
+    if (type == SQLITE_NULL) return 0;
+    if (kind == KIND_CALL) return put_called(s, column);
+    switch (type) {
+    case SQLITE_INTEGER: return put_int(s, sqlite3_column_int64(s->st, column));
+    case SQLITE_FLOAT: return put_real(s, sqlite3_column_double(s->st, column));
+    case SQLITE_TEXT: {
+        const unsigned char *text = sqlite3_column_text(s->st, column);
+        Py_ssize_t n = sqlite3_column_bytes(s->st, column);
+        if (text == NULL) return sqlite3_errcode(s->db) == SQLITE_NOMEM ? (PyErr_NoMemory(), -1) : 0;
+        if (!is_ascii(text, n)) {
+            /* Checked (and, for a datetime column, written) by Python: a str's characters are not its bytes. */
+            if (kind == KIND_TEXT_DATETIME) return put_called(s, column);
+            PyObject *value = text_object(s, column);
+            if (value == NULL) return -1;
+            Py_DECREF(value);
+            return put_text(s, text, n);
+        }
+        if (kind == KIND_TEXT_DATETIME) {
+            int rc;
+            if (put_text_datetime(s, text, n, &rc)) return rc;
+        }
+        return put_text(s, text, n);
+    }
+    default: return put_called(s, column);
+    }
+}
+
+/* ---- the Statement type ------------------------------------------------------------------------ */
+
+/* Whether the SQL after the first statement is only blanks and comments (as the sqlite3 module checks). */
+static int only_comments(const char *tail) {
+    const char *p = tail;
+    while (*p) {
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == ';') {
+            p++;
+        } else if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n') p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            if (end == NULL) return 1;
+            p = end + 2;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int bind(Statement *s, PyObject *params) {
+    PyObject *seq = PySequence_Fast(params, "parameters must be a sequence");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n != sqlite3_bind_parameter_count(s->st)) {
+        PyErr_Format(err_programming, "Incorrect number of bindings supplied. The current statement uses %d, "
+                     "and there are %zd supplied.", sqlite3_bind_parameter_count(s->st), n);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        int rc, at = (int)i + 1;
+        if (v == Py_None) {
+            rc = sqlite3_bind_null(s->st, at);
+        } else if (PyLong_Check(v)) {
+            sqlite3_int64 number = PyLong_AsLongLong(v);
+            if (number == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to SQLite INTEGER");
+                Py_DECREF(seq);
+                return -1;
+            }
+            rc = sqlite3_bind_int64(s->st, at, number);
+        } else if (PyFloat_Check(v)) {
+            rc = sqlite3_bind_double(s->st, at, PyFloat_AS_DOUBLE(v));
+        } else if (PyUnicode_Check(v)) {
+            Py_ssize_t size;
+            const char *text = PyUnicode_AsUTF8AndSize(v, &size);
+            if (text == NULL) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            rc = sqlite3_bind_text64(s->st, at, text, size, SQLITE_TRANSIENT, SQLITE_UTF8);
+        } else if (PyBytes_Check(v)) {
+            rc = sqlite3_bind_blob64(s->st, at, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), SQLITE_TRANSIENT);
+        } else {
+            PyErr_Format(err_programming, "Error binding parameter %zd: type '%s' is not supported", i + 1,
+                         Py_TYPE(v)->tp_name);
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (rc != SQLITE_OK) {
+            raise_sqlite(s->db, rc);
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static void finalize(Statement *s) {
+    if (s->st != NULL) {
+        sqlite3_stmt *st = s->st;
+        s->st = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        sqlite3_finalize(st);
+        Py_END_ALLOW_THREADS
+    }
+    s->state = STATE_DONE;
+}
+
+static PyObject *column_names(sqlite3_stmt *st, int n) {
+    PyObject *names = PyTuple_New(n);
+    if (names == NULL) return NULL;
+    for (int i = 0; i < n; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        PyObject *text = name ? PyUnicode_FromString(name) : (Py_INCREF(Py_None), Py_None);
+        if (text == NULL) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(names, i, text);
+    }
+    return names;
+}
+
+static int Statement_init(Statement *s, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"connection", "sql", "params", NULL};
+    PyObject *connection, *params;
+    const char *sql;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!sO", names, connection_type, &connection, &sql, &params))
+        return -1;
+    if (s->st != NULL || s->connection != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a Statement is initialised once");
+        return -1;
+    }
+    sqlite3 *db = ((ConnectionHead *)connection)->db;
+    if (db == NULL) {
+        PyErr_SetString(err_programming, "Cannot operate on a closed database.");
+        return -1;
+    }
+    Py_INCREF(connection);
+    s->connection = connection;
+    s->db = db;
+    s->state = STATE_DONE;
+    const char *tail = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sqlite3_prepare_v2(db, sql, -1, &s->st, &tail);
+    Py_END_ALLOW_THREADS
+    if (rc != SQLITE_OK) {
+        raise_sqlite(db, rc);
+        finalize(s);
+        return -1;
+    }
+    if (s->st == NULL || (tail != NULL && !only_comments(tail))) {
+        finalize(s);
+        PyErr_SetString(err_programming, s->st == NULL && (tail == NULL || only_comments(sql))
+                        ? "nothing to execute" : "You can only execute one statement at a time.");
+        return -1;
+    }
+    s->ncols = sqlite3_column_count(s->st);
+    s->names = column_names(s->st, s->ncols);
+    if (s->names == NULL || bind(s, params) < 0 || step(s) < 0) {
+        finalize(s);
+        return -1;
+    }
+    return 0;
+}
+
+static void Statement_dealloc(Statement *s) {
+    finalize(s);
+    Py_XDECREF(s->connection);
+    Py_XDECREF(s->names);
+    Py_XDECREF(s->calls);
+    PyMem_Free(s->kinds);
+    PyMem_Free(s->buf);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyObject *Statement_columns(Statement *s, void *Py_UNUSED(closure)) {
+    if (s->names == NULL) {
+        PyErr_SetString(err_programming, "the statement was never prepared");
+        return NULL;
+    }
+    Py_INCREF(s->names);
+    return s->names;
+}
+
+/* fetch(n): up to n rows as tuples of the values the sqlite3 module would return; [] at the end. */
+static PyObject *Statement_fetch(Statement *s, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    PyObject *rows = PyList_New(0);
+    if (rows == NULL) return NULL;
+    while (n-- > 0 && s->state == STATE_ROW) {
+        PyObject *row = PyTuple_New(s->ncols);
+        if (row == NULL) goto fail;
+        for (int i = 0; i < s->ncols; i++) {
+            PyObject *value = cell_object(s, i);
+            if (value == NULL) {
+                Py_DECREF(row);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(row, i, value);
+        }
+        int appended = PyList_Append(rows, row);
+        Py_DECREF(row);
+        if (appended < 0 || step(s) < 0) goto fail;
+    }
+    if (s->state == STATE_DONE) finalize(s);
+    return rows;
+fail:
+    Py_DECREF(rows);
+    finalize(s);
+    return NULL;
+}
+
+/* layout(separator, quote_cr, kinds, calls): how csv() writes cells (see the module docstring). */
+static PyObject *Statement_layout(Statement *s, PyObject *args) {
+    const char *separator;
+    Py_ssize_t separator_size;
+    int quote_cr;
+    PyObject *kinds, *calls;
+    if (!PyArg_ParseTuple(args, "s#pO!O!", &separator, &separator_size, &quote_cr, &PyTuple_Type, &kinds,
+                          &PyTuple_Type, &calls))
+        return NULL;
+    if (separator_size != 1 || (separator[0] & 0x80) || strchr("\"\r\n", separator[0]) != NULL) {
+        PyErr_SetString(PyExc_ValueError, "the separator must be one ASCII character, not a quote or line break");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(kinds) != s->ncols || PyTuple_GET_SIZE(calls) != s->ncols) {
+        PyErr_Format(PyExc_ValueError, "the layout must name %d columns", s->ncols);
+        return NULL;
+    }
+    int *parsed = PyMem_Calloc(s->ncols ? s->ncols : 1, sizeof(int));
+    if (parsed == NULL) return PyErr_NoMemory();
+    for (int i = 0; i < s->ncols; i++) {
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(kinds, i));
+        if (kind < KIND_PLAIN || kind > KIND_CALL) {
+            PyMem_Free(parsed);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "unknown cell kind");
+            return NULL;
+        }
+        parsed[i] = (int)kind;
+    }
+    PyMem_Free(s->kinds);
+    s->kinds = parsed;
+    Py_INCREF(calls);
+    Py_XSETREF(s->calls, calls);
+    memset(s->special, 0, sizeof s->special);
+    s->special[(unsigned char)separator[0]] = s->special['"'] = s->special['\n'] = 1;
+    s->special['\r'] = (char)quote_cr;
+    s->separator = separator[0];
+    s->has_layout = 1;
+    Py_RETURN_NONE;
+}
+
+/* csv(max_bytes, max_rows): (text, rows, more): rows written until the text reaches max_bytes or
+ * max_rows rows (None: no limit) are written; `more` says whether rows remain after them. */
+static PyObject *Statement_csv(Statement *s, PyObject *args) {
+    Py_ssize_t max_bytes, max_rows = -1;
+    PyObject *limit;
+    if (!PyArg_ParseTuple(args, "nO", &max_bytes, &limit)) return NULL;
+    if (limit != Py_None && ((max_rows = PyLong_AsSsize_t(limit)) == -1 && PyErr_Occurred())) return NULL;
+    if (!s->has_layout) {
+        PyErr_SetString(PyExc_RuntimeError, "layout() first");
+        return NULL;
+    }
+    Py_ssize_t rows = 0;
+    s->len = 0;
+    while (s->state == STATE_ROW && s->len < max_bytes && (max_rows < 0 || rows < max_rows)) {
+        Py_ssize_t start = s->len;
+        for (int i = 0; i < s->ncols; i++) {
+            if (i && put(s, &s->separator, 1) < 0) goto fail;
+            if (put_cell(s, i) < 0) goto fail;
+        }
+        if (s->len == start && s->ncols == 1 && put(s, "\"\"", 2) < 0) goto fail;
+        if (put(s, "\n", 1) < 0) goto fail;
+        rows++;
+        if (step(s) < 0) goto fail;
+    }
+    int more = s->state == STATE_ROW;
+    if (!more) finalize(s);
+    return Py_BuildValue("(y#nO)", s->buf ? s->buf : "", s->len, rows, more ? Py_True : Py_False);
+fail:
+    finalize(s);
+    return NULL;
+}
+
+static PyObject *Statement_close(Statement *s, PyObject *Py_UNUSED(unused)) {
+    finalize(s);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Statement_methods[] = {
+    {"fetch", (PyCFunction)Statement_fetch, METH_O, "fetch(n): up to n rows as tuples; [] at the end."},
+    {"layout", (PyCFunction)Statement_layout, METH_VARARGS, "layout(separator, quote_cr, kinds, calls)"},
+    {"csv", (PyCFunction)Statement_csv, METH_VARARGS, "csv(max_bytes, max_rows) -> (text, rows, more)"},
+    {"close", (PyCFunction)Statement_close, METH_NOARGS, "Finalize the statement (idempotent)."},
+    {NULL},
+};
+
+static PyGetSetDef Statement_getset[] = {
+    {"columns", (getter)Statement_columns, NULL, "The result's column names.", NULL},
+    {NULL},
+};
+
+static PyTypeObject StatementType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "drivers._sqlite_rows.Statement",
+    .tp_doc = "Statement(connection, sql, params): prepared, bound and stepped to its first row.",
+    .tp_basicsize = sizeof(Statement),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Statement_init,
+    .tp_dealloc = (destructor)Statement_dealloc,
+    .tp_methods = Statement_methods,
+    .tp_getset = Statement_getset,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "drivers._sqlite_rows",
+    "A SQLite statement read as tuples or as CSV text, on a sqlite3 module connection's handle.", -1,
+    NULL, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__sqlite_rows(void) {
+    PyObject *sqlite3_module = PyImport_ImportModule("sqlite3");
+    if (sqlite3_module == NULL) return NULL;
+    connection_type = (PyTypeObject *)PyObject_GetAttrString(sqlite3_module, "Connection");
+    err_operational = PyObject_GetAttrString(sqlite3_module, "OperationalError");
+    err_database = PyObject_GetAttrString(sqlite3_module, "DatabaseError");
+    err_integrity = PyObject_GetAttrString(sqlite3_module, "IntegrityError");
+    err_data = PyObject_GetAttrString(sqlite3_module, "DataError");
+    err_internal = PyObject_GetAttrString(sqlite3_module, "InternalError");
+    err_interface = PyObject_GetAttrString(sqlite3_module, "InterfaceError");
+    err_programming = PyObject_GetAttrString(sqlite3_module, "ProgrammingError");
+    Py_DECREF(sqlite3_module);
+    if (!connection_type || !err_operational || !err_database || !err_integrity || !err_data || !err_internal
+        || !err_interface || !err_programming)
+        return NULL;
+    if (!PyType_Check(connection_type)) {
+        PyErr_SetString(PyExc_ImportError, "sqlite3.Connection is not a type");
+        return NULL;
+    }
+    if (PyType_Ready(&StatementType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&StatementType);
+    if (PyModule_AddObject(m, "Statement", (PyObject *)&StatementType) < 0
+        || PyModule_AddStringConstant(m, "sqlite_version", sqlite3_libversion()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,109 @@
+"""The SQLite driver's row reader: drivers._sqlite_rows (C) when it was built and shares the sqlite3
+module's SQLite library, else nothing (the driver then reads through SQLAlchemy like any other).
+
+The C reader runs the statement on the sqlite3 module connection's own handle, so the driver's
+lockdown, functions and timeout apply as they do to a cursor; it gives rows as the same tuples a
+cursor gives, and can also write them as CSV text without a Python value per cell
+(core.driver.CsvLayout), which is what makes a large CSV download cheap.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import sqlite3
+from typing import Callable, Iterator
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from core.driver import ColumnMeta, CsvLayout, QueryError, QueryResult
+
+log = logging.getLogger(__name__)
+
+KIND_CODES = {kind: code for code, kind in enumerate(CsvLayout.KINDS)}
+# What the C reader binds itself; anything else goes through the sqlite3 module's adapters first.
+BINDABLE = (type(None), int, float, str, bytes, bool)
+
+
+def _load():
+    """The C module, or None when it is missing or cannot share the sqlite3 module's handles."""
+    try:
+        from drivers import _sqlite_rows
+    except ImportError:
+        log.info("drivers._sqlite_rows is not built: SQLite rows are read through the sqlite3 module")
+        return None
+    if _sqlite_rows.sqlite_version != sqlite3.sqlite_version:
+        log.warning("drivers._sqlite_rows links SQLite %s, the sqlite3 module %s: not used",
+                    _sqlite_rows.sqlite_version, sqlite3.sqlite_version)
+        return None
+    # The handle must be one this library can use: a value set through the sqlite3 module is read back.
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("PRAGMA user_version = 20261122")
+        if _sqlite_rows.Statement(probe, "PRAGMA user_version", ()).fetch(2) != [(20261122,)]:
+            log.warning("drivers._sqlite_rows cannot read the sqlite3 module's connections: not used")
+            return None
+    finally:
+        probe.close()
+    return _sqlite_rows
+
+
+native = _load()
+
+
+def positional(conn: Connection, sql: str, params: dict | None) -> tuple[str, list]:
+    """`sql` in text() form (`:name` binds, `\\:` for a literal colon) as the DBAPI gets it: `?`
+    placeholders and their values in order, compiled by SQLAlchemy exactly as a cursor would get them."""
+    compiled = text(sql).compile(dialect=conn.dialect)
+    params = params or {}
+    values = []
+    for name in compiled.positiontup or ():
+        if name not in params:
+            raise sqlite3.ProgrammingError(f"A value is required for bind parameter '{name}'")
+        value = params[name]
+        values.append(value if isinstance(value, BINDABLE) else sqlite3.adapt(value))
+    return compiled.string, values
+
+
+@contextlib.contextmanager
+def open_result(conn: Connection, sql: str, params: dict | None, max_rows: int | None, batch: int,
+                translate: Callable[[BaseException], QueryError]) -> Iterator[QueryResult]:
+    """The statement's QueryResult, read by the C reader (see the module docstring). Like a cursor's
+    execute, this runs the statement to its first row, so that a failing query fails here."""
+    try:
+        statement = native.Statement(conn.connection.dbapi_connection, *positional(conn, sql, params))
+    except sqlite3.Error as error:
+        raise translate(error) from error
+    try:
+        columns = [ColumnMeta(name, "", "type/*") for name in statement.columns]
+        rows = itertools.chain.from_iterable(_batches(statement, batch, translate))
+        if max_rows is not None:
+            rows = itertools.islice(rows, max_rows)
+        yield QueryResult(columns, rows, _csv_writer(statement, translate))
+    finally:
+        statement.close()
+
+
+def _batches(statement, size: int, translate) -> Iterator[list]:
+    try:
+        while batch := statement.fetch(size):
+            yield batch
+    except sqlite3.Error as error:
+        raise translate(error) from error
+
+
+def _csv_writer(statement, translate):
+    laid_out: list[CsvLayout] = []
+
+    def csv(layout: CsvLayout, max_bytes: int, max_rows: int | None) -> tuple[bytes, int, bool]:
+        if not laid_out:
+            statement.layout(layout.separator, layout.quote_cr, tuple(KIND_CODES[k] for k in layout.kinds),
+                             tuple(layout.calls))
+            laid_out.append(layout)
+        try:
+            return statement.csv(max_bytes, max_rows)
+        except sqlite3.Error as error:
+            raise translate(error) from error
+
+    return csv
