@@ -327,6 +327,10 @@ class SQLiteDriver(SQLDriver):
         return _fn("DATETIME", expr)
 
     @classmethod
+    def parse_time(cls, expr):
+        return _fn("TIME", expr)
+
+    @classmethod
     def transform(cls, tree):
         # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
         # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().
