@@ -12,7 +12,7 @@ import uuid
 
 from flask import Request, Response, current_app, g, request
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from . import hookimpl
 from .errors import Forbidden, Invalid, Unauthenticated
@@ -46,7 +46,8 @@ def create_session(session: Session, user: User) -> str:
 
 
 def user_for_token(session: Session, token: str, max_age_minutes: int) -> User | None:
-    row = session.get(LoginSession, hash_token(token))
+    # The user comes in the same read: every authenticated request pays for this lookup.
+    row = session.get(LoginSession, hash_token(token), options=[joinedload(LoginSession.user)])
     if row is None:
         return None
     if utcnow() - row.created_at > dt.timedelta(minutes=max_age_minutes):

@@ -54,7 +54,7 @@ native = _load()
 
 def positional(conn: Connection, sql: str, params: dict | None) -> tuple[str, list]:
     """`sql` in text() form (`:name` binds, `\\:` for a literal colon) as the DBAPI gets it: `?`
-    placeholders and their values in order, compiled by SQLAlchemy exactly as a cursor would get them."""
+    marks and their values in order, compiled by SQLAlchemy exactly as a cursor would get them."""
     compiled = text(sql).compile(dialect=conn.dialect)
     params = params or {}
     values = []

@@ -270,7 +270,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
         if op == "quarter-name":
             return self.names(args[0], ["Q1", "Q2", "Q3", "Q4"], 1)
         if op == "relative-datetime":
-            return self.driver.temporal_literal(self.relative(args, None))
+            return self.driver.temporal_literal(self.relative(args))
         raise Invalid(f"Invalid MBQL: unknown clause {op!r}.")
 
     def datetime_diff(self, args: list) -> exp.Expression:

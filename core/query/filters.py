@@ -113,17 +113,18 @@ class FilterCompiler:
                 return None
             return parsed, ("day" if not isinstance(parsed, dt.datetime) else None)
         if isinstance(v, list) and v and v[0] == "relative-datetime":
-            unit = v[2] if len(v) > 2 else None
-            value = self.relative(v[1:], unit_hint)
-            # Metabase truncates a relative datetime to its own unit before comparing (sql.qp's
-            # relative-datetime), so "= day-bucketed field, one month ago" means the first day of
-            # last month, not today's date last month.
-            if unit in temporal.TRUNCATION_UNITS:
-                value = temporal.truncate(value, unit)
-            return value, unit
+            return self.relative(v[1:]), (v[2] if len(v) > 2 else None)
         return None
 
-    def relative(self, args: list, unit_hint: str | None) -> dt.datetime:
+    def relative(self, args: list) -> dt.datetime:
+        """`relative-datetime`'s moment. Metabase truncates it to its own unit (sql.qp's
+        relative-datetime), so "= day-bucketed field, one month ago" means the first day of last
+        month, not today's date last month; "current" is now."""
+        value = self._shifted_now(args)
+        unit = args[1] if len(args) > 1 else None
+        return temporal.truncate(value, unit) if unit in temporal.TRUNCATION_UNITS else value
+
+    def _shifted_now(self, args: list) -> dt.datetime:
         amount = args[0]
         unit = args[1] if len(args) > 1 else None
         now = self.context.now

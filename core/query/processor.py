@@ -18,6 +18,7 @@ import datetime as dt
 import hashlib
 import itertools
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -255,22 +256,39 @@ def _message(error: ApiError) -> str:
 
 
 SETTINGS_MEMO = "tessera.query.settings"
+# The settings a run reads, fetched together on its first setting() call. Every stored key asked for
+# joins the set (plugins' keys too), so a run's settings cost one app-DB read however many it consults.
+_SNAPSHOT_KEYS = dict.fromkeys(("report-timezone", "start-of-week", "db-query-timeout-minutes",
+                                "aggregated-query-row-limit", "unaggregated-query-row-limit", "download-row-limit"))
+_SNAPSHOT_LOCK = threading.Lock()
 
 
 def setting(session: Session, key: str, default: Any = None) -> Any:
     """A setting's value, or `default` when no plugin declares it (the plugin may be disabled).
 
-    Read once per query run: the memo lives in the session's info and prepare() clears it."""
-    from ..auth import tessera
-
-    memo = session.info.setdefault(SETTINGS_MEMO, {})
-    if key not in memo:
-        try:
-            memo[key] = tessera().settings.get(session, key)
-        except NotFound:
-            memo[key] = None
+    Read once per query run: the snapshot lives in the session's info and prepare() clears it, so
+    the next run (and every other request) reads the values afresh."""
+    memo = session.info.get(SETTINGS_MEMO)
+    if memo is None or key not in memo:
+        memo = _snapshot(session, key, memo)
     value = memo[key]
     return default if value is None else value
+
+
+def _snapshot(session: Session, key: str, memo: dict | None) -> dict:
+    from ..auth import tessera
+    from ..settings import normalise_key
+
+    registry = tessera().settings
+    definition = registry.definitions.get(normalise_key(key))
+    with _SNAPSHOT_LOCK:
+        if definition is not None and definition.getter is None:  # computed ones only when asked for
+            _SNAPSHOT_KEYS.setdefault(key)
+        keys = list(dict.fromkeys([key, *_SNAPSHOT_KEYS])) if memo is None else [key]
+    values = registry.get_many(session, keys)
+    memo = {**(memo or {}), **{k: values.get(normalise_key(k)) for k in keys}}
+    session.info[SETTINGS_MEMO] = memo
+    return memo
 
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]

@@ -79,3 +79,42 @@ def test_duckdb_lockdown_refuses_an_unlocked_session(tmp_path):
         assert session.execute("SELECT a FROM t").fetchall() == [(1,)]
     finally:
         anchor.close()
+
+
+def test_duckdb_anchor_refuses_an_instance_that_is_not_locked(tmp_path, monkeypatch):
+    """The Anchor reads the settings back when it opens the instance; without the lock it hands out
+    no session at all."""
+    duckdb = pytest.importorskip("duckdb", reason="the DuckDB driver is installed with the duckdb extra")
+    from core.driver import LockdownError
+    from drivers import duckdb as driver
+
+    path = str(tmp_path / "plain.duckdb")
+    duckdb.connect(path).execute("CREATE TABLE t AS SELECT 1 AS a").close()
+    monkeypatch.delitem(driver.LOCKED_CONFIG, "lock_configuration")
+    anchor = driver.Anchor(path)
+    with pytest.raises(LockdownError, match="lock_configuration"):
+        anchor()
+    assert anchor.connection is None
+
+
+def test_duckdb_sessions_cannot_unlock_what_the_anchor_verified(tmp_path):
+    """Why one check per instance covers every session on it: no session can change a checked
+    setting, for itself or globally."""
+    duckdb = pytest.importorskip("duckdb", reason="the DuckDB driver is installed with the duckdb extra")
+    from drivers.duckdb import EXPECTED, Anchor, DuckDBDriver, unlocked_settings
+
+    path = str(tmp_path / "plain.duckdb")
+    duckdb.connect(path).execute("CREATE TABLE t AS SELECT 1 AS a").close()
+    anchor = Anchor(path)
+    try:
+        session = anchor()
+        for name, value in EXPECTED.items():
+            flipped = "true" if value == "false" else "false"
+            for scope in ("SESSION ", "GLOBAL ", ""):
+                with pytest.raises(duckdb.Error, match="locked"):
+                    session.execute(f"SET {scope}{name} = {flipped}")
+        assert unlocked_settings(session) == []
+        assert unlocked_settings(anchor()) == []
+        DuckDBDriver.lockdown(session, None)
+    finally:
+        anchor.close()

@@ -518,3 +518,13 @@ def test_which_breakout_a_running_total_follows(metadata, breakouts, partition, 
     assert [o.this.sql() for o in window.args["order"].expressions][-1] == groups[along]
     aliases = [c["name"] for c in compiled.columns]
     assert tree.args["order"].expressions[-1].this.name == aliases[along]
+
+
+@pytest.mark.parametrize("unit, shown", [("month", "2025-05-01"), ("year", "2024-01-01"), ("day", "2025-06-17"),
+                                         ("hour", "2025-06-18 14:00:00")])
+def test_relative_datetime_in_an_expression_starts_its_unit(metadata, unit, shown):
+    """As in a filter, Metabase's relative-datetime is truncated to its own unit (sample.NOW is 15:30, 18 June 2025)."""
+    inner = {"source-table": "$$ORDERS", "expressions": {"then": ["relative-datetime", -1, unit]},
+             "fields": [["expression", "then"]], "limit": 1}
+    sql = compile_case(metadata, "postgres", inner).sql
+    assert f"'{shown}" in sql, sql
