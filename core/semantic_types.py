@@ -32,6 +32,36 @@ COERCIONS = {
 }
 
 
+# Which base types each strategy converts (Metabase's coercion hierarchy, as `is-coercible?` and the SQL
+# compiler's `cast-field-if-needed` match them): numbers for UNIX times, text for parsed strings, any
+# type for bytes, date-times for the date cast, floats for rounding.
+_NUMBERS = ("type/Number", "type/Integer", "type/BigInteger", "type/Float", "type/Decimal")
+_DATETIMES = ("type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ", "type/DateTimeWithZoneOffset",
+              "type/DateTimeWithZoneID", "type/Instant")
+COERCIBLE = {
+    "Coercion/UNIXSeconds->DateTime": _NUMBERS,
+    "Coercion/UNIXMilliSeconds->DateTime": _NUMBERS,
+    "Coercion/UNIXMicroSeconds->DateTime": _NUMBERS,
+    "Coercion/UNIXNanoSeconds->DateTime": _NUMBERS,
+    "Coercion/ISO8601->DateTime": ("type/Text",),
+    "Coercion/ISO8601->Date": ("type/Text",),
+    "Coercion/ISO8601->Time": ("type/Text",),
+    "Coercion/ISO8601Bytes->Temporal": None,
+    "Coercion/YYYYMMDDHHMMSSString->Temporal": ("type/Text",),
+    "Coercion/YYYYMMDDHHMMSSBytes->Temporal": None,
+    "Coercion/DateTime->Date": _DATETIMES,
+    "Coercion/String->Float": ("type/Text",),
+    "Coercion/String->Integer": ("type/Text",),
+    "Coercion/Float->Integer": ("type/Float",),
+}
+
+
+def coercible(strategy: str, base_type: str | None) -> bool:
+    """Whether `strategy` converts values of `base_type` (None in COERCIBLE: any type)."""
+    accepted = COERCIBLE.get(strategy, ())
+    return accepted is None or base_type in accepted
+
+
 def keyword(value):
     """":type/City" -> "type/City"; anything else unchanged."""
     if isinstance(value, str) and value.startswith(":"):

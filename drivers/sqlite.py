@@ -327,6 +327,19 @@ class SQLiteDriver(SQLDriver):
         return _fn("DATETIME", expr)
 
     @classmethod
+    def from_unix(cls, expr, divisor):
+        # 'unixepoch' reads the number as seconds since 1970 UTC; STRFTIME's %f keeps the milliseconds
+        # that DATETIME() would drop from a sub-second count.
+        if divisor == 1:
+            return _fn("DATETIME", expr, lit("unixepoch"))
+        seconds = exp.Div(this=cls.to_float(expr), expression=lit(float(divisor)))
+        return _fn("STRFTIME", lit("%Y-%m-%d %H:%M:%f"), seconds, lit("unixepoch"))
+
+    @classmethod
+    def parse_time(cls, expr):
+        return _fn("TIME", expr)
+
+    @classmethod
     def transform(cls, tree):
         # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
         # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().

@@ -68,8 +68,12 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
             sql, changes = self.bucket(raw, info, ref[2])
             meta = self.field_meta(ref, info, changes, source)
             field_id = info.upstream.field_id if info.upstream is not None else (info.field.id if info.field else None)
+            # A converted column keeps its converted type for the next stage (an extracted part is an integer).
+            value_type = info.value_type and ("type/Integer" if changes.get("effective_type") == "type/Integer"
+                                              else info.value_type)
             col = Col(alias=meta["name"], sql=sql, meta=meta, ref_key=self.ref_key(ref), field_id=field_id,
-                      unit=changes.get("unit"), binning=changes.get("binning_info"), join_alias=info.join_alias)
+                      unit=changes.get("unit"), binning=changes.get("binning_info"), join_alias=info.join_alias,
+                      value_type=value_type)
         elif kind == "expression":
             name, opts = ref[1], ref[2]
             sql = self.expression_sql(name)
@@ -159,7 +163,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
             raw, info = self.field_expr(x)
             bucketed, changes = self.bucket(raw, info, x[2])
             unit = changes.get("unit")
-            return raw, bucketed, info.base_type, unit if unit != "default" else None
+            return raw, bucketed, info.sql_type, unit if unit != "default" else None
         if x[0] == "expression":
             raw = self.expression_sql(x[1])
             base_type = self.infer_type(self.expression_definition(x[1]))
@@ -346,7 +350,7 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
         if op == "field":
             info = self.field_expr(x)[1]
             unit = x[2].get("temporal-unit")
-            return "type/Integer" if unit in temporal.EXTRACTION_UNITS else info.base_type
+            return "type/Integer" if unit in temporal.EXTRACTION_UNITS else info.sql_type
         if op == "expression":
             return self.infer_type(self.expression_definition(x[1]))
         if op == "value":

@@ -152,6 +152,11 @@ class QueryDialect:
         return exp.Cast(this=expr, to=exp.DataType.build("timestamp"))
 
     @classmethod
+    def parse_time(cls, expr: exp.Expression) -> exp.Expression:
+        """An ISO time-of-day text ('HH:MM:SS') as a time."""
+        return exp.Cast(this=expr, to=exp.DataType.build("time"))
+
+    @classmethod
     def from_unix(cls, expr: exp.Expression, divisor: int) -> exp.Expression:
         """A count of seconds (divisor 1), milliseconds (1000), ... since 1970-01-01 UTC as a timestamp."""
         seconds = expr if divisor == 1 else exp.Div(this=cls.to_float(expr), expression=lit(float(divisor)))

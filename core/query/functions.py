@@ -14,6 +14,7 @@ from functools import lru_cache
 from sqlglot import exp
 
 from ..errors import Invalid
+from .coercion import compact_to_datetime, round_to_integer, text_to_integer
 from .dialect import lit
 from .refs import NUMERIC_TYPES as NUMERIC, is_temporal
 
@@ -106,13 +107,10 @@ class FunctionCompiler:
     def to_integer(self, arg) -> exp.Expression:
         value, source = self.typed(arg)
         if source == "type/Text":
-            return exp.Cast(this=value, to=exp.DataType.build("bigint"))
+            return text_to_integer(value)
         if source not in NUMERIC and source != "type/*":
             raise Invalid(f"Invalid MBQL: integer converts text or a number, not {source}.")
-        # Halves round up, as Metabase's tests expect (Java's Math.round), the same on every engine (a plain
-        # cast rounds half to even on some and truncates on SQLite).
-        rounded = exp.Floor(this=exp.Add(this=value, expression=lit(0.5)))
-        return exp.Cast(this=rounded, to=exp.DataType.build("bigint"))
+        return round_to_integer(value)
 
     def datetime(self, args: list) -> exp.Expression:
         opts = args[1] if len(args) > 1 else {}
@@ -136,13 +134,7 @@ class FunctionCompiler:
                 return value
             raise Invalid(f"Invalid MBQL: datetime mode {mode!r} converts text, not {source}.")
         if mode == "simple":
-            # YYYYMMDDHHMMSS -> YYYY-MM-DD HH:MM:SS, then parsed as ISO text.
-            pieces = []
-            for i, (start, length) in enumerate(((1, 4), (5, 2), (7, 2), (9, 2), (11, 2), (13, 2))):
-                if i:
-                    pieces.append(lit(["-", "-", " ", ":", ":"][i - 1]))
-                pieces.append(exp.Substring(this=value.copy(), start=lit(start), length=lit(length)))
-            value = exp.Concat(expressions=pieces, safe=False)
+            return compact_to_datetime(driver, value)
         return driver.parse_datetime(value)
 
     def convert_timezone(self, args: list) -> exp.Expression:

@@ -17,6 +17,7 @@ from sqlglot import exp
 from ..errors import Invalid
 from ..models.database import Field, Table
 from . import temporal
+from .coercion import coerce
 from .dialect import lit
 
 TEMPORAL_TYPES = ("type/Date", "type/DateTime", "type/Time", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
@@ -144,6 +145,8 @@ class Col:
     unit: str | None = None
     binning: dict | None = None
     join_alias: str | None = None
+    # The type of `sql` when a coercion strategy converted the field (core.query.coercion), else None.
+    value_type: str | None = None
 
 
 @dataclass
@@ -187,6 +190,13 @@ class Info:
     upstream: Col | None = None
     join_alias: str | None = None
     fk_field: Field | None = None
+    # What the column's SQL holds when a coercion strategy converted it (base_type stays the stored type).
+    value_type: str | None = None
+
+    @property
+    def sql_type(self) -> str:
+        """The type the SQL expression has: what bucketing, binning and filters work on."""
+        return self.value_type or self.base_type
 
 
 def _table_ast(table: Table, alias: str) -> exp.Table:
@@ -317,7 +327,7 @@ class RefResolver:
                         field=f, join_alias=join_alias)
             if join_alias:
                 info.display_name = f"{join_alias} → {info.display_name}"
-            return exp.column(f.name, table=scope.alias, quoted=True), info
+            return self.coerced(exp.column(f.name, table=scope.alias, quoted=True), info)
         col = scope.find(ident, opts)
         if col is None:
             if isinstance(ident, int):
@@ -330,7 +340,7 @@ class RefResolver:
         info = Info(name=col.alias, display_name=meta["display_name"], base_type=meta["base_type"],
                     effective_type=meta.get("effective_type"), semantic_type=meta.get("semantic_type"),
                     field=self.context.field(col.field_id) if col.field_id else None, upstream=col,
-                    join_alias=join_alias)
+                    join_alias=join_alias, value_type=col.value_type)
         if join_alias:
             info.display_name = f"{join_alias} → {info.display_name}"
         return exp.column(col.alias, table=scope.alias, quoted=True), info
@@ -361,7 +371,14 @@ class RefResolver:
         info = Info(name=target.name, display_name=f"{fk_name} → {field_display_name(target)}",
                     base_type=target.base_type, effective_type=target.effective_type or target.base_type,
                     semantic_type=target.semantic_type, field=target, fk_field=fk_field)
-        return exp.column(target.name, table=alias, quoted=True), info
+        return self.coerced(exp.column(target.name, table=alias, quoted=True), info)
+
+    def coerced(self, column: exp.Column, info: Info) -> tuple[exp.Expression, Info]:
+        """A table column converted by its field's coercion strategy, as every use of the field sees it."""
+        f = info.field
+        sql, info.value_type = coerce(self.driver, column, f.coercion_strategy, f.base_type,
+                                      f"field {f.id} ({f.name!r})")
+        return sql, info
 
     # ---- bucketing and binning --------------------------------------------------------------------
 
@@ -370,13 +387,13 @@ class RefResolver:
         changes: dict = {}
         unit = opts.get("temporal-unit")
         upstream_unit = info.upstream.unit if info.upstream is not None else None
-        if unit and unit != "default" and unit != upstream_unit and is_temporal(info.base_type):
-            expr = self.temporal_bucket(expr, unit, info.base_type)
+        if unit and unit != "default" and unit != upstream_unit and is_temporal(info.sql_type):
+            expr = self.temporal_bucket(expr, unit, info.sql_type)
             changes["unit"] = changes["applied_unit"] = unit
             changes["display_name"] = f"{info.display_name}: {temporal.humanize(unit)}"
             if unit in temporal.EXTRACTION_UNITS:
                 changes["effective_type"] = "type/Integer"
-        elif is_temporal(info.base_type):
+        elif is_temporal(info.sql_type):
             changes["unit"] = upstream_unit or "default"
         binning = opts.get("binning")
         if binning is not None:
@@ -404,7 +421,7 @@ class RefResolver:
         raise Invalid(f"Invalid MBQL: temporal unit {unit!r} is not supported.")
 
     def binned(self, expr: exp.Expression, info: Info, binning: dict) -> tuple[exp.Expression, dict]:
-        if info.base_type not in NUMERIC_TYPES:
+        if info.sql_type not in NUMERIC_TYPES:
             raise Invalid(f"Invalid MBQL: cannot bin {info.name!r}, which is not a number.")
         fingerprint = (info.field.fingerprint if info.field is not None else None) or {}
         number = (fingerprint.get("type") or {}).get("type/Number") or {}

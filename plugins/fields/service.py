@@ -17,7 +17,7 @@ from core.errors import Invalid, check_404
 from core.field_values import column, query_rows, table_expression
 from core.metadata import database_json, dimension_json, field_json, table_json
 from core.models import Database, Dimension, Field, FieldValues, Table, User
-from core.semantic_types import COERCIONS
+from core.semantic_types import COERCIONS, coercible
 
 SEARCH_LIMIT = 1000
 SHOULD_HAVE_VALUES = ("list", "auto-list")
@@ -72,6 +72,9 @@ def update_field(session: Session, state, user: User, field_id: int, changes: di
         field.visibility_type = changes["visibility_type"] or "normal"
     if "has_field_values" in changes:
         field.has_field_values = changes["has_field_values"]
+    if changes.get("coercion_strategy") and not coercible(changes["coercion_strategy"], field.base_type):
+        # Metabase's answer: the strategy cannot read this column's values (UNIX times need numbers, ...).
+        raise Invalid("Incompatible coercion strategy.")
     if "coercion_strategy" in changes:
         field.coercion_strategy = changes["coercion_strategy"]
         field.effective_type = COERCIONS.get(field.coercion_strategy, field.base_type) if field.coercion_strategy \

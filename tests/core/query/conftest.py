@@ -95,7 +95,7 @@ def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
     PostgreSQL and MariaDB get their own database and unprivileged user, dropped afterwards."""
     from core import connections, crypto, sync
     from core.app import create_app
-    from core.models.database import Database
+    from core.models.database import Database, Field
     from core.testing import FAST_HASHING, mariadb_data_source, postgres_data_source
 
     require_postgres()
@@ -133,7 +133,11 @@ def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
             assert sync.sync_database(state, database_id), f"sync of the {engine_name} sample failed"
             session = state.db.Session()
             stack.callback(session.close)
+            ids = synced_ids(session, database_id)
+            for ref, strategy in sample.COERCED.items():
+                sample.coerce(session.get(Field, ids[f"${ref}"]), strategy)
+            session.commit()
             engine = connections.engine_for(session.get(Database, database_id))
-            out[engine_name] = Sample(engine_name, engine, synced_ids(session, database_id), session)
+            out[engine_name] = Sample(engine_name, engine, ids, session)
         yield out
     state.db.dispose()

@@ -51,7 +51,31 @@ COLUMNS = {
         ("CREATED_AT", sa.DateTime, "type/DateTime", "type/CreationTimestamp", None),
     ],
 }
-TABLE_ORDER = ["PRODUCTS", "PEOPLE", "ORDERS"]
+COLUMNS["EVENTS"] = [
+    ("ID", sa.Integer, "type/Integer", "type/PK", None),
+    ("AT_SECONDS", sa.BigInteger, "type/BigInteger", None, None),
+    ("AT_MILLIS", sa.BigInteger, "type/BigInteger", None, None),
+    ("AT_ISO", sa.String(40), "type/Text", None, None),
+    ("DAY_ISO", sa.String(20), "type/Text", None, None),
+    ("STAMP", sa.String(14), "type/Text", None, None),
+    ("COUNT_TEXT", sa.String(20), "type/Text", None, None),
+    ("PRICE_TEXT", sa.String(20), "type/Text", None, None),
+    ("SCORE", sa.Double, "type/Float", None, None),
+    ("HAPPENED_AT", sa.DateTime, "type/DateTime", None, None),
+]
+TABLE_ORDER = ["PRODUCTS", "PEOPLE", "ORDERS", "EVENTS"]
+# The coercion strategies EVENTS' columns carry (set as PUT /api/field/:id would: effective type too).
+COERCED = {
+    "EVENTS.AT_SECONDS": "Coercion/UNIXSeconds->DateTime",
+    "EVENTS.AT_MILLIS": "Coercion/UNIXMilliSeconds->DateTime",
+    "EVENTS.AT_ISO": "Coercion/ISO8601->DateTime",
+    "EVENTS.DAY_ISO": "Coercion/ISO8601->Date",
+    "EVENTS.STAMP": "Coercion/YYYYMMDDHHMMSSString->Temporal",
+    "EVENTS.COUNT_TEXT": "Coercion/String->Integer",
+    "EVENTS.PRICE_TEXT": "Coercion/String->Float",
+    "EVENTS.SCORE": "Coercion/Float->Integer",
+    "EVENTS.HAPPENED_AT": "Coercion/DateTime->Date",
+}
 NOW = dt.datetime(2025, 6, 18, 15, 30, 0)  # a Wednesday: the clock relative filters are compiled with
 
 
@@ -120,6 +144,32 @@ def _rows() -> dict[str, list[dict]]:
             "ID": 900001 + i, "USER_ID": user, "PRODUCT_ID": product["ID"], "SUBTOTAL": subtotal, "TAX": tax,
             "TOTAL": round(subtotal + tax - (discount or 0), 2), "DISCOUNT": discount, "QUANTITY": quantity,
             "CREATED_AT": NOW - dt.timedelta(days=rnd.randrange(0, 60), hours=rnd.randrange(10), minutes=i)})
+    rows["EVENTS"] = _events()
+    return rows
+
+
+def _events() -> list[dict]:
+    """Rows whose columns hold instants and numbers in the forms the coercion strategies read: UNIX
+    seconds and milliseconds, ISO-8601 and YYYYMMDDHHMMSS text, numbers as text, floats with halves.
+    `MOMENT` is the instant every temporal column of a row encodes (UTC); some sit a second either side
+    of a month's end, where reading an instant in another zone would move the row to the next month."""
+    rnd = random.Random(20261122)
+    epoch = dt.datetime(1970, 1, 1)
+    moments = [dt.datetime(2024, 1, 31, 23, 59, 59), dt.datetime(2024, 2, 1, 0, 0, 1),
+               dt.datetime(2024, 2, 29, 23, 30, 0), dt.datetime(2023, 12, 31, 23, 59, 59)]
+    moments += [dt.datetime(2023, 11, 1) + dt.timedelta(seconds=rnd.randrange(0, 200 * 86400)) for _ in range(36)]
+    rows = []
+    for i, moment in enumerate(moments, start=1):
+        seconds = int((moment - epoch).total_seconds())
+        rows.append({
+            "ID": i, "MOMENT": moment, "AT_SECONDS": seconds, "AT_MILLIS": seconds * 1000 + i * 7 % 1000,
+            "AT_ISO": moment.isoformat(sep="T" if i % 2 else " "), "DAY_ISO": moment.date().isoformat(),
+            "STAMP": moment.strftime("%Y%m%d%H%M%S"), "COUNT_TEXT": str(rnd.randrange(-20, 200)),
+            "PRICE_TEXT": f"{rnd.randrange(0, 100000) / 100}",
+            # halves (rounded up, to the nearest integer, as Metabase rounds), near-halves and negatives
+            "SCORE": [2.5, -1.5, 3.49, 7.51, -0.5, 10.0][i % 6] + rnd.randrange(0, 5),
+            "HAPPENED_AT": moment,
+        })
     return rows
 
 
@@ -139,7 +189,8 @@ def load(engine: sa.Engine, schema: str | None = None) -> None:
     metadata.create_all(engine)
     with engine.begin() as conn:
         for name in TABLE_ORDER:
-            conn.execute(tables[name].insert(), ROWS[name])
+            columns = [c[0] for c in COLUMNS[name]]
+            conn.execute(tables[name].insert(), [{k: row[k] for k in columns} for row in ROWS[name]])
 
 
 def _fingerprint(values: list) -> dict | None:
@@ -169,6 +220,7 @@ def register(session, engine_name: str, schema: str | None) -> dict[str, int]:
                       base_type=base_type, effective_type=base_type, semantic_type=semantic,
                       database_type=base_type.split("/")[1].upper(), position=position, database_position=position,
                       fingerprint=_fingerprint(values) if base_type in ("type/Integer", "type/Float") else None)
+            coerce(f, COERCED.get(f"{name}.{column}"))
             session.add(f)
             session.flush()
             ids[f"${name}.{column}"] = f.id
@@ -180,6 +232,15 @@ def register(session, engine_name: str, schema: str | None) -> dict[str, int]:
     session.flush()
     ids["database"] = database.id
     return ids
+
+
+def coerce(field: Field, strategy: str | None) -> None:
+    """Give a field a coercion strategy and the effective type it produces (core.semantic_types)."""
+    from core.semantic_types import COERCIONS
+
+    if strategy:
+        field.coercion_strategy = strategy
+        field.effective_type = COERCIONS[strategy]
 
 
 def resolve(template, ids: dict[str, int]):

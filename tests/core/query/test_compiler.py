@@ -90,6 +90,13 @@ GOLDEN_CASES = {
         "breakout": [f("ORDERS.CREATED_AT", temporal_unit="year"), f("PRODUCTS.CATEGORY", source_field="$ORDERS.PRODUCT_ID"),
                      f("ORDERS.CREATED_AT", temporal_unit="month-of-year")],
         "order-by": [["desc", ["aggregation", 0]]]},
+    # Columns with coercion strategies (sample.COERCED): converted once, in the WHERE and GROUP BY too.
+    "coercion": {"source-table": "$$EVENTS", "aggregation": [
+        ["count"], ["sum", f("EVENTS.SCORE")], ["sum", f("EVENTS.COUNT_TEXT")], ["avg", f("EVENTS.PRICE_TEXT")]],
+        "breakout": [f("EVENTS.AT_SECONDS", temporal_unit="month"), f("EVENTS.HAPPENED_AT", temporal_unit="year")],
+        "filter": ["and", ["between", f("EVENTS.AT_MILLIS"), "2024-01-01", "2024-03-31"],
+                   ["<", f("EVENTS.AT_ISO"), "2024-03-01T12:00:00"], [">", f("EVENTS.DAY_ISO"), "2023-12-01"],
+                   ["not-null", f("EVENTS.STAMP")]]},
 }
 # Cases that need a driver feature: compiled only for the engines declaring it.
 GOLDEN_FEATURES: dict[str, tuple[str, ...]] = {}
@@ -528,3 +535,77 @@ def test_relative_datetime_in_an_expression_starts_its_unit(metadata, unit, show
              "fields": [["expression", "then"]], "limit": 1}
     sql = compile_case(metadata, "postgres", inner).sql
     assert f"'{shown}" in sql, sql
+
+
+# ---- coercion strategies (core.query.coercion) ---------------------------------------------------
+
+
+def test_columns_of_coerced_fields(metadata):
+    """A coerced column reports its stored base type and the effective type of its strategy, as Metabase's
+    field metadata does; a temporal unit on it is a temporal unit like any date-time's."""
+    _, ids = metadata
+    i = ids["sqlite"]
+    compiled = compile_case(metadata, "sqlite", {
+        "source-table": "$$EVENTS", "fields": [f("EVENTS.AT_SECONDS"), f("EVENTS.AT_MILLIS", temporal_unit="month"),
+                                               f("EVENTS.AT_ISO", temporal_unit="hour-of-day"), f("EVENTS.COUNT_TEXT"),
+                                               f("EVENTS.SCORE")]})
+    by_name = {c["name"]: c for c in compiled.columns}
+    seconds = by_name["AT_SECONDS"]
+    assert (seconds["base_type"], seconds["effective_type"]) == ("type/BigInteger", "type/Instant")
+    assert seconds["coercion_strategy"] == "Coercion/UNIXSeconds->DateTime"
+    assert seconds["unit"] == "default"
+    assert seconds["field_ref"] == ["field", i["$EVENTS.AT_SECONDS"], {"temporal-unit": "default"}]
+    millis = by_name["AT_MILLIS"]
+    assert (millis["unit"], millis["display_name"]) == ("month", "At Millis: Month")
+    assert (by_name["AT_ISO"]["base_type"], by_name["AT_ISO"]["effective_type"]) == ("type/Text", "type/Integer")
+    assert (by_name["COUNT_TEXT"]["base_type"], by_name["COUNT_TEXT"]["effective_type"]) == ("type/Text", "type/Integer")
+    assert "unit" not in by_name["COUNT_TEXT"]
+    assert (by_name["SCORE"]["base_type"], by_name["SCORE"]["effective_type"]) == ("type/Float", "type/Integer")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_coercion_sql_per_dialect(engine):
+    """Each strategy's SQL on each engine (the golden `coercion` case covers them in a whole query)."""
+    from core.query.coercion import coerce
+
+    driver = driver_class(engine)
+    column = exp.column("v", quoted=True)
+
+    def sql(strategy, base_type):
+        converted, value_type = coerce(driver, column.copy(), strategy, base_type, "field v")
+        return driver.to_sql(exp.select(converted)).removeprefix("SELECT "), value_type
+
+    time_sql = {"sqlite": 'TIME("v")', "mysql": "CAST(`v` AS TIME)"}.get(engine, 'CAST("v" AS TIME)')
+    assert sql("Coercion/ISO8601->Time", "type/Text") == (time_sql, "type/Time")
+    date_sql = {"sqlite": 'DATE("v")', "mysql": "CAST(`v` AS DATE)"}.get(engine, 'CAST("v" AS DATE)')
+    assert sql("Coercion/DateTime->Date", "type/DateTimeWithLocalTZ") == (date_sql, "type/Date")
+    # a UNIX instant is computed as UTC wall-clock time: SQL sees a plain date-time
+    assert sql("Coercion/UNIXNanoSeconds->DateTime", "type/BigInteger")[1] == "type/DateTime"
+    assert "1000000000.0" in sql("Coercion/UNIXNanoSeconds->DateTime", "type/BigInteger")[0]
+    # a strategy that does not fit the stored type is left out, as Metabase's compiler leaves it
+    quoted = "`v`" if engine == "mysql" else '"v"'
+    assert sql("Coercion/UNIXSeconds->DateTime", "type/Text") == (quoted, None)
+    assert sql("Coercion/Float->Integer", "type/Integer") == (quoted, None)
+    assert sql("Coercion/String->Integer", "type/Float") == (quoted, None)
+    assert sql(None, "type/Text") == (quoted, None)
+    for strategy in ("Coercion/ISO8601Bytes->Temporal", "Coercion/YYYYMMDDHHMMSSBytes->Temporal"):
+        with pytest.raises(Invalid, match=f"field v has the coercion strategy {re.escape(strategy)}, which the {engine} "
+                                          "driver does not support"):
+            sql(strategy, "type/*")
+
+
+def test_coercion_of_an_implicitly_joined_field(metadata):
+    """A field reached through a foreign key is converted too (Metabase converts every field read from a table)."""
+    from core.models.database import Field
+
+    session, ids = metadata
+    i = ids["postgres"]
+    field = session.get(Field, i["$PEOPLE.LATITUDE"])
+    field.coercion_strategy, field.effective_type = "Coercion/Float->Integer", "type/Integer"
+    try:
+        compiled = compile_case(metadata, "postgres", {
+            "source-table": "$$ORDERS", "aggregation": [["count"]],
+            "breakout": [f("PEOPLE.LATITUDE", source_field="$ORDERS.USER_ID")]})
+    finally:
+        field.coercion_strategy, field.effective_type = None, "type/Float"
+    assert 'CAST(FLOOR("PEOPLE__via__USER_ID"."LATITUDE" + 0.5) AS BIGINT) AS "LATITUDE"' in compiled.sql

@@ -670,6 +670,99 @@ CASES = [
      [(orders_where(lambda o: o["QUANTITY"] > 1 and o["TOTAL"] * 2 < 300),
        sum(o["TOTAL"] * 2 for o in R["ORDERS"] if o["QUANTITY"] > 1 and o["TOTAL"] * 2 < 300))]),
 ]
+
+# --------------------------------------------------------------------------------------------------
+# Coercion strategies (core.query.coercion): EVENTS' columns carry them (sample.COERCED); every row
+# encodes one UTC instant, MOMENT, in each temporal form, so Python answers from MOMENT alone.
+# --------------------------------------------------------------------------------------------------
+
+EVENTS = "$$EVENTS"
+EV = R["EVENTS"]
+
+
+def month_of(moment: dt.datetime) -> dt.datetime:
+    return dt.datetime(moment.year, moment.month, 1)
+
+
+def events_by(key, rows=EV, value=len) -> list[tuple]:
+    groups: dict = {}
+    for e in rows:
+        groups.setdefault(key(e), []).append(e)
+    return [(k, value(groups[k])) for k in sorted(groups)]
+
+
+def halves_up(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+FEBRUARY = [e for e in EV if e["MOMENT"] < dt.datetime(2024, 2, 1)]
+assert any(e["MOMENT"] == dt.datetime(2024, 1, 31, 23, 59, 59) for e in FEBRUARY), "a second before the month's end"
+JAN_15_TO_FEB_15 = [e for e in EV if dt.date(2024, 1, 15) <= e["MOMENT"].date() <= dt.date(2024, 2, 15)]
+
+CASES += [
+    ("coerced-unix-seconds-month-date-filter", {
+        "source-table": EVENTS, "aggregation": [["count"]], "breakout": [f("EVENTS.AT_SECONDS", temporal_unit="month")],
+        "filter": ["<", f("EVENTS.AT_SECONDS"), "2024-02-01"]}, True, (),
+     events_by(lambda e: month_of(e["MOMENT"]), FEBRUARY)),
+    ("coerced-unix-millis-day-between", {
+        "source-table": EVENTS, "aggregation": [["count"]], "breakout": [f("EVENTS.AT_MILLIS", temporal_unit="day")],
+        "filter": ["between", f("EVENTS.AT_MILLIS"), "2024-01-15", "2024-02-15"]}, True, (),
+     events_by(lambda e: dt.datetime.combine(e["MOMENT"].date(), dt.time()), JAN_15_TO_FEB_15)),
+    ("coerced-unix-millis-on-a-day", {
+        "source-table": EVENTS, "fields": [f("EVENTS.ID"), f("EVENTS.AT_MILLIS")],
+        "filter": ["=", f("EVENTS.AT_MILLIS"), "2024-01-31"], "order-by": [["asc", f("EVENTS.ID")]]}, True, (),
+     [(e["ID"], e["MOMENT"]) for e in EV if e["MOMENT"].date() == dt.date(2024, 1, 31)]),
+    ("coerced-iso-text-month", {
+        "source-table": EVENTS, "aggregation": [["count"], ["max", f("EVENTS.AT_ISO")]],
+        "breakout": [f("EVENTS.AT_ISO", temporal_unit="month")]}, True, (),
+     [(k, n, m) for (k, n), (_, m) in zip(events_by(lambda e: month_of(e["MOMENT"])),
+                                          events_by(lambda e: month_of(e["MOMENT"]),
+                                                    value=lambda rows: max(e["MOMENT"] for e in rows)))]),
+    ("coerced-columns-selected", {
+        "source-table": EVENTS, "fields": [f(f"EVENTS.{c}") for c in ("ID", "AT_SECONDS", "AT_MILLIS", "AT_ISO", "DAY_ISO",
+                                                                       "STAMP", "HAPPENED_AT")],
+        "order-by": [["asc", f("EVENTS.ID")]]}, True, (),
+     [(e["ID"], e["MOMENT"], e["MOMENT"], e["MOMENT"], e["MOMENT"].date(), e["MOMENT"], e["MOMENT"].date()) for e in EV]),
+    ("coerced-dates-bucketed", {
+        "source-table": EVENTS, "aggregation": [["count"]],
+        "breakout": [f("EVENTS.HAPPENED_AT", temporal_unit="month"), f("EVENTS.DAY_ISO", temporal_unit="quarter"),
+                     f("EVENTS.STAMP", temporal_unit="year")]}, True, (),
+     [(*k, n) for k, n in events_by(lambda e: (month_of(e["MOMENT"]), temporal.truncate(e["MOMENT"], "quarter"),
+                                                dt.datetime(e["MOMENT"].year, 1, 1)))]),
+    ("coerced-string-to-integer", {
+        "source-table": EVENTS, "aggregation": [["sum", f("EVENTS.COUNT_TEXT")], ["count"], ["max", f("EVENTS.COUNT_TEXT")]],
+        "filter": [">", f("EVENTS.COUNT_TEXT"), 50]}, True, (),
+     [(sum(int(e["COUNT_TEXT"]) for e in EV if int(e["COUNT_TEXT"]) > 50),
+       sum(1 for e in EV if int(e["COUNT_TEXT"]) > 50), max(int(e["COUNT_TEXT"]) for e in EV))]),
+    ("coerced-string-to-float", {
+        "source-table": EVENTS, "aggregation": [["sum", f("EVENTS.PRICE_TEXT")], ["count"]],
+        "filter": [">=", f("EVENTS.PRICE_TEXT"), 100]}, True, (),
+     [(sum(float(e["PRICE_TEXT"]) for e in EV if float(e["PRICE_TEXT"]) >= 100),
+       sum(1 for e in EV if float(e["PRICE_TEXT"]) >= 100))]),
+    ("coerced-float-to-integer", {
+        "source-table": EVENTS, "fields": [f("EVENTS.ID"), f("EVENTS.SCORE")], "order-by": [["asc", f("EVENTS.ID")]]},
+     True, (), [(e["ID"], halves_up(e["SCORE"])) for e in EV]),
+    ("coerced-float-to-integer-sum", {
+        "source-table": EVENTS, "aggregation": [["sum", f("EVENTS.SCORE")]], "breakout": [f("EVENTS.SCORE")]}, True, (),
+     events_by(lambda e: halves_up(e["SCORE"]), value=lambda rows: sum(halves_up(e["SCORE"]) for e in rows))),
+    ("coerced-in-expression-and-order", {
+        "source-table": EVENTS, "expressions": {"next day": ["datetime-add", f("EVENTS.AT_SECONDS"), 1, "day"],
+                                                "hours": ["datetime-diff", f("EVENTS.AT_ISO"), f("EVENTS.AT_MILLIS"), "hour"]},
+        "fields": [f("EVENTS.ID"), ["expression", "next day"], ["expression", "hours"]],
+        "order-by": [["desc", f("EVENTS.AT_SECONDS")]], "limit": 5}, True, (),
+     [(e["ID"], e["MOMENT"] + dt.timedelta(days=1), 0) for e in sorted(EV, key=lambda e: e["MOMENT"], reverse=True)[:5]]),
+    ("coerced-join-condition", {
+        "source-table": EVENTS, "aggregation": [["count"]], "joins": [{
+            "source-table": EVENTS, "alias": "E", "strategy": "inner-join", "fields": "none",
+            "condition": ["=", f("EVENTS.AT_SECONDS"), f("EVENTS.AT_ISO", join_alias="E")]}]}, True, (),
+     [(sum(1 for a in EV for b in EV if a["MOMENT"] == b["MOMENT"]),)]),
+    ("coerced-nested-stage", {
+        "source-query": {"source-table": EVENTS, "aggregation": [["count"]],
+                         "breakout": [f("EVENTS.AT_SECONDS", temporal_unit="month")]},
+        "aggregation": [["sum", ["field", "count", {"base-type": "type/BigInteger"}]]],
+        "breakout": [f("EVENTS.AT_SECONDS", temporal_unit="year")]}, True, (),
+     events_by(lambda e: dt.datetime(e["MOMENT"].year, 1, 1))),
+]
 CASE_IDS = [c[0] for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS)
 
@@ -965,3 +1058,18 @@ def test_remap_conformance(remap_samples, case):
             for t in set(titles):
                 ids = [row[0] for row in rows if row[2] == t]
                 assert ids == sorted(ids)
+
+
+def test_unix_milliseconds_keep_their_milliseconds(samples):
+    """A UNIX-milliseconds column reads as the same instant, milliseconds included, on every engine
+    (the comparison elsewhere in this module drops fractions of a second)."""
+    query = {"source-table": EVENTS, "fields": [f("EVENTS.ID"), f("EVENTS.AT_MILLIS")], "order-by": [["asc", f("EVENTS.ID")]]}
+    want = [(e["ID"], e["MOMENT"] + dt.timedelta(milliseconds=e["AT_MILLIS"] % 1000)) for e in EV]
+    assert any(moment.microsecond for _, moment in want), "the data has milliseconds"
+    for engine in ENGINES:
+        sample_db = samples[engine]
+        normalized = normalize(sample.resolve({"database": "$db", "type": "query", "query": query}, sample_db.ids))
+        compiled = compile_query(sample_db.session, normalized, sample_db.driver, now=sample.NOW)
+        rows = [(int(i), v if isinstance(v, dt.datetime) else dt.datetime.fromisoformat(v))
+                for i, v in sample_db.run(compiled.sql, compiled.params)]
+        assert [(i, v.replace(tzinfo=None)) for i, v in rows] == want, engine
