@@ -24,9 +24,15 @@ def filename(prefix: str, extension: str, now: dt.datetime | None = None) -> str
 def download(result, exporter: Exporter, options: dict, prefix: str = "query_result") -> Response:
     """Stream `result` (a core.query.processor.Result) through `exporter` as an attachment."""
 
+    from ..query.remaps import Projected, export_order
+
+    order = export_order(result.cols)
+    cols = result.cols if order is None else [result.cols[i] for i in order]
+    rows = result if order is None else Projected(result, order)
+
     def body():
         try:
-            yield from exporter.write(result.cols, result, options)
+            yield from exporter.write(cols, rows, options)
         finally:
             result.close()
 

@@ -44,6 +44,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
         super().__init__(context, stage, source)
         self.allow_aggregations = False
         self.breakout_cols: list[Col] = []
+        # id(column) -> the remapped column that an order-by on it sorts by instead (core.query.remaps).
+        self.remapped: dict[int, Col] = {}
 
     # ---- selected columns -------------------------------------------------------------------------
 

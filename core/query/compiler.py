@@ -52,16 +52,20 @@ def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
     return tree.limit(limit, copy=False)
 
 
-def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None) -> Compiled:
-    """Compile every stage of `query`; `limit` caps the rows (the processor's row limit)."""
+def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None,
+                  remapper=None) -> Compiled:
+    """Compile every stage of `query`; `limit` caps the rows (the processor's row limit). `remapper`
+    (core.query.remaps.ExternalRemaps) adds the columns of external remappings."""
     if query.stages[0].native is not None and len(query.stages) == 1:
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
     query = expand_macros(session, query)
     context = Context(session=session, driver=driver, database_id=query.database,
-                      now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+                      now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), remapper=remapper)
     context.prefetch(*referenced_ids(query.stages))
     auto_bucket(query, context.field_types)
     tree, cols = compile_stages(context, query.stages)
+    if remapper is not None:
+        remapper.annotate()
     if limit is not None:
         tree = apply_limit(tree, limit)
     params = bind_colon_literals(tree)
@@ -184,6 +188,8 @@ class StageCompiler(ClauseCompiler):
         if stage.filters:
             where = self.filter(stage.filters[0] if len(stage.filters) == 1 else ["and", *stage.filters])
         cols = self.aggregated_columns() if stage.aggregated else self.plain_columns()
+        if self.context.remapper is not None:
+            cols = self.context.remapper.extend(self, cols)
         self.unique(cols)
         # Everything that may add an implicit join is compiled before the FROM clause is assembled.
         order = self.order_by(cols)
@@ -260,6 +266,8 @@ class StageCompiler(ClauseCompiler):
         for direction, ref in stage.order_by:
             target = self.order_target(ref, cols)
             if target is not None:
+                # A remapped column sorts by the value it is shown as (Metabase's add-remaps).
+                target = self.remapped.get(id(target), target)
                 used.add(id(target))
                 expression = exp.column(target.alias, quoted=True)
             else:

@@ -148,7 +148,8 @@ def _collect(ctx, pivot_rows, pivot_cols, column_split) -> Pivoted:
         query = copy.deepcopy(ctx.query)
         query.last.breakouts = [breakouts[i] for i in kept]
         query.last.order_by = [o for o in query.last.order_by if _keeps(o, query.last.breakouts)]
-        sub = dataclasses.replace(ctx, query=query, extras={})
+        # Remapped breakouts would shift the breakout positions the groupings are built on.
+        sub = dataclasses.replace(ctx, query=query, extras={}, disable_remaps=True)
         result = hook.execute_query(context=sub)
         rows = list(result)
         if cols is None:

@@ -72,6 +72,8 @@ class QueryContext:
     started: float = field(default_factory=time.monotonic)
     query_hash: str = ""
     js_int_to_string: bool = True
+    # Metabase's `disable-remaps?` middleware option: no remapped columns (core.query.remaps).
+    disable_remaps: bool = False
     average_execution_time: int | None = None
     extras: dict = field(default_factory=dict)
 
@@ -488,6 +490,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         ctx.constraints = query.constraints
     ctx.query_hash = query_hash(dataset_query)
     ctx.js_int_to_string = bool((dataset_query.get("middleware") or {}).get("js-int-to-string?", True))
+    ctx.disable_remaps = ctx.disable_remaps or bool((query.middleware or {}).get("disable-remaps?"))
     ctx.timeout = timeout_seconds(session, database)
     P.check_parameters(query.parameters)
     try:
@@ -601,11 +604,25 @@ def _base_type(session: Session, ref: list) -> str | None:
 # --------------------------------------------------------------------------------------------------
 
 
+def remap_dimensions(ctx: QueryContext):
+    """The run's Dimension lookups (core.query.remaps), or None when remapping is off for it."""
+    from .remaps import Dimensions
+
+    if ctx.disable_remaps or ctx.is_native:
+        return None
+    if "dimensions" not in ctx.extras:
+        ctx.extras["dimensions"] = Dimensions(ctx.session)
+    return ctx.extras["dimensions"]
+
+
 def compile_mbql(ctx: QueryContext, limit: int | None):
     from .compiler import compile_query
+    from .remaps import ExternalRemaps
 
+    dimensions = remap_dimensions(ctx)
+    remapper = ExternalRemaps(dimensions, ctx.query.stages) if dimensions is not None else None
     try:
-        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit)
+        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, remapper=remapper)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
 
@@ -657,7 +674,17 @@ def execute_query(context: QueryContext) -> Result:
         raise _failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
-    return Result(context, cols, raw.rows, stmt.native_form, stack.close, csv=raw.csv)
+    rows, csv = raw.rows, raw.csv
+    dimensions = remap_dimensions(context)
+    if dimensions is not None:
+        from . import remaps
+
+        internals = remaps.internal_remaps(context.session, dimensions, cols)
+        if internals:
+            # The driver's own CSV text would lack the added columns: rows go through Python.
+            cols = remaps.with_internal_columns(cols, internals)
+            rows, csv = remaps.with_internal_values(rows, internals), None
+    return Result(context, cols, rows, stmt.native_form, stack.close, csv=csv)
 
 
 # --------------------------------------------------------------------------------------------------

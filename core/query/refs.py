@@ -59,6 +59,8 @@ class Context:
     _tables: dict = dc_field(default_factory=dict)
     # Native source stages (from native cards and persisted models) by placeholder (core.query.cards).
     natives: dict = dc_field(default_factory=dict)
+    # Adds the columns of external remappings to the query's own stages (core.query.remaps); None: off.
+    remapper: Any = None
 
     def prefetch(self, field_ids: set[int], table_ids: set[int]) -> None:
         """Load the fields (and their FK targets) and tables a query names in a few queries, not one each."""

@@ -137,7 +137,7 @@ def _field_values(session: Session, user: User, field: Field, search: str | None
         inner["filter"] = ["contains", ["field", field.id, None], search, {"case-sensitive": False}]
     query = {"database": table.db_id, "type": "query", "query": inner}
     try:
-        result = processor.open_query(session, user, query, context="values")
+        result = processor.open_query(session, user, query, context="values", disable_remaps=True)
         rows = [[row[0]] for row in result]
     except QueryFailed as exc:
         raise Invalid(exc.message) from None
@@ -155,7 +155,8 @@ def _card_values(session: Session, user: User, config: dict, needle: str | None)
         raise NotFound()
     value_field = config.get("value_field")
     try:
-        result = processor.open_query(session, user, card.dataset_query, context="values", card_id=card.id)
+        result = processor.open_query(session, user, card.dataset_query, context="values", card_id=card.id,
+                                      disable_remaps=True)
         index = _column_index(result.cols, value_field)
         if index is None:
             result.close()
