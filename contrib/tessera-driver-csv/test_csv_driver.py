@@ -113,3 +113,18 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, csv_dir):
             connections.can_connect("csv", {"directory": str(csv_dir)})
     finally:
         state.db.dispose()
+
+
+def test_a_snapshot_connection_must_be_locked_down():
+    import duckdb
+
+    from core.driver import LockdownError
+
+    locked = duckdb.connect(":memory:", config=csv_driver.LOCKED_CONFIG)
+    CSVDriver.lockdown(locked, None)  # passes: nothing to say
+    for config in (csv_driver.BASE_CONFIG, {**csv_driver.BASE_CONFIG, "enable_external_access": False}):
+        with pytest.raises(LockdownError, match="lock_configuration"):
+            CSVDriver.lockdown(duckdb.connect(":memory:", config=config), None)
+    with pytest.raises(LockdownError, match="autoload_known_extensions"):
+        CSVDriver.lockdown(duckdb.connect(":memory:", config={**csv_driver.LOCKED_CONFIG,
+                                                              "autoload_known_extensions": True}), None)

@@ -349,8 +349,11 @@ def check_data_access(session: Session, user: User | None, database_id: int) -> 
 
 
 def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
-    """The column of a field-filter tag, qualified as the engine names it (schema.table.column)."""
+    """The column of a field-filter tag, qualified as the engine names it (schema.table.column), read
+    through the field's coercion strategy as MBQL reads it (core.query.coercion)."""
     from sqlglot import exp
+
+    from .coercion import coerce
 
     ref = P.field_target(["dimension", dimension]) if isinstance(dimension, list) else None
     field_id = ref[1] if ref else None
@@ -364,6 +367,7 @@ def field_info(session: Session, driver, dimension: Any, alias: str | None = Non
         column = exp.column(row.name, table=alias, quoted=True)
     else:
         column = exp.column(row.name, table=table.name, db=table.schema or None, quoted=True)
+    column, _ = coerce(driver, column, row.coercion_strategy, row.base_type, row.name)
     return N.FieldInfo(column, row.effective_type or row.base_type)
 
 

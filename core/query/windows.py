@@ -37,7 +37,9 @@ def _granularity(col: Col) -> int | None:
     if col.unit is None:
         return None
     if col.unit == "default":
-        return GRANULARITY["day"] if col.meta.get("base_type") == "type/Date" else 0
+        # An unbucketed date (stored as one, or a date-time coerced to its date) ranks with day.
+        is_date = (col.value_type or col.meta.get("base_type")) == "type/Date"
+        return GRANULARITY["day"] if is_date else 0
     return GRANULARITY.get(col.unit)
 
 

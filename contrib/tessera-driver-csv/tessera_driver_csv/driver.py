@@ -22,7 +22,7 @@ from pydantic import Field
 from sqlalchemy.engine import URL, Engine
 
 from core.driver import ConnectionPolicy, FieldMeta, FileDetails, FKMeta, LockdownError, TableMeta, check_file_path
-from drivers.duckdb import DuckDBDriver, SessionPerQuery
+from drivers.duckdb import DuckDBDriver, SessionPerQuery, unlocked_settings
 
 BASE_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                "allow_community_extensions": False, "threads": min(4, os.cpu_count() or 1), "memory_limit": "1GB"}
@@ -123,11 +123,10 @@ class CSVDriver(DuckDBDriver):
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:
-        settings = dict(dbapi_connection.execute(
-            "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', 'lock_configuration')"
-        ).fetchall())
-        if settings != {"enable_external_access": "false", "lock_configuration": "true"}:
-            raise LockdownError(f"CSV snapshot connection is not locked down: {settings}")
+        # The DuckDB driver's read-back (current_setting(), ~0.5 ms; duckdb_settings() cost ~7 ms).
+        wrong = unlocked_settings(dbapi_connection)
+        if wrong:
+            raise LockdownError(f"CSV snapshot connection is not locked down ({', '.join(wrong)})")
 
     @classmethod
     def dbms_version(cls, engine: Engine) -> dict:

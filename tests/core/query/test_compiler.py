@@ -534,6 +534,19 @@ def test_which_breakout_a_running_total_follows(metadata, breakouts, partition, 
     that one (Metabase's nest-breakouts granularity); the rows are sorted with it last."""
     compiled = compile_case(metadata, "sqlite", {"source-table": "$$ORDERS", "breakout": breakouts,
                                                  "aggregation": [["cum-sum", f("ORDERS.QUANTITY")]]})
+    assert_running_along(compiled, partition, along)
+
+
+def test_an_unbucketed_coerced_date_ranks_with_day(metadata):
+    """DAY_ISO is text read as a date (ISO8601->Date): unbucketed, it ranks with a day breakout, and the
+    leftmost of the two wins."""
+    compiled = compile_case(metadata, "sqlite", {
+        "source-table": "$$EVENTS", "aggregation": [["cum-count"]],
+        "breakout": [f("EVENTS.AT_SECONDS", temporal_unit="day"), f("EVENTS.DAY_ISO", temporal_unit="default")]})
+    assert_running_along(compiled, [1], 0)
+
+
+def assert_running_along(compiled, partition: list[int], along: int) -> None:
     tree = sqlglot.parse_one(compiled.sql, read="sqlite")
     groups = [g.sql() for g in tree.args["group"].expressions]
     window = tree.find(exp.Window)

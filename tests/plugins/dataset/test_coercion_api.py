@@ -76,3 +76,19 @@ def test_strategies_the_column_or_engine_cannot_take(app, admin):
     status, body = run(admin, database_id, table_id, {"fields": [["field", fields["payload"], None]]})
     assert status == 400 and body["status"] == "failed"
     assert "Coercion/ISO8601Bytes->Temporal, which the sqlite driver does not support" in body["error"]
+
+
+def test_a_native_field_filter_reads_the_coerced_column(app, admin):
+    """Metabase's field filters compile the field as MBQL does: a UNIX-seconds column takes dates."""
+    database_id, _table_id, fields = events_db(app, admin)
+    seconds = fields["at_seconds"]
+    assert admin.put(f"/api/field/{seconds}", json={"coercion_strategy": "Coercion/UNIXSeconds->DateTime"}).status_code == 200
+    query = {"database": database_id, "type": "native", "native": {
+        "query": "SELECT id FROM events WHERE {{when}} ORDER BY id",
+        "template-tags": {"when": {"name": "when", "display-name": "When", "type": "dimension",
+                                   "dimension": ["field", seconds, None], "widget-type": "date/all-options"}}}}
+    for value, ids in (("2024-02-01~2024-02-29", [2, 3]), ("2024-01-31", [1]), ("2024-03", [4]), ("2024-02-15", [3])):
+        body = admin.post("/api/dataset", json={**query, "parameters": [
+            {"type": "date/all-options", "target": ["dimension", ["template-tag", "when"]], "value": value}]}).json
+        assert body["status"] == "completed", body
+        assert body["data"]["rows"] == [[i] for i in ids], value
