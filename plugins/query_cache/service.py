@@ -12,7 +12,9 @@ from core.query.results import json_rows
 
 def ttl_seconds(context) -> float | None:
     """How long this query's results stay fresh, or None when it is not to be cached."""
-    if context.ignore_cache or context.download or context.context == "ad-hoc":
+    # A run without remapped columns (disable-remaps?: field values, parameter lists) has the same
+    # query hash as the card's ordinary run but not the same columns: it neither reads nor fills the cache.
+    if context.ignore_cache or context.download or context.context == "ad-hoc" or context.disable_remaps:
         return None
     session = context.session
     if not setting(session, "enable-query-caching", False):

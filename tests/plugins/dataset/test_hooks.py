@@ -106,6 +106,32 @@ def test_cache_tryfirst_and_wrapper(app, admin, orders):
         assert hits == [False, True, False, False]
 
 
+def test_runs_without_remaps_skip_the_cache(app, admin, orders):
+    """A disable-remaps run shares the query hash of the ordinary run, not its columns."""
+    state = app.extensions["tessera"]
+    with app.test_request_context():
+        from core.db import session as request_session
+
+        session = request_session()
+        user = _admin_user(session)
+        state.settings.set(session, "enable-query-caching", True)
+        session.get(Database, orders.database_id).cache_ttl = 1
+        session.commit()
+        query = mbql(orders, {"aggregation": [["count"]]})
+        first, _ = processor.run_query(session, user, query, context="question", ignore_cache=False, disable_remaps=True)
+        conn = sqlite3.connect(orders.path)
+        conn.execute("DELETE FROM orders WHERE id > 100")
+        conn.commit()
+        conn.close()
+        second, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
+        assert (first["data"]["rows"], second["data"]["rows"], second["cached"]) == ([[2500]], [[100]], None)
+        asked = {**query, "middleware": {"disable-remaps?": True}}
+        third, _ = processor.run_query(session, user, asked, context="question", ignore_cache=False)
+        assert third["cached"] is None
+        fourth, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
+        assert fourth["cached"] is not None and fourth["data"]["rows"] == [[100]]
+
+
 def test_cache_expires(app, admin, orders):
     from core.models import QueryCache
     import datetime as dt
