@@ -619,11 +619,15 @@ def compile_mbql(ctx: QueryContext, limit: int | None):
     from .compiler import compile_query
     from .remaps import ExternalRemaps
 
+    from .dates import now_in
+
     dimensions = remap_dimensions(ctx)
     remapper = ExternalRemaps(dimensions, ctx.query.stages) if dimensions is not None else None
+    # Relative filters ("today", "this week") count from the report time zone's clock, as parameters do.
+    now = now_in(setting(ctx.session, "report-timezone") or None)
     try:
-        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, week_start=week_start(ctx.session),
-                             remapper=remapper)
+        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, now=now,
+                             week_start=week_start(ctx.session), remapper=remapper)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
 

@@ -261,3 +261,18 @@ def test_start_of_week_setting_shapes_weeks(admin, orders):
         assert {r[0]: r[1] for r in run(days)} == counts((d.weekday() - first) % 7 + 1 for d in created), setting
         assert run(no_mondays) == [[not_monday]], setting
         assert run(native_no_mondays) == [[not_monday]], setting
+
+
+def test_relative_filters_count_from_the_report_time_zone(admin, orders):
+    """"Today" is the report time zone's today, as for parameters: 26 hours apart, these two zones never
+    share a date."""
+    from zoneinfo import ZoneInfo
+
+    query = mbql(orders, {"aggregation": [["count"]],
+                          "filter": ["time-interval", ["field", orders.fields["created_at"], None], "current", "day"]})
+    for zone in ("Etc/GMT-14", "Etc/GMT+12"):
+        assert admin.put("/api/setting/report-timezone", json={"value": zone}).status_code == 204
+        before = dt.datetime.now(ZoneInfo(zone)).date()
+        sql = admin.post("/api/dataset/native", json={**query, "pretty": False}).json["query"]
+        after = dt.datetime.now(ZoneInfo(zone)).date()
+        assert before.isoformat() in sql or after.isoformat() in sql, (zone, sql)
