@@ -77,8 +77,21 @@ def test_limits_wrapper(app, admin, orders):
         assert status == 202 and envelope["row_count"] == 3
 
 
+def _caching_on(app, session, orders) -> None:
+    """Query caching on, and the orders database's results kept for an hour."""
+    app.extensions["tessera"].settings.set(session, "enable-query-caching", True)
+    session.get(Database, orders.database_id).cache_ttl = 1  # hours
+    session.commit()
+
+
+def _keep_100_orders(orders) -> None:
+    conn = sqlite3.connect(orders.path)
+    conn.execute("DELETE FROM orders WHERE id > 100")
+    conn.commit()
+    conn.close()
+
+
 def test_cache_tryfirst_and_wrapper(app, admin, orders):
-    state = app.extensions["tessera"]
     with app.test_request_context():
         from core.db import session as request_session
 
@@ -86,15 +99,10 @@ def test_cache_tryfirst_and_wrapper(app, admin, orders):
         user = _admin_user(session)
         query = native(orders, "SELECT count(*) FROM orders")
         # Not cached while caching is off, nor for ad-hoc runs, nor with ignore_cache.
-        state.settings.set(session, "enable-query-caching", True)
-        session.get(Database, orders.database_id).cache_ttl = 1  # hours
-        session.commit()
+        _caching_on(app, session, orders)
         first, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
         assert first["cached"] is None and first["data"]["rows"] == [[2500]]
-        conn = sqlite3.connect(orders.path)
-        conn.execute("DELETE FROM orders WHERE id > 100")
-        conn.commit()
-        conn.close()
+        _keep_100_orders(orders)
         second, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
         assert second["cached"] is not None and second["data"]["rows"] == [[2500]]
         fresh, _ = processor.run_query(session, user, query, context="question", ignore_cache=True)
@@ -108,21 +116,15 @@ def test_cache_tryfirst_and_wrapper(app, admin, orders):
 
 def test_runs_without_remaps_skip_the_cache(app, admin, orders):
     """A disable-remaps run shares the query hash of the ordinary run, not its columns."""
-    state = app.extensions["tessera"]
     with app.test_request_context():
         from core.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
-        state.settings.set(session, "enable-query-caching", True)
-        session.get(Database, orders.database_id).cache_ttl = 1
-        session.commit()
+        _caching_on(app, session, orders)
         query = mbql(orders, {"aggregation": [["count"]]})
         first, _ = processor.run_query(session, user, query, context="question", ignore_cache=False, disable_remaps=True)
-        conn = sqlite3.connect(orders.path)
-        conn.execute("DELETE FROM orders WHERE id > 100")
-        conn.commit()
-        conn.close()
+        _keep_100_orders(orders)
         second, _ = processor.run_query(session, user, query, context="question", ignore_cache=False)
         assert (first["data"]["rows"], second["data"]["rows"], second["cached"]) == ([[2500]], [[100]], None)
         asked = {**query, "middleware": {"disable-remaps?": True}}
@@ -136,15 +138,12 @@ def test_cache_expires(app, admin, orders):
     from core.models import QueryCache
     import datetime as dt
 
-    state = app.extensions["tessera"]
     with app.test_request_context():
         from core.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
-        state.settings.set(session, "enable-query-caching", True)
-        session.get(Database, orders.database_id).cache_ttl = 1
-        session.commit()
+        _caching_on(app, session, orders)
         query = native(orders, "SELECT count(*) FROM orders")
         processor.run_query(session, user, query, context="question", ignore_cache=False)
         row = session.scalar(select(QueryCache))
