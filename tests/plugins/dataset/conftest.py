@@ -67,3 +67,13 @@ def make_orders(app, count: int = 2500, name: str = "orders.db") -> Orders:
 @pytest.fixture
 def orders(app, admin) -> Orders:
     return make_orders(app)
+
+
+def sample_sql(sample: dict, text: str) -> list[tuple]:
+    """Rows of plain SQL on a registered sample database's file (`sample["file"]`): what a test
+    compares the API's answer with."""
+    conn = sqlite3.connect(sample["file"])
+    try:
+        return conn.execute(text).fetchall()
+    finally:
+        conn.close()

@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sqlite3
 
 import openpyxl
 import pytest
 
 from core.testing import wait_for_sync
+
+from .conftest import sample_sql
 
 
 @pytest.fixture
@@ -35,24 +36,16 @@ def pivot_query(sample, aggregation=None):
 SPLIT = {"rows": ["CATEGORY"], "columns": ["CREATED_AT"], "values": ["count", "sum"]}
 
 
-def sql(sample, text: str) -> list[tuple]:
-    conn = sqlite3.connect(sample["file"])
-    try:
-        return conn.execute(text).fetchall()
-    finally:
-        conn.close()
-
-
 JOINED = "FROM ORDERS o JOIN PRODUCTS p ON p.ID = o.PRODUCT_ID"
 YEAR = "strftime('%Y', o.CREATED_AT)"
 
 
 def expected_counts_and_sums(sample):
     """The same numbers by plain GROUP BYs on the file: cells, row totals, column totals, grand total."""
-    cells = sql(sample, f"SELECT p.CATEGORY, {YEAR}, count(*), sum(o.TOTAL) {JOINED} GROUP BY 1, 2 ORDER BY 1, 2")
-    by_category = {c: (n, s) for c, n, s in sql(sample, f"SELECT p.CATEGORY, count(*), sum(o.TOTAL) {JOINED} GROUP BY 1")}
-    by_year = {y: (n, s) for y, n, s in sql(sample, f"SELECT {YEAR}, count(*), sum(o.TOTAL) {JOINED} GROUP BY 1")}
-    total = sql(sample, f"SELECT count(*), sum(o.TOTAL) {JOINED}")[0]
+    cells = sample_sql(sample, f"SELECT p.CATEGORY, {YEAR}, count(*), sum(o.TOTAL) {JOINED} GROUP BY 1, 2 ORDER BY 1, 2")
+    by_category = {c: (n, s) for c, n, s in sample_sql(sample, f"SELECT p.CATEGORY, count(*), sum(o.TOTAL) {JOINED} GROUP BY 1")}
+    by_year = {y: (n, s) for y, n, s in sample_sql(sample, f"SELECT {YEAR}, count(*), sum(o.TOTAL) {JOINED} GROUP BY 1")}
+    total = sample_sql(sample, f"SELECT count(*), sum(o.TOTAL) {JOINED}")[0]
     years: list[str] = []
     for _, year, _, _ in cells:  # column order: first appearance in rows ordered by the breakouts
         if year not in years:
@@ -110,17 +103,17 @@ def test_card_csv_pivot_subtotals_and_settings(admin, sample):
     rows = read_csv(admin.post(f"/api/card/{card['id']}/query/csv", json={"pivot_results": True}))
 
     where = "WHERE o.PRODUCT_ID < 8"
-    cells = sql(sample, f"SELECT p.CATEGORY, p.VENDOR, {YEAR}, count(*) {JOINED} {where} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+    cells = sample_sql(sample, f"SELECT p.CATEGORY, p.VENDOR, {YEAR}, count(*) {JOINED} {where} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
     years: list[str] = []
     for *_, year, _ in cells:
         if year not in years:
             years.append(year)
     counts = {(c, v, y): n for c, v, y, n in cells}
-    vendors = {(c, v): n for c, v, n in sql(sample, f"SELECT p.CATEGORY, p.VENDOR, count(*) {JOINED} {where} GROUP BY 1, 2")}
-    category_year = {(c, y): n for c, y, n in sql(sample, f"SELECT p.CATEGORY, {YEAR}, count(*) {JOINED} {where} GROUP BY 1, 2")}
-    categories = {c: n for c, n in sql(sample, f"SELECT p.CATEGORY, count(*) {JOINED} {where} GROUP BY 1")}
-    years_total = {y: n for y, n in sql(sample, f"SELECT {YEAR}, count(*) {JOINED} {where} GROUP BY 1")}
-    total = sql(sample, f"SELECT count(*) {JOINED} {where}")[0][0]
+    vendors = {(c, v): n for c, v, n in sample_sql(sample, f"SELECT p.CATEGORY, p.VENDOR, count(*) {JOINED} {where} GROUP BY 1, 2")}
+    category_year = {(c, y): n for c, y, n in sample_sql(sample, f"SELECT p.CATEGORY, {YEAR}, count(*) {JOINED} {where} GROUP BY 1, 2")}
+    categories = {c: n for c, n in sample_sql(sample, f"SELECT p.CATEGORY, count(*) {JOINED} {where} GROUP BY 1")}
+    years_total = {y: n for y, n in sample_sql(sample, f"SELECT {YEAR}, count(*) {JOINED} {where} GROUP BY 1")}
+    total = sample_sql(sample, f"SELECT count(*) {JOINED} {where}")[0][0]
 
     expected = [["Product → Category", "Product → Vendor"] + [f"{y}-01-01" for y in years] + ["Row totals"]]
     for category in sorted(categories):

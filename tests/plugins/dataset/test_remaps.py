@@ -6,12 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sqlite3
 
 import openpyxl
 import pytest
 
 from core.testing import wait_for_sync
+
+from .conftest import sample_sql
 
 
 @pytest.fixture
@@ -22,14 +23,6 @@ def sample(app, admin, sample_database_file):
     return {"db": db_id, "tables": {name: t["id"] for name, t in tables.items()},
             "fields": {(t, f["name"]): f["id"] for t, table in tables.items() for f in table["fields"]},
             "file": str(sample_database_file)}
-
-
-def sql(sample, text: str) -> list[tuple]:
-    conn = sqlite3.connect(sample["file"])
-    try:
-        return conn.execute(text).fetchall()
-    finally:
-        conn.close()
 
 
 def fid(sample, table: str, name: str) -> int:
@@ -86,7 +79,7 @@ def test_external_remap_appends_the_target_field(admin, sample):
     assert title["id"] == fid(sample, "PRODUCTS", "TITLE")
     assert title["field_ref"] == ["field", fid(sample, "PRODUCTS", "TITLE"),
                                   {"source-field": fid(sample, "ORDERS", "PRODUCT_ID")}]
-    assert [tuple(r) for r in data["rows"]] == sql(sample, TITLES + " ORDER BY o.ID LIMIT 5")
+    assert [tuple(r) for r in data["rows"]] == sample_sql(sample, TITLES + " ORDER BY o.ID LIMIT 5")
     # The remap is an implicit join the compiler built, visible in the SQL.
     assert "PRODUCTS__via__PRODUCT_ID" in data["native_form"]["query"]
 
@@ -97,7 +90,7 @@ def test_all_fields_get_remaps_last_with_unique_names(admin, sample):
                                                    "human_readable_field_id": fid(sample, "PEOPLE", "CREATED_AT")})
     data = run(admin, mbql(sample, "ORDERS", {"order-by": [["asc", ref(sample, "ORDERS", "ID")]], "limit": 3}))
     cols = data["cols"]
-    plain = [name for (name,) in sql(sample, "SELECT name FROM pragma_table_info('ORDERS')")]
+    plain = [name for (name,) in sample_sql(sample, "SELECT name FROM pragma_table_info('ORDERS')")]
     assert {c["name"] for c in cols[:-2]} == set(plain) and len(cols) == len(plain) + 2
     # After every column, in the order of the columns they remap; ORDERS has its own CREATED_AT, so
     # the remapped one becomes CREATED_AT_2, as Metabase names NAME_2.
@@ -109,7 +102,7 @@ def test_all_fields_get_remaps_last_with_unique_names(admin, sample):
     by_name = {c["name"]: i for i, c in enumerate(cols)}
     assert cols[by_name["USER_ID"]]["remapped_to"] == "CREATED_AT_2"
     assert cols[by_name["PRODUCT_ID"]]["remapped_to"] == "TITLE"
-    expected = sql(sample, "SELECT p.TITLE, u.CREATED_AT FROM ORDERS o JOIN PRODUCTS p ON p.ID = o.PRODUCT_ID "
+    expected = sample_sql(sample, "SELECT p.TITLE, u.CREATED_AT FROM ORDERS o JOIN PRODUCTS p ON p.ID = o.PRODUCT_ID "
                            "JOIN PEOPLE u ON u.ID = o.USER_ID ORDER BY o.ID LIMIT 3")
     got = [(r[by_name["TITLE"]], r[by_name["CREATED_AT_2"]]) for r in data["rows"]]
     assert [t for t, _ in got] == [t for t, _ in expected]
@@ -123,7 +116,7 @@ def test_breakout_is_grouped_and_sorted_by_the_remapped_field(admin, sample):
     assert names(data) == [("TITLE", "Product", None, "PRODUCT_ID"), ("PRODUCT_ID", "Product ID", "TITLE", None),
                            ("sum", "Sum of Total", None, None)]
     assert [c["source"] for c in data["cols"]] == ["breakout", "breakout", "aggregation"]
-    expected = sql(sample, "SELECT p.TITLE, o.PRODUCT_ID, SUM(o.TOTAL) FROM ORDERS o LEFT JOIN PRODUCTS p "
+    expected = sample_sql(sample, "SELECT p.TITLE, o.PRODUCT_ID, SUM(o.TOTAL) FROM ORDERS o LEFT JOIN PRODUCTS p "
                            "ON p.ID = o.PRODUCT_ID GROUP BY p.TITLE, o.PRODUCT_ID ORDER BY p.TITLE, o.PRODUCT_ID LIMIT 3")
     assert [r[:2] for r in data["rows"]] == [list(e[:2]) for e in expected]
     assert [round(r[2], 6) for r in data["rows"]] == [round(e[2], 6) for e in expected]
@@ -134,10 +127,10 @@ def test_order_by_the_original_sorts_by_the_remapped_value(admin, sample):
     data = run(admin, mbql(sample, "ORDERS", {"fields": [ref(sample, "ORDERS", "ID"), ref(sample, "ORDERS", "PRODUCT_ID")],
                                               "order-by": [["desc", ref(sample, "ORDERS", "PRODUCT_ID")]], "limit": 20}))
     titles = [r[-1] for r in data["rows"]]
-    assert titles == [t for (t,) in sql(sample, TITLES.replace("o.ID, o.PRODUCT_ID, o.TOTAL, p.TITLE", "p.TITLE")
+    assert titles == [t for (t,) in sample_sql(sample, TITLES.replace("o.ID, o.PRODUCT_ID, o.TOTAL, p.TITLE", "p.TITLE")
                                         + " ORDER BY p.TITLE DESC LIMIT 20")]
     # descending titles, not descending ids
-    assert data["rows"][0][1] != sql(sample, "SELECT MAX(PRODUCT_ID) FROM ORDERS")[0][0]
+    assert data["rows"][0][1] != sample_sql(sample, "SELECT MAX(PRODUCT_ID) FROM ORDERS")[0][0]
 
 
 def test_breakouts_of_running_totals_stay_as_they_are(admin, sample):
@@ -147,7 +140,7 @@ def test_breakouts_of_running_totals_stay_as_they_are(admin, sample):
     data = run(admin, mbql(sample, "ORDERS", {"aggregation": [["cum-count"]],
                                               "breakout": [ref(sample, "ORDERS", "PRODUCT_ID")], "limit": 3}))
     assert [c["name"] for c in data["cols"]] == ["PRODUCT_ID", "cum_count"]
-    counts = sql(sample, "SELECT PRODUCT_ID, COUNT(*) FROM ORDERS GROUP BY PRODUCT_ID ORDER BY PRODUCT_ID LIMIT 3")
+    counts = sample_sql(sample, "SELECT PRODUCT_ID, COUNT(*) FROM ORDERS GROUP BY PRODUCT_ID ORDER BY PRODUCT_ID LIMIT 3")
     assert [r[1] for r in data["rows"]] == [sum(n for _, n in counts[:i + 1]) for i in range(3)]
 
 
@@ -169,7 +162,7 @@ def test_nested_stage_passes_the_remap_on(admin, sample):
     data = run(admin, {"database": sample["db"], "type": "query", "query": {"source-query": inner}})
     assert names(data) == [("ID", "ID", None, None), ("PRODUCT_ID", "Product ID", "TITLE", None),
                            ("TITLE", "Product", None, "PRODUCT_ID")]
-    assert [tuple(r) for r in data["rows"]] == [(i, p, t) for i, p, _, t in sql(sample, TITLES + " ORDER BY o.ID LIMIT 4")]
+    assert [tuple(r) for r in data["rows"]] == [(i, p, t) for i, p, _, t in sample_sql(sample, TITLES + " ORDER BY o.ID LIMIT 4")]
 
 
 def test_explicit_join_columns_are_remapped_through_the_join(admin, sample):
@@ -186,7 +179,7 @@ def test_explicit_join_columns_are_remapped_through_the_join(admin, sample):
     assert [c["name"] for c in cols] == ["ID", "ID_2", "PRODUCT_ID", "TITLE"]
     assert (cols[2]["remapped_to"], cols[3]["remapped_from"], cols[3]["display_name"]) == ("TITLE", "PRODUCT_ID",
                                                                                            "Product")
-    expected = sql(sample, "SELECT u.ID, o.ID, o.PRODUCT_ID, p.TITLE FROM PEOPLE u LEFT JOIN ORDERS o ON u.ID = o.USER_ID "
+    expected = sample_sql(sample, "SELECT u.ID, o.ID, o.PRODUCT_ID, p.TITLE FROM PEOPLE u LEFT JOIN ORDERS o ON u.ID = o.USER_ID "
                            "LEFT JOIN PRODUCTS p ON p.ID = o.PRODUCT_ID ORDER BY u.ID, o.ID LIMIT 3")
     assert [tuple(r) for r in data["rows"]] == expected
 
@@ -261,7 +254,7 @@ def test_internal_remap_adds_a_named_column(admin, sample):
                            ("Rating label", "Rating label", None, "RATING")]
     new = data["cols"][2]
     assert (new["base_type"], new["id"], new["table_id"], new["semantic_type"]) == ("type/Text", None, None, None)
-    expected = sql(sample, "SELECT ID, RATING FROM REVIEWS ORDER BY ID LIMIT 40")
+    expected = sample_sql(sample, "SELECT ID, RATING FROM REVIEWS ORDER BY ID LIMIT 40")
     assert [tuple(r) for r in data["rows"]] == [(i, r, LABELS.get(r)) for i, r in expected]
     assert {r for _, r in expected} - set(LABELS), "unnamed values are part of the test"
 
@@ -270,7 +263,7 @@ def test_internal_remap_of_a_breakout_comes_after_the_aggregations(admin, sample
     name_ratings(admin, sample)
     data = run(admin, mbql(sample, "REVIEWS", {"aggregation": [["count"]], "breakout": [ref(sample, "REVIEWS", "RATING")]}))
     assert [c["name"] for c in data["cols"]] == ["RATING", "count", "Rating label"]
-    expected = sql(sample, "SELECT RATING, COUNT(*) FROM REVIEWS GROUP BY RATING ORDER BY RATING")
+    expected = sample_sql(sample, "SELECT RATING, COUNT(*) FROM REVIEWS GROUP BY RATING ORDER BY RATING")
     assert [tuple(r) for r in data["rows"]] == [(r, n, LABELS.get(r)) for r, n in expected]
 
 
@@ -290,7 +283,7 @@ def test_exports_show_external_remaps_in_place(admin, sample):
     body = mbql(sample, "ORDERS", {"fields": [ref(sample, "ORDERS", "ID"), ref(sample, "ORDERS", "PRODUCT_ID"),
                                               ref(sample, "ORDERS", "TOTAL")],
                                    "order-by": [["asc", ref(sample, "ORDERS", "ID")]], "limit": 3})
-    expected = sql(sample, TITLES + " ORDER BY o.ID LIMIT 3")
+    expected = sample_sql(sample, TITLES + " ORDER BY o.ID LIMIT 3")
     rows = list(csv.reader(io.StringIO(export(admin, sample, "csv", body).get_data(as_text=True))))
     assert rows == [["ID", "Product", "Total"]] + [[str(i), t, repr(total)] for i, _, total, t in expected]
     items = json.loads(export(admin, sample, "json", body).data)
@@ -310,6 +303,6 @@ def test_exports_show_internal_remaps_in_place(admin, sample):
     body = mbql(sample, "REVIEWS", {"fields": [ref(sample, "REVIEWS", "RATING"), ref(sample, "REVIEWS", "ID")],
                                     "order-by": [["asc", ref(sample, "REVIEWS", "ID")]]})
     rows = list(csv.reader(io.StringIO(export(admin, sample, "csv", body).get_data(as_text=True))))
-    expected = sql(sample, "SELECT RATING, ID FROM REVIEWS ORDER BY ID")
+    expected = sample_sql(sample, "SELECT RATING, ID FROM REVIEWS ORDER BY ID")
     assert rows[0] == ["Rating label", "ID"]
     assert rows[1:] == [[LABELS.get(r, ""), str(i)] for r, i in expected]
