@@ -11,6 +11,8 @@ import queue
 import threading
 import time
 
+from sqlalchemy import insert, select, update
+
 from core.models import Query as QueryStats, QueryExecution
 
 log = logging.getLogger("tessera.query.audit")
@@ -66,16 +68,22 @@ def flush(app) -> None:
 
 
 def write(db, item: dict) -> None:
-    with db.session() as session:
-        stats_update = item.pop("_stats", None)
-        session.add(QueryExecution(**item))
-        if stats_update is not None:
-            stats = session.get(QueryStats, item["hash"])
-            if stats is None:
-                session.add(QueryStats(query_hash=item["hash"], average_execution_time=item["running_time"],
-                                       query=stats_update))
-            else:
-                stats.average_execution_time = int((9 * stats.average_execution_time + item["running_time"]) / 10)
+    """The execution row and the running average, as Core statements in one transaction: in a single
+    process this thread shares the GIL with the requests, and the ORM's unit of work cost them several
+    milliseconds each (docs/ARCHITECTURE.md, "Query log")."""
+    stats_query = item.pop("_stats", None)
+    executions, stats = QueryExecution.__table__, QueryStats.__table__
+    with db.engine.begin() as conn:
+        conn.execute(insert(executions).values(**item))
+        if stats_query is None:
+            return
+        old = conn.execute(select(stats.c.average_execution_time).where(stats.c.query_hash == item["hash"])).first()
+        if old is None:
+            conn.execute(insert(stats).values(query_hash=item["hash"], average_execution_time=item["running_time"],
+                                              query=stats_query))
+        else:
+            average = int((9 * old[0] + item["running_time"]) / 10)
+            conn.execute(update(stats).where(stats.c.query_hash == item["hash"]).values(average_execution_time=average))
 
 
 def record(context, result, error: BaseException | None = None) -> None:

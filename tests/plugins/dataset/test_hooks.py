@@ -202,3 +202,23 @@ def test_download_permission_levels(app, admin, orders):
     set_download("none")
     assert user.post("/api/dataset/csv", json=query).status_code == 403
     assert user.post("/api/dataset", json=native(orders, "SELECT 1")).status_code == 202  # viewing stays allowed
+
+
+def test_the_query_log_keeps_metabase_s_running_average(app):
+    """new = (9 * old + this) / 10, truncated; one execution row per run."""
+    import datetime as dt
+
+    from core.models import Query as QueryStats
+    from plugins.query_audit.service import write
+
+    db = app.extensions["tessera"].db
+    for running_time in (100, 200, 7):
+        write(db, {"hash": "h" * 64, "started_at": dt.datetime.now(dt.timezone.utc), "running_time": running_time,
+                   "result_rows": 1, "native": True, "context": "ad-hoc", "error": None, "executor_id": None,
+                   "card_id": None, "dashboard_id": None, "database_id": None, "cache_hit": False,
+                   "_stats": {"type": "native"}})
+    with db.session() as session:
+        stats = session.get(QueryStats, "h" * 64)
+        assert (stats.average_execution_time, stats.query) == (int((9 * 110 + 7) / 10), {"type": "native"})
+        runs = session.scalars(select(QueryExecution.running_time).where(QueryExecution.hash == "h" * 64)).all()
+        assert sorted(runs) == [7, 100, 200]
