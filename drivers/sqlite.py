@@ -277,13 +277,13 @@ class SQLiteDriver(SQLDriver):
         return _fn("DATETIME", lit("now"))
 
     @classmethod
-    def string_match(cls, expr, kind, value, case_sensitive):
+    def string_match(cls, expr, kind, value, case_sensitive, bind=lit):
         if not case_sensitive:
-            return super().string_match(expr, kind, value, case_sensitive)
+            return super().string_match(expr, kind, value, case_sensitive, bind)
         # LIKE ignores case in SQLite; GLOB does not. Its wildcards are escaped as one-character sets.
         escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in value)
         pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
-        return exp.Glob(this=expr, expression=lit(pattern))
+        return exp.Glob(this=expr, expression=bind(pattern))
 
     url_parts_without_regex = True
 
