@@ -416,9 +416,7 @@ class SQLDriver(QueryDialect, Driver):
         tree it built for this call and never uses again (`owned`); the generator then works on that
         private tree without copying it once more.
         """
-        from .dialects import canonical_temporal
-
-        tree = cls.transform(canonical_temporal(tree if owned else tree.copy()))
+        tree = cls.transform(tree if owned else tree.copy())
         try:
             return tree.sql(dialect=cls.sql_dialect(), copy=False)
         finally:

@@ -17,7 +17,6 @@ from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
 from core import hookimpl
-from core.dialects import mysql_temporal
 from core.driver import LockdownError, NetworkDetails, SQLDriver
 from core.query.dialect import SUNDAY, lit
 
@@ -77,10 +76,6 @@ class MySQLDriver(SQLDriver):
         ("datetime", "type/DateTime"), ("timestamp", "type/DateTimeWithLocalTZ"), ("date", "type/Date"),
         ("time", "type/Time"), ("json", "type/JSON"),
     )
-
-    @classmethod
-    def transform(cls, tree):
-        return mysql_temporal(tree)
 
     @classmethod
     def sql_dialect(cls):

@@ -19,7 +19,6 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from core import hookimpl
-from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query import urls
 from core.query.dialect import SUNDAY, lit
@@ -347,9 +346,8 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     def transform(cls, tree):
-        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
-        # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().
-        return sqlite_temporal(tree.transform(_spread, copy=False))
+        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has.
+        return tree.transform(_spread, copy=False)
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
