@@ -6,36 +6,74 @@ The app DB is a SQLite file in TESSERA_DATA_DIR by default and PostgreSQL in pro
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from flask import current_app, g
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
 
+@dataclass(frozen=True)
+class AppBackend:
+    """What differs between the SQL backends the app DB runs on; looked up by SQLAlchemy dialect name
+    (`backend_of`), so the rest of core asks a question instead of comparing names."""
+
+    engine_options: dict = field(default_factory=dict)  # create_engine keywords besides future=True
+    # The database is a local file named by the URL (its directory is created, its path kept from data sources).
+    file_backed: bool = False
+    # DateTime(timezone=True) keeps no zone: write naive UTC wall-clock time.
+    naive_timestamps: bool = False
+    # ALTER TABLE cannot change columns or constraints: Alembic recreates tables (render_as_batch).
+    batch_migrations: bool = False
+    on_connect: Callable | None = None  # runs on every new DBAPI connection
+
+
+def _sqlite_pragmas(dbapi_connection, _record):
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+# A server (PostgreSQL, the production choice) is the default; SQLite is the file in TESSERA_DATA_DIR.
+SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
+BACKENDS = {
+    # Background sync threads and gunicorn threads share the file: wait instead of failing.
+    "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False}},
+                         file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas),
+}
+
+
+def backend_of(dialect_name: str) -> AppBackend:
+    """The app-DB backend for a SQLAlchemy dialect name (engine.dialect.name, a URL's backend name)."""
+    return BACKENDS.get(dialect_name, SERVER_BACKEND)
+
+
+def database_file(url: str) -> Path | None:
+    """The file an app-DB URL keeps its data in; None for a server or an in-memory database."""
+    parsed = make_url(url)
+    if not backend_of(parsed.get_backend_name()).file_backed or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
 class AppDatabase:
     def __init__(self, url: str):
         self.url = url
-        options: dict = {"future": True}
-        if url.startswith("sqlite"):
-            path = url.split("///", 1)[-1]
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            # Background sync threads and gunicorn threads share the file: wait instead of failing.
-            options["connect_args"] = {"timeout": 30, "check_same_thread": False}
-        else:
-            options["pool_pre_ping"] = True
-        self.engine: Engine = create_engine(url, **options)
-        if url.startswith("sqlite"):
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.backend = backend_of(make_url(url).get_backend_name())
+        path = database_file(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine: Engine = create_engine(url, future=True, **self.backend.engine_options)
+        if self.backend.on_connect is not None:
+            event.listen(self.engine, "connect", self.backend.on_connect)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
 
     @contextlib.contextmanager
     def session(self):
@@ -57,14 +95,6 @@ class AppDatabase:
 
     def dispose(self) -> None:
         self.engine.dispose()
-
-
-def _sqlite_pragmas(dbapi_connection, _record):
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
 
 
 def alembic_config(url: str, engine: Engine | None = None):

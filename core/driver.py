@@ -278,6 +278,7 @@ class ConnectionPolicy:
     @classmethod
     def from_config(cls, config: dict) -> "ConnectionPolicy":
         from .config import split_names
+        from .db import database_file
 
         data_dir = Path(config["TESSERA_DATA_DIR"])
         dirs = split_names(config.get("TESSERA_FILE_DB_DIRS")) or [str(data_dir / "files")]
@@ -285,8 +286,9 @@ class ConnectionPolicy:
         dirs = [*dirs, str(data_dir / "sample")]
         app_url = config.get("TESSERA_DB_URL")
         forbidden = [data_dir / "tessera.db", data_dir / "encryption.key"]
-        if app_url and app_url.startswith("sqlite"):
-            forbidden.append(Path(app_url.split("///", 1)[-1]))
+        app_file = database_file(app_url) if app_url else None
+        if app_file is not None:
+            forbidden.append(app_file)
         return cls(file_dirs=tuple(Path(os.path.realpath(d)) for d in dirs), app_db_url=app_url,
                    forbidden_files=tuple(forbidden))
 
@@ -416,9 +418,7 @@ class SQLDriver(QueryDialect, Driver):
         tree it built for this call and never uses again (`owned`); the generator then works on that
         private tree without copying it once more.
         """
-        from .dialects import canonical_temporal
-
-        tree = cls.transform(canonical_temporal(tree if owned else tree.copy()))
+        tree = cls.transform(tree if owned else tree.copy())
         try:
             return tree.sql(dialect=cls.sql_dialect(), copy=False)
         finally:

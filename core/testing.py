@@ -754,12 +754,12 @@ class DriverConformance:
         rows = self.run(conformance.engine, self.driver.to_sql(tree))
         assert check_rows(rows), (feature, self.driver.to_sql(tree), rows)
 
-    # seen_at of person 1 is Thursday 2020-01-02 03:04:05; weeks start on Monday (ISO), DOW 0 = Sunday.
-    TRUNCATED = {"MINUTE": "2020-01-02 03:04:00", "HOUR": "2020-01-02 03:00:00", "DAY": "2020-01-02 00:00:00",
-                 "WEEK": "2019-12-30 00:00:00", "MONTH": "2020-01-01 00:00:00", "QUARTER": "2020-01-01 00:00:00",
-                 "YEAR": "2020-01-01 00:00:00"}
-    EXTRACTED = {"YEAR": 2020, "QUARTER": 1, "MONTH": 1, "DAY": 2, "HOUR": 3, "MINUTE": 4, "SECOND": 5, "DOW": 4,
-                 "DOY": 2}
+    # ---- compiled-MBQL forms (core.query.dialect methods) ------------------------------------------
+
+    TRUNCATE_UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
+    EXTRACT_UNITS = ("second", "minute-of-hour", "hour-of-day", "day-of-week", "day-of-month", "day-of-year",
+                     "week-of-year", "month-of-year", "quarter-of-year", "year")
+    WEEK_STARTS = (0, 3, 4, 5, 6)  # Python weekdays: Monday, Thursday (seen_at's own day), Friday, Saturday, Sunday
 
     @staticmethod
     def _timestamp_text(value) -> str:
@@ -769,24 +769,67 @@ class DriverConformance:
             return value.isoformat() + " 00:00:00"
         return str(value)[:19]
 
-    def test_temporal_truncation_and_extraction(self, conformance):
+    @staticmethod
+    def expected_truncation(value: dt.datetime, unit: str, week_start: int) -> str:
+        day = value.replace(hour=0, minute=0, second=0)
+        start = {"second": value, "minute": value.replace(second=0), "hour": value.replace(minute=0, second=0),
+                 "day": day, "week": day - dt.timedelta(days=(value.weekday() - week_start) % 7),
+                 "month": day.replace(day=1), "quarter": day.replace(month=(value.month - 1) // 3 * 3 + 1, day=1),
+                 "year": day.replace(month=1, day=1)}[unit]
+        return start.strftime("%Y-%m-%d %H:%M:%S")
+
+    @staticmethod
+    def expected_extraction(value: dt.datetime, unit: str, week_start: int) -> int:
+        return {"second": value.second, "minute-of-hour": value.minute, "hour-of-day": value.hour,
+                "day-of-week": (value.weekday() - week_start) % 7 + 1, "day-of-month": value.day,
+                "day-of-year": value.timetuple().tm_yday, "week-of-year": value.isocalendar()[1],
+                "month-of-year": value.month, "quarter-of-year": (value.month - 1) // 3 + 1,
+                "year": value.year}[unit]
+
+    def test_temporal_buckets_honour_the_week_start(self, conformance):
+        """truncate_temporal and extract_temporal, every unit and several week starts, against Python."""
         from sqlglot import exp
 
         seen_at = exp.column("seen_at")
-        person_1 = exp.column("id").eq(exp.Literal.number(1))
-        for unit, expected in self.TRUNCATED.items():
-            for node in (exp.TimestampTrunc(this=seen_at.copy(), unit=exp.var(unit)),
-                         exp.DateTrunc(this=seen_at.copy(), unit=exp.var(unit))):
-                sql = self.driver.to_sql(exp.select(node).from_("conf_people").where(person_1.copy()))
-                value = self.run(conformance.engine, sql)[0][0]
-                assert self._timestamp_text(value) == expected, (unit, sql, value)
-        for unit, expected in self.EXTRACTED.items():
-            sql = self.driver.to_sql(exp.select(exp.Extract(this=exp.var(unit), expression=seen_at.copy()))
-                                     .from_("conf_people").where(person_1.copy()))
-            assert int(float(self.run(conformance.engine, sql)[0][0])) == expected, (unit, sql)
-        for node, expected in ((exp.Year, 2020), (exp.Month, 1), (exp.DayOfWeek, 4), (exp.Quarter, 1)):
-            sql = self.driver.to_sql(exp.select(node(this=seen_at.copy())).from_("conf_people").where(person_1.copy()))
-            assert int(float(self.run(conformance.engine, sql)[0][0])) == expected, (node.__name__, sql)
+        cases = [("truncate", unit, start) for unit in self.TRUNCATE_UNITS
+                 for start in (self.WEEK_STARTS if unit == "week" else (6,))]
+        cases += [("extract", unit, start) for unit in self.EXTRACT_UNITS
+                  for start in (self.WEEK_STARTS if unit == "day-of-week" else (6,))]
+        columns = [(self.driver.truncate_temporal if kind == "truncate" else self.driver.extract_temporal)(
+            seen_at.copy(), unit, start).as_(f"c{i}") for i, (kind, unit, start) in enumerate(cases)]
+        for person in (PEOPLE[0], PEOPLE[2]):  # a Thursday early in a year, a Friday late in one
+            tree = exp.select(*columns).from_("conf_people").where(exp.column("id").eq(exp.Literal.number(person[0])))
+            sql = self.driver.to_sql(tree)
+            row = self.run(conformance.engine, sql)[0]
+            for (kind, unit, start), got in zip(cases, row):
+                if kind == "truncate":
+                    expected, actual = self.expected_truncation(person[7], unit, start), self._timestamp_text(got)
+                else:
+                    expected, actual = self.expected_extraction(person[7], unit, start), int(float(got))
+                assert actual == expected, (kind, unit, start, person[7], actual, sql)
+
+    # (kind, value, case-sensitive, names matched): LIKE and GLOB wildcards and the escape character
+    # are matched literally; case-sensitive matching is exact even where collations ignore case.
+    STRING_MATCHES = (
+        ("contains", "d", True, {"Ada"}), ("contains", "D", True, set()), ("contains", "D", False, {"Ada"}),
+        ("starts-with", "b", True, set()), ("starts-with", "b", False, {"Bob"}), ("ends-with", "éo", True, {"Cléo"}),
+        ("ends-with", "A", False, {"Ada"}), ("contains", "a_a", False, set()), ("contains", "A%", True, set()),
+        ("contains", "%", False, set()), ("contains", "!", True, set()), ("contains", "A*", True, set()),
+        ("contains", "?", True, set()), ("starts-with", "[A]", True, set()), ("starts-with", "[AB]", False, set()),
+    )
+
+    def test_string_match_and_exact_text(self, conformance):
+        from sqlglot import exp
+
+        name = exp.column("name")
+        for kind, value, case_sensitive, expected in self.STRING_MATCHES:
+            condition = self.driver.string_match(name.copy(), kind, value, case_sensitive)
+            sql = self.driver.to_sql(exp.select("name").from_("conf_people").where(condition))
+            assert {row[0] for row in self.run(conformance.engine, sql)} == expected, (kind, value, case_sensitive, sql)
+        for value, expected in (("Ada", {"Ada"}), ("ada", set()), ("ADA", set())):
+            exact = self.driver.exact_text(exp.Literal.string(value))
+            sql = self.driver.to_sql(exp.select("name").from_("conf_people").where(name.copy().eq(exact)))
+            assert {row[0] for row in self.run(conformance.engine, sql)} == expected, (value, sql)
 
     # ---- read-only and lockdown ------------------------------------------------------------------
 

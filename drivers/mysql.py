@@ -17,7 +17,6 @@ from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
 from core import hookimpl
-from core.dialects import mysql_temporal
 from core.driver import LockdownError, NetworkDetails, SQLDriver
 from core.query.dialect import SUNDAY, lit
 
@@ -77,10 +76,6 @@ class MySQLDriver(SQLDriver):
         ("datetime", "type/DateTime"), ("timestamp", "type/DateTimeWithLocalTZ"), ("date", "type/Date"),
         ("time", "type/Time"), ("json", "type/JSON"),
     )
-
-    @classmethod
-    def transform(cls, tree):
-        return mysql_temporal(tree)
 
     @classmethod
     def sql_dialect(cls):
@@ -288,14 +283,9 @@ class MySQLDriver(SQLDriver):
         return _fn(cls._PARTS[unit], expr)
 
     @classmethod
-    def string_match(cls, expr, kind, value, case_sensitive):
-        if not case_sensitive:
-            return super().string_match(expr, kind, value, case_sensitive)
-        # Default collations ignore case: a binary pattern makes LIKE compare bytes.
-        from core.query.dialect import like_pattern
-
-        binary = exp.Cast(this=lit(like_pattern(kind, value)), to=exp.DataType.build("binary"))
-        return exp.Escape(this=exp.Like(this=expr, expression=binary), expression=lit("!"))
+    def exact_text(cls, value):
+        # Default collations ignore case: a binary value makes = and LIKE compare bytes.
+        return exp.Cast(this=value, to=exp.DataType.build("binary"))
 
 
 def _fn(name: str, *args) -> exp.Expression:

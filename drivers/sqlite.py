@@ -19,7 +19,6 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from core import hookimpl
-from core.dialects import sqlite_temporal
 from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query import urls
 from core.query.dialect import SUNDAY, lit
@@ -277,13 +276,13 @@ class SQLiteDriver(SQLDriver):
         return _fn("DATETIME", lit("now"))
 
     @classmethod
-    def string_match(cls, expr, kind, value, case_sensitive):
+    def string_match(cls, expr, kind, value, case_sensitive, bind=lit):
         if not case_sensitive:
-            return super().string_match(expr, kind, value, case_sensitive)
+            return super().string_match(expr, kind, value, case_sensitive, bind)
         # LIKE ignores case in SQLite; GLOB does not. Its wildcards are escaped as one-character sets.
         escaped = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in value)
         pattern = {"contains": f"*{escaped}*", "starts-with": f"{escaped}*", "ends-with": f"*{escaped}"}[kind]
-        return exp.Glob(this=expr, expression=lit(pattern))
+        return exp.Glob(this=expr, expression=bind(pattern))
 
     url_parts_without_regex = True
 
@@ -347,9 +346,8 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     def transform(cls, tree):
-        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has; nor
-        # DATE_TRUNC/EXTRACT: core.dialects renders the canonical temporal nodes with strftime().
-        return sqlite_temporal(tree.transform(_spread, copy=False))
+        # SQLite has no STDDEV/VARIANCE functions: rewrite them from sums, which it has.
+        return tree.transform(_spread, copy=False)
 
 def _fn(name: str, *args) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))

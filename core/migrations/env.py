@@ -2,6 +2,7 @@
 from alembic import context
 from sqlalchemy import create_engine
 
+from core.db import backend_of
 from core.models import Base
 
 config = context.config
@@ -14,7 +15,7 @@ def run_migrations_online() -> None:
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
-            render_as_batch=connection.dialect.name == "sqlite",
+            render_as_batch=backend_of(connection.dialect.name).batch_migrations,
         )
         with context.begin_transaction():
             context.run_migrations()

@@ -6,6 +6,8 @@ import datetime as dt
 from sqlalchemy import JSON, DateTime, MetaData, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase
 
+from ..db import backend_of
+
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -33,7 +35,7 @@ class UTCDateTime(TypeDecorator):
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.timezone.utc)
         value = value.astimezone(dt.timezone.utc)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+        return value.replace(tzinfo=None) if backend_of(dialect.name).naive_timestamps else value
 
     def process_result_value(self, value, dialect):
         if value is None:

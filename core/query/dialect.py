@@ -10,7 +10,7 @@ the default is Sunday, Metabase's default start-of-week.
 from __future__ import annotations
 
 import datetime as dt
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from sqlglot import exp
 
@@ -25,7 +25,10 @@ def lit(value) -> exp.Expression:
     return exp.convert(value)
 
 
-def like_pattern(kind: str, value: str, escape: str = "!") -> str:
+LIKE_ESCAPE = "!"
+
+
+def like_pattern(kind: str, value: str, escape: str = LIKE_ESCAPE) -> str:
     """A LIKE pattern matching `value` literally at the place `kind` (contains/starts-with/ends-with) says."""
     escaped = value.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
     return {"contains": f"%{escaped}%", "starts-with": f"{escaped}%", "ends-with": f"%{escaped}"}[kind]
@@ -111,13 +114,21 @@ class QueryDialect:
     # ---- strings ----------------------------------------------------------------------------------
 
     @classmethod
-    def string_match(cls, expr: exp.Expression, kind: str, value: str, case_sensitive: bool) -> exp.Expression:
-        """contains / starts-with / ends-with as a LIKE with the value escaped."""
+    def string_match(cls, expr: exp.Expression, kind: str, value: str, case_sensitive: bool,
+                     bind: Callable[[str], exp.Expression] = lit) -> exp.Expression:
+        """contains / starts-with / ends-with as a LIKE with the value escaped. `bind` makes the
+        finished pattern an expression: a literal by default, a bound parameter for native field filters."""
         if case_sensitive:
-            like = exp.Like(this=expr, expression=lit(like_pattern(kind, value)))
+            like = exp.Like(this=expr, expression=cls.exact_text(bind(like_pattern(kind, value))))
         else:
-            like = exp.Like(this=exp.Lower(this=expr), expression=lit(like_pattern(kind, value.lower())))
-        return exp.Escape(this=like, expression=lit("!"))
+            like = exp.Like(this=exp.Lower(this=expr), expression=bind(like_pattern(kind, value.lower())))
+        return exp.Escape(this=like, expression=lit(LIKE_ESCAPE))
+
+    @classmethod
+    def exact_text(cls, value: exp.Expression) -> exp.Expression:
+        """A text value that compares (=, LIKE) with a column exactly, case included, whatever the
+        column's collation; engines whose default collations ignore case override this."""
+        return value
 
     @classmethod
     def regex_match_first(cls, expr: exp.Expression, pattern: str) -> exp.Expression:

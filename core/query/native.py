@@ -12,12 +12,15 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlglot import exp
 
 from . import parameters as P
 from .errors import QueryFailed
+
+if TYPE_CHECKING:
+    from ..driver import SQLDriver
 
 VARIABLE = re.compile(r"^[A-Za-z0-9_.]+$")
 SNIPPET = re.compile(r"^snippet:\s*(.+?)\s*$", re.S)
@@ -233,10 +236,6 @@ class Resolvers:
     field: Callable[[Any], FieldInfo]
     snippet: Callable[[int | None, str], str]
     card: Callable[[int], "NativeSQL"]
-    extract: P.Extract | None = None
-    # Writes a condition's AST as SQL; the processor passes the driver's to_sql so that the engine's
-    # AST fix-ups (e.g. date parts on SQLite) apply to field filters too.
-    render: Callable[[exp.Expression], str] | None = None
 
 
 @dataclass
@@ -244,7 +243,7 @@ class Context:
     tags: dict
     values: dict
     resolvers: Resolvers
-    dialect: str
+    driver: "SQLDriver"  # its AST forms (core.query.dialect) and to_sql write field filters
     now: dt.datetime | None
     week_start: int
     snippet_depth: int = 0
@@ -277,7 +276,7 @@ def parameter_values(tags: dict, parameters: list[dict] | None) -> dict:
 
 
 def substitute(sql: str, template_tags: dict | None, parameters: list[dict] | None, resolvers: Resolvers, *,
-               dialect: str, now: dt.datetime | None = None, week_start: int = 6) -> NativeSQL:
+               driver: "SQLDriver", now: dt.datetime | None = None, week_start: int = 6) -> NativeSQL:
     """The native query with every tag replaced; raises QueryFailed for a missing required value."""
     if not isinstance(template_tags or {}, dict):
         raise QueryFailed("Invalid query: template-tags must be a map of tag name to definition.", "invalid-query")
@@ -286,7 +285,7 @@ def substitute(sql: str, template_tags: dict | None, parameters: list[dict] | No
         raise QueryFailed(f"Invalid template tag {bad[0]!r}: a tag definition must be a map.", "invalid-query")
     tags = dict(template_tags or {})
     P.check_parameters(parameters)
-    ctx = Context(tags, parameter_values(tags, parameters), resolvers, dialect, now, week_start)
+    ctx = Context(tags, parameter_values(tags, parameters), resolvers, driver, now, week_start)
     missing_required = [
         name for name, tag in tags.items()
         if tag.get("required") and tag.get("type") not in ("snippet", "card")
@@ -422,9 +421,8 @@ def _emit_field_filter(name: str, definition: dict, value: Any, ctx: Context, ou
         binds.append(v)
         return exp.Var(this=f"\x00{len(binds) - 1}\x00")
 
-    condition = P.to_sql(flt, info.column, bind, ctx.dialect, ctx.resolvers.extract, ctx.week_start)
-    render = ctx.resolvers.render or (lambda tree: tree.sql(dialect=ctx.dialect))
-    rendered = render(condition)
+    condition = P.to_sql(flt, info.column, bind, ctx.driver, ctx.week_start)
+    rendered = ctx.driver.to_sql(condition)
     position = 0
     for match in MARK.finditer(rendered):
         out.add(rendered[position:match.start()])

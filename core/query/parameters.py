@@ -17,6 +17,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from . import dates
+from .dialect import QueryDialect
 from .errors import QueryFailed
 
 NUMERIC_TYPES = ("type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number")
@@ -197,55 +198,29 @@ def _with_unit(ref: list, unit: str) -> list:
 # --------------------------------------------------------------------------------------------------
 
 Bind = Callable[[Any], exp.Expression]
-# (column, unit, week start) -> the unit's integer part; a driver's extract_temporal.
-Extract = Callable[[exp.Expression, str, int], exp.Expression]
-
-
-def _like_escape(text: str, escape: str = "!") -> str:
-    return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
-
-
-def _glob_escape(text: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _string_match(op: str, column: exp.Expression, value: str, options: dict, bind: Bind,
-                  dialect: str) -> exp.Expression:
+                  dialect: type[QueryDialect]) -> exp.Expression:
     case_sensitive = options.get("case-sensitive", options.get("case_sensitive", True))
-    left, right = {"contains": ("%", "%"), "does-not-contain": ("%", "%"),
-                   "starts-with": ("", "%"), "ends-with": ("%", "")}[op]
-    if not case_sensitive:
-        pattern = left + _like_escape(value.lower()) + right
-        match = exp.Escape(this=exp.Like(this=exp.Lower(this=column), expression=bind(pattern)),
-                           expression=exp.Literal.string("!"))
-    elif dialect == "sqlite":
-        # SQLite's LIKE ignores ASCII case; GLOB does not.
-        pattern = left.replace("%", "*") + _glob_escape(value) + right.replace("%", "*")
-        match = exp.Glob(this=column, expression=bind(pattern))
-    else:
-        pattern = left + _like_escape(value) + right
-        target: exp.Expression = bind(pattern)
-        if dialect == "mysql":
-            # MySQL's default collations ignore case; comparing as binary makes LIKE exact.
-            target = exp.Cast(this=target, to=exp.DataType.build("BINARY"))
-        match = exp.Escape(this=exp.Like(this=column, expression=target), expression=exp.Literal.string("!"))
+    kind = "contains" if op == "does-not-contain" else op
+    match = dialect.string_match(column, kind, value, bool(case_sensitive), bind)
     if op == "does-not-contain":
-        return exp.Or(this=exp.Not(this=exp.Paren(this=match)), expression=exp.Is(this=column, expression=exp.Null()))
+        return exp.Or(this=exp.Not(this=exp.Paren(this=match)), expression=exp.Is(this=column.copy(), expression=exp.Null()))
     return match
 
 
-def to_sql(flt: Filter, column: exp.Expression, bind: Bind, dialect: str,
-           extract: Extract | None = None, week_start: int = 6) -> exp.Expression:
-    """A condition on `column` for `flt`; every value goes through `bind` (a bound parameter). Excluded
-    days of the week are numbered from `week_start`, as read_filter numbered them."""
+def to_sql(flt: Filter, column: exp.Expression, bind: Bind, dialect: type[QueryDialect],
+           week_start: int = 6) -> exp.Expression:
+    """A condition on `column` for `flt` in the AST forms of `dialect` (a driver); every value goes
+    through `bind` (a bound parameter). Excluded days of the week are numbered from `week_start`, as
+    read_filter numbered them."""
     op = flt.op
     col = column
     if op in ("=", "!="):
         def value(v: Any) -> exp.Expression:
-            if dialect == "mysql" and isinstance(v, str):
-                # As for LIKE below: string equality is exact on every engine, whatever the collation.
-                return exp.Cast(this=bind(v), to=exp.DataType.build("BINARY"))
-            return bind(v)
+            # As for LIKE: string equality is exact on every engine, whatever the collation.
+            return dialect.exact_text(bind(v)) if isinstance(v, str) else bind(v)
 
         if len(flt.values) == 1:
             cond: exp.Expression = exp.EQ(this=col.copy(), expression=value(flt.values[0]))
@@ -273,10 +248,8 @@ def to_sql(flt: Filter, column: exp.Expression, bind: Bind, dialect: str,
             parts.append(exp.LT(this=col.copy(), expression=bind(rng.end)))
         return parts[0] if len(parts) == 1 else exp.and_(*parts)
     if op == "exclude":
-        if extract is None:
-            raise QueryFailed("This database cannot exclude date parts in a field filter.", "invalid-parameter")
         excl: dates.Exclusion = flt.values[0]
-        part = extract(col.copy(), excl.unit, week_start)
+        part = dialect.extract_temporal(col.copy(), excl.unit, week_start)
         return exp.Or(this=exp.Not(this=exp.Paren(this=exp.In(this=part, expressions=[bind(v) for v in excl.values]))),
                       expression=exp.Is(this=col.copy(), expression=exp.Null()))
     raise QueryFailed(f"Unknown filter operator: {op}", "invalid-parameter")

@@ -421,7 +421,7 @@ def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
 
     def render(stage: dict) -> N.NativeSQL:
         return N.substitute(stage["query"], stage.get("template-tags"), None, resolvers,
-                            dialect=ctx.driver.sqlglot_dialect, now=now, week_start=week_start(ctx.session))
+                            driver=ctx.driver, now=now, week_start=week_start(ctx.session))
 
     return splice_natives(base, compiled.natives, ctx.driver, render)
 
@@ -510,7 +510,7 @@ def _apply_parameters(ctx, session, user, driver, database, query, first, is_nat
     if is_native and len(query.stages) == 1:
         ctx.native = N.substitute(
             first.native["query"], first.native.get("template-tags"), query.parameters,
-            _resolvers(session, user, driver, database), dialect=driver.sqlglot_dialect, now=now, week_start=start)
+            _resolvers(session, user, driver, database), driver=driver, now=now, week_start=start)
     else:
         _apply_mbql_parameters(session, query, now, start)
 
@@ -534,8 +534,6 @@ def _resolvers(session: Session, user: User | None, driver, database: Database) 
         field=lambda dimension, alias=None: field_info(session, driver, dimension, alias),
         snippet=lambda snippet_id, name: snippet_text(session, snippet_id, name),
         card=lambda card_id: card_native(session, user, card_id, driver, database),
-        extract=getattr(driver, "extract_temporal", None),
-        render=driver.to_sql,
     )
 
 

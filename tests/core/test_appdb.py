@@ -35,3 +35,27 @@ def test_setup_login_and_settings_on_each_backend(any_app):
     assert login.status_code == 200
     # Timestamps come back timezone-aware (UTC) on every backend.
     assert me["date_joined"].endswith("Z")
+
+
+def test_app_db_file_is_kept_from_data_sources(tmp_path):
+    """A file-backed app DB anywhere (not only TESSERA_DATA_DIR/tessera.db) cannot be opened as a data
+    source; a server app DB adds no file; an aware timestamp is stored as the backend keeps it."""
+    import datetime as dt
+
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    from core.driver import ConnectionPolicy
+    from core.models.base import UTCDateTime
+
+    elsewhere = tmp_path / "elsewhere" / "app.db"
+    data_dir = tmp_path / "data"
+    on_file = ConnectionPolicy.from_config({"TESSERA_DATA_DIR": str(data_dir), "TESSERA_DB_URL": f"sqlite:///{elsewhere}"})
+    on_server = ConnectionPolicy.from_config({"TESSERA_DATA_DIR": str(data_dir),
+                                              "TESSERA_DB_URL": "postgresql+psycopg://tessera@db.example/tessera"})
+    assert elsewhere in on_file.forbidden_files
+    assert set(on_file.forbidden_files) - set(on_server.forbidden_files) == {elsewhere}
+
+    noon_in_paris = dt.datetime(2024, 5, 1, 14, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert UTCDateTime().process_bind_param(noon_in_paris, sqlite.dialect()) == dt.datetime(2024, 5, 1, 12, 0)
+    assert UTCDateTime().process_bind_param(noon_in_paris, postgresql.dialect()) == \
+        dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc)

@@ -13,6 +13,10 @@ from sqlglot import exp
 from core.query import native
 from core.query.errors import QueryFailed
 from core.testing import require_mariadb, require_postgres
+from drivers.duckdb import DuckDBDriver
+from drivers.mysql import MySQLDriver
+from drivers.postgres import PostgresDriver
+from drivers.sqlite import SQLiteDriver
 
 ROWS = [
     # id, category, price, created_at, active
@@ -27,8 +31,8 @@ NOW = dt.datetime(2024, 2, 10, 12, 0)
 
 
 class Engine:
-    def __init__(self, name, dialect, paramstyle, connect, table, cleanup=None):
-        self.name, self.dialect, self.paramstyle = name, dialect, paramstyle
+    def __init__(self, name, driver, paramstyle, connect, table, cleanup=None):
+        self.name, self.driver, self.paramstyle = name, driver, paramstyle
         self.conn, self.table, self.cleanup = connect, table, cleanup
 
     def run(self, sql, tags=None, params=None):
@@ -39,7 +43,7 @@ class Engine:
             card=lambda card_id: native.NativeSQL([f"SELECT id FROM {self.table} WHERE id <= ", native.Bound(card_id)]),
         )
         query = native.substitute(sql.replace("{T}", self.table), tags or {}, params or [],
-                                  resolvers, dialect=self.dialect, now=NOW)
+                                  resolvers, driver=self.driver, now=NOW)
         text, values = query.render(self.paramstyle)
         cursor = self.conn.cursor()
         cursor.execute(text, values) if values is not None else cursor.execute(text)
@@ -55,7 +59,7 @@ def _sqlite():
     conn.execute("CREATE TABLE orders (id INTEGER, category TEXT, price REAL, created_at TEXT, active BOOLEAN)")
     conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)",
                      [(i, c, p, d.isoformat(sep=" "), a) for i, c, p, d, a in ROWS])
-    return Engine("sqlite", "sqlite", "qmark", conn, "orders")
+    return Engine("sqlite", SQLiteDriver, "qmark", conn, "orders")
 
 
 def _duckdb():
@@ -63,7 +67,7 @@ def _duckdb():
     conn = duckdb.connect()
     conn.execute("CREATE TABLE orders (id INTEGER, category VARCHAR, price DOUBLE, created_at TIMESTAMP, active BOOLEAN)")
     conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", ROWS)
-    return Engine("duckdb", "duckdb", "qmark", conn, "orders")
+    return Engine("duckdb", DuckDBDriver, "qmark", conn, "orders")
 
 
 def _postgres():
@@ -82,7 +86,7 @@ def _postgres():
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
         conn.close()
 
-    return Engine("postgres", "postgres", "pyformat", conn, f"{schema}.orders", cleanup)
+    return Engine("postgres", PostgresDriver, "pyformat", conn, f"{schema}.orders", cleanup)
 
 
 def _mariadb():
@@ -101,7 +105,7 @@ def _mariadb():
             cursor.execute(f"DROP TABLE `{table}`")
         conn.close()
 
-    return Engine("mariadb", "mysql", "pyformat", conn, table, cleanup)
+    return Engine("mariadb", MySQLDriver, "pyformat", conn, table, cleanup)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgres", "mariadb"])
@@ -166,6 +170,13 @@ CASES = [
      [param("f", "string/contains", ["t_x"])], [4]),
     ("SELECT id FROM {T} WHERE {{f}}", ff("f", "string/starts-with", "category"),
      [param("f", "string/starts-with", ["W"])], ids(lambda r: r[1].startswith("W"))),
+    ("SELECT id FROM {T} WHERE {{f}}", ff("f", "string/starts-with", "category"),
+     [param("f", "string/starts-with", ["w"], options={"case-sensitive": False})],
+     ids(lambda r: r[1].lower().startswith("w"))),
+    ("SELECT id FROM {T} WHERE {{f}}", ff("f", "string/ends-with", "category"),
+     [param("f", "string/ends-with", ["et"])], ids(lambda r: r[1].endswith("et"))),
+    ("SELECT id FROM {T} WHERE {{f}}", ff("f", "string/does-not-contain", "category"),
+     [param("f", "string/does-not-contain", ["idg"])], ids(lambda r: "idg" not in r[1])),
     ("SELECT id FROM {T} WHERE {{f}}", ff("f", "number/=", "price"), [param("f", "number/=", ["25", 99])], [2, 4]),
     ("SELECT id FROM {T} WHERE {{f}}", ff("f", "number/between", "price"), [param("f", "number/between", [7.25, 25])],
      [1, 2, 3]),
@@ -187,6 +198,13 @@ CASES = [
      [param("f", "date/all-options", "~2024-01-05")], [1, 5]),
     ("SELECT id FROM {T} WHERE {{f}}", ff("f", "date/all-options", "created_at"),
      [param("f", "date/all-options", "2024-02-01~")], [3, 4, 6]),
+    # excluded date parts: the driver's extract_temporal, days numbered from the week start (Sunday)
+    ("SELECT id FROM {T} WHERE {{f}}", ff("f", "date/all-options", "created_at"),
+     [param("f", "date/all-options", "exclude-days-Fri-Sun")], ids(lambda r: r[3].weekday() not in (4, 6))),
+    ("SELECT id FROM {T} WHERE {{f}}", ff("f", "date/all-options", "created_at"),
+     [param("f", "date/all-options", "exclude-months-Jan")], ids(lambda r: r[3].month != 1)),
+    ("SELECT id FROM {T} WHERE {{f}}", ff("f", "date/all-options", "created_at"),
+     [param("f", "date/all-options", "exclude-hours-0")], ids(lambda r: r[3].hour != 0)),
     # hostile values are data, never SQL
     ("SELECT id FROM {T} WHERE category = {{cat}}", TEXT_TAG,
      [param("cat", "category", "x' OR '1'='1", "variable")], []),
