@@ -43,6 +43,13 @@ def authorizer(action: int, arg1, arg2, dbname, source) -> int:
     return sqlite3.SQLITE_OK
 
 
+def floor(value):
+    """FLOOR for SQL: NULL for NULL (binning a nullable column), else the largest integer not above it."""
+    import math
+
+    return None if value is None else math.floor(value)
+
+
 def convert_tz(value, source, target):
     """Wall-clock text `value` in zone `source` as wall-clock text in zone `target` (DST included); NULL for
     NULL, an unreadable value or an unknown zone."""
@@ -115,6 +122,9 @@ class SQLiteDriver(SQLDriver):
         dbapi_connection.create_function(URL_PART_FUNCTION, 2, urls.extract, deterministic=True)
         # Nor named time zones: convert-timezone's named zones go through Python's zoneinfo.
         dbapi_connection.create_function(CONVERT_TZ_FUNCTION, 3, convert_tz, deterministic=True)
+        # SQLAlchemy's pysqlite dialect registers Python's math.floor as FLOOR on every connection (for SQLite
+        # builds without math functions), and it raises on NULL; ours replaces it and keeps SQL's NULL rule.
+        dbapi_connection.create_function("FLOOR", 1, floor, deterministic=True)
 
     @classmethod
     @contextlib.contextmanager
