@@ -104,7 +104,7 @@ def create_app(config: dict | None = None) -> Flask:
         exporters=exporters,
         endpoints=endpoints,
         hasher=Hasher(cfg["TESSERA_PASSWORD_HASH_TIME_COST"], cfg["TESSERA_PASSWORD_HASH_MEMORY_KIB"]),
-        throttlers={"username": Throttler(threshold=10), "ip": Throttler(threshold=50)},
+        throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
     )
     app.extensions["tessera"] = state
