@@ -82,11 +82,12 @@ def _safe_name(value: str | None) -> str | None:
 class NetworkDetails(Details):
     """host/port/dbname/user/password/ssl, the fields of Metabase's server engines."""
 
-    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "name.database.com"})
+    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "db.example.com"})
     port: int | None = Field(None, title="Port", ge=1, le=65535)
-    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "birds_of_the_world"})
-    user: str = Field(title="Username", json_schema_extra={"placeholder": "username"})
-    password: SecretStr | None = Field(None, title="Password", json_schema_extra={"placeholder": "••••••••"})
+    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "analytics"})
+    user: str = Field(title="Username", description="Use a read-only role: superusers and roles that can read or write the server's files are refused.",
+                      json_schema_extra={"placeholder": "tessera_reader"})
+    password: SecretStr | None = Field(None, title="Password")
     ssl: bool = Field(False, title="Use a secure connection (SSL)")
 
     _check_names = field_validator("host", "dbname", "user")(_safe_name)

@@ -73,7 +73,8 @@ def connect_read_only(path: str) -> sqlite3.Connection:
 
 
 class SQLiteDetails(FileDetails):
-    db: str = Field(title="Filename", json_schema_extra={"placeholder": "/home/camsaul/toucan_sightings.sqlite 😋"})
+    db: str = Field(title="Filename", description="A SQLite file inside one of the directories in TESSERA_FILE_DB_DIRS; "
+                    "it is opened read-only.", json_schema_extra={"placeholder": "/srv/tessera/files/sales.sqlite"})
 
 
 class SQLiteDriver(SQLDriver):
