@@ -26,6 +26,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
+from . import disconnects
 from .errors import Invalid
 
 SECRET_MASK = "**MetabasePass**"
@@ -402,6 +403,12 @@ class SQLDriver(QueryDialect, Driver):
         """Around one statement: make it read-only and stop it after `timeout` seconds."""
         yield
 
+    @classmethod
+    def canceller(cls, conn: Connection) -> Callable[[], object] | None:
+        """A callable that stops the statement running on `conn` from another thread (called when the
+        client disconnects, core.disconnects), or None when the engine has no way to."""
+        return None
+
     # ---- SQL -------------------------------------------------------------------------------------
 
     @classmethod
@@ -476,7 +483,7 @@ class SQLDriver(QueryDialect, Driver):
             raise cls.translate_error(error) from error
         with conn:
             try:
-                with cls._translated(), cls.guard(conn, timeout), \
+                with cls._translated(), cls.guard(conn, timeout), disconnects.on_disconnect(cls.canceller(conn)), \
                         cls.open_result(conn, sql, params, max_rows) as result:
                     yield result
             finally:

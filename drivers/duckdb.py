@@ -183,6 +183,10 @@ class DuckDBDriver(SQLDriver):
             deadline.cancel()
 
     @classmethod
+    def canceller(cls, conn):
+        return conn.connection.dbapi_connection.interrupt
+
+    @classmethod
     def syncable_schemas(cls, engine: Engine) -> list[str | None]:
         # The inspector names schemas "catalog.schema" across attached catalogs; only this file's count.
         with engine.connect() as conn:

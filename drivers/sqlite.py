@@ -142,6 +142,10 @@ class SQLiteDriver(SQLDriver):
             raw.set_progress_handler(None, 0)
 
     @classmethod
+    def canceller(cls, conn):
+        return conn.connection.dbapi_connection.interrupt
+
+    @classmethod
     @contextlib.contextmanager
     def open_result(cls, conn, sql, params, max_rows):
         # The C reader when it was built (drivers.sqlite_rows); the sqlite3 module's cursor otherwise.
