@@ -5,6 +5,7 @@ import json
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, select, text
@@ -132,6 +133,30 @@ def test_sqlite_query_is_interrupted_when_the_client_leaves(app, served):
     # The statement really ended: its run was logged, as a failure, seconds after the client left.
     assert wait_for(lambda: logged() != [], 5)
     assert logged()[0] and time.monotonic() - left < 10
+
+
+def test_duckdb_query_is_interrupted_when_the_client_leaves(app, served):
+    duckdb = pytest.importorskip("duckdb")
+    from plugins.query_audit.service import flush
+
+    port, token = served
+    folder = Path(app.config["TESSERA_DATA_DIR"]) / "files"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = str(folder / "slow.duckdb")
+    duckdb.connect(path).execute("CREATE TABLE t AS SELECT 1 AS a").close()
+    db_id = register(app, token, {"database_file": path}, "duckdb")
+    before = disconnects.stats["cancelled"]
+    sock = post_then_leave(port, token, "/api/dataset", native(
+        db_id, "SELECT sum(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b"), lambda: True)
+    time.sleep(1.0)
+    sock.close()
+    assert wait_for(lambda: disconnects.stats["cancelled"] > before, 5), "no interrupt after the disconnect"
+
+    def logged():
+        flush(app)
+        with app.extensions["tessera"].db.session() as session:
+            return session.scalars(select(QueryExecution.error).where(QueryExecution.database_id == db_id)).all()
+    assert wait_for(lambda: logged() != [], 5) and logged()[0]
 
 
 def test_a_client_that_stays_gets_its_answer(app, served):
