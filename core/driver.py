@@ -86,8 +86,9 @@ class NetworkDetails(Details):
     host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "db.example.com"})
     port: int | None = Field(None, title="Port", ge=1, le=65535)
     dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "analytics"})
-    user: str = Field(title="Username", description="Use a read-only role: superusers and roles that can read or write the server's files are refused.",
-                      json_schema_extra={"placeholder": "tessera_reader"})
+    user: str = Field(title="Username", json_schema_extra={"placeholder": "tessera_reader"},
+                      description="Use a read-only role: superusers and roles that can read or write the "
+                                  "server's files are refused.")
     password: SecretStr | None = Field(None, title="Password")
     ssl: bool = Field(False, title="Use a secure connection (SSL)")
 
