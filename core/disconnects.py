@@ -82,6 +82,8 @@ def client_gone(sock: socket.socket) -> bool | None:
         data = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
     except (BlockingIOError, InterruptedError):
         return None
+    except ValueError:  # a TLS socket cannot peek: this client cannot be watched
+        return False
     except OSError:
         return True
     return not data
@@ -113,43 +115,52 @@ class Watcher:
 
     def _run(self) -> None:
         while True:
-            with self._cond:
-                while not self._watches:
-                    self._idle = True
-                    self._cond.wait()
-                self._idle = False
-                self._cond.wait(POLL_SECONDS)
-                now = time.monotonic()
-                watches = [w for w in self._watches if now - w.since >= GRACE_SECONDS]
-            if not watches:
+            try:
+                self._round()
+            except Exception:  # the thread must outlive any one socket's surprise
+                log.exception("disconnect watcher round failed")
+
+    def _round(self) -> None:
+        """One look at the sockets of the statements that have run for a while."""
+        with self._cond:
+            while not self._watches:
+                self._idle = True
+                self._cond.wait()
+            self._idle = False
+            self._cond.wait(POLL_SECONDS)
+            now = time.monotonic()
+            watches = [w for w in self._watches if now - w.since >= GRACE_SECONDS]
+        if not watches:
+            return
+        poller = select.poll()
+        by_fd = {}
+        for watch in watches:
+            try:
+                fd = watch.sock.fileno()
+            except OSError:
                 continue
-            poller = select.poll()
-            by_fd = {}
-            for watch in watches:
-                try:
-                    fd = watch.sock.fileno()
-                except OSError:
-                    continue
-                if fd >= 0:
-                    by_fd[fd] = watch
-                    poller.register(fd, select.POLLIN | select.POLLPRI)
-            for fd, _events in poller.poll(0):
-                watch = by_fd[fd]
-                gone = client_gone(watch.sock)
-                if gone is not None:
-                    self.forget(watch)
-                if gone:
-                    watch.fire()
+            if fd >= 0:
+                by_fd[fd] = watch
+                poller.register(fd, select.POLLIN | select.POLLPRI)
+        for fd, _events in poller.poll(0):
+            watch = by_fd[fd]
+            gone = client_gone(watch.sock)
+            if gone is not None:
+                self.forget(watch)
+            if gone:
+                watch.fire()
 
 
 _watcher = Watcher()
 
 
 @contextlib.contextmanager
-def on_disconnect(cancel: Callable[[], object] | None) -> Iterator[None]:
-    """Run `cancel` (from the watcher thread) if the current request's client disconnects meanwhile."""
+def on_disconnect(canceller: Callable[[], Callable[[], object] | None]) -> Iterator[None]:
+    """Run the callable `canceller()` gives (from the watcher thread) if the current request's client
+    disconnects meanwhile; `canceller` is only asked when there is a client socket to watch."""
     sock = _request_socket.get()
-    if sock is None or cancel is None:
+    cancel = canceller() if sock is not None else None
+    if cancel is None:
         yield
         return
     watch = Watch(sock, cancel)

@@ -484,7 +484,7 @@ class SQLDriver(QueryDialect, Driver):
             raise cls.translate_error(error) from error
         with conn:
             try:
-                with cls._translated(), cls.guard(conn, timeout), disconnects.on_disconnect(cls.canceller(conn)), \
+                with cls._translated(), cls.guard(conn, timeout), disconnects.on_disconnect(lambda: cls.canceller(conn)), \
                         cls.open_result(conn, sql, params, max_rows) as result:
                     yield result
             finally:
