@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from . import __version__
 from .api import Api, Endpoint, dumps, json_response
 from .config import load_config, split_names
+from . import disconnects
 from .db import AppDatabase, close_request_session
 from .errors import ApiError, NoEndpoint
 from .logs import RingBufferHandler, install
@@ -104,10 +105,11 @@ def create_app(config: dict | None = None) -> Flask:
         exporters=exporters,
         endpoints=endpoints,
         hasher=Hasher(cfg["TESSERA_PASSWORD_HASH_TIME_COST"], cfg["TESSERA_PASSWORD_HASH_MEMORY_KIB"]),
-        throttlers={"username": Throttler(threshold=10), "ip": Throttler(threshold=50)},
+        throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
     )
     app.extensions["tessera"] = state
+    app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
     _install_error_handlers(app)
     app.teardown_appcontext(close_request_session)
     _install_index(app)

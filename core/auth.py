@@ -14,7 +14,7 @@ from flask import Request, Response, current_app, g, request
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, joinedload
 
-from . import hookimpl
+from . import hookimpl, throttle
 from .errors import Forbidden, Invalid, Unauthenticated
 from .models import LoginSession, User, utcnow
 
@@ -85,27 +85,25 @@ def authenticate(request, session):
 
 
 def login(session: Session, username: str, password: str, ip: str | None) -> str:
-    """Check the credentials (throttled per username and per IP) and return a new session token."""
+    """Check the credentials (throttled per IP and per username, in the app DB) and return a new session token."""
     state = tessera()
-    throttled = not state.config["TESSERA_DISABLE_SESSION_THROTTLE"]
     key = username.strip().lower()
-    if throttled:
-        state.throttlers["username"].check(key)
-        if ip:
-            state.throttlers["ip"].check(ip)
+    if state.config["TESSERA_DISABLE_SESSION_THROTTLE"]:
+        return _login(session, state, key, password)
+    pairs = [(state.throttlers["ip"], ip)] if ip else []
+    pairs.append((state.throttlers["username"], key))
+    with throttle.attempt(state.db.engine, pairs):
+        return _login(session, state, key, password)
+
+
+def _login(session: Session, state, key: str, password: str) -> str:
     user = session.scalar(select(User).where(User.email == key, User.type == "personal"))
     # Always verify, against a dummy hash when there is no such user: timing reveals nothing.
     ok = state.hasher.verify(user.password_hash if user else None, password)
     if not ok or user is None:
-        if throttled:
-            state.throttlers["username"].failed(key)
-            if ip:
-                state.throttlers["ip"].failed(ip)
         raise Unauthenticated(body={"errors": {"password": "did not match stored password"}})
     if not user.is_active:
         raise Unauthenticated(body={"errors": {"_error": "Your account is disabled."}})
-    if throttled:
-        state.throttlers["username"].reset(key)
     if state.hasher.needs_rehash(user.password_hash):
         user.password_hash = state.hasher.hash(password)
     token = create_session(session, user)

@@ -26,6 +26,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
+from . import disconnects
 from .errors import Invalid
 
 SECRET_MASK = "**MetabasePass**"
@@ -82,11 +83,13 @@ def _safe_name(value: str | None) -> str | None:
 class NetworkDetails(Details):
     """host/port/dbname/user/password/ssl, the fields of Metabase's server engines."""
 
-    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "name.database.com"})
+    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "db.example.com"})
     port: int | None = Field(None, title="Port", ge=1, le=65535)
-    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "birds_of_the_world"})
-    user: str = Field(title="Username", json_schema_extra={"placeholder": "username"})
-    password: SecretStr | None = Field(None, title="Password", json_schema_extra={"placeholder": "••••••••"})
+    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "analytics"})
+    user: str = Field(title="Username", json_schema_extra={"placeholder": "tessera_reader"},
+                      description="Use a read-only role: superusers and roles that can read or write the "
+                                  "server's files are refused.")
+    password: SecretStr | None = Field(None, title="Password")
     ssl: bool = Field(False, title="Use a secure connection (SSL)")
 
     _check_names = field_validator("host", "dbname", "user")(_safe_name)
@@ -403,6 +406,12 @@ class SQLDriver(QueryDialect, Driver):
         """Around one statement: make it read-only and stop it after `timeout` seconds."""
         yield
 
+    @classmethod
+    def canceller(cls, conn: Connection) -> Callable[[], object] | None:
+        """A callable that stops the statement running on `conn` from another thread (called when the
+        client disconnects, core.disconnects), or None when the engine has no way to."""
+        return None
+
     # ---- SQL -------------------------------------------------------------------------------------
 
     @classmethod
@@ -475,7 +484,7 @@ class SQLDriver(QueryDialect, Driver):
             raise cls.translate_error(error) from error
         with conn:
             try:
-                with cls._translated(), cls.guard(conn, timeout), \
+                with cls._translated(), cls.guard(conn, timeout), disconnects.on_disconnect(lambda: cls.canceller(conn)), \
                         cls.open_result(conn, sql, params, max_rows) as result:
                     yield result
             finally:

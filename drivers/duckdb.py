@@ -118,7 +118,9 @@ class SessionPerQuery(NullPool):
 
 class DuckDBDetails(FileDetails):
     file_field = "database_file"
-    database_file: str = Field(title="Database file", json_schema_extra={"placeholder": "/data/warehouse.duckdb"})
+    database_file: str = Field(title="Database file", description="A DuckDB file inside one of the directories in "
+                               "TESSERA_FILE_DB_DIRS; it is opened read-only.",
+                               json_schema_extra={"placeholder": "/srv/tessera/files/warehouse.duckdb"})
 
 
 class DuckDBDriver(SQLDriver):
@@ -179,6 +181,10 @@ class DuckDBDriver(SQLDriver):
             yield
         finally:
             deadline.cancel()
+
+    @classmethod
+    def canceller(cls, conn):
+        return conn.connection.dbapi_connection.interrupt
 
     @classmethod
     def syncable_schemas(cls, engine: Engine) -> list[str | None]:

@@ -130,6 +130,19 @@ class MySQLDriver(SQLDriver):
                 raw.query(f"SET SESSION {variable} = 0")
 
     @classmethod
+    def canceller(cls, conn):
+        # KILL QUERY from another pooled connection of the same (locked-down) user, who may stop its own
+        # threads; the connection itself stays usable.
+        thread_id = int(conn.connection.dbapi_connection.thread_id())
+        engine = conn.engine
+
+        def kill():
+            with engine.connect() as other:
+                other.exec_driver_sql(f"KILL QUERY {thread_id}")
+
+        return kill
+
+    @classmethod
     def abandon(cls, conn, result) -> None:
         # PyMySQL would read an unbuffered result to its end before the connection is usable (3M
         # rows: 7 s). Dropping the connection is instant, and the server stops the query when its

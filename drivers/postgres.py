@@ -95,6 +95,12 @@ class PostgresDriver(SQLDriver):
         yield
 
     @classmethod
+    def canceller(cls, conn):
+        # A cancel request on its own connection to the server (psycopg's cancel_safe waits for it).
+        raw = conn.connection.dbapi_connection
+        return getattr(raw, "cancel_safe", None) or raw.cancel
+
+    @classmethod
     def result_type_name(cls, entry, cursor) -> str:
         info = cursor.connection.adapters.types.get(entry[1])
         return info.name if info is not None else str(entry[1])

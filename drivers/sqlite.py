@@ -42,6 +42,13 @@ def authorizer(action: int, arg1, arg2, dbname, source) -> int:
     return sqlite3.SQLITE_OK
 
 
+def floor(value):
+    """FLOOR for SQL: NULL for NULL (binning a nullable column), else the largest integer not above it."""
+    import math
+
+    return None if value is None else math.floor(value)
+
+
 def convert_tz(value, source, target):
     """Wall-clock text `value` in zone `source` as wall-clock text in zone `target` (DST included); NULL for
     NULL, an unreadable value or an unknown zone."""
@@ -65,7 +72,8 @@ def connect_read_only(path: str) -> sqlite3.Connection:
 
 
 class SQLiteDetails(FileDetails):
-    db: str = Field(title="Filename", json_schema_extra={"placeholder": "/home/camsaul/toucan_sightings.sqlite 😋"})
+    db: str = Field(title="Filename", description="A SQLite file inside one of the directories in TESSERA_FILE_DB_DIRS; "
+                    "it is opened read-only.", json_schema_extra={"placeholder": "/srv/tessera/files/sales.sqlite"})
 
 
 class SQLiteDriver(SQLDriver):
@@ -114,6 +122,9 @@ class SQLiteDriver(SQLDriver):
         dbapi_connection.create_function(URL_PART_FUNCTION, 2, urls.extract, deterministic=True)
         # Nor named time zones: convert-timezone's named zones go through Python's zoneinfo.
         dbapi_connection.create_function(CONVERT_TZ_FUNCTION, 3, convert_tz, deterministic=True)
+        # SQLAlchemy's pysqlite dialect registers Python's math.floor as FLOOR on every connection (for SQLite
+        # builds without math functions), and it raises on NULL; ours replaces it and keeps SQL's NULL rule.
+        dbapi_connection.create_function("FLOOR", 1, floor, deterministic=True)
 
     @classmethod
     @contextlib.contextmanager
@@ -128,6 +139,10 @@ class SQLiteDriver(SQLDriver):
             yield
         finally:
             raw.set_progress_handler(None, 0)
+
+    @classmethod
+    def canceller(cls, conn):
+        return conn.connection.dbapi_connection.interrupt
 
     @classmethod
     @contextlib.contextmanager

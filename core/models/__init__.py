@@ -9,6 +9,7 @@ from .permissions import CollectionPermission, DataPermission, PermissionsGraphR
 from .segment import LegacyMetric, MetricImportantField, Segment
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .setting import Setting
+from .throttle import ThrottleAttempt, ThrottleGuard
 from .timeline import Timeline, TimelineEvent
 from .user import (
     ADMIN_GROUP_ID,
@@ -52,6 +53,8 @@ __all__ = [
     "Segment",
     "Setting",
     "Table",
+    "ThrottleAttempt",
+    "ThrottleGuard",
     "Timeline",
     "TimelineEvent",
     "User",

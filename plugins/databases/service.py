@@ -190,10 +190,14 @@ def _check_engine(state, engine: str) -> None:
 
 
 def _connectable_details(state, engine: str, details: dict) -> dict:
-    """The details as stored: parsed by the driver's model, checked by connecting (400 otherwise)."""
-    parsed = connections.validate_details(engine, details)
+    """The details as stored: parsed by the driver's model, checked by connecting (400 otherwise).
+
+    They are kept as the user gave them: the resolved file path is what is checked here and on every
+    connection, but a relative path is stored (and shown) relative, since clients such as dbt-metabase
+    find their database again by the details they registered."""
+    connections.validate_details(engine, details)
     connections.can_connect(engine, details)
-    return parsed.plain()
+    return connections.parse_details(_driver(state, engine), details).plain()
 
 
 def _apply_schedules(database: Database, schedules: dict | None) -> None:

@@ -78,9 +78,9 @@ def health():
 
 
 def _throttle(name: str, key: str, threshold: int) -> None:
-    throttler = auth.tessera().throttlers.setdefault(name, Throttler(threshold=threshold))
-    throttler.check(key, "email")
-    throttler.failed(key)
+    state = auth.tessera()
+    throttler = state.throttlers.setdefault(name, Throttler(name, threshold=threshold, field="email"))
+    throttler.check(state.db.engine, key)
 
 
 @session_api.post("/forgot_password", body=ForgotPassword, status=204)

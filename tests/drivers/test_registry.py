@@ -19,6 +19,25 @@ def test_engines_in_session_properties(client):
     assert engines["mysql"]["driver-name"] == "MySQL"
 
 
+# Placeholder texts of Metabase's connection forms (its SQLite, H2 and server-engine defaults): Tessera's
+# forms must read as its own.
+FOREIGN_TEXTS = ("camsaul", "toucan", "birds_of_the_world", "name.database.com", "metabase", "😋")
+
+
+def test_connection_forms_use_tesseras_own_texts(client):
+    engines = client.get("/api/session/properties").json["engines"]
+    for engine, info in engines.items():
+        for field in info["details-fields"]:
+            for key in ("placeholder", "display-name", "helper-text"):
+                text = str(field.get(key, "")).lower()
+                assert not any(foreign in text for foreign in FOREIGN_TEXTS), (engine, field)
+    sqlite = engines["sqlite"]["details-fields"][0]
+    assert sqlite["placeholder"] == "/srv/tessera/files/sales.sqlite"
+    assert "TESSERA_FILE_DB_DIRS" in sqlite["helper-text"]
+    postgres = {f["name"]: f for f in engines["postgres"]["details-fields"]}
+    assert postgres["host"]["placeholder"] == "db.example.com" and postgres["dbname"]["placeholder"] == "analytics"
+
+
 def test_a_driver_can_be_disabled(app_config):
     app = create_app({**app_config, "TESSERA_DRIVERS_DISABLED": "duckdb"})
     try:

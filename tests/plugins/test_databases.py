@@ -341,3 +341,24 @@ def test_tables_fields_hide_sensitive_and_schedules(app, admin, sample_database_
     assert changed.json["schedules"]["cache_field_values"]["schedule_day"] == "mon"
     bad = admin.put(f"/api/database/{db_id}", json={"schedules": {"metadata_sync": {"schedule_type": "yearly"}}})
     assert bad.status_code == 400
+
+
+def test_relative_sqlite_path_is_kept_as_given(app, admin, monkeypatch):
+    # Clients such as dbt-metabase find a database again by the details they registered: a relative path
+    # must come back exactly as sent, while the path checked (and opened) is the resolved one.
+    sqlite_file(app, "rel.db", "CREATE TABLE t (id INTEGER PRIMARY KEY, label TEXT); INSERT INTO t VALUES (1, 'a')")
+    monkeypatch.chdir(app.config["TESSERA_DATA_DIR"])
+    created = admin.post("/api/database", json={"name": "Rel", "engine": "sqlite", "details": {"db": "files/rel.db"}})
+    assert created.status_code == 200, created.json
+    assert created.json["details"] == {"db": "files/rel.db"}
+    wait_for_sync(app)
+    db_id = created.json["id"]
+    assert admin.get(f"/api/database/{db_id}").json["details"] == {"db": "files/rel.db"}
+    table = next(t for t in admin.get(f"/api/database/{db_id}/metadata").json["tables"] if t["name"] == "t")
+    rows = admin.post("/api/dataset", json={"database": db_id, "type": "query", "query": {"source-table": table["id"]}})
+    assert rows.json["data"]["rows"] == [[1, "a"]]
+    renamed = admin.put(f"/api/database/{db_id}", json={"name": "Rel 2", "details": {"db": "./files/rel.db"}})
+    assert renamed.status_code == 200 and renamed.json["details"] == {"db": "./files/rel.db"}
+    for escaping in ("../../etc/passwd", "files/../../../../../../../etc/passwd", "../tessera.db"):
+        refused = admin.post("/api/database", json={"name": "x", "engine": "sqlite", "details": {"db": escaping}})
+        assert refused.status_code == 400 and "db" in refused.json["errors"], escaping

@@ -250,6 +250,10 @@ CASES = [
     ("binning-coordinates", {"source-table": PEOPLE, "aggregation": [["count"]],
                              "breakout": [f("PEOPLE.LATITUDE", binning={"strategy": "default"})]}, True, (),
      count_by(math.floor(p["LATITUDE"] / 10) * 10 for p in R["PEOPLE"])),
+    # A nullable column: the NULL rows form their own bin (SQLite once raised in its FLOOR on them).
+    ("binning-nullable", {"source-table": ORDERS, "aggregation": [["count"]],
+                          "breakout": [f("ORDERS.DISCOUNT", binning={"strategy": "bin-width", "bin-width": 2})]},
+     True, (), count_by(None if o["DISCOUNT"] is None else math.floor(o["DISCOUNT"] / 2) * 2 for o in R["ORDERS"])),
     # ---- filters ----
     ("filter-equals", {"source-table": ORDERS, "aggregation": [["count"]],
                        "filter": ["=", f("ORDERS.QUANTITY"), 2]}, True, (), [(orders_where(lambda o: o["QUANTITY"] == 2),)]),

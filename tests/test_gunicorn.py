@@ -1,0 +1,114 @@
+"""The production server: gunicorn with two gthread workers (contrib/gunicorn.conf.py) on one app DB.
+
+Per-process state shows up only here: login throttling must count across workers, and a client that
+leaves must stop its query in whichever worker runs it.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select
+
+from core.models import QueryExecution
+from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, FAST_HASHING, setup_admin, sqlite_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def gunicorn(request, app, app_config):
+    """Two workers of the production configuration (gthread), or of `param` as worker class."""
+    pytest.importorskip("gunicorn")
+    worker_class = getattr(request, "param", "gthread")
+    setup_admin(app)
+    port = free_port()
+    env = {**os.environ, **{k: str(v) for k, v in app_config.items()}, **{k: str(v) for k, v in FAST_HASHING.items()},
+           "TESSERA_BIND": f"127.0.0.1:{port}", "TESSERA_WORKERS": "2", "TESSERA_THREADS": "4"}
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "contrib/gunicorn.conf.py", "-k", worker_class,
+                               "wsgi:app"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if call(port, "GET", "/api/health")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("gunicorn did not start")
+        yield port
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def call(port: int, method: str, path: str, body: dict | None = None, token: str | None = None):
+    """One request on a new connection (so the kernel may hand it to either worker)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json", **({"X-Metabase-Session": token} if token else {})}
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, json.loads(data) if data else None
+
+
+@pytest.mark.parametrize("gunicorn", ["sync"], indirect=True)
+def test_throttling_counts_across_workers(gunicorn):
+    # Sync workers serve one request at a time, so each pair of simultaneous failures reaches both workers:
+    # counted per worker (as before), five each would not reach the threshold of ten.
+    wrong = {"username": ADMIN_EMAIL, "password": "wrong-password-1"}
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(5):
+            statuses = list(pool.map(lambda _: call(gunicorn, "POST", "/api/session", wrong)[0], range(2)))
+            assert statuses == [401, 401]
+    for _ in range(4):
+        status, body = call(gunicorn, "POST", "/api/session", {"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
+        assert status == 400 and body["errors"]["username"].startswith("Too many attempts!")
+
+
+def test_a_query_stops_when_its_client_leaves_a_worker(app, gunicorn):
+    port = gunicorn
+    _, session = call(port, "POST", "/api/session", {"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
+    token = session["id"]
+    path = sqlite_file(app, "slow.db", "CREATE TABLE t (id INTEGER)")
+    status, database = call(port, "POST", "/api/database", {"name": "Slow", "engine": "sqlite", "details": {"db": path}},
+                               token)
+    assert status == 200
+    payload = json.dumps({"database": database["id"], "type": "native", "native": {"query": (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000000000) SELECT count(*) FROM c")}})
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(f"POST /api/dataset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {len(payload)}\r\nX-Metabase-Session: {token}\r\n\r\n".encode() + payload.encode())
+    time.sleep(1.5)
+    sock.close()
+    left = time.monotonic()
+    engine = create_engine(app.config["TESSERA_DB_URL"])
+    try:
+        # The worker's query log writes the run once the statement has ended: interrupted, not finished.
+        while time.monotonic() - left < 8:
+            with engine.connect() as conn:
+                errors = conn.execute(select(QueryExecution.error).where(
+                    QueryExecution.database_id == database["id"])).scalars().all()
+            if errors:
+                break
+            time.sleep(0.2)
+        assert errors and errors[0], "the query was still running 8 s after its client left"
+    finally:
+        engine.dispose()
