@@ -19,6 +19,7 @@ from . import __version__
 from .api import Api, Endpoint, dumps, json_response
 from .config import load_config, split_names
 from .db import AppDatabase, close_request_session
+from .deferred import run_deferred_writes
 from .errors import ApiError, NoEndpoint
 from .logs import RingBufferHandler, install
 from .passwords import Hasher
@@ -109,6 +110,8 @@ def create_app(config: dict | None = None) -> Flask:
     )
     app.extensions["tessera"] = state
     _install_error_handlers(app)
+    # Teardown runs in reverse order: the request's session closes first, then the deferred writes run.
+    app.teardown_appcontext(run_deferred_writes)
     app.teardown_appcontext(close_request_session)
     _install_index(app)
 

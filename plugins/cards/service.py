@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from core import permissions as perms
-from core import bookmarks, definitions, events, revisions, segments, sharing
+from core import bookmarks, deferred, definitions, events, revisions, segments, sharing
 from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
@@ -67,9 +68,13 @@ def writable_card(session: Session, user: User, card_id: int) -> Card:
 def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> Card:
     card = readable_card(session, user, card_id)
     if not ignore_view:
-        card.view_count = (card.view_count or 0) + 1
-        card.last_used_at = utcnow()
-        session.commit()
+        # Counted after the response (core.deferred); the card shows this view without becoming dirty.
+        now = utcnow()
+        deferred.after_response(update(Card).where(Card.id == card.id)
+                                .values(view_count=Card.view_count + 1, last_used_at=now)
+                                .execution_options(synchronize_session=False))
+        set_committed_value(card, "view_count", (card.view_count or 0) + 1)
+        set_committed_value(card, "last_used_at", now)
         events.emit("card-read", user.id, card)
     return card
 
