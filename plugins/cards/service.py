@@ -241,7 +241,7 @@ def _release_persisted(session: Session, card: Card) -> None:
     """An archived model, or a model turned question, gives up its persisted table."""
     if card.type == "model" and not card.archived:
         return
-    from core import persistence
+    from . import persistence
     from core.query.persistence import persisted_info
 
     info = persisted_info(session, card)
