@@ -276,3 +276,13 @@ def test_tessera_plugins_command_lists_hooks(app_config, monkeypatch):
     lines = {line.split("\t")[0]: line.split("\t") for line in result.output.splitlines()}
     assert "register_routes" in lines["plugins.util"][2]
     assert lines["core.auth"][2] == "authenticate"
+
+
+@pytest.mark.parametrize("former_name", ["plugins.segments", "plugins.metrics"])
+def test_former_definition_plugin_names_still_disable_it(app_config, former_name):
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": former_name})
+    assert "plugins.definitions" not in plugin_names(app)
+    admin = setup_admin(app)
+    for path in ("/api/segment/", "/api/metric/"):
+        response = admin.get(path)
+        assert response.status_code == 404 and response.json == "API endpoint does not exist."

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from core import permissions as perms
-from core import bookmarks, deferred, definitions, events, revisions, segments, sharing
+from core import bookmarks, deferred, events, revisions, segments, sharing
 from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
@@ -349,7 +349,7 @@ def list_cards(session: Session, user: User, f: str | None, model_id: int | None
         return readable(session, user, sorted(cards, key=lambda c: (c.name, c.id)))
     if f == "using_segment":
         # Metabase: the segment must be readable; its table's unarchived cards whose query names it.
-        definitions.fetch(session, user, Segment, model_id)
+        segments.fetch(session, user, Segment, model_id)
         cards = segments.cards_using_segment(session, model_id)
         return readable(session, user, sorted(cards, key=lambda c: (c.name.lower(), c.id)))
     query = select(Card).order_by(func.lower(Card.name), Card.id)
