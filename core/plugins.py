@@ -49,8 +49,9 @@ BUILTIN_DRIVERS: tuple[str, ...] = (
     "drivers.mysql",
 )
 
-# The API cannot be set up or logged into without these.
-ESSENTIAL_PLUGINS: frozenset[str] = frozenset({"plugins.session", "plugins.setup", "plugins.databases"})
+# The API cannot be set up or logged into without these (setup writes site-name, which plugins.settings declares).
+ESSENTIAL_PLUGINS: frozenset[str] = frozenset({"plugins.session", "plugins.setup", "plugins.databases",
+                                               "plugins.settings"})
 
 # Former names of built-in plugins, still accepted in TESSERA_PLUGINS_DISABLED: segments and legacy
 # metrics became one plugin, so disabling either name disables both /api/segment and /api/metric.

@@ -18,20 +18,6 @@ def test_builtins_are_registered(app):
     assert set(BUILTIN_PLUGINS) <= plugin_names(app)
 
 
-def test_disabling_a_feature_plugin_removes_its_routes_only(app_config):
-    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.util"})
-    client = ApiClient(app)
-    response = client.get("/api/util/random_token")
-    assert response.status_code == 404
-    assert response.json == "API endpoint does not exist."
-    assert "plugins.util" not in plugin_names(app)
-    assert client.get("/api/health").json == {"status": "ok"}
-    admin = setup_admin(app)
-    assert admin.get("/api/user/current").status_code == 200
-    paths = admin.get("/api/docs/openapi.json").json["paths"]
-    assert not any(path.startswith("/api/util") for path in paths)
-
-
 @pytest.mark.parametrize("essential", sorted(ESSENTIAL_PLUGINS))
 def test_essential_plugins_refuse_to_be_disabled(app_config, essential):
     with pytest.raises(PluginError, match=essential):
