@@ -579,7 +579,7 @@ class DriverConformance:
         if "feature" in metafunc.fixturenames:
             metafunc.parametrize("feature", sorted(set(feature_probes()) & set(self.driver.features)))
         if "persisting" in metafunc.fixturenames:
-            metafunc.parametrize("persisting", sorted({"persist-models"} & set(self.driver.features)))
+            metafunc.parametrize("persisting", ["declared" if "persist-models" in self.driver.features else "undeclared"])
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -761,17 +761,23 @@ class DriverConformance:
 
     def test_persist_models_probe(self, conformance, persisting):
         """A driver declaring persist-models: its `writable` transaction creates and fills a table where
-        `owned_schema` says, the read-only engine reads it, and is read-only again afterwards."""
+        `owned_schema` says, the read-only engine reads it, and is read-only again afterwards. A driver
+        that does not declare it cannot write even through `writable`."""
         import sqlalchemy as sa
         from sqlglot import exp
 
-        from .driver import QueryError
+        from .driver import LockdownError, QueryError
 
-        if conformance.target.allow_tessera_tables is not None:
-            conformance.target.allow_tessera_tables(conformance.target.admin_engine)
         schema = self.driver.owned_schema
         table = sa.Table("tessera_cache_conf_probe", sa.MetaData(), sa.Column("id", sa.BigInteger),
                          sa.Column("name", sa.Text), sa.Column("born", sa.Date), schema=schema, quote=True)
+        if persisting == "undeclared":
+            with pytest.raises((sa.exc.SQLAlchemyError, LockdownError, QueryError)):
+                with self.driver.writable(conformance.engine, conformance.details) as conn:
+                    table.create(conn)
+            return
+        if conformance.target.allow_tessera_tables is not None:
+            conformance.target.allow_tessera_tables(conformance.target.admin_engine)
         with self.driver.writable(conformance.engine, conformance.details) as conn:
             if schema is not None:
                 conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
