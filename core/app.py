@@ -20,6 +20,7 @@ from .api import Api, Endpoint, dumps, json_response
 from .config import load_config, split_names
 from . import disconnects
 from .db import AppDatabase, close_request_session
+from .deferred import run_deferred_writes
 from .errors import ApiError, NoEndpoint
 from .logs import RingBufferHandler, install
 from .passwords import Hasher
@@ -111,6 +112,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
     _install_error_handlers(app)
+    # Teardown runs in reverse order: the request's session closes first, then the deferred writes run.
+    app.teardown_appcontext(run_deferred_writes)
     app.teardown_appcontext(close_request_session)
     _install_index(app)
 

@@ -15,6 +15,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, joinedload
 
 from . import hookimpl, throttle
+from .deferred import after_response
 from .errors import Forbidden, Invalid, Unauthenticated
 from .models import LoginSession, User, utcnow
 
@@ -51,8 +52,8 @@ def user_for_token(session: Session, token: str, max_age_minutes: int) -> User |
     if row is None:
         return None
     if utcnow() - row.created_at > dt.timedelta(minutes=max_age_minutes):
-        session.delete(row)
-        session.commit()
+        # Deleted after the response (core.deferred): this lookup runs inside every request's reads.
+        after_response(delete(LoginSession).where(LoginSession.id == row.id))
         return None
     user = row.user
     return user if user.is_active else None

@@ -412,6 +412,24 @@ class SQLDriver(QueryDialect, Driver):
         client disconnects, core.disconnects), or None when the engine has no way to."""
         return None
 
+    # ---- Tessera's own tables (persisted models, uploads) -----------------------------------------
+    # Only for drivers declaring the `persist-models` feature; DriverConformance checks them.
+    # The schema Tessera's tables go in (created on first use); None: the default schema, the tables'
+    # names carrying Tessera's prefix instead.
+    owned_schema: ClassVar[str | None] = None
+    # True for a single-writer file: a writer's commit waits on any reader of the file, so the rows to
+    # write are read in full before writing starts.
+    read_before_write: ClassVar[bool] = False
+
+    @classmethod
+    @contextlib.contextmanager
+    def writable(cls, engine: Engine, details: Details) -> Iterator[Connection]:
+        """A connection to the database `engine` reads, in a transaction that may write, committed when
+        the block ends. The default is a plain transaction on the engine; a driver whose lockdown makes
+        connections read-only lifts that here for this transaction only."""
+        with engine.connect() as conn, conn.begin():
+            yield conn
+
     # ---- SQL -------------------------------------------------------------------------------------
 
     @classmethod

@@ -32,8 +32,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.sharing",
     "plugins.collections",
     "plugins.search",
-    "plugins.segments",
-    "plugins.metrics",
+    "plugins.definitions",
     "plugins.bookmarks",
     "plugins.dataset",
     "plugins.exports",
@@ -50,8 +49,13 @@ BUILTIN_DRIVERS: tuple[str, ...] = (
     "drivers.mysql",
 )
 
-# The API cannot be set up or logged into without these.
-ESSENTIAL_PLUGINS: frozenset[str] = frozenset({"plugins.session", "plugins.setup", "plugins.databases"})
+# The API cannot be set up or logged into without these (setup writes site-name, which plugins.settings declares).
+ESSENTIAL_PLUGINS: frozenset[str] = frozenset({"plugins.session", "plugins.setup", "plugins.databases",
+                                               "plugins.settings"})
+
+# Former names of built-in plugins, still accepted in TESSERA_PLUGINS_DISABLED: segments and legacy
+# metrics became one plugin, so disabling either name disables both /api/segment and /api/metric.
+PLUGIN_ALIASES: dict[str, str] = {"plugins.segments": "plugins.definitions", "plugins.metrics": "plugins.definitions"}
 
 PLUGIN_GROUP = "tessera.plugins"
 DRIVER_GROUP = "tessera.drivers"
@@ -76,7 +80,7 @@ def _entry_points(group: str):
 def make_plugin_manager(config: dict) -> pluggy.PluginManager:
     pm = pluggy.PluginManager("tessera")
     pm.add_hookspecs(hookspecs)
-    disabled = set(split_names(config.get("TESSERA_PLUGINS_DISABLED")))
+    disabled = {PLUGIN_ALIASES.get(name, name) for name in split_names(config.get("TESSERA_PLUGINS_DISABLED"))}
     refused = sorted(disabled & ESSENTIAL_PLUGINS)
     if refused:
         raise PluginError(f"essential plugins cannot be disabled: {', '.join(refused)}")

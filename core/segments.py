@@ -1,8 +1,9 @@
 """Segments and legacy metrics as the rest of Tessera needs them: their JSON, validating a definition
 against its table, their revision kinds, and who uses them (table metadata, card filters, search).
 
-The segments and metrics plugins own the endpoints; the tables, databases, cards and search plugins
-read segments (and metric cards) through here.
+The definitions plugin owns the endpoints; the tables, databases, cards and search plugins read
+segments (and metric cards) through here, and who may read one (`readable`, `fetch`) is decided here
+for all of them.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .errors import Invalid
+from . import permissions
+from .errors import Forbidden, Invalid, NotFound
 from .models import Card, LegacyMetric, Segment, Table, User
 from .revisions import Kind
 from .users import creator_json
@@ -25,6 +27,25 @@ SEGMENT_COLUMNS = ("id", "name", "description", "table_id", "definition", "creat
 METRIC_COLUMNS = SEGMENT_COLUMNS + ("how_is_this_calculated",)
 REVERTIBLE = ("name", "description", "definition", "archived", "caveats", "points_of_interest",
               "show_in_getting_started", "how_is_this_calculated")
+
+
+def readable(session: Session, user: User, entity: Segment | LegacyMetric) -> bool:
+    """Data-model rights on its table (Metabase v0.50+'s can-read?: manage-table-metadata); blocked data
+    access also hides it, whatever other rights say."""
+    table = session.get(Table, entity.table_id)
+    return (table is not None and permissions.can_edit_data_model(session, user, table.db_id, table.id)
+            and permissions.can_see_data(session, user, table.db_id, table.id))
+
+
+def fetch(session: Session, user: User, model: type[Segment] | type[LegacyMetric], entity_id: int):
+    """The row, when the user may read it (404 when missing, 403 without data-model permission or
+    with blocked data access)."""
+    entity = session.get(model, entity_id)
+    if entity is None:
+        raise NotFound()
+    if not readable(session, user, entity):
+        raise Forbidden()
+    return entity
 
 
 def kind_of(entity: Segment | LegacyMetric) -> Kind:

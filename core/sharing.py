@@ -1,6 +1,9 @@
 """Guards for public links and embedding, called by every plugin that shares something.
 
-The settings are declared by plugins.sharing; when that plugin is disabled, sharing is off.
+The settings are declared by plugins.sharing; when that plugin is disabled, sharing is off. This stays
+in core although only plugins.cards calls it today: it is where two plugins meet (plugins.sharing owns
+the settings, the sharing plugins read them, and plugins never import each other), and dashboards'
+public links and embeds will need the same guards.
 """
 from __future__ import annotations
 

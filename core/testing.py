@@ -458,6 +458,8 @@ class ConformanceTarget:
     policy: Any = None
     # Called with the admin engine once the fixed schema is in (e.g. to export it to files).
     after_fill: Any = None
+    # Called with the admin engine before the persist-models probe: grant what Tessera's own tables need.
+    allow_tessera_tables: Any = None
 
 
 PEOPLE = [
@@ -576,6 +578,8 @@ class DriverConformance:
         # One probe per feature the driver declares; features it does not declare are not tested.
         if "feature" in metafunc.fixturenames:
             metafunc.parametrize("feature", sorted(set(feature_probes()) & set(self.driver.features)))
+        if "persisting" in metafunc.fixturenames:
+            metafunc.parametrize("persisting", ["declared" if "persist-models" in self.driver.features else "undeclared"])
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -595,7 +599,8 @@ class DriverConformance:
         policy = conformance_target.policy or ConnectionPolicy()
         details = check(cls.driver, conformance_target.details, policy)
         engine = build_engine(cls.driver, details)
-        yield SimpleNamespace(engine=engine, details=details, raw=conformance_target.details, policy=policy)
+        yield SimpleNamespace(engine=engine, details=details, raw=conformance_target.details, policy=policy,
+                              target=conformance_target)
         engine.dispose()
 
     def run(self, engine, sql, params=None, **kwargs) -> list[tuple]:
@@ -753,6 +758,44 @@ class DriverConformance:
         tree, check_rows = feature_probes()[feature]
         rows = self.run(conformance.engine, self.driver.to_sql(tree))
         assert check_rows(rows), (feature, self.driver.to_sql(tree), rows)
+
+    def test_persist_models_probe(self, conformance, persisting):
+        """A driver declaring persist-models: its `writable` transaction creates and fills a table where
+        `owned_schema` says, the read-only engine reads it, and is read-only again afterwards. A driver
+        that does not declare it cannot write even through `writable`."""
+        import sqlalchemy as sa
+        from sqlglot import exp
+
+        from .driver import LockdownError, QueryError
+
+        schema = self.driver.owned_schema
+        table = sa.Table("tessera_cache_conf_probe", sa.MetaData(), sa.Column("id", sa.BigInteger),
+                         sa.Column("name", sa.Text), sa.Column("born", sa.Date), schema=schema, quote=True)
+        if persisting == "undeclared":
+            with pytest.raises((sa.exc.SQLAlchemyError, LockdownError, QueryError)):
+                with self.driver.writable(conformance.engine, conformance.details) as conn:
+                    table.create(conn)
+            return
+        if conformance.target.allow_tessera_tables is not None:
+            conformance.target.allow_tessera_tables(conformance.target.admin_engine)
+        with self.driver.writable(conformance.engine, conformance.details) as conn:
+            if schema is not None:
+                conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))
+            table.drop(conn, checkfirst=True)
+            table.create(conn)
+            conn.execute(table.insert(), [{"id": 1, "name": "Ada", "born": dt.date(1815, 12, 10)},
+                                          {"id": 2, "name": "Cléo", "born": None}])
+        source = exp.Table(this=exp.to_identifier(table.name, quoted=True),
+                           db=exp.to_identifier(schema, quoted=True) if schema else None)
+        read = self.driver.to_sql(exp.select("id", "name").from_(source).order_by("id"))
+        assert self.run(conformance.engine, read) == [(1, "Ada"), (2, "Cléo")]
+        with pytest.raises(QueryError):  # the data connections went back read-only
+            self.run(conformance.engine, f"DELETE FROM {self.driver.to_sql(source)}")
+        assert len(self.run(conformance.engine, read)) == 2
+        with self.driver.writable(conformance.engine, conformance.details) as conn:
+            table.drop(conn)
+        with pytest.raises(QueryError):
+            self.run(conformance.engine, read)
 
     # ---- compiled-MBQL forms (core.query.dialect methods) ------------------------------------------
 

@@ -62,7 +62,7 @@ class MySQLDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "foreign-keys", "regex", "convert-timezone", "window-functions/offset",
-        "window-functions/cumulative",
+        "window-functions/cumulative", "persist-models",
     })
     timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
     type_map = (
@@ -111,6 +111,21 @@ class MySQLDriver(SQLDriver):
     @classmethod
     def is_mariadb(cls, dbapi_connection) -> bool:
         return "mariadb" in dbapi_connection.get_server_info().lower()
+
+    @classmethod
+    @contextlib.contextmanager
+    def writable(cls, engine, details):
+        with engine.connect() as conn:
+            # A session characteristic (the lockdown set READ ONLY), restored before the connection
+            # goes back to the pool.
+            conn.exec_driver_sql("SET SESSION TRANSACTION READ WRITE")
+            conn.commit()
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
+                conn.commit()
 
     @classmethod
     @contextlib.contextmanager

@@ -50,7 +50,7 @@ class PostgresDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
-        "convert-timezone", "window-functions/offset", "window-functions/cumulative",
+        "convert-timezone", "window-functions/offset", "window-functions/cumulative", "persist-models",
     })
     timeout_markers = ("QueryCanceled", "canceling statement due to statement timeout")
     type_map = (
@@ -85,6 +85,16 @@ class PostgresDriver(SQLDriver):
         with dbapi_connection.cursor() as cursor:
             cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         dbapi_connection.commit()
+
+    owned_schema = "tessera_cache"
+
+    @classmethod
+    @contextlib.contextmanager
+    def writable(cls, engine, details):
+        with engine.connect() as conn, conn.begin():
+            # The session default is read-only (lockdown); this transaction alone may write.
+            conn.exec_driver_sql("SET TRANSACTION READ WRITE")
+            yield conn
 
     @classmethod
     @contextlib.contextmanager

@@ -49,6 +49,13 @@ def floor(value):
     return None if value is None else math.floor(value)
 
 
+def writer_authorizer(action: int, *args) -> int:
+    """The authorizer of the connection writing Tessera's own tables: this file only."""
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 def convert_tz(value, source, target):
     """Wall-clock text `value` in zone `source` as wall-clock text in zone `target` (DST included); NULL for
     NULL, an unreadable value or an unknown zone."""
@@ -86,7 +93,7 @@ class SQLiteDriver(SQLDriver):
     features = frozenset({
         "basic-aggregations", "expressions", "native-parameters", "nested-queries", "binning",
         "case-sensitivity-string-filter-options", "left-join", "right-join", "inner-join", "full-join",
-        "foreign-keys", "standard-deviation-aggregations", "convert-timezone",
+        "foreign-keys", "standard-deviation-aggregations", "convert-timezone", "persist-models",
         # Window functions (LAG/LEAD, running sums) arrived in SQLite 3.25.
         *(("window-functions/offset", "window-functions/cumulative") if sqlite3.sqlite_version_info >= (3, 25) else ()),
     })
@@ -107,6 +114,27 @@ class SQLiteDriver(SQLDriver):
         # closes other threads' connections once more than five threads use it (a crash under
         # gunicorn's threads or parallel sync); a queue hands each connection to one thread at a time.
         return {"creator": lambda: connect_read_only(path), "poolclass": QueuePool}
+
+    read_before_write = True
+
+    @classmethod
+    @contextlib.contextmanager
+    def writable(cls, engine, details):
+        # The pooled connections are opened read-only (mode=ro, query_only): the writer opens the file
+        # itself, still refusing ATTACH/DETACH so that it writes this file only.
+        import sqlalchemy as sa
+
+        def connect():
+            con = sqlite3.connect(details.path(), check_same_thread=False)
+            con.set_authorizer(writer_authorizer)
+            return con
+
+        writer = sa.create_engine("sqlite://", creator=connect, poolclass=sa.pool.NullPool)
+        try:
+            with writer.begin() as conn:
+                yield conn
+        finally:
+            writer.dispose()
 
     @classmethod
     def lockdown(cls, dbapi_connection, details) -> None:

@@ -1,5 +1,5 @@
 """Persisted models, the query side: where a model's persisted table lives and whether queries may
-read it. (Writing and dropping the tables is core.persistence's.)
+read it. (Writing and dropping the tables is the cards plugin's, plugins/cards/persistence.py.)
 
 A model's table is `<prefix>model_<card id>` in Tessera's cache schema of the model's own database
 (engines with schemas) or with the prefix in the default schema (SQLite). Queries read it only while

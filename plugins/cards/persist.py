@@ -1,14 +1,14 @@
 """Model persistence endpoints: per database (superuser) and per model (writers of the model), as
-the spec's States table says. The work is core.persistence's."""
+the spec's States table says. The work is plugins.cards.persistence's."""
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core import persistence
 from core.errors import Invalid, NotFound, check_404
 from core.models import Database, User
 from core.query.persistence import persisted_info
 
+from . import persistence
 from .service import writable_card
 
 

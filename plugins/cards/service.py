@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from core import permissions as perms
-from core import bookmarks, definitions, events, revisions, segments, sharing
+from core import bookmarks, deferred, events, revisions, segments, sharing
 from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
 from core.query.cards import VIRTUAL_DATABASE
@@ -67,9 +68,13 @@ def writable_card(session: Session, user: User, card_id: int) -> Card:
 def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> Card:
     card = readable_card(session, user, card_id)
     if not ignore_view:
-        card.view_count = (card.view_count or 0) + 1
-        card.last_used_at = utcnow()
-        session.commit()
+        # Counted after the response (core.deferred); the card shows this view without becoming dirty.
+        now = utcnow()
+        deferred.after_response(update(Card).where(Card.id == card.id)
+                                .values(view_count=Card.view_count + 1, last_used_at=now)
+                                .execution_options(synchronize_session=False))
+        set_committed_value(card, "view_count", (card.view_count or 0) + 1)
+        set_committed_value(card, "last_used_at", now)
         events.emit("card-read", user.id, card)
     return card
 
@@ -236,7 +241,7 @@ def _release_persisted(session: Session, card: Card) -> None:
     """An archived model, or a model turned question, gives up its persisted table."""
     if card.type == "model" and not card.archived:
         return
-    from core import persistence
+    from . import persistence
     from core.query.persistence import persisted_info
 
     info = persisted_info(session, card)
@@ -344,7 +349,7 @@ def list_cards(session: Session, user: User, f: str | None, model_id: int | None
         return readable(session, user, sorted(cards, key=lambda c: (c.name, c.id)))
     if f == "using_segment":
         # Metabase: the segment must be readable; its table's unarchived cards whose query names it.
-        definitions.fetch(session, user, Segment, model_id)
+        segments.fetch(session, user, Segment, model_id)
         cards = segments.cards_using_segment(session, model_id)
         return readable(session, user, sorted(cards, key=lambda c: (c.name.lower(), c.id)))
     query = select(Card).order_by(func.lower(Card.name), Card.id)

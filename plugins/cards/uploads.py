@@ -19,11 +19,10 @@ from sqlalchemy.orm import Session
 
 from core import events
 from core import permissions as perms
-from core import persistence
 from core.errors import Forbidden, Invalid
 from core.models import Card, Database, Field, Table, User
 
-from . import csvfile
+from . import csvfile, persistence
 from .service import _check_collection, _entity_id, _record
 
 DEFAULT_DB_NAME = "Uploads"

@@ -3,7 +3,7 @@ from flask import Response
 
 from core import auth
 from core.api import Api
-from core.openapi import document
+from .openapi import document
 
 docs_api = Api("docs", __name__, url_prefix="/docs", auth="public")
 

@@ -89,6 +89,9 @@ def test_expired_session_is_rejected(app, client, admin):
         row = session.get(LoginSession, hash_token(token))
         row.created_at = row.created_at - dt.timedelta(minutes=app.config["TESSERA_MAX_SESSION_AGE"] + 1)
     assert client.get("/api/user/current", headers={"X-Metabase-Session": token}).status_code == 401
+    # The expired row goes after the response (core.deferred), not by a commit inside the request.
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        assert session.get(LoginSession, hash_token(token)) is None
 
 
 class FakeClock:

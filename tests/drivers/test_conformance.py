@@ -71,6 +71,14 @@ def _server_target(source_factory):
         admin.dispose()
 
 
+def _grant_create(details):
+    """Persisted models live in a schema of Tessera's own, which needs CREATE on the database."""
+    def grant(admin):
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f'GRANT CREATE ON DATABASE "{details["dbname"]}" TO "{details["user"]}"')
+    return grant
+
+
 class TestPostgres(DriverConformance):
     driver = PostgresDriver
     # Statements stream through a server-side cursor (DECLARE ... CURSOR FOR), which only takes
@@ -93,6 +101,7 @@ class TestPostgres(DriverConformance):
     @classmethod
     def conformance_target(cls):
         with _server_target(postgres_data_source) as target:
+            target.allow_tessera_tables = _grant_create(target.details)
             with target.admin_engine.begin() as conn:
                 conn.exec_driver_sql("CREATE FUNCTION conf_write() RETURNS integer LANGUAGE plpgsql AS "
                                      "$$ BEGIN DELETE FROM conf_orders; RETURN 1; END $$")

@@ -5,8 +5,8 @@ import re
 
 from pydantic import BaseModel
 
-from . import __version__
-from .api import Endpoint
+from core import __version__
+from core.api import Endpoint
 
 PATH_PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 REF = "#/components/schemas/{model}"

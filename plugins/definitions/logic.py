@@ -1,8 +1,8 @@
-"""The endpoints' logic shared by segments and legacy metrics (plugins.segments, plugins.metrics):
-listing, reading, creating, changing and archiving one of them, its revisions and reverting.
+"""The endpoints' logic shared by segments and legacy metrics (/api/segment, /api/metric): listing,
+reading, creating, changing and archiving one of them, its revisions and reverting.
 
 Both are definitions on one table with the same lifecycle in Metabase (the same checks, the same
-revision rules), so the two plugins call these with their model class; only their event names and
+revision rules), so both services call these with their model class; only their event names and
 a few columns differ. Writes are for administrators (the endpoints declare it); reading one needs
 data-model permission on its table (Metabase v0.50+'s can-read?: manage-table-metadata), while
 table metadata lists a table's segments to everyone who sees the table, as Metabase's hydration. Every change records a revision in the same transaction (`push`: an
@@ -13,10 +13,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import permissions, revisions, segments
-from .errors import Forbidden, NotFound
-from .events import emit
-from .models import LegacyMetric, Segment, Table, User
+from core import revisions, segments
+from core.events import emit
+from core.models import LegacyMetric, Segment, Table, User
+from core.segments import fetch, readable
 
 Model = type[Segment] | type[LegacyMetric]
 
@@ -29,31 +29,12 @@ def _topic(model: Model, action: str) -> str:
     return f"{'segment' if model is Segment else 'metric'}-{action}"
 
 
-def _readable(session: Session, user: User, entity) -> bool:
-    table = session.get(Table, entity.table_id)
-    # Data-model rights are Metabase's rule; blocked data access also hides it (a blocked table's
-    # definitions stay out of sight whatever other rights say).
-    return (table is not None and permissions.can_edit_data_model(session, user, table.db_id, table.id)
-            and permissions.can_see_data(session, user, table.db_id, table.id))
-
-
-def fetch(session: Session, user: User, model: Model, entity_id: int):
-    """The row, when the user may read it (404 when missing, 403 without data-model permission or
-    with blocked data access)."""
-    entity = session.get(model, entity_id)
-    if entity is None:
-        raise NotFound()
-    if not _readable(session, user, entity):
-        raise Forbidden()
-    return entity
-
-
 def list_all(session: Session, user: User, model: Model) -> list[dict]:
     """The non-archived ones the user may read, by lower-cased name, with creator and description."""
     rows = session.scalars(select(model).where(model.archived.is_(False)).order_by(func.lower(model.name), model.id))
     out = []
     for entity in rows:
-        if _readable(session, user, entity):
+        if readable(session, user, entity):
             item = segments.to_json(session, entity, description=True)
             if model is LegacyMetric:
                 table = session.get(Table, entity.table_id)

@@ -1,5 +1,5 @@
 """The OpenAPI document lists every registered route, generated from the declarations."""
-from core.openapi import openapi_path
+from plugins.docs.openapi import openapi_path
 
 
 def flask_routes(app):

@@ -5,8 +5,11 @@ from __future__ import annotations
 from core import auth, db
 from core.api import Api
 
-from . import service
-from .schemas import NewSegment, Revert, RevisionMessage, SegmentChanges, SegmentId
+from . import segments as service
+from .schemas import DefinitionChanges as SegmentChanges
+from .schemas import DefinitionId as SegmentId
+from .schemas import NewDefinition as NewSegment
+from .schemas import Revert, RevisionMessage
 
 segment_api = Api("segments", __name__, url_prefix="/segment")
 

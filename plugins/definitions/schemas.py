@@ -1,5 +1,6 @@
-"""Request bodies shared by /api/segment and /api/metric (plugins.segments, plugins.metrics): both
-are named MBQL definitions on one table with the same create, change, archive and revert calls."""
+"""Request bodies of /api/segment and /api/metric: both are named MBQL definitions on one table with
+the same create, change, archive and revert calls; a metric adds how_is_this_calculated and its
+important fields."""
 from __future__ import annotations
 
 from core.api import Params
@@ -34,3 +35,11 @@ class RevisionMessage(Params):
 
 class Revert(Params):
     revision_id: PositiveInt
+
+
+class MetricChanges(DefinitionChanges):
+    how_is_this_calculated: Str | None = None
+
+
+class ImportantFields(Params):
+    important_field_ids: list[PositiveInt]

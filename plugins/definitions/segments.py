@@ -1,9 +1,9 @@
-"""Segment logic: core.definitions with the Segment model (shared with legacy metrics)."""
+"""Segment logic: logic.py with the Segment model (shared with legacy metrics)."""
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core import definitions
+from . import logic as definitions
 from core import related as core_related
 from core.models import Segment, User
 

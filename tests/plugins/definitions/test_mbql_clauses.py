@@ -1,7 +1,7 @@
 """The MBQL `segment` filter and `metric` aggregation, run through /api/dataset on the Sample Database."""
 import uuid
 
-from tests.plugins.segments.support import big_orders, count_orders, sample
+from tests.plugins.definitions.support import big_orders, count_orders, sample
 
 
 def run(admin, ids, query, table="ORDERS"):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from core import auth, db
 from core.api import Api
 
-from . import service
-from .schemas import ImportantFields, MetricChanges, MetricId, NewMetric, Revert, RevisionMessage
+from . import metrics as service
+from .schemas import DefinitionId as MetricId
+from .schemas import ImportantFields, MetricChanges, Revert, RevisionMessage
+from .schemas import NewDefinition as NewMetric
 
 metric_api = Api("metrics", __name__, url_prefix="/metric")
 

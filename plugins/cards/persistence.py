@@ -1,28 +1,30 @@
 """Persisted models, the write side: filling, refreshing and dropping the table that holds a model's
 result inside the model's own database, and switching persistence on and off per database.
 
-Data connections are read-only by design (core.driver); this module is the one place Tessera writes
-to a registered database, and only to names it owns: the schema `tessera_cache` on PostgreSQL, the
-table prefix `tessera_cache_` on SQLite and MySQL/MariaDB. Tables are built with SQLAlchemy Core
-(quoted identifiers, bound values); no request text reaches the statements. Persisting runs in the
-request, so its outcome (persisted or error) is known when the endpoint answers.
+Data connections are read-only by design (core.driver); this module (with uploads, which use it) is
+the one place Tessera writes to a registered database, and only to names it owns: the driver's
+`owned_schema`, or the table prefix `tessera_cache_` in the default schema. How an engine opens a
+writable transaction is its driver's `writable`; which engines can is the `persist-models` feature.
+Tables are built with SQLAlchemy Core (quoted identifiers, bound values); no request text reaches the
+statements. Persisting runs in the request, so its outcome (persisted or error) is known when the
+endpoint answers. (The query side, reading a persisted table, is core.query.persistence.)
 """
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from typing import Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from .errors import Invalid
-from .models import Card, Database, PersistedInfo, User, utcnow
-from .query.persistence import TABLE_PREFIX, definition_hash, persisted_info
+from core.connections import driver_for, engine_for, validate_details
+from core.crypto import decrypt_details
+from core.errors import Invalid
+from core.models import Card, Database, PersistedInfo, User, utcnow
+from core.query.persistence import TABLE_PREFIX, definition_hash, persisted_info
 
-SUPPORTED_ENGINES = ("sqlite", "postgres", "mysql")
-CACHE_SCHEMA = "tessera_cache"
+FEATURE = "persist-models"
 INSERT_BATCH = 1000
 # Every row of the model, up to the absolute result cap (core.query.limits).
 PERSIST_CONSTRAINTS = {"max-results": 1048575, "max-results-bare-rows": 1048575}
@@ -47,14 +49,15 @@ def column_type(base_type: str | None):
 
 
 def check_supported(database: Database) -> None:
-    if database.engine not in SUPPORTED_ENGINES:
+    if FEATURE not in driver_for(database).features:
         raise Invalid(f"Persisting models is not supported for {database.engine} databases.")
 
 
 def location(database: Database, card_id: int) -> tuple[str | None, str]:
     """(schema, table) of a model's persisted table."""
-    if database.engine == "postgres":
-        return CACHE_SCHEMA, f"model_{card_id}"
+    schema = driver_for(database).owned_schema
+    if schema is not None:
+        return schema, f"model_{card_id}"
     return None, f"{TABLE_PREFIX}model_{card_id}"
 
 
@@ -62,51 +65,9 @@ def location(database: Database, card_id: int) -> tuple[str | None, str]:
 def writable(database: Database) -> Iterator[Connection]:
     """A connection to the database in a transaction that may write, committed when the block ends."""
     check_supported(database)
-    if database.engine == "sqlite":
-        yield from _sqlite_writable(database)
-        return
-    from .connections import engine_for
-
-    with engine_for(database).connect() as conn:
-        if database.engine == "mysql":
-            # Session characteristic (the driver's lockdown set READ ONLY); restored below.
-            conn.exec_driver_sql("SET SESSION TRANSACTION READ WRITE")
-            conn.commit()
-        try:
-            with conn.begin():
-                if database.engine == "postgres":
-                    conn.exec_driver_sql("SET TRANSACTION READ WRITE")
-                yield conn
-        finally:
-            if database.engine == "mysql":
-                conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
-                conn.commit()
-
-
-def _deny_attach(action, *args) -> int:
-    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
-def _sqlite_writable(database: Database) -> Iterator[Connection]:
-    from .connections import validate_details
-    from .crypto import decrypt_details
-
-    details = validate_details("sqlite", decrypt_details(database.details))
-    path = details.path()
-
-    def connect():
-        con = sqlite3.connect(path, check_same_thread=False)
-        con.set_authorizer(_deny_attach)
-        return con
-
-    engine = sa.create_engine("sqlite://", creator=connect, poolclass=sa.pool.NullPool)
-    try:
-        with engine.begin() as conn:
-            yield conn
-    finally:
-        engine.dispose()
+    details = validate_details(database.engine, decrypt_details(database.details))
+    with driver_for(database).writable(engine_for(database), details) as conn:
+        yield conn
 
 
 def _table(schema: str | None, name: str, cols: list[dict]) -> sa.Table:
@@ -145,8 +106,8 @@ def _first_line(exc: BaseException) -> str:
 
 def persist(session: Session, user: User, card: Card) -> PersistedInfo:
     """Run the model and (re)write its table; the PersistedInfo row says how it went."""
-    from .query import processor
-    from .query.errors import QueryFailed
+    from core.query import processor
+    from core.query.errors import QueryFailed
 
     database = session.get(Database, card.database_id)
     schema, name = location(database, card.id)
@@ -165,7 +126,7 @@ def persist(session: Session, user: User, card: Card) -> PersistedInfo:
         with result:
             cols = _unique_columns(result.cols)
             # A SQLite reader's lock would block the writer's commit on the same file: read first.
-            rows = list(result) if database.engine == "sqlite" else result
+            rows = list(result) if driver_for(database).read_before_write else result
             with writable(database) as conn:
                 if schema is not None:
                     conn.execute(sa.schema.CreateSchema(schema, if_not_exists=True))

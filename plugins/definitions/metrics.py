@@ -1,10 +1,10 @@
-"""Legacy metric logic: core.definitions with the LegacyMetric model, plus the important fields."""
+"""Legacy metric logic: logic.py with the LegacyMetric model, plus the important fields."""
 from __future__ import annotations
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from core import definitions
+from . import logic as definitions
 from core import related as core_related
 from core.errors import Invalid
 from core.models import Field, LegacyMetric, MetricImportantField, User

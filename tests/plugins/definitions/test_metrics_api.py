@@ -1,5 +1,5 @@
 """/api/metric (legacy metrics): CRUD, the deprecated DELETE, revisions and revert, important fields."""
-from tests.plugins.segments.support import grant_data_model, sample
+from tests.plugins.definitions.support import grant_data_model, sample
 
 
 def definition(ids, minimum=None):

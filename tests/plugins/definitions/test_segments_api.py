@@ -1,5 +1,5 @@
 """/api/segment: listing, reading, creating, changing, archiving, revisions and revert, permissions and validation."""
-from tests.plugins.segments.support import big_orders, grant_data_model, sample
+from tests.plugins.definitions.support import big_orders, grant_data_model, sample
 
 
 def create(admin, ids, name="Big orders", minimum=100, **extra):

@@ -1,7 +1,7 @@
 """Segments and metric cards where other plugins show them: table and database metadata, usage_info,
 GET /api/card?f=using_segment and search."""
-from tests.plugins.segments.support import big_orders, block, grant_data_model, sample
-from tests.plugins.segments.test_mbql_clauses import metric_card, segment
+from tests.plugins.definitions.support import big_orders, block, grant_data_model, sample
+from tests.plugins.definitions.test_mbql_clauses import metric_card, segment
 
 
 def card(admin, ids, name, query):

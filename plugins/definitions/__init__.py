@@ -1,0 +1,17 @@
+"""/api/segment and /api/metric: named MBQL definitions on one table. Segments are saved filters (the
+MBQL `segment` clause expands them, core.query.macros); legacy metrics (an aggregation with an optional
+filter) are kept for old clients' CRUD and revisions, the MBQL `metric` clause naming metric cards
+instead. Both share one lifecycle (logic.py) and one set of request shapes (schemas.py).
+
+Before this package they were the plugins `plugins.segments` and `plugins.metrics`; those names still
+disable it (core.plugins.PLUGIN_ALIASES).
+"""
+from core import hookimpl
+
+from .metric_views import metric_api
+from .segment_views import segment_api
+
+
+@hookimpl
+def register_routes():
+    return [segment_api, metric_api]
