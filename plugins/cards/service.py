@@ -14,7 +14,7 @@ from core import permissions as perms
 from core import bookmarks, definitions, events, revisions, segments, sharing
 from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
-from core.query.cards import VIRTUAL_DATABASE
+from core.query.access import VIRTUAL_DATABASE
 from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.models import Card, Database, Segment, Table, User, utcnow
 
