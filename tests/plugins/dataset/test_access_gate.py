@@ -272,3 +272,32 @@ def test_remap_targets_are_filtered_by_data_access(app, world):
     blocked, readable = world.blocked.fields["category"], world.orders.fields["category"]
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         assert access.readable_field_ids(session, session.get(User, plain), [blocked, readable]) == {readable}
+
+
+# --------------------------------------------------------------------------------------------------
+# Search and related entities show no unreadable card
+# --------------------------------------------------------------------------------------------------
+
+
+def test_search_and_related_hide_unreadable_cards(app, admin, world):
+    user = make_user(app)
+    found = user.get("/api/search/?q=secret")
+    assert found.status_code == 200
+    assert [r["name"] for r in found.json["data"] if r["model"] in ("card", "dataset")] == []
+    assert {r["name"] for r in admin.get("/api/search/?q=secret").json["data"]} >= {"secret native", "secret mbql"}
+    locked = user.get("/api/search/?q=locked").json["data"]
+    assert [r for r in locked if r["model"] == "card"] == []
+    # A readable question on the same table beside an unreadable twin in the owner's personal collection:
+    # the similar questions the user is shown are the readable ones only.
+    counted = _on(world, {"source-table": world.orders.table_id, "aggregation": [["count"]],
+                          "breakout": [["field", world.orders.fields["category"], None]]})
+    personal = admin.get(f"/api/card/{world.mbql_card}").json["collection_id"]
+    _card(admin, "secret twin", counted, personal)
+    readable = _card(admin, "readable twin", counted, None)
+    related = user.get(f"/api/card/{readable}/related")
+    assert related.status_code == 200, related.json
+    assert b"secret" not in related.get_data()
+    assert "secret twin" in admin.get(f"/api/card/{readable}/related").get_data(as_text=True)
+    adhoc = user.post("/api/card/related", json=_on(world, {"source-table": f"card__{world.mbql_card}"}))
+    assert adhoc.status_code in (200, 403)
+    assert b"secret" not in adhoc.get_data() and SECRET_CELL.encode() not in adhoc.get_data()
