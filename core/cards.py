@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from .query.mbql import CARD_TABLE  # noqa: F401  (one spelling of "card__N", shared with the MBQL reader)
+from .query.mbql import CARD_TABLE  # one spelling of "card__N", shared with the MBQL reader
 
 CARD_TAG = re.compile(r"^#([1-9]\d*)")
 

@@ -28,7 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import hookimpl
-from ..errors import ApiError, Forbidden, Invalid, NotFound
+from ..errors import ApiError, Invalid, NotFound
 from ..models import Database, Field, Query as QueryStats, Table, User
 from . import native as N
 from . import parameters as P
@@ -493,7 +493,8 @@ def _apply_parameters(ctx, session, user, driver, database, query, first, is_nat
     if is_native and len(query.stages) == 1:
         ctx.native = N.substitute(
             first.native["query"], first.native.get("template-tags"), query.parameters,
-            _resolvers(session, user, driver, database, ctx.card_id is not None), dialect=driver.sqlglot_dialect, now=now, week_start=start)
+            _resolvers(session, user, driver, database, ctx.card_id is not None), dialect=driver.sqlglot_dialect,
+            now=now, week_start=start)
     else:
         _apply_mbql_parameters(session, query, now, start)
 
