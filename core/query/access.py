@@ -46,6 +46,17 @@ def resolve_database(session: Session, query: Query) -> int:
     return query.database
 
 
+def database_of(session: Session, dataset_query: dict) -> int | None:
+    """The database a posted query runs on (-1337 resolved), None when the query cannot be read (the
+    processor then answers why). For checks made before the run, such as the download level."""
+    from .mbql import normalize
+
+    try:
+        return resolve_database(session, normalize(dataset_query))
+    except (Invalid, TypeError, ValueError, KeyError, AttributeError, IndexError):
+        return None
+
+
 def check_query(session: Session, user: User | None, query: Query, *, saved: bool) -> None:
     """403 unless `user` may run `query` on its database: for a saved question (`saved`: the caller
     checked the card's collection) data access; otherwise query (or native) permission on the database

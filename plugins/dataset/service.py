@@ -26,8 +26,11 @@ def run(session: Session, user: User, query: dict):
     return json_response(envelope, status)
 
 
-def _download_level(session: Session, user: User, database_id: Any) -> str:
-    if not isinstance(database_id, int):
+def _download_level(session: Session, user: User, query: dict) -> str:
+    """The caller's download level on the query's database (a card source's for -1337); "full" when
+    the query cannot be read, whose run then fails with the reason."""
+    database_id = access.database_of(session, query)
+    if database_id is None:
         return "full"
     return permissions.download_level(session, user, database_id)
 
@@ -39,7 +42,7 @@ def export(session: Session, user: User, exporters: dict, export_format: str, qu
         raise NotFound(f"Export format {export_format} is not available on this server.")
     if not isinstance(query, dict):
         raise Invalid({"query": "value must be a valid JSON string."})
-    level = _download_level(session, user, query.get("database"))
+    level = _download_level(session, user, query)
     if level == "none":
         raise Forbidden()
     extra = {"download_cap": 10000} if level == "limited" else {}

@@ -301,3 +301,14 @@ def test_search_and_related_hide_unreadable_cards(app, admin, world):
     adhoc = user.post("/api/card/related", json=_on(world, {"source-table": f"card__{world.mbql_card}"}))
     assert adhoc.status_code in (200, 403)
     assert b"secret" not in adhoc.get_data() and SECRET_CELL.encode() not in adhoc.get_data()
+
+
+def test_plain_user_downloads_a_readable_card_through_the_saved_questions_database(app, admin, world):
+    """-1337 is resolved before the download level is read: the card's database decides, not -1337."""
+    shared = _card(admin, "shared", _on(world, {"source-table": world.orders.table_id,
+                                                "filter": ["=", ["field", world.orders.fields["id"], None],
+                                                           SECRET_ID]}), None)
+    query = _on(world, {"source-table": f"card__{shared}"}, database=-1337)
+    response = make_user(app).post("/api/dataset/csv", data={"query": json.dumps(query)})
+    assert response.status_code == 200, response.get_data()[:300]
+    assert SECRET_CELL.encode() in response.get_data()
