@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-CARD_TABLE = re.compile(r"^card__([1-9]\d*)$")
+from .query.mbql import CARD_TABLE  # one spelling of "card__N", shared with the MBQL reader
+
 CARD_TAG = re.compile(r"^#([1-9]\d*)")
 
 

@@ -11,7 +11,8 @@ import contextvars
 from sqlalchemy.orm import Session
 
 from ..errors import Invalid
-from ..models import Card, User
+from ..models import User
+from . import access
 from .mbql import Query, Stage
 
 # Rows read to type the columns of engines that report no column types (SQLite).
@@ -38,15 +39,11 @@ def result_metadata(session: Session, user: User | None, dataset_query: dict) ->
     return R.results_metadata(cols)["columns"]
 
 
-
-
 # --------------------------------------------------------------------------------------------------
 # Cards as sources: `card__N` and `source-card` expanded into the stages of the card
 # --------------------------------------------------------------------------------------------------
 
 _resolving: contextvars.ContextVar[frozenset] = contextvars.ContextVar("tessera_cards_resolving", default=frozenset())
-
-VIRTUAL_DATABASE = -1337
 
 # A native source is compiled as a placeholder table; the processor splices the SQL in its place.
 PLACEHOLDER = "__tessera_native_source_{}__"
@@ -65,61 +62,43 @@ def resolving(card_id: int):
         _resolving.reset(token)
 
 
-def resolve_virtual_database(session: Session, query: Query) -> None:
-    """A query on the Saved Questions database (-1337) runs on the database of its source card."""
-    if query.database != VIRTUAL_DATABASE:
-        return
-    card_id = query.stages[0].source_card
-    if card_id is None:
-        raise Invalid("Invalid query: the Saved Questions database (-1337) needs a card as its source.")
-    card = session.get(Card, card_id)
-    if card is None or card.archived or card.database_id is None:
-        raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
-    query.database = card.database_id
-
-
-def _card(session: Session, card_id: int, database_id: int) -> Card:
-    card = session.get(Card, card_id)
-    if card is None or card.archived:
-        raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
-    if card.database_id != database_id:
-        raise Invalid(f"Invalid MBQL: card {card_id} is from a different database.")
-    return card
-
-
-def card_stages(session: Session, card_id: int, database_id: int) -> list[Stage]:
+def card_stages(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool) -> list[Stage]:
     """The stages a card's result comes from (its own sources expanded): its persisted table while
-    that is fresh, else its query. A native first stage carries the card's result_metadata."""
+    that is fresh, else its query. A native first stage carries the card's result_metadata. The card
+    passes the data-access gate first (core.query.access.card_source); its own sources are
+    authorised by it."""
     from . import persistence
     from .mbql import normalize
 
-    card = _card(session, card_id, database_id)
+    card = access.card_source(session, user, card_id, database_id, saved=saved)
     with resolving(card_id):
         persisted = persistence.persisted_source(session, card)
         if persisted is not None:
             return [Stage(native={"query": persisted, "template-tags": {}}, source_metadata=card.result_metadata)]
-        inner = expand(session, normalize(card.dataset_query))
+        inner = expand(session, user, normalize(card.dataset_query), saved=True)
     stages = inner.stages
     if stages[0].native is not None and len(stages) == 1:
         stages[0].source_metadata = card.result_metadata
     return stages
 
 
-def expand(session: Session, query: Query) -> Query:
+def expand(session: Session, user: User | None, query: Query, *, saved: bool) -> Query:
     """The query with every card source (first stage and joins, at any depth) replaced by the card's
-    stages, so the compiler sees tables and native SQL only."""
-    query.stages = _expand_stages(session, query.stages, query.database)
+    stages, so the compiler sees tables and native SQL only. The one place cards are expanded: each
+    card passes the gate here (`saved`: the query is a saved question the caller checked)."""
+    query.stages = _expand_stages(session, user, query.stages, query.database, saved)
     return query
 
 
-def _expand_stages(session: Session, stages: list[Stage], database_id: int) -> list[Stage]:
+def _expand_stages(session: Session, user: User | None, stages: list[Stage], database_id: int,
+                   saved: bool) -> list[Stage]:
     for stage in stages:
         for join in stage.joins:
-            join.stages = _expand_stages(session, join.stages, database_id)
+            join.stages = _expand_stages(session, user, join.stages, database_id, saved)
     first = stages[0]
     if first.source_card is None:
         return stages
-    source = card_stages(session, first.source_card, database_id)
+    source = card_stages(session, user, first.source_card, database_id, saved=saved)
     first.source_card = None
     return [*source, *stages]
 

@@ -19,15 +19,12 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..errors import Invalid
-from .autobucket import auto_bucket, auto_bucket_stages
+from .autobucket import auto_bucket
 from .clauses import ClauseCompiler
 from .dialect import SUNDAY
 from .macros import expand as expand_macros
 from .mbql import Query, Stage
 from .refs import Col, Context, QuerySource
-
-# The database id clients send with "card__N" sources when they do not know the card's database.
-VIRTUAL_DATABASE = -1337
 
 __all__ = ["Compiled", "compile_query", "apply_limit"]
 
@@ -143,39 +140,12 @@ def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, l
 
             tree, cols = native_source(context, stage)
             continue
-        # The processor expands card sources first (core.query.cards.expand: native cards and
-        # persisted models too); this covers callers that compile without it.
         if stage.source_card is not None:
-            tree, cols = compile_card(context, stage.source_card)
+            # Cards are expanded once, behind the data-access gate, before compiling (core.query.cards.expand).
+            raise Invalid(f"Invalid MBQL: card {stage.source_card} was not expanded before compiling.")
         source = QuerySource(alias="source", tree=tree, cols=cols) if tree is not None else None
         tree, cols = StageCompiler(context, stage, source).compile()
     return tree, cols
-
-
-def compile_card(context: Context, card_id: int) -> tuple[exp.Select, list[Col]]:
-    """A saved MBQL question or model as the source of a stage: its own stages, compiled in place."""
-    from ..models.card import Card
-    from .mbql import normalize
-
-    card = context.session.get(Card, card_id)
-    if card is None or card.archived:
-        raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
-    if card_id in context.cards:
-        raise Invalid(f"Invalid MBQL: card {card_id} is its own source.")
-    if context.database_id == VIRTUAL_DATABASE:
-        context.database_id = card.database_id
-    if card.database_id != context.database_id:
-        raise Invalid(f"Invalid MBQL: card {card_id} is not in database {context.database_id}.")
-    stages = normalize(card.dataset_query).stages
-    if stages[0].native is not None:
-        raise Invalid(f"Invalid MBQL: card {card_id} is a native query; native questions cannot be a source yet.")
-    context.prefetch(*referenced_ids(stages))
-    auto_bucket_stages(stages, context.field_types)
-    context.cards.append(card_id)
-    try:
-        return compile_stages(context, stages)
-    finally:
-        context.cards.pop()
 
 
 class StageCompiler(ClauseCompiler):

@@ -28,13 +28,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import hookimpl
-from ..errors import ApiError, Forbidden, Invalid, NotFound
+from ..errors import ApiError, Invalid, NotFound
 from ..models import Database, Field, Query as QueryStats, Table, User
 from . import native as N
 from . import parameters as P
 from . import results as R
+from . import access
 from .cards import expand as expand_cards
-from .cards import resolve_virtual_database
 from .cards import resolving as card_resolution
 from .cards import splice as splice_natives
 from .errors import QueryFailed
@@ -332,22 +332,6 @@ def _driver_for(database: Database):
     return driver_for(database)
 
 
-def check_permission(session: Session, user: User | None, database_id: int, native: bool) -> None:
-    """403 unless the permission policy lets `user` run this (native) query on the database."""
-    from .. import permissions
-
-    if not permissions.can_query(session, user, database_id, native=native):
-        raise Forbidden()
-
-
-def check_data_access(session: Session, user: User | None, database_id: int) -> None:
-    """403 unless `user` may see the database's data (view-data not blocked)."""
-    from .. import permissions
-
-    if user is None or not permissions.can_see_data(session, user, database_id):
-        raise Forbidden()
-
-
 def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
     """The column of a field-filter tag, qualified as the engine names it (schema.table.column), read
     through the field's coercion strategy as MBQL reads it (core.query.coercion)."""
@@ -371,7 +355,8 @@ def field_info(session: Session, driver, dimension: Any, alias: str | None = Non
     return N.FieldInfo(column, row.effective_type or row.base_type)
 
 
-def snippet_text(session: Session, snippet_id: int | None, name: str) -> str:
+def snippet_text(session: Session, user: User | None, snippet_id: int | None, name: str, saved: bool) -> str:
+    """A snippet's text, once the data-access gate lets it into this query."""
     from ..models import NativeQuerySnippet
 
     row = session.get(NativeQuerySnippet, snippet_id) if isinstance(snippet_id, int) else None
@@ -379,27 +364,27 @@ def snippet_text(session: Session, snippet_id: int | None, name: str) -> str:
         row = session.scalar(select(NativeQuerySnippet).where(NativeQuerySnippet.name == name))
     if row is None:
         raise QueryFailed(f"Snippet {name!r} does not exist.", "invalid-query")
+    access.snippet(session, user, row.collection_id, saved=saved)
     return row.content
 
 
-def card_native(session: Session, user: User | None, card_id: int, driver, database: Database) -> N.NativeSQL:
-    """A referenced card's compiled SQL (its own parameters bound), for `{{#123}}` tags."""
-    from ..models import Card
-
-    card = session.get(Card, card_id)
-    if card is None or card.archived:
-        raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
-    query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
-    if card.database_id not in (None, database.id):
-        raise QueryFailed(f"Card {card_id} is from a different database.", "invalid-query")
+def card_native(session: Session, user: User | None, card_id: int, driver, database: Database,
+                saved: bool) -> N.NativeSQL:
+    """A referenced card's compiled SQL (its own parameters bound), for `{{#123}}` tags; the card
+    passes the data-access gate first (core.query.access.card_source)."""
     from .persistence import persisted_source
 
+    try:
+        card = access.card_source(session, user, card_id, database.id, saved=saved)
+    except Invalid as exc:
+        raise QueryFailed(_message(exc), "invalid-query") from None
+    query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
     persisted = persisted_source(session, card)
     if persisted is not None:
         return N.NativeSQL([persisted])
     try:
         with card_resolution(card_id):
-            # The outer query's permission was checked; the card itself needs data access only.
+            # The card authorises what it reads itself: it runs as a saved question.
             prepared = prepare(session, user, query, card_id=card_id)
             if prepared.native is not None:
                 return _strip_semicolon(prepared.native)
@@ -414,7 +399,8 @@ def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
     base = N.NativeSQL([compiled.sql]) if not compiled.params else _text_with_params(compiled.sql, compiled.params)
     if not compiled.natives:
         return base
-    resolvers = _resolvers(ctx.session, ctx.user, ctx.driver, ctx.database)
+    # Native stages inside MBQL come only from cards (and their persisted tables), which authorise them.
+    resolvers = _resolvers(ctx.session, ctx.user, ctx.driver, ctx.database, saved=True)
     from .dates import now_in
 
     now = now_in(setting(ctx.session, "report-timezone") or None)
@@ -463,25 +449,22 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         query = normalize(dataset_query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
+    saved = options.get("card_id") is not None
     try:
-        resolve_virtual_database(session, query)
+        database_id = access.resolve_database(session, query)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
-    database_id = _database_id(session, query)
     database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
     if database is None:
         raise QueryFailed(f"Database {database_id} does not exist.", "invalid-query")
     driver = _driver_for(database)
     first = query.stages[0]
     is_native = first.native is not None
-    if options.get("card_id") is not None:
-        # A saved card: the caller checked that the card is readable; running it needs only data
-        # access, not the right to write such a query (Metabase's rule for saved questions).
-        check_data_access(session, user, database.id)
-    else:
-        check_permission(session, user, database.id, native=is_native)
+    # The data-access gate (core.query.access): the query's database and tables here, each card as it
+    # is expanded. A saved card's caller checked the card; running it needs data access only.
+    access.check_query(session, user, query, saved=saved)
     try:
-        query = expand_cards(session, query)
+        query = expand_cards(session, user, query, saved=saved)
     except Invalid as exc:
         raise QueryFailed(_message(exc), "invalid-query") from None
     ctx = QueryContext(session=session, user=user, dataset_query=dataset_query, query=query, database=database,
@@ -510,30 +493,17 @@ def _apply_parameters(ctx, session, user, driver, database, query, first, is_nat
     if is_native and len(query.stages) == 1:
         ctx.native = N.substitute(
             first.native["query"], first.native.get("template-tags"), query.parameters,
-            _resolvers(session, user, driver, database), driver=driver, now=now, week_start=start)
+            _resolvers(session, user, driver, database, ctx.card_id is not None), driver=driver, now=now,
+            week_start=start)
     else:
         _apply_mbql_parameters(session, query, now, start)
 
 
-def _database_id(session: Session, query) -> int:
-    """The query's database; -1337 (a client that does not know it) means its source card's."""
-    from ..models import Card
-    from .compiler import VIRTUAL_DATABASE
-
-    if query.database != VIRTUAL_DATABASE:
-        return query.database
-    card_id = query.stages[0].source_card
-    card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None
-    if card is None or card.database_id is None:
-        raise QueryFailed(f"Card {card_id} does not exist.", "invalid-query")
-    return card.database_id
-
-
-def _resolvers(session: Session, user: User | None, driver, database: Database) -> N.Resolvers:
+def _resolvers(session: Session, user: User | None, driver, database: Database, saved: bool) -> N.Resolvers:
     return N.Resolvers(
         field=lambda dimension, alias=None: field_info(session, driver, dimension, alias),
-        snippet=lambda snippet_id, name: snippet_text(session, snippet_id, name),
-        card=lambda card_id: card_native(session, user, card_id, driver, database),
+        snippet=lambda snippet_id, name: snippet_text(session, user, snippet_id, name, saved),
+        card=lambda card_id: card_native(session, user, card_id, driver, database, saved),
     )
 
 
@@ -609,7 +579,8 @@ def remap_dimensions(ctx: QueryContext):
     if ctx.disable_remaps or ctx.is_native:
         return None
     if "dimensions" not in ctx.extras:
-        ctx.extras["dimensions"] = Dimensions(ctx.session)
+        ctx.extras["dimensions"] = Dimensions(
+            ctx.session, lambda ids: access.readable_field_ids(ctx.session, ctx.user, ids))
     return ctx.extras["dimensions"]
 
 

@@ -57,7 +57,6 @@ class Context:
     # The start-of-week setting as a Python weekday (6 = Sunday): week buckets, day-of-week numbers and
     # relative week filters follow it, as Metabase's do.
     week_start: int = SUNDAY
-    cards: list = dc_field(default_factory=list)  # source cards being expanded (cycle guard)
     _fields: dict = dc_field(default_factory=dict)
     _tables: dict = dc_field(default_factory=dict)
     # Native source stages (from native cards and persisted models) by placeholder (core.query.cards).

@@ -40,8 +40,11 @@ NUMERIC_TYPES = ("type/Integer", "type/BigInteger", "type/Float", "type/Decimal"
 class Dimensions:
     """Dimension rows by field id, read once per run in as few queries as there are new ids."""
 
-    def __init__(self, session):
+    def __init__(self, session, readable_fields=None):
         self.session = session
+        # field ids -> the ids among them the user may read (core.query.access.readable_field_ids): an
+        # external remap whose target lives in a table the user may not see is left out.
+        self.readable_fields = readable_fields
         self._rows: dict[int, Dimension | None] = {}
 
     def load(self, field_ids: Iterable[int]) -> None:
@@ -49,8 +52,12 @@ class Dimensions:
         if not missing:
             return
         self._rows.update(dict.fromkeys(missing))
-        for row in self.session.scalars(select(Dimension).where(Dimension.field_id.in_(missing))):
-            self._rows[row.field_id] = row
+        rows = list(self.session.scalars(select(Dimension).where(Dimension.field_id.in_(missing))))
+        targets = {r.human_readable_field_id for r in rows if r.type == "external"}
+        readable = self.readable_fields(targets) if self.readable_fields is not None and targets else targets
+        for row in rows:
+            if row.type != "external" or row.human_readable_field_id in readable:
+                self._rows[row.field_id] = row
 
     def get(self, field_id: int | None, kind: str) -> Dimension | None:
         row = self._rows.get(field_id) if field_id is not None else None

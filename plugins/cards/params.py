@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import permissions as perms
-from core.errors import Forbidden, Invalid, NotFound
+from core.errors import Invalid, NotFound
 from core.models import Card, Field, FieldValues, Table, User
+from core.query import access
 from core.query import parameters as P
 from core.query import processor
 from core.query.errors import QueryFailed
@@ -63,9 +63,8 @@ def _field_values(session: Session, user: User, field_id: int, search: str | Non
     field = session.get(Field, field_id)
     if field is None:
         return [], False
+    access.field(session, user, field)
     table = session.get(Table, field.table_id)
-    if not perms.can_see_data(session, user, table.db_id, table.id):
-        raise Forbidden()
     stored = session.scalar(select(FieldValues).where(FieldValues.field_id == field.id, FieldValues.type == "full"))
     if stored is not None and stored.values is not None and not search:
         human = stored.human_readable_values or []

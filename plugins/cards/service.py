@@ -15,7 +15,7 @@ from core import permissions as perms
 from core import bookmarks, deferred, events, revisions, segments, sharing
 from core import related as core_related
 from core.cards import is_native, query_fields, referenced_card_ids
-from core.query.cards import VIRTUAL_DATABASE
+from core.query.access import VIRTUAL_DATABASE, database_of
 from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.models import Card, Database, Segment, Table, User, utcnow
 
@@ -95,10 +95,9 @@ def check_query(session: Session, user: User, dataset_query: dict, card_id: int 
     """The derived columns of a query the user may run, after checking its database, its source table and
     the cards it reads (which must exist, be readable and not lead back to `card_id`)."""
     fields = query_fields(dataset_query)
-    if fields["database_id"] == VIRTUAL_DATABASE and fields["source_card_id"] is not None:
+    if fields["database_id"] == VIRTUAL_DATABASE:
         # Built on the Saved Questions database: the card lives on its source card's database.
-        source = session.get(Card, fields["source_card_id"])
-        fields["database_id"] = source.database_id if source is not None else None
+        fields["database_id"] = database_of(session, dataset_query)
     if fields["database_id"] is None:
         raise Invalid({"dataset_query": "dataset_query must name its database (an integer id)."})
     database = session.get(Database, fields["database_id"])

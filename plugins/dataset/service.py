@@ -11,6 +11,7 @@ from core.api import json_response
 from core.errors import Forbidden, Invalid, NotFound
 from core.export.response import api_stream, download, download_pivot, pivots
 from core.models import Field, FieldValues, Query as QueryStats, Table, User
+from core.query import access
 from core.query import pivot as pivot_query
 from core.query import processor
 from core.query.errors import QueryFailed
@@ -25,8 +26,11 @@ def run(session: Session, user: User, query: dict):
     return json_response(envelope, status)
 
 
-def _download_level(session: Session, user: User, database_id: Any) -> str:
-    if not isinstance(database_id, int):
+def _download_level(session: Session, user: User, query: dict) -> str:
+    """The caller's download level on the query's database (a card source's for -1337); "full" when
+    the query cannot be read, whose run then fails with the reason."""
+    database_id = access.database_of(session, query)
+    if database_id is None:
         return "full"
     return permissions.download_level(session, user, database_id)
 
@@ -38,7 +42,7 @@ def export(session: Session, user: User, exporters: dict, export_format: str, qu
         raise NotFound(f"Export format {export_format} is not available on this server.")
     if not isinstance(query, dict):
         raise Invalid({"query": "value must be a valid JSON string."})
-    level = _download_level(session, user, query.get("database"))
+    level = _download_level(session, user, query)
     if level == "none":
         raise Forbidden()
     extra = {"download_cap": 10000} if level == "limited" else {}
@@ -126,6 +130,7 @@ def parameter_values(session: Session, user: User, parameter: dict, field_ids: l
 
 
 def _field_values(session: Session, user: User, field: Field, search: str | None) -> tuple[list, bool]:
+    access.field(session, user, field)
     stored = session.scalar(select(FieldValues).where(FieldValues.field_id == field.id, FieldValues.type == "full"))
     if stored is not None and stored.values is not None and not search:
         human = stored.human_readable_values or []
@@ -153,6 +158,7 @@ def _card_values(session: Session, user: User, config: dict, needle: str | None)
     card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None
     if card is None or card.archived:
         raise NotFound()
+    access.card_source(session, user, card.id, card.database_id, saved=False)
     value_field = config.get("value_field")
     try:
         result = processor.open_query(session, user, card.dataset_query, context="values", card_id=card.id,

@@ -17,6 +17,7 @@ from core.errors import Invalid, check_404
 from core.field_values import column, query_rows, table_expression
 from core.metadata import database_json, dimension_json, field_json, table_json
 from core.models import Database, Dimension, Field, FieldValues, Table, User
+from core.query import access
 from core.semantic_types import COERCIONS, coercible
 
 SEARCH_LIMIT = 1000
@@ -110,15 +111,17 @@ def related(session: Session, user: User, field_id: int) -> dict:
 def values(session: Session, user: User, field_id: int) -> dict:
     field, table = _field(session, user, field_id)
     dimension = session.scalar(select(Dimension).where(Dimension.field_id == field.id, Dimension.type == "external"))
-    if dimension is not None and dimension.human_readable_field_id and field.has_field_values in SHOULD_HAVE_VALUES:
-        return _remapped_values(session, field, table, dimension)
+    # A remap target in a table the user may not see is not shown: the plain values are.
+    if (dimension is not None and dimension.human_readable_field_id and field.has_field_values in SHOULD_HAVE_VALUES
+            and access.readable_field_ids(session, user, [dimension.human_readable_field_id])):
+        return _remapped_values(session, user, field, table, dimension)
     return field_values.values_json(session, field)
 
 
-def _remapped_values(session: Session, field: Field, table: Table, dimension: Dimension) -> dict:
+def _remapped_values(session: Session, user: User, field: Field, table: Table, dimension: Dimension) -> dict:
     """The values of an FK field with an external remapping: [id, name] pairs from the target table."""
     remap = session.get(Field, dimension.human_readable_field_id)
-    lookup_table, key = _lookup(session, field, table, remap)
+    lookup_table, key = _lookup(session, user, field, table, remap)
     tree = (exp.select(column(key.name), column(remap.name)).distinct().from_(table_expression(lookup_table))
             .where(exp.Not(this=exp.Is(this=column(key.name), expression=exp.Null())))
             .order_by(column(key.name)).limit(field_values.DISTINCT_LIMIT + 1))
@@ -177,7 +180,7 @@ def set_dimension(session: Session, user: User, field_id: int, kind: str, name: 
         remap = session.get(Field, human_readable_field_id)
         if remap is None:
             raise Invalid({"human_readable_field_id": "There is no field with this id."})
-        _lookup(session, field, table, remap)
+        _lookup(session, user, field, table, remap)
     else:
         human_readable_field_id = None
     dimension = session.scalar(select(Dimension).where(Dimension.field_id == field.id))
@@ -211,15 +214,18 @@ def summary(session: Session, user: User, field_id: int) -> list:
     return [["count", count], ["distincts", distincts]]
 
 
-def _lookup(session: Session, field: Field, table: Table, other: Field) -> tuple[Table, Field]:
+def _lookup(session: Session, user: User, field: Field, table: Table, other: Field) -> tuple[Table, Field]:
     """The table holding `other` and the field of it that carries `field`'s values: `field` itself when
-    both share a table, its FK target when `other` lives in the target's table."""
+    both share a table, its FK target when `other` lives in the target's table (whose data the user
+    must be allowed to see too: 403 otherwise)."""
     if other.table_id == field.table_id:
         return table, field
     if field.fk_target_field_id:
         target = session.get(Field, field.fk_target_field_id)
         if target is not None and target.table_id == other.table_id:
-            return session.get(Table, target.table_id), target
+            lookup_table = session.get(Table, target.table_id)
+            data_access.check_read(session, user, lookup_table.db_id, lookup_table.id)
+            return lookup_table, target
     raise Invalid("Invalid Request: the two fields are not in the same table or linked by a foreign key.")
 
 
@@ -241,7 +247,7 @@ def remapping(session: Session, user: User, field_id: int, remapped_id: int, val
     """GET /api/field/:id/remapping/:remapped-id: [value, remapped value] ([value] when none)."""
     field, table = _field(session, user, field_id)
     remapped = check_404(session.get(Field, remapped_id))
-    lookup_table, key = _lookup(session, field, table, remapped)
+    lookup_table, key = _lookup(session, user, field, table, remapped)
     typed = _typed(key, value)
     tree = (exp.select(column(remapped.name)).from_(table_expression(lookup_table))
             .where(exp.EQ(this=column(key.name), expression=exp.convert(typed))).limit(1))
@@ -253,7 +259,7 @@ def search(session: Session, user: User, field_id: int, search_id: int, value: s
     """Values whose search field starts with `value` (case-insensitive), as [value, search value] pairs."""
     field, table = _field(session, user, field_id)
     search_field = check_404(session.get(Field, search_id))
-    lookup_table, key = _lookup(session, field, table, search_field)
+    lookup_table, key = _lookup(session, user, field, table, search_field)
     limit = min(limit or SEARCH_LIMIT, SEARCH_LIMIT)
     needle = value.lower()
     searched: exp.Expression = column(search_field.name)

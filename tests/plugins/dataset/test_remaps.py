@@ -306,3 +306,41 @@ def test_exports_show_internal_remaps_in_place(admin, sample):
     expected = sample_sql(sample, "SELECT RATING, ID FROM REVIEWS ORDER BY ID")
     assert rows[0] == ["Rating label", "ID"]
     assert rows[1:] == [[LABELS.get(r, ""), str(i)] for r, i in expected]
+
+
+def block_table(app, db_id: int, table_ids: dict, blocked: str) -> None:
+    """All Users keep view-data on every table of the database but `blocked` (rows set table by table)."""
+    from sqlalchemy import delete
+
+    from core.models import ALL_USERS_GROUP_ID, DataPermission
+
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        session.execute(delete(DataPermission).where(
+            DataPermission.db_id == db_id, DataPermission.group_id == ALL_USERS_GROUP_ID,
+            DataPermission.perm_type == "view-data"))
+        session.add_all([DataPermission(group_id=ALL_USERS_GROUP_ID, db_id=db_id, table_id=table_id,
+                                        perm_type="view-data",
+                                        perm_value="blocked" if name == blocked else "unrestricted")
+                         for name, table_id in table_ids.items()])
+
+
+def test_a_remap_into_a_blocked_table_is_left_out(app, admin, sample):
+    """The remap's target lives in another table: a user who may not see that table gets the plain
+    column (no title column, no title value), and the remapping route answers 403."""
+    from core.testing import make_user
+
+    remap_product_to_title(admin, sample)
+    block_table(app, sample["db"], sample["tables"], "PRODUCTS")
+    user = make_user(app)
+    body = mbql(sample, "ORDERS", {"fields": [ref(sample, "ORDERS", "ID"), ref(sample, "ORDERS", "PRODUCT_ID")],
+                                   "order-by": [["asc", ref(sample, "ORDERS", "ID")]], "limit": 5})
+    titles = [row[3] for row in sample_sql(sample, TITLES + " ORDER BY o.ID LIMIT 5")]
+    data = run(user, body)
+    assert names(data) == [("ID", "ID", None, None), ("PRODUCT_ID", "Product ID", None, None)]
+    assert "PRODUCTS" not in data["native_form"]["query"]
+    assert [c["name"] for c in run(admin, body)["cols"]] == ["ID", "PRODUCT_ID", "TITLE"]
+    path = f"/api/field/{fid(sample, 'ORDERS', 'PRODUCT_ID')}/remapping/{fid(sample, 'PRODUCTS', 'TITLE')}?value=1"
+    refused = user.get(path)
+    assert refused.status_code == 403
+    assert not any(title.encode() in refused.get_data() for title in titles)
+    assert admin.get(path).status_code == 200
