@@ -12,6 +12,7 @@ SUPERUSER = {"host": POSTGRES_HOST, "port": POSTGRES_PORT, "dbname": "postgres",
 
 @pytest.mark.parametrize("key", ["connection-uri", "subprotocol", "classname", "options", "passfile", "service",
                                  "sslkey", "init_command", "read_default_file", "local_infile"])
+@pytest.mark.security_row(2)
 def test_forbidden_detail_keys_are_400_naming_the_key(admin, key):
     response = admin.post("/api/database", json={"name": "x", "engine": "postgres",
                                                  "details": {**SUPERUSER, key: "x"}})
@@ -19,6 +20,7 @@ def test_forbidden_detail_keys_are_400_naming_the_key(admin, key):
     assert key in response.json["errors"]
 
 
+@pytest.mark.security_row(6)
 def test_postgres_superuser_registration_is_refused(admin):
     require_postgres()
     response = admin.post("/api/database", json={"name": "pg", "engine": "postgres", "details": SUPERUSER})
@@ -26,6 +28,7 @@ def test_postgres_superuser_registration_is_refused(admin):
     assert "superuser" in response.json["message"]
 
 
+@pytest.mark.security_row(23)
 def test_password_masked_encrypted_and_kept_through_a_masked_put(app, admin):
     with mariadb_data_source() as source:
         secret = source.details["password"]
