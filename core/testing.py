@@ -736,6 +736,7 @@ class DriverConformance:
         assert time.monotonic() - started < 1.5
         assert self.run(conformance.engine, "SELECT 1") == [(1,)]
 
+    @pytest.mark.security_row(24)
     def test_timeout_stops_the_statement(self, conformance):
         import time
 
@@ -876,6 +877,7 @@ class DriverConformance:
 
     # ---- read-only and lockdown ------------------------------------------------------------------
 
+    @pytest.mark.security_row(8)
     def test_writes_are_refused_by_the_engine(self, conformance):
         from .driver import QueryError
 
@@ -886,6 +888,7 @@ class DriverConformance:
             assert (self.count(conformance), self.count(conformance, "conf_people")) == before, statement
         assert self.run(conformance.engine, "SELECT name FROM conf_people WHERE id = 1") == [("Ada",)]
 
+    @pytest.mark.security_row(4, 5, 6)
     def test_escapes_fail_without_touching_disk(self, conformance, tmp_path):
         from .driver import QueryError
 
@@ -895,6 +898,7 @@ class DriverConformance:
                 self.run(conformance.engine, statement.format(out=out))
             assert not out.exists(), statement
 
+    @pytest.mark.security_row(4, 5, 6, 8)
     def test_guards_have_teeth(self, conformance, monkeypatch, tmp_path):
         """The same statement succeeds once the lockdown is removed: the guard, nothing else, stops it."""
         from .connections import build_engine

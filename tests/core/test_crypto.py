@@ -17,6 +17,7 @@ def fresh_cache():
     crypto._cache.clear()
 
 
+@pytest.mark.security_row(23)
 def test_generated_key_file_is_private_and_reused(tmp_path):
     config = {"TESSERA_DATA_DIR": str(tmp_path)}
     stored = crypto.encrypt_details({"password": "hunter2", "host": "db"}, config)
@@ -39,12 +40,14 @@ def test_configured_key_wins_and_other_keys_cannot_decrypt(tmp_path):
         crypto.decrypt_details(stored[:-4] + "AAAA", one)
 
 
+@pytest.mark.security_row(16)
 @pytest.mark.parametrize("secret", ["CHANGE_ME_TO_A_COMPLEX_RANDOM_SECRET", "short"])
 def test_weak_keys_are_refused(tmp_path, secret):
     with pytest.raises(crypto.EncryptionKeyError):
         crypto.encrypt_details({}, {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_ENCRYPTION_KEY": secret})
 
 
+@pytest.mark.security_row(23)
 def test_mask_and_merge():
     details = {"db": "/x.db", "password": "hunter2", "api-token": "t0k", "empty-password": ""}
     masked = crypto.mask_details(SQLiteDriver, details)
@@ -54,6 +57,7 @@ def test_mask_and_merge():
     assert crypto.merge_masked(SQLiteDriver, details, {"db": "/y.db", "password": "new"})["password"] == "new"
 
 
+@pytest.mark.security_row(16)
 def test_weak_configured_key_stops_startup(app_config):
     from core.app import create_app
 

@@ -1,6 +1,8 @@
 """First-run setup: the token, the first superuser, and the token's death afterwards."""
 import threading
 
+import pytest
+
 from core.testing import ApiClient
 
 
@@ -9,6 +11,7 @@ def setup_body(token, email="first@example.com", password="Str0ng-Enough-Pw"):
             "prefs": {"site_name": "Acme", "site_locale": "fr"}}
 
 
+@pytest.mark.security_row(1)
 def test_properties_before_and_after_setup(client):
     before = client.get("/api/session/properties").json
     assert isinstance(before["setup-token"], str) and len(before["setup-token"]) == 36
@@ -60,6 +63,7 @@ def test_invalid_email_and_missing_site_name(client):
     assert response.json["errors"]["prefs"] == {"site_name": "value must be a non-blank string."}
 
 
+@pytest.mark.security_row(1)
 def test_token_is_dead_after_setup(client):
     token = client.get("/api/session/properties").json["setup-token"]
     assert client.post("/api/setup", json=setup_body(token)).status_code == 200
@@ -68,6 +72,7 @@ def test_token_is_dead_after_setup(client):
     assert replay.json.startswith("The /api/setup route can only be used to create the first user")
 
 
+@pytest.mark.security_row(1)
 def test_concurrent_setups_have_one_winner(app):
     token = app.test_client().get("/api/session/properties").json["setup-token"]
     statuses = []

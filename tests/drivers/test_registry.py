@@ -78,6 +78,7 @@ print(json.dumps(sorted(app.extensions["tessera"].drivers)))
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["sqlite"]
 
 
+@pytest.mark.security_row(5)
 def test_duckdb_lockdown_refuses_an_unlocked_session(tmp_path):
     """The per-query check reads the settings back: a session opened without the locked
     configuration is refused, naming what is open; Tessera's own sessions pass."""
@@ -100,6 +101,7 @@ def test_duckdb_lockdown_refuses_an_unlocked_session(tmp_path):
         anchor.close()
 
 
+@pytest.mark.security_row(5)
 def test_duckdb_anchor_refuses_an_instance_that_is_not_locked(tmp_path, monkeypatch):
     """The Anchor reads the settings back when it opens the instance; without the lock it hands out
     no session at all."""
@@ -116,6 +118,7 @@ def test_duckdb_anchor_refuses_an_instance_that_is_not_locked(tmp_path, monkeypa
     assert anchor.connection is None
 
 
+@pytest.mark.security_row(5)
 def test_duckdb_sessions_cannot_unlock_what_the_anchor_verified(tmp_path):
     """Why one check per instance covers every session on it: no session can change a checked
     setting, for itself or globally."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -45,6 +46,7 @@ def _first_value(driver, details, sql):
 SUPERUSER = {"host": POSTGRES_HOST, "port": POSTGRES_PORT, "dbname": "postgres", "user": "postgres"}
 
 
+@pytest.mark.security_row(6)
 def test_postgres_superuser_is_refused_at_registration(app):
     require_postgres()
     with app.app_context(), pytest.raises(Invalid) as error:
@@ -53,6 +55,7 @@ def test_postgres_superuser_is_refused_at_registration(app):
     assert "user" in error.value.body["errors"]
 
 
+@pytest.mark.security_row(6)
 def test_postgres_superuser_guard_has_teeth(monkeypatch):
     require_postgres()
     monkeypatch.setattr(PostgresDriver, "lockdown", classmethod(lambda cls, conn, details: None))
@@ -61,6 +64,7 @@ def test_postgres_superuser_guard_has_teeth(monkeypatch):
 
 @pytest.mark.parametrize("grant", ["pg_read_server_files", "pg_write_server_files", "pg_execute_server_program",
                                    "CREATEROLE"])
+@pytest.mark.security_row(6)
 def test_postgres_privileged_roles_are_refused(grant):
     admin_url = require_postgres()
     role = f"tessera_priv_{uuid.uuid4().hex[:8]}"
@@ -83,6 +87,7 @@ def test_postgres_privileged_roles_are_refused(grant):
         server.dispose()
 
 
+@pytest.mark.security_row(6)
 def test_postgres_limited_role_is_accepted_and_cannot_reach_the_server():
     with postgres_data_source() as source:
         assert _first_value(PostgresDriver, source.details, "SELECT current_user") == source.details["user"]
@@ -108,12 +113,14 @@ def test_postgres_limited_role_is_accepted_and_cannot_reach_the_server():
     ({"service": "x"}, "service"),
     ({"hostaddr": "127.0.0.1"}, "hostaddr"),
 ])
+@pytest.mark.security_row(2)
 def test_postgres_detail_injection_is_refused(details, key):
     with pytest.raises(Invalid) as error:
         connections.check(PostgresDriver, {**SUPERUSER, **details}, NO_POLICY)
     assert key in error.value.body["errors"]
 
 
+@pytest.mark.security_row(9)
 def test_app_db_on_postgres_is_refused():
     policy = ConnectionPolicy(app_db_url=f"postgresql+psycopg://tessera@localhost:5432/tessera_app")
     with pytest.raises(Invalid) as error:
@@ -140,6 +147,7 @@ def test_mysql_file_privilege_guard_has_teeth(monkeypatch):
     assert _first_value(MySQLDriver, ROOT, "SELECT LOAD_FILE('/etc/hostname') IS NOT NULL") == 1
 
 
+@pytest.mark.security_row(8)
 def test_mysql_limited_user_is_read_only_even_after_changing_the_session():
     from core.driver import QueryError
 
@@ -161,6 +169,7 @@ def test_mysql_limited_user_is_read_only_even_after_changing_the_session():
 
 @pytest.mark.parametrize("key", ["local_infile", "init_command", "read_default_file", "read_default_group",
                                  "client_flag", "ssl_key", "defer_connect", "unix_socket"])
+@pytest.mark.security_row(2)
 def test_mysql_option_injection_is_refused(key):
     with pytest.raises(Invalid) as error:
         connections.check(MySQLDriver, {**ROOT, key: "1"}, NO_POLICY)
@@ -254,6 +263,7 @@ def _rogue_query(secret_file: Path, connect_args: dict) -> RogueMySQL:
     return rogue
 
 
+@pytest.mark.security_row(7)
 def test_mysql_rogue_server_cannot_read_client_files(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CLIENT-FILE")
@@ -265,6 +275,7 @@ def test_mysql_rogue_server_cannot_read_client_files(tmp_path):
     assert b"TOP-SECRET" not in rogue.after_request
 
 
+@pytest.mark.security_row(7)
 def test_mysql_rogue_server_guard_has_teeth(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CLIENT-FILE")
@@ -275,8 +286,6 @@ def test_mysql_rogue_server_guard_has_teeth(tmp_path):
 # ---- timeouts stop the statement on the server, not only in the client ------------------------
 
 def _wait_until(predicate, seconds=3.0):
-    import time
-
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():
@@ -285,15 +294,18 @@ def _wait_until(predicate, seconds=3.0):
     return predicate()
 
 
+@pytest.mark.security_row(24)
 def test_postgres_timeout_cancels_the_server_statement():
     from core.driver import QueryTimeout
 
     with postgres_data_source() as source:
         engine = _connect(PostgresDriver, source.details)
         marker = f"tessera_{uuid.uuid4().hex[:8]}"
+        started = time.monotonic()
         with pytest.raises(QueryTimeout):
             with PostgresDriver.execute(engine, f"SELECT pg_sleep(30), '{marker}'", timeout=0.4) as result:
                 list(result.rows)
+        assert time.monotonic() - started < 1.4  # the timeout plus 1 s (security.md row 24)
         watcher = create_engine(require_postgres())
         with watcher.connect() as conn:
             running = lambda: conn.execute(text(  # noqa: E731
@@ -304,15 +316,18 @@ def test_postgres_timeout_cancels_the_server_statement():
         engine.dispose()
 
 
+@pytest.mark.security_row(24)
 def test_mariadb_timeout_kills_the_server_statement():
     from core.driver import QueryTimeout
 
     with mariadb_data_source() as source:
         engine = _connect(MySQLDriver, source.details)
         marker = f"tessera_{uuid.uuid4().hex[:8]}"
+        started = time.monotonic()
         with pytest.raises(QueryTimeout):
             with MySQLDriver.execute(engine, f"SELECT sleep(30), '{marker}'", timeout=0.4) as result:
                 list(result.rows)
+        assert time.monotonic() - started < 1.4  # the timeout plus 1 s (security.md row 24)
         watcher = create_engine(require_mariadb())
         with watcher.connect() as conn:
             running = lambda: conn.execute(text(  # noqa: E731
@@ -355,14 +370,22 @@ ALLOWED = {
 }
 
 
+@pytest.mark.security_row(2)
 @settings(max_examples=150, deadline=None)
 @given(driver=st.sampled_from([PostgresDriver, MySQLDriver]),
-       details=st.dictionaries(st.sampled_from(DANGEROUS), VALUES, max_size=8))
+       details=st.dictionaries(st.sampled_from(DANGEROUS), VALUES, max_size=8), on_valid_base=st.booleans())
 # Valid details every run, so the allowlist assertions are always reached (random dicts rarely pass check).
-@example(driver=PostgresDriver, details={"dbname": "warehouse", "user": "reader", "options": None})
-@example(driver=PostgresDriver, details={"dbname": "", "user": ""})
-@example(driver=MySQLDriver, details={"dbname": "warehouse", "user": "reader"})
-def test_fuzzed_details_reach_the_dbapi_only_through_the_allowlist(driver, details):
+@example(driver=PostgresDriver, details={"dbname": "warehouse", "user": "reader", "options": None},
+         on_valid_base=False)
+@example(driver=PostgresDriver, details={"dbname": "", "user": ""}, on_valid_base=False)
+@example(driver=MySQLDriver, details={"dbname": "warehouse", "user": "reader"}, on_valid_base=False)
+@example(driver=PostgresDriver, details={"ssl": True, "password": "x", "port": 5433}, on_valid_base=True)
+@example(driver=MySQLDriver, details={"ssl": True, "password": "x", "port": 3307}, on_valid_base=True)
+def test_fuzzed_details_reach_the_dbapi_only_through_the_allowlist(driver, details, on_valid_base):
+    if on_valid_base:
+        # Random values over a valid base, so that optional details (ssl, port, ...) pass check and
+        # their effect on the connect arguments is what gets tested.
+        details = {"dbname": "warehouse", "user": "reader", **details}
     try:
         parsed = connections.check(driver, details, NO_POLICY)
     except Invalid:

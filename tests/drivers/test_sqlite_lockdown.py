@@ -58,6 +58,7 @@ ESCAPES = [
 ]
 
 
+@pytest.mark.security_row(4)
 @pytest.mark.parametrize("statement", ESCAPES)
 def test_escapes_fail_without_touching_disk(engine, files, tmp_path, statement):
     out = tmp_path / "escape.db"
@@ -69,11 +70,13 @@ def test_escapes_fail_without_touching_disk(engine, files, tmp_path, statement):
     assert run(engine, "SELECT count(*) FROM birds") == [(2,)]
 
 
+@pytest.mark.security_row(4)
 def test_reads_and_read_pragmas_still_work(engine):
     assert run(engine, "SELECT name FROM birds ORDER BY id") == [("toucan",), ("puffin",)]
     assert [row[1] for row in run(engine, "PRAGMA table_info(birds)")] == ["id", "name"]
 
 
+@pytest.mark.security_row(4)
 def test_guard_has_teeth(files, policy, tmp_path, monkeypatch):
     """Without the lockdown, mode=ro alone lets ATTACH create a file: the guard is what stops it."""
     monkeypatch.setattr(SQLiteDriver, "lockdown", classmethod(lambda cls, conn, details: None))
@@ -84,6 +87,29 @@ def test_guard_has_teeth(files, policy, tmp_path, monkeypatch):
     assert out.exists()
 
 
+@pytest.mark.security_row(4)
+def test_every_lockdown_layer_is_in_place(files):
+    """The layers overlap (the authorizer alone also stops ATTACH), so each is checked on its own:
+    removing any one of them must fail a test even while the others still hold."""
+    from drivers.sqlite import authorizer, connect_read_only
+
+    conn = connect_read_only(str(files / "birds.db"))
+    try:
+        SQLiteDriver.lockdown(conn, None)
+        assert conn.getlimit(sqlite3.SQLITE_LIMIT_ATTACHED) == 0
+        for function in ("load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"):
+            assert authorizer(sqlite3.SQLITE_FUNCTION, None, function, None, None) == sqlite3.SQLITE_DENY
+        for action, arg1 in ((sqlite3.SQLITE_ATTACH, "x.db"), (sqlite3.SQLITE_DETACH, "x"),
+                             (sqlite3.SQLITE_PRAGMA, "writable_schema")):
+            assert authorizer(action, arg1, None, None, None) == sqlite3.SQLITE_DENY
+        conn.set_authorizer(None)  # to read the pragmas the authorizer hides
+        assert conn.execute("PRAGMA query_only").fetchone() == (1,)
+        assert conn.execute("PRAGMA trusted_schema").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
+@pytest.mark.security_row(24)
 def test_timeout_stops_a_runaway_statement(engine):
     from core.driver import QueryTimeout
     import time
@@ -110,7 +136,7 @@ def _symlink_out(files):
 
 
 @pytest.mark.parametrize("make_path", [
-    lambda files: str(files / ".." / ".." / ".." / "etc" / "passwd"),
+    lambda files: os.path.join(files, os.path.relpath("/etc/passwd", files)),  # ../../.. up to the real file
     _symlink_out,
     lambda files: "/dev/zero",
     _fifo,
@@ -118,6 +144,7 @@ def _symlink_out(files):
     lambda files: f"file:{files / 'birds.db'}?mode=rwc",
     lambda files: str(files),
 ])
+@pytest.mark.security_row(3)
 def test_bad_paths_are_refused_before_opening(files, policy, make_path):
     path = make_path(files)
     before = sorted(os.listdir(files))
@@ -127,6 +154,7 @@ def test_bad_paths_are_refused_before_opening(files, policy, make_path):
     assert sorted(os.listdir(files)) == before
 
 
+@pytest.mark.security_row(9)
 def test_app_database_is_refused(tmp_path, policy):
     everything = ConnectionPolicy(file_dirs=(tmp_path,), forbidden_files=policy.forbidden_files)
     link = tmp_path / "alias.db"
@@ -137,6 +165,7 @@ def test_app_database_is_refused(tmp_path, policy):
         assert "application database" in error.value.body["message"]
 
 
+@pytest.mark.security_row(2)
 @pytest.mark.parametrize("key", ["connection-uri", "subprotocol", "classname", "uri", "mode", "init"])
 def test_unknown_detail_keys_are_refused_by_name(files, policy, key):
     with pytest.raises(Invalid) as error:
@@ -160,6 +189,7 @@ def dressed(draw):
     return draw(NOISE) + "".join(w + draw(NOISE) for w in cased)
 
 
+@pytest.mark.security_row(8)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(statement=dressed())
 def test_dressed_up_writes_are_refused(engine, statement):

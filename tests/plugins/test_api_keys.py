@@ -1,11 +1,13 @@
 """/api/api-key and authentication with X-API-KEY."""
 import re
 
+import pytest
 from sqlalchemy import select
 
 from core.models import ApiKey
 
 
+@pytest.mark.security_row(22)
 def test_key_lifecycle_and_authentication(app, admin, user):
     group = admin.post("/api/permissions/group", json={"name": "Robots"}).json
     created = admin.post("/api/api-key", json={"name": "Loader", "group_id": group["id"]})
@@ -79,6 +81,7 @@ def test_session_wins_over_key(app, admin, user):
     assert fallback.status_code == 200 and fallback.json["is_superuser"] is True
 
 
+@pytest.mark.security_row(22)
 def test_identity_changes_are_events_without_secrets(app, admin, user):
     from core import hookimpl
 

@@ -3,6 +3,8 @@ an invitation used to choose a first password."""
 import email
 import re
 
+import pytest
+
 from core.testing import USER_PASSWORD
 
 
@@ -17,6 +19,7 @@ def link_token(message) -> str:
     return re.search(r"https://bi\.example\.com/auth/reset_password/([^\s#]+)", body).group(1)
 
 
+@pytest.mark.security_row(21)
 def test_forgot_and_reset_password(app, admin, user, smtp_server):
     anonymous = app.test_client()
     assert anonymous.post("/api/session/forgot_password", json={"email": "user@example.com"}).status_code == 400
@@ -30,6 +33,9 @@ def test_forgot_and_reset_password(app, admin, user, smtp_server):
     assert anonymous.get("/api/session/password_reset_token_valid", query_string={"token": token}).json == {"valid": True}
     assert anonymous.get("/api/session/password_reset_token_valid",
                          query_string={"token": token[:-1] + "x"}).json == {"valid": False}
+    tampered_id = f"{admin.user['id']}_{token.partition('_')[2]}"  # the user's secret with another user's id
+    assert anonymous.get("/api/session/password_reset_token_valid",
+                         query_string={"token": tampered_id}).json == {"valid": False}
 
     weak = anonymous.post("/api/session/reset_password", json={"token": token, "password": "password"})
     assert weak.status_code == 400 and weak.json["errors"] == {"password": "password is too common."}
@@ -45,6 +51,7 @@ def test_forgot_and_reset_password(app, admin, user, smtp_server):
                                                          "password": USER_PASSWORD}).status_code == 401
 
 
+@pytest.mark.security_row(21)
 def test_invited_user_chooses_a_password_and_deactivated_users_cannot(app, admin, smtp_server):
     configure(admin, smtp_server)
     created = admin.post("/api/user", json={"email": "invitee@example.com"}).json
@@ -62,6 +69,7 @@ def test_invited_user_chooses_a_password_and_deactivated_users_cannot(app, admin
                                              "password": "Welcome-2026"}).status_code == 200
 
 
+@pytest.mark.security_row(21)
 def test_expired_token_is_invalid(app, admin, user, smtp_server):
     import datetime as dt
 

@@ -20,6 +20,7 @@ def test_public_sharing_off_by_default_then_on(app, admin):
         sharing.check_public_sharing(session())
 
 
+@pytest.mark.security_row(16)
 def test_enabling_embedding_generates_a_secret(app, admin):
     assert admin.get("/api/setting/embedding-secret-key").json is None
     assert admin.put("/api/setting/enable-embedding-static", json={"value": True}).status_code == 204
@@ -34,6 +35,7 @@ def test_enabling_embedding_generates_a_secret(app, admin):
         assert sharing.embedding_secret(session()) == secret
 
 
+@pytest.mark.security_row(16)
 def test_secret_key_must_be_64_hex(admin):
     response = admin.put("/api/setting/embedding-secret-key", json={"value": "short"})
     assert response.status_code == 400

@@ -1,4 +1,6 @@
 """/api/user: listing, visibility, creation, updates, passwords, deactivation and reactivation."""
+import pytest
+
 from core.testing import USER_PASSWORD, make_user
 
 from core.testing import set_setting
@@ -183,6 +185,7 @@ def test_modal(admin, user):
     assert user.put(f"/api/user/{admin.user['id']}/modal/qbnewb").status_code == 403
 
 
+@pytest.mark.security_row(19)
 def test_password_change(app, admin, user):
     uid = user.user["id"]
     second = make_login(app, "user@example.com", USER_PASSWORD)

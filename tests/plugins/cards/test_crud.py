@@ -1,7 +1,8 @@
 """POST/GET/PUT/DELETE /api/card, lists, copy, move, sharing lists and revisions."""
+import pytest
 from sqlalchemy import select
 
-from core.testing import make_user
+from core.testing import add_database, make_user
 
 from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
 
@@ -143,6 +144,7 @@ def test_list_filters(app, admin, user, warehouse):
     assert theirs["id"] == listed["id"]
 
 
+@pytest.mark.security_row(15)
 def test_collection_permissions_guard_reading_and_writing(app, admin, user, warehouse):
     private = admin.post("/api/card", json=card_body("Admin's", native_query(warehouse["db"], "SELECT 1 AS x"),
                                                      collection_id=admin.user["personal_collection_id"])).json
@@ -156,6 +158,23 @@ def test_collection_permissions_guard_reading_and_writing(app, admin, user, ware
     theirs = other.post("/api/card", json=card_body("Other's", native_query(warehouse["db"], "SELECT 1 AS x"),
                                                     collection_id=other.user["personal_collection_id"])).json
     assert admin.get(f"/api/card/{theirs['id']}").status_code == 200
+
+
+@pytest.mark.security_row(15)
+def test_a_put_rechecks_the_query_against_the_callers_data_permissions(app, admin, user, warehouse):
+    """Saving checks the query's database; so does every later PUT that changes the query."""
+    secret_db, _ = add_database(app, "Secret", tables=((None, "salaries"),))
+    revision = admin.get("/api/permissions/graph-v2").json["revision"]
+    blocked = admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
+        "1": {str(secret_db): {"view-data": "blocked", "create-queries": "no"}}}})
+    assert blocked.status_code == 200, blocked.json
+    mine = user.post("/api/card", json=card_body("Mine", native_query(warehouse["db"], "SELECT 1 AS x")))
+    assert mine.status_code == 200, mine.json
+    assert user.post("/api/card", json=card_body("Direct", native_query(secret_db, "SELECT 1"))).status_code == 403
+    moved = user.put(f"/api/card/{mine.json['id']}", json={"dataset_query": native_query(secret_db, "SELECT 1")})
+    assert moved.status_code == 403
+    assert user.get(f"/api/card/{mine.json['id']}").json["dataset_query"]["database"] == warehouse["db"]
+    assert user.put(f"/api/card/{mine.json['id']}", json={"name": "Renamed"}).status_code == 200
 
 
 def test_copy_and_move(app, admin, user, warehouse):
