@@ -41,6 +41,7 @@ class Endpoint:
     status: int
     summary: str
     blueprint: "Api | None" = None
+    form_posts: bool = False
 
     @property
     def full_rule(self) -> str:
@@ -56,12 +57,14 @@ class Api(Blueprint):
         self.endpoints: list[Endpoint] = []
 
     def endpoint_for(self, rule: str, method: str, *, path=None, query=None, body=None, auth: Auth | None = None,
-                     status: int = 200, summary: str | None = None):
+                     status: int = 200, summary: str | None = None, form_posts: bool = False):
+        """`form_posts=True` declares a read that browsers post as a form (downloads): the cross-site
+        gate lets cookie-only form posts through to it."""
         rule = rule.rstrip("/")
 
         def decorator(view):
             spec = Endpoint(rule, method, view, path, query, body, auth or self.default_auth, status,
-                            summary or (view.__doc__ or "").strip().split("\n")[0], self)
+                            summary or (view.__doc__ or "").strip().split("\n")[0], self, form_posts)
             self.endpoints.append(spec)
             wrapped = _wrap(spec)
             self.add_url_rule(rule or "", endpoint=f"{view.__name__}_{method.lower()}", view_func=wrapped,
@@ -93,6 +96,8 @@ def _wrap(spec: Endpoint):
     def wrapped(**path_args):
         from . import auth
 
+        if not spec.form_posts:
+            auth.check_not_cross_site(request)
         if spec.auth == "user":
             auth.require_user()
         elif spec.auth == "superuser":

@@ -114,7 +114,7 @@ def parameter_search(path: SearchPath, body: ParameterValuesBody):
                                     search=path.query)
 
 
-@dataset_api.post("/<export_format>", path=ExportPath, body=ExportBody)
+@dataset_api.post("/<export_format>", path=ExportPath, body=ExportBody, form_posts=True)
 def export(path: ExportPath, body: ExportBody):
     """Download all the rows of a query as csv, json or xlsx (or the api result), streamed."""
     options = {"visualization_settings": body.visualization_settings if isinstance(body.visualization_settings, dict)
