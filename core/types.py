@@ -47,9 +47,11 @@ def _query_bool(value: Any) -> Any:
 def _json_str(value: Any) -> Any:
     if not isinstance(value, str):
         raise ValueError("not a string")
+    from .jsontext import JsonTextError, loads
+
     try:
-        return json.loads(value)
-    except ValueError as exc:
+        return loads(value)
+    except JsonTextError as exc:
         raise ValueError("not valid JSON") from exc
 
 
@@ -62,22 +64,23 @@ def _email(value: str) -> str:
     return value
 
 
+BIGINT_MAX = 2**63 - 1
+"""The largest value an app-DB integer column (BIGINT) holds: every integer type below stops there, so
+a larger number is a 400 (404 for an id in a path, see core.api), never an overflow in the driver."""
+
 PositiveInt = Annotated[
     int,
-    Field(strict=False, gt=0),
+    Field(strict=False, gt=0, le=BIGINT_MAX),
     MbType("value must be an integer greater than zero.", ("should be a positive int",)),
 ]
-"""int+"""
+"""int+ (bounded to BIGINT)"""
 
-StoredPositiveInt = Annotated[
-    int,
-    Field(strict=False, gt=0, le=2**63 - 1),
-    MbType("value must be an integer greater than zero.", ("should be a positive int",)),
-]
-"""int+ that an app-DB integer column can hold (ids, TTLs): larger values are a 400, not an overflow"""
+StoredPositiveInt = PositiveInt
+"""int+ that an app-DB integer column can hold: PositiveInt itself, now that it is bounded"""
 
 IntGreaterThanOrEqualToZero = Annotated[
-    int, Field(ge=0), MbType("value must be an integer greater or equal to than zero.", ("should be a non-negative int",))
+    int, Field(ge=0, le=BIGINT_MAX),
+    MbType("value must be an integer greater or equal to than zero.", ("should be a non-negative int",))
 ]
 
 NonBlankStr = Annotated[
@@ -90,6 +93,28 @@ NonBlankStr = Annotated[
 
 Str = Annotated[str, Field(strict=True), MbType("value must be a string.", ("should be a string",))]
 """str"""
+
+NAME_MAX = 254
+DESCRIPTION_MAX = 65536
+
+NameStr = Annotated[
+    str,
+    Field(strict=True, max_length=NAME_MAX),
+    AfterValidator(_non_blank),
+    MbType(f"value must be a non-blank string of at most {NAME_MAX} characters.",
+           ("should be a string", "non-blank string", f"should be at most {NAME_MAX} characters")),
+]
+"""str+ of at most 254 characters: the name of a stored object (Metabase's name columns are
+VARCHAR(254)), so a name cannot be made large enough to burden every listing that shows it"""
+
+DescriptionStr = Annotated[
+    str,
+    Field(strict=True, max_length=DESCRIPTION_MAX),
+    MbType(f"value must be a string of at most {DESCRIPTION_MAX} characters.",
+           ("should be a string", f"should be at most {DESCRIPTION_MAX} characters")),
+]
+"""str of at most 64 KiB characters: descriptions are TEXT in Metabase, unbounded there; this bound
+keeps a description an annotation and not a payload served to every reader"""
 
 Bool = Annotated[
     StrictBool, BeforeValidator(_query_bool), MbType("value must be a boolean.", ("should be a boolean",))

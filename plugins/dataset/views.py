@@ -1,12 +1,11 @@
 """/api/dataset endpoints."""
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
 
-from core import auth, db
+from core import auth, db, jsontext
 from core.api import Api, Params
 from core.types import Bool, Enum, MbType, NonBlankStr, PositiveInt
 
@@ -21,8 +20,8 @@ def _json_or_map(value: Any) -> Any:
     if not isinstance(value, str):
         raise ValueError("not a JSON string")
     try:
-        return json.loads(value)
-    except ValueError as exc:
+        return jsontext.loads(value)
+    except jsontext.JsonTextError as exc:
         raise ValueError("not valid JSON") from exc
 
 

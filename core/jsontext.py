@@ -1,0 +1,52 @@
+"""Parsing JSON text that comes from a client: request bodies, form fields holding JSON, jsonstr values.
+
+One loader for all of them, so every way in has the same limits: nesting at most MAX_DEPTH levels
+(code that walks a value recursively stays far from Python's recursion limit), no lone surrogates
+(text that cannot be encoded as UTF-8 would fail later, in a driver or in the response), no NaN or
+Infinity. orjson parses (its own depth limit is 1024, checked in C, so parsing never recurses in
+Python); the depth is then measured without recursion. Integers beyond 64 bits come back as floats
+from orjson, as they do from the JavaScript that Metabase's own clients run.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+MAX_DEPTH = 64
+
+
+class JsonTextError(ValueError):
+    """The text is not acceptable JSON; the message says why, for the client."""
+
+
+def loads(text: str | bytes) -> Any:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        reason = str(exc)
+        if "depth limit" in reason:
+            raise JsonTextError(f"JSON is nested more than {MAX_DEPTH} levels deep.") from None
+        if "surrogate" in reason or "UTF-8" in reason or "utf-8" in reason:
+            raise JsonTextError("JSON text must be valid Unicode (no lone surrogates).") from None
+        raise JsonTextError("value must be valid JSON.") from None
+    if depth_exceeds(value, MAX_DEPTH):
+        raise JsonTextError(f"JSON is nested more than {MAX_DEPTH} levels deep.")
+    return value
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether lists and maps in value nest deeper than limit (a scalar is depth 0)."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
