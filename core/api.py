@@ -256,9 +256,9 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
         if not keys:
             keys = ["body"]
         missing = error["type"] == "missing"
-        description = mbt.describe(info) if info is not None else error["msg"]
+        description = mbt.describe(info, error["type"]) if info is not None else error["msg"]
         _put(errors, keys, description)
-        messages = mbt.specific(info, error.get("input"), missing) if info is not None else [
+        messages = mbt.specific(info, error.get("input"), missing, error["type"]) if info is not None else [
             f"{error['msg']}, received: {mbt.edn(None if missing else error.get('input'))}"
         ]
         node = _put(specific, keys, [], overwrite=False)

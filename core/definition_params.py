@@ -3,7 +3,7 @@ are named MBQL definitions on one table with the same create, change, archive an
 from __future__ import annotations
 
 from core.api import Params
-from core.types import Bool, Map, NonBlankStr, PositiveInt, Str
+from core.types import Bool, DescriptionStr, Map, NameStr, NonBlankStr, PositiveInt, Str
 
 
 class DefinitionId(Params):
@@ -11,15 +11,15 @@ class DefinitionId(Params):
 
 
 class NewDefinition(Params):
-    name: NonBlankStr
-    description: Str | None = None
+    name: NameStr
+    description: DescriptionStr | None = None
     table_id: PositiveInt
     definition: Map
 
 
 class DefinitionChanges(Params):
-    name: NonBlankStr | None = None
-    description: Str | None = None
+    name: NameStr | None = None
+    description: DescriptionStr | None = None
     definition: Map | None = None
     revision_message: NonBlankStr
     archived: Bool | None = None

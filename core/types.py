@@ -21,6 +21,12 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, WithJso
 class MbType:
     errors: str
     specific: tuple[str, ...] = ()
+    # The texts for one kind of failure (a pydantic error type such as "string_too_long"), when it
+    # needs saying apart from the type's usual texts, which stay Metabase's.
+    when: tuple[tuple[str, "MbType"], ...] = ()
+
+    def for_error(self, error_type: str | None) -> "MbType":
+        return dict(self.when).get(error_type, self)
 
 
 def _non_blank(value: str) -> str:
@@ -97,12 +103,18 @@ Str = Annotated[str, Field(strict=True), MbType("value must be a string.", ("sho
 NAME_MAX = 254
 DESCRIPTION_MAX = 65536
 
+
+def _too_long(limit: int, base: str) -> tuple[tuple[str, MbType], ...]:
+    return (("string_too_long", MbType(f"{base} of at most {limit} characters.",
+                                       (f"should be at most {limit} characters",))),)
+
+
 NameStr = Annotated[
     str,
     Field(strict=True, max_length=NAME_MAX),
     AfterValidator(_non_blank),
-    MbType(f"value must be a non-blank string of at most {NAME_MAX} characters.",
-           ("should be a string", "non-blank string", f"should be at most {NAME_MAX} characters")),
+    MbType("value must be a non-blank string.", ("should be a string", "non-blank string"),
+           _too_long(NAME_MAX, "value must be a non-blank string")),
 ]
 """str+ of at most 254 characters: the name of a stored object (Metabase's name columns are
 VARCHAR(254)), so a name cannot be made large enough to burden every listing that shows it"""
@@ -110,11 +122,19 @@ VARCHAR(254)), so a name cannot be made large enough to burden every listing tha
 DescriptionStr = Annotated[
     str,
     Field(strict=True, max_length=DESCRIPTION_MAX),
-    MbType(f"value must be a string of at most {DESCRIPTION_MAX} characters.",
-           ("should be a string", f"should be at most {DESCRIPTION_MAX} characters")),
+    MbType("value must be a string.", ("should be a string",), _too_long(DESCRIPTION_MAX, "value must be a string")),
 ]
-"""str of at most 64 KiB characters: descriptions are TEXT in Metabase, unbounded there; this bound
+"""str of at most 64 Ki characters: descriptions are TEXT in Metabase, unbounded there; this bound
 keeps a description an annotation and not a payload served to every reader"""
+
+NonBlankDescriptionStr = Annotated[
+    str,
+    Field(strict=True, max_length=DESCRIPTION_MAX),
+    AfterValidator(_non_blank),
+    MbType("value must be a non-blank string.", ("should be a string", "non-blank string"),
+           _too_long(DESCRIPTION_MAX, "value must be a non-blank string")),
+]
+"""str+ of at most 64 Ki characters (the descriptions Metabase declares non-blank: collections, fields)"""
 
 Bool = Annotated[
     StrictBool, BeforeValidator(_query_bool), MbType("value must be a boolean.", ("should be a boolean",))
@@ -223,10 +243,11 @@ def field_type(info: Any) -> tuple[MbType | None, bool]:
     return meta, nullable
 
 
-def describe(info: Any) -> str:
+def describe(info: Any, error_type: str | None = None) -> str:
     meta, nullable = field_type(info)
     if meta is None:
         return "value is not valid."
+    meta = meta.for_error(error_type)
     if nullable and not meta.errors.startswith("nullable"):
         return "nullable " + meta.errors
     return meta.errors
@@ -249,9 +270,14 @@ def edn(value: Any) -> str:
     return str(value)
 
 
-def specific(info: Any, value: Any, missing: bool) -> list[str]:
+def specific(info: Any, value: Any, missing: bool, error_type: str | None = None) -> list[str]:
     meta, _ = field_type(info)
-    received = edn(None if missing else value)
+    meta = meta.for_error(error_type) if meta is not None else None
+    if error_type == "string_too_long" and isinstance(value, str):
+        # Echoing a huge value back would make the error as large as the refused request.
+        received = f"{edn(value[:40])[:-1]}...\" ({len(value)} characters)"
+    else:
+        received = edn(None if missing else value)
     if meta is None or not meta.specific:
         head = "missing required key" if missing else "invalid value"
         return [f"{head}, received: {received}"]
