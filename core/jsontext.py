@@ -4,16 +4,20 @@ One loader for all of them, so every way in has the same limits: nesting at most
 (code that walks a value recursively stays far from Python's recursion limit), no lone surrogates
 (text that cannot be encoded as UTF-8 would fail later, in a driver or in the response), no NaN or
 Infinity. orjson parses (its own depth limit is 1024, checked in C, so parsing never recurses in
-Python); the depth is then measured without recursion. Integers beyond 64 bits come back as floats
-from orjson, as they do from the JavaScript that Metabase's own clients run.
+Python); the depth is then measured without recursion. orjson reads integers beyond 64 bits as
+floats, so text holding such a literal is parsed again by the json module, exactly (safe then:
+its depth and its text are known to be fine).
 """
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import orjson
 
 MAX_DEPTH = 64
+_LONG_INTEGER = re.compile(rb"\d{20,}")  # 2**64 has 20 digits; a match inside a string only costs a re-parse
 
 
 class JsonTextError(ValueError):
@@ -32,6 +36,9 @@ def loads(text: str | bytes) -> Any:
         raise JsonTextError("value must be valid JSON.") from None
     if depth_exceeds(value, MAX_DEPTH):
         raise JsonTextError(f"JSON is nested more than {MAX_DEPTH} levels deep.")
+    raw = text.encode() if isinstance(text, str) else text
+    if _LONG_INTEGER.search(raw):
+        return json.loads(raw)
     return value
 
 
