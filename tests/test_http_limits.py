@@ -321,3 +321,9 @@ def test_descriptions_are_bounded(admin):
     assert response.status_code == 400
     assert "description" in response.json["errors"]
     assert admin.post("/api/collection", json={"name": "n" * 254, "description": "d" * 1000}).status_code == 200
+
+
+@pytest.mark.parametrize("token", [f"{2**64}_abc", f"{10**30}_abc", "²_abc"])
+def test_reset_tokens_with_impossible_ids_are_just_invalid(client, admin, token):
+    response = client.get("/api/session/password_reset_token_valid", query_string={"token": token})
+    assert response.status_code == 200 and response.json == {"valid": False}
