@@ -166,14 +166,25 @@ def check_url_text() -> None:
 
 
 def parse_path(model: type[BaseModel], data: dict) -> BaseModel:
-    """Path parameters: as parse, except that an integer too large for any row's id is not found
-    (404, as Metabase answers for an id no row has) rather than invalid."""
+    """Path parameters: as parse, except that an integer beyond BIGINT, which no row's id can be, is
+    not found (404, as Metabase answers for an id no row has) rather than invalid. A type with a
+    tighter bound of its own keeps its 400."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        if all(error["type"] == "less_than_equal" for error in exc.errors()):
+        if all(_beyond_bigint(error) for error in exc.errors()):
             raise NotFound() from None
         raise validation_error(model, exc, data) from None
+
+
+def _beyond_bigint(error: dict) -> bool:
+    """Whether pydantic refused a path value that is a run of digits past BIGINT (too large for the
+    bound, or for pydantic's own integer parsing when it runs to thousands of digits)."""
+    value = error.get("input")
+    if error["type"] not in ("less_than_equal", "int_parsing", "int_parsing_size") or not isinstance(value, str):
+        return False
+    digits = value.lstrip("0")
+    return value.isascii() and value.isdigit() and (len(digits) > 19 or int(digits or "0") > mbt.BIGINT_MAX)
 
 
 def parse(model: type[BaseModel], data: Any) -> BaseModel:

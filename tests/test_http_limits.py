@@ -13,7 +13,7 @@ from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD
 from tests.plugins.dataset.conftest import make_orders
 
 PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
-HUGE = (2**64, 10**30)
+HUGE = (str(2**64), str(10**30), "9" * 5000)
 
 
 @pytest.fixture
