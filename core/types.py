@@ -81,6 +81,13 @@ PositiveInt = Annotated[
 ]
 """int+ (bounded to BIGINT)"""
 
+Int = Annotated[
+    int,
+    Field(strict=False, ge=-BIGINT_MAX - 1, le=BIGINT_MAX),
+    MbType("value must be an integer.", ("should be an int",)),
+]
+"""int (bounded to BIGINT; negative values too, e.g. the saved-questions database -1337)"""
+
 StoredPositiveInt = PositiveInt
 """int+ that an app-DB integer column can hold: PositiveInt itself, now that it is bounded"""
 

@@ -327,3 +327,10 @@ def test_descriptions_are_bounded(admin):
 def test_reset_tokens_with_impossible_ids_are_just_invalid(client, admin, token):
     response = client.get("/api/session/password_reset_token_valid", query_string={"token": token})
     assert response.status_code == 200 and response.json == {"valid": False}
+
+
+def test_integers_beyond_bigint_in_bodies_are_400(admin):
+    response = admin.post("/api/dataset", json={"database": 2**64, "type": "native", "native": {"query": "select 1"}})
+    assert response.status_code == 400 and "database" in response.json["errors"]
+    response = admin.post("/api/collection", json={"name": "c", "parent_id": 10**30})
+    assert response.status_code == 400 and "parent_id" in response.json["errors"]

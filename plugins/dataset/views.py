@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
 
 from core import auth, db, jsontext
 from core.api import Api, Params
-from core.types import Bool, Enum, MbType, NonBlankStr, PositiveInt
+from core.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
 
 from . import service
 
@@ -35,7 +35,7 @@ class QueryBody(Params):
     """A whole dataset query: database, type, query or native, parameters, constraints, ..."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    database: int | None = None
+    database: Int | None = None
 
     def query(self) -> dict:
         return {**(self.model_extra or {}), "database": self.database}
@@ -50,8 +50,8 @@ class NativeBody(QueryBody):
 
 
 class PivotBody(QueryBody):
-    pivot_rows: list[int] | None = None
-    pivot_cols: list[int] | None = None
+    pivot_rows: list[Int] | None = None
+    pivot_cols: list[Int] | None = None
 
 
 class ExportPath(Params):
