@@ -132,9 +132,9 @@ def request_id() -> str:
     return g.request_id
 
 
-# Where each engine's message names the offending column: SQLite "UNIQUE constraint failed: t.col",
-# PostgreSQL "Key (col)=(...)", MySQL "Duplicate entry ... for key 't.uq_t_col'".
-_INTEGRITY_FIELD = re.compile(r"constraint failed: \w+\.(\w+)|Key \((\w+)\)=|for key '(?:\w+\.)?uq_[a-z]+(?:_[a-z]+)*?_(\w+)'")
+# Where the app DB's message names the offending column: SQLite "UNIQUE constraint failed: t.col",
+# PostgreSQL "DETAIL: Key (col)=(...) already exists" (a composite key names none: no field then).
+_INTEGRITY_FIELD = re.compile(r"constraint failed: \w+\.(\w+)|Key \((\w+)\)=")
 
 
 def integrity_response(error: IntegrityError) -> Response:
@@ -143,7 +143,7 @@ def integrity_response(error: IntegrityError) -> Response:
     text = str(error.orig)
     match = _INTEGRITY_FIELD.search(text)
     field_name = next((group for group in match.groups() if group), None) if match else None
-    duplicate = "UNIQUE" in text or "unique" in text or "Duplicate" in text
+    duplicate = "unique" in text.lower()
     status, problem = (409, "value must be unique.") if duplicate else (400, "value violates a constraint.")
     log.warning("integrity error [%s]: %s", request_id(), text.splitlines()[0][:200])
     if field_name:

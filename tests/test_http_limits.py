@@ -201,7 +201,15 @@ def test_group_names_collide_case_insensitively(admin, first, second):
     assert [g["name"] for g in admin.get("/api/permissions/group").json].count(first) == 1
 
 
-def test_integrity_error_is_a_409_naming_nothing_internal(app_config):
+@pytest.mark.parametrize("message, status, body", [
+    ("UNIQUE constraint failed: permissions_group.name", 409, {"errors": {"name": "value must be unique."}}),
+    ('duplicate key value violates unique constraint "uq_permissions_group_name"\n'
+     "DETAIL:  Key (name)=(Ärzte) already exists.", 409, {"errors": {"name": "value must be unique."}}),
+    ("NOT NULL constraint failed: report_card.name", 400, {"errors": {"name": "value violates a constraint."}}),
+    ('duplicate key value violates unique constraint "m"\nDETAIL:  Key (user_id, group_id)=(1, 2) already exists.',
+     409, "A value is already taken."),
+])
+def test_integrity_errors_are_4xx_naming_the_field_not_the_sql(app_config, message, status, body):
     from sqlalchemy.exc import IntegrityError
 
     from core.api import Api
@@ -212,13 +220,13 @@ def test_integrity_error_is_a_409_naming_nothing_internal(app_config):
 
     @probe.post("")
     def clash():
-        raise IntegrityError("INSERT INTO x", {}, Exception("UNIQUE constraint failed: permissions_group.name"))
+        raise IntegrityError("INSERT INTO secret_table", {}, Exception(message))
 
     app.register_blueprint(probe, url_prefix="/api/integrity-probe")
     response = app.test_client().post("/api/integrity-probe", json={})
-    assert response.status_code == 409
-    assert "INSERT" not in response.get_data(as_text=True)
-    assert response.json["errors"] == {"name": "value must be unique."}
+    assert response.status_code == status
+    assert "secret_table" not in response.get_data(as_text=True)
+    assert response.json == body
     app.extensions["tessera"].db.dispose()
 
 
