@@ -43,17 +43,18 @@ def loads(text: str | bytes) -> Any:
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether lists and maps in value nest deeper than limit (a scalar is depth 0)."""
-    stack = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth + 1 > limit:
+    """Whether lists and maps in value nest deeper than limit (a scalar is depth 0). Level by level,
+    without recursion; exact type checks, because this walks every container of a 10 MiB body."""
+    level = [value] if type(value) in (dict, list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        below = []
+        for node in level:
+            for child in (node.values() if type(node) is dict else node):
+                if type(child) is dict or type(child) is list:
+                    below.append(child)
+        level = below
     return False
