@@ -17,8 +17,9 @@ import orjson
 from flask import Blueprint, Response, request
 from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
+from . import jsontext
 from . import types as mbt
-from .errors import Invalid
+from .errors import Invalid, NotFound, PayloadTooLarge
 
 Auth = Literal["public", "user", "superuser"]
 
@@ -41,6 +42,7 @@ class Endpoint:
     status: int
     summary: str
     blueprint: "Api | None" = None
+    form_posts: bool = False
 
     @property
     def full_rule(self) -> str:
@@ -56,12 +58,14 @@ class Api(Blueprint):
         self.endpoints: list[Endpoint] = []
 
     def endpoint_for(self, rule: str, method: str, *, path=None, query=None, body=None, auth: Auth | None = None,
-                     status: int = 200, summary: str | None = None):
+                     status: int = 200, summary: str | None = None, form_posts: bool = False):
+        """`form_posts=True` declares a read that browsers post as a form (downloads): the cross-site
+        gate lets cookie-only form posts through to it."""
         rule = rule.rstrip("/")
 
         def decorator(view):
             spec = Endpoint(rule, method, view, path, query, body, auth or self.default_auth, status,
-                            summary or (view.__doc__ or "").strip().split("\n")[0], self)
+                            summary or (view.__doc__ or "").strip().split("\n")[0], self, form_posts)
             self.endpoints.append(spec)
             wrapped = _wrap(spec)
             self.add_url_rule(rule or "", endpoint=f"{view.__name__}_{method.lower()}", view_func=wrapped,
@@ -93,13 +97,17 @@ def _wrap(spec: Endpoint):
     def wrapped(**path_args):
         from . import auth
 
+        check_body_size(auth.tessera().config["TESSERA_MAX_BODY_BYTES"])
+        check_url_text()
+        if not spec.form_posts:
+            auth.check_not_cross_site(request)
         if spec.auth == "user":
             auth.require_user()
         elif spec.auth == "superuser":
             auth.require_superuser()
         kwargs = {}
         if spec.path is not None:
-            kwargs["path"] = parse(spec.path, path_args)
+            kwargs["path"] = parse_path(spec.path, path_args)
         if spec.query is not None:
             kwargs["query"] = parse(spec.query, query_args(spec.query))
         if spec.body is not None:
@@ -108,6 +116,75 @@ def _wrap(spec: Endpoint):
         return respond(result, spec.status)
 
     return wrapped
+
+
+def check_body_size(limit: int) -> None:
+    """413 before a byte of the body is read when its declared length is over the limit. A chunked
+    body declares no length: its input is wrapped so that reading past the limit is a 413 (werkzeug's
+    own MAX_CONTENT_LENGTH would silently truncate it there, and a truncated body is another body)."""
+    if request.content_length is not None:
+        if request.content_length > limit:
+            raise PayloadTooLarge(limit)
+    elif request.environ.get("wsgi.input_terminated"):
+        request.environ["wsgi.input"] = BoundedInput(request.environ["wsgi.input"], limit)
+
+
+class BoundedInput:
+    """A WSGI input stream that raises PayloadTooLarge once more than `limit` bytes were read."""
+
+    def __init__(self, stream, limit: int):
+        self.stream = stream
+        self.limit = limit
+        self.count = 0
+
+    def _counted(self, data: bytes) -> bytes:
+        self.count += len(data)
+        if self.count > self.limit:
+            raise PayloadTooLarge(self.limit)
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        # Never ask for more than one byte past the limit: that byte is enough to know.
+        room = self.limit + 1 - self.count
+        return self._counted(self.stream.read(room if size is None or size < 0 else min(size, room)))
+
+    def readline(self, size: int = -1) -> bytes:
+        room = self.limit + 1 - self.count
+        return self._counted(self.stream.readline(room if size is None or size < 0 else min(size, room)))
+
+
+def check_url_text() -> None:
+    """400 when the path or the query string is not valid UTF-8 once percent-decoded (a lone surrogate
+    such as %ED%A0%80): werkzeug would quietly turn it into U+FFFD and hand the view other text."""
+    from urllib.parse import unquote_to_bytes
+
+    try:
+        request.environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8")
+        unquote_to_bytes(request.environ.get("QUERY_STRING", "")).decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raise Invalid("The URL must be valid UTF-8 text.") from None
+
+
+def parse_path(model: type[BaseModel], data: dict) -> BaseModel:
+    """Path parameters: as parse, except that an integer beyond BIGINT, which no row's id can be, is
+    not found (404, as Metabase answers for an id no row has) rather than invalid. A type with a
+    tighter bound of its own keeps its 400."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        if all(_beyond_bigint(error) for error in exc.errors()):
+            raise NotFound() from None
+        raise validation_error(model, exc, data) from None
+
+
+def _beyond_bigint(error: dict) -> bool:
+    """Whether pydantic refused a path value that is a run of digits past BIGINT (too large for the
+    bound, or for pydantic's own integer parsing when it runs to thousands of digits)."""
+    value = error.get("input")
+    if error["type"] not in ("less_than_equal", "int_parsing", "int_parsing_size") or not isinstance(value, str):
+        return False
+    digits = value.lstrip("0")
+    return value.isascii() and value.isdigit() and (len(digits) > 19 or int(digits or "0") > mbt.BIGINT_MAX)
 
 
 def parse(model: type[BaseModel], data: Any) -> BaseModel:
@@ -168,17 +245,17 @@ def body_args(model: type[BaseModel]) -> Any:
             key = info.alias or name
             if isinstance(data.get(key), str) and _wants_structure(info):
                 try:
-                    data[key] = json.loads(data[key])
-                except ValueError:
-                    pass
+                    data[key] = jsontext.loads(data[key])
+                except jsontext.JsonTextError:
+                    pass  # left as text: validation then says what the field wants
         return data
     raw = request.get_data(cache=True)
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
-    except ValueError:
-        raise Invalid({"body": "value must be valid JSON."}) from None
+        return jsontext.loads(raw)
+    except jsontext.JsonTextError as exc:
+        raise Invalid({"body": str(exc)}) from None
 
 
 def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -> Invalid:
@@ -190,9 +267,9 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
         if not keys:
             keys = ["body"]
         missing = error["type"] == "missing"
-        description = mbt.describe(info) if info is not None else error["msg"]
+        description = mbt.describe(info, error["type"]) if info is not None else error["msg"]
         _put(errors, keys, description)
-        messages = mbt.specific(info, error.get("input"), missing) if info is not None else [
+        messages = mbt.specific(info, error.get("input"), missing, error["type"]) if info is not None else [
             f"{error['msg']}, received: {mbt.edn(None if missing else error.get('input'))}"
         ]
         node = _put(specific, keys, [], overwrite=False)

@@ -6,14 +6,17 @@ request needs that is not per-request lives on it.
 from __future__ import annotations
 
 import logging
+import re
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
-from flask import Flask, Response, request
+from flask import Flask, Response, g, request
 from flask.json.provider import JSONProvider
-from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from . import __version__
 from .api import Api, Endpoint, dumps, json_response
@@ -21,7 +24,7 @@ from .config import load_config, split_names
 from . import disconnects
 from .db import AppDatabase, close_request_session
 from .deferred import run_deferred_writes
-from .errors import ApiError, NoEndpoint
+from .errors import ApiError, NoEndpoint, PayloadTooLarge
 from .logs import RingBufferHandler, install
 from .passwords import Hasher
 from .plugins import PluginError, collect, make_plugin_manager, unique_by
@@ -123,7 +126,51 @@ def create_app(config: dict | None = None) -> Flask:
     return app
 
 
+REQUEST_ID_HEADER = "X-Request-Id"
+
+
+def request_id() -> str:
+    """This request's id: sent back in X-Request-Id and written in the log lines about it, so that
+    a report from a user can be matched with the log. Always ours, never taken from the client."""
+    if "request_id" not in g:
+        g.request_id = uuid.uuid4().hex
+    return g.request_id
+
+
+# Where the app DB's message names the offending column: SQLite "UNIQUE constraint failed: t.col",
+# PostgreSQL "DETAIL: Key (col)=(...) already exists" (a composite key names none: no field then).
+_INTEGRITY_FIELD = re.compile(r"constraint failed: \w+\.(\w+)|Key \((\w+)\)=")
+
+
+def integrity_response(error: IntegrityError) -> Response:
+    """The safety net for a constraint a service did not check first: 409 for a duplicate, 400 for any
+    other violated constraint, naming the field when the engine's message does, never the SQL."""
+    text = str(error.orig)
+    match = _INTEGRITY_FIELD.search(text)
+    field_name = next((group for group in match.groups() if group), None) if match else None
+    duplicate = "unique" in text.lower()
+    status, problem = (409, "value must be unique.") if duplicate else (400, "value violates a constraint.")
+    log.warning("integrity error [%s]: %s", request_id(), text.splitlines()[0][:200])
+    if field_name:
+        return json_response({"errors": {field_name: problem}}, status)
+    return json_response(f"A value {'is already taken' if duplicate else 'violates a constraint'}.", status)
+
+
 def _install_error_handlers(app: Flask) -> None:
+    @app.after_request
+    def send_request_id(response: Response) -> Response:
+        response.headers[REQUEST_ID_HEADER] = request_id()
+        return response
+
+    @app.errorhandler(IntegrityError)
+    def integrity_error(error: IntegrityError):
+        return integrity_response(error)
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(error):
+        # Werkzeug's own limits (MAX_FORM_MEMORY_SIZE for one form field); core.api checks the body.
+        return json_response(PayloadTooLarge().body, 413)
+
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
         return json_response(error.body, error.status, headers=error.headers)
@@ -142,7 +189,7 @@ def _install_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):
-        log.exception("unexpected error on %s %s", request.method, request.path)
+        log.exception("unexpected error on %s %s [request %s]", request.method, request.path, request_id())
         return json_response({"message": "Internal server error.", "via": [{"type": type(error).__name__}]}, 500)
 
 

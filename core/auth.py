@@ -68,6 +68,25 @@ def end_all_sessions(session: Session, user_id: int) -> None:
     session.execute(delete(LoginSession).where(LoginSession.user_id == user_id))
 
 
+STATE_CHANGING = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+API_KEY_HEADER = "X-API-KEY"
+
+
+def check_not_cross_site(req: Request) -> None:
+    """403 for a state-changing request that only the session cookie authenticates and that does not
+    say it is JSON. A page on another site can make a browser send the cookie with a form or a
+    text/plain body, but it cannot set a JSON content type or a custom header without a CORS
+    preflight, which Tessera never grants (compat/security.md row 25)."""
+    if req.method not in STATE_CHANGING or SESSION_COOKIE not in req.cookies:
+        return
+    if req.headers.get(SESSION_HEADER) or req.headers.get(API_KEY_HEADER):
+        return
+    if req.mimetype == "application/json":
+        return
+    raise Forbidden("Cookie-authenticated requests that change state must send JSON (Content-Type: "
+                    "application/json) or the X-Metabase-Session header.")
+
+
 def request_token(req: Request) -> str | None:
     return req.cookies.get(SESSION_COOKIE) or req.headers.get(SESSION_HEADER) or None
 

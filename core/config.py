@@ -32,6 +32,8 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_SYNC_IN_FOREGROUND": False,
     # Register the Sample Database the first time the server starts (`tessera run` turns it on).
     "TESSERA_LOAD_SAMPLE_DATABASE": False,
+    # Largest request body (JSON or form) in bytes; larger ones are a 413 before they are read.
+    "TESSERA_MAX_BODY_BYTES": 10 * 1024 * 1024,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
@@ -42,6 +44,7 @@ INTEGER_KEYS = {
     "TESSERA_PASSWORD_HASH_TIME_COST",
     "TESSERA_PASSWORD_HASH_MEMORY_KIB",
     "TESSERA_LOG_BUFFER",
+    "TESSERA_MAX_BODY_BYTES",
 }
 
 

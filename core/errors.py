@@ -73,6 +73,14 @@ class PaymentRequired(ApiError):
     message = "This feature requires a paid plan."
 
 
+class PayloadTooLarge(ApiError):
+    status = 413
+    message = "Request body is too large."
+
+    def __init__(self, limit: int | None = None):
+        super().__init__(f"Request body is too large (the limit is {limit} bytes)." if limit else None)
+
+
 class TooManyRequests(ApiError):
     status = 429
     message = "Too many requests."

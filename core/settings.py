@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from . import jsontext
 from .errors import Invalid, NotFound
 from .models import Setting
 from .records import SettingDef
@@ -44,7 +45,7 @@ def coerce(definition: SettingDef, value: Any) -> Any:
                 raise ValueError
             return float(value)
         if kind == "json":
-            return json.loads(value) if isinstance(value, str) else value
+            return jsontext.loads(value) if isinstance(value, str) else value
         if kind == "csv":
             return value if isinstance(value, list) else [v.strip() for v in str(value).split(",") if v.strip()]
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):

@@ -21,6 +21,12 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, WithJso
 class MbType:
     errors: str
     specific: tuple[str, ...] = ()
+    # The texts for one kind of failure (a pydantic error type such as "string_too_long"), when it
+    # needs saying apart from the type's usual texts, which stay Metabase's.
+    when: tuple[tuple[str, "MbType"], ...] = ()
+
+    def for_error(self, error_type: str | None) -> "MbType":
+        return dict(self.when).get(error_type, self)
 
 
 def _non_blank(value: str) -> str:
@@ -47,9 +53,11 @@ def _query_bool(value: Any) -> Any:
 def _json_str(value: Any) -> Any:
     if not isinstance(value, str):
         raise ValueError("not a string")
+    from .jsontext import JsonTextError, loads
+
     try:
-        return json.loads(value)
-    except ValueError as exc:
+        return loads(value)
+    except JsonTextError as exc:
         raise ValueError("not valid JSON") from exc
 
 
@@ -62,22 +70,30 @@ def _email(value: str) -> str:
     return value
 
 
+BIGINT_MAX = 2**63 - 1
+"""The largest value an app-DB integer column (BIGINT) holds: every integer type below stops there, so
+a larger number is a 400 (404 for an id in a path, see core.api), never an overflow in the driver."""
+
 PositiveInt = Annotated[
     int,
-    Field(strict=False, gt=0),
+    Field(strict=False, gt=0, le=BIGINT_MAX),
     MbType("value must be an integer greater than zero.", ("should be a positive int",)),
 ]
-"""int+"""
+"""int+ (bounded to BIGINT)"""
 
-StoredPositiveInt = Annotated[
+Int = Annotated[
     int,
-    Field(strict=False, gt=0, le=2**63 - 1),
-    MbType("value must be an integer greater than zero.", ("should be a positive int",)),
+    Field(strict=False, ge=-BIGINT_MAX - 1, le=BIGINT_MAX),
+    MbType("value must be an integer.", ("should be an int",)),
 ]
-"""int+ that an app-DB integer column can hold (ids, TTLs): larger values are a 400, not an overflow"""
+"""int (bounded to BIGINT; negative values too, e.g. the saved-questions database -1337)"""
+
+StoredPositiveInt = PositiveInt
+"""int+ that an app-DB integer column can hold: PositiveInt itself, now that it is bounded"""
 
 IntGreaterThanOrEqualToZero = Annotated[
-    int, Field(ge=0), MbType("value must be an integer greater or equal to than zero.", ("should be a non-negative int",))
+    int, Field(ge=0, le=BIGINT_MAX),
+    MbType("value must be an integer greater or equal to than zero.", ("should be a non-negative int",))
 ]
 
 NonBlankStr = Annotated[
@@ -90,6 +106,42 @@ NonBlankStr = Annotated[
 
 Str = Annotated[str, Field(strict=True), MbType("value must be a string.", ("should be a string",))]
 """str"""
+
+NAME_MAX = 254
+DESCRIPTION_MAX = 65536
+
+
+def _too_long(limit: int, base: str) -> tuple[tuple[str, MbType], ...]:
+    return (("string_too_long", MbType(f"{base} of at most {limit} characters.",
+                                       (f"should be at most {limit} characters",))),)
+
+
+NameStr = Annotated[
+    str,
+    Field(strict=True, max_length=NAME_MAX),
+    AfterValidator(_non_blank),
+    MbType("value must be a non-blank string.", ("should be a string", "non-blank string"),
+           _too_long(NAME_MAX, "value must be a non-blank string")),
+]
+"""str+ of at most 254 characters: the name of a stored object (Metabase's name columns are
+VARCHAR(254)), so a name cannot be made large enough to burden every listing that shows it"""
+
+DescriptionStr = Annotated[
+    str,
+    Field(strict=True, max_length=DESCRIPTION_MAX),
+    MbType("value must be a string.", ("should be a string",), _too_long(DESCRIPTION_MAX, "value must be a string")),
+]
+"""str of at most 64 Ki characters: descriptions are TEXT in Metabase, unbounded there; this bound
+keeps a description an annotation and not a payload served to every reader"""
+
+NonBlankDescriptionStr = Annotated[
+    str,
+    Field(strict=True, max_length=DESCRIPTION_MAX),
+    AfterValidator(_non_blank),
+    MbType("value must be a non-blank string.", ("should be a string", "non-blank string"),
+           _too_long(DESCRIPTION_MAX, "value must be a non-blank string")),
+]
+"""str+ of at most 64 Ki characters (the descriptions Metabase declares non-blank: collections, fields)"""
 
 Bool = Annotated[
     StrictBool, BeforeValidator(_query_bool), MbType("value must be a boolean.", ("should be a boolean",))
@@ -198,10 +250,11 @@ def field_type(info: Any) -> tuple[MbType | None, bool]:
     return meta, nullable
 
 
-def describe(info: Any) -> str:
+def describe(info: Any, error_type: str | None = None) -> str:
     meta, nullable = field_type(info)
     if meta is None:
         return "value is not valid."
+    meta = meta.for_error(error_type)
     if nullable and not meta.errors.startswith("nullable"):
         return "nullable " + meta.errors
     return meta.errors
@@ -224,9 +277,14 @@ def edn(value: Any) -> str:
     return str(value)
 
 
-def specific(info: Any, value: Any, missing: bool) -> list[str]:
+def specific(info: Any, value: Any, missing: bool, error_type: str | None = None) -> list[str]:
     meta, _ = field_type(info)
-    received = edn(None if missing else value)
+    meta = meta.for_error(error_type) if meta is not None else None
+    if error_type == "string_too_long" and isinstance(value, str):
+        # Echoing a huge value back would make the error as large as the refused request.
+        received = f"{edn(value[:40])[:-1]}...\" ({len(value)} characters)"
+    else:
+        received = edn(None if missing else value)
     if meta is None or not meta.specific:
         head = "missing required key" if missing else "invalid value"
         return [f"{head}, received: {received}"]

@@ -177,8 +177,11 @@ def user_for_reset_token(session: Session, token: str, ttl_hours: int = 48) -> U
 
     from .models import utcnow
 
+    from .types import BIGINT_MAX
+
     user_id, _, _rest = token.partition("_")
-    if not user_id.isdigit():
+    # isdigit() alone lets "²" through, and an id past BIGINT overflows the driver: neither is a token.
+    if not (user_id.isascii() and user_id.isdigit()) or int(user_id) > BIGINT_MAX:
         return None
     user = session.get(User, int(user_id))
     if user is None or not user.is_active or not user.reset_token or user.reset_triggered is None:

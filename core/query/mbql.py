@@ -14,11 +14,13 @@ Anything that is not MBQL raises core.errors.Invalid naming the clause, so a cli
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Invalid
+from ..jsontext import depth_exceeds
 
 Clause = list
 
@@ -29,6 +31,9 @@ TEMPORAL_UNITS = frozenset({
 })
 JOIN_STRATEGIES = frozenset({"left-join", "right-join", "inner-join", "full-join"})
 BINNING_STRATEGIES = frozenset({"default", "num-bins", "bin-width"})
+MAX_BINS = 10_000
+"""The most bins a binned breakout may ask for (num-bins) or imply (range / bin-width): beyond it the
+bin arithmetic loses meaning (a width of 1e-300 underflows) and the result is one row per value anyway."""
 CARD_TABLE = re.compile(r"^card__([1-9]\d*)$")
 
 # Clauses whose legacy form carries a trailing options map.
@@ -157,9 +162,11 @@ def _binning(value: Any, where: str) -> dict:
     out: dict = {"strategy": strategy}
     if strategy == "num-bins":
         out["num-bins"] = _int(opts.get("num-bins"), f"num-bins of {where}", 1)
+        if out["num-bins"] > MAX_BINS:
+            raise Invalid(f"Invalid MBQL: num-bins of {where} must be at most {MAX_BINS}.")
     elif strategy == "bin-width":
         width = opts.get("bin-width")
-        if isinstance(width, bool) or not isinstance(width, (int, float)) or width <= 0:
+        if isinstance(width, bool) or not isinstance(width, (int, float)) or not 0 < width < math.inf:
             raise Invalid(f"Invalid MBQL: bin-width of {where} must be a positive number.")
         out["bin-width"] = width
     return out
@@ -595,10 +602,18 @@ def _plain(opts: dict) -> dict:
 # Entry point
 # --------------------------------------------------------------------------------------------------
 
+MAX_DEPTH = 48
+"""How deeply lists and maps may nest in a dataset_query. Real queries stay far below (a dozen
+levels); the cap keeps the recursive normaliser and compiler away from Python's recursion limit
+whatever the query's origin (request bodies are capped at 64 levels by core.jsontext)."""
+
+
 def normalize(query: Any) -> Query:
     """The internal model of a whole dataset_query, legacy or MBQL 5; Invalid names what is wrong."""
     if not isinstance(query, dict):
         raise Invalid("Invalid MBQL: the query must be a map.")
+    if depth_exceeds(query, MAX_DEPTH):
+        raise Invalid(f"Invalid MBQL: the query is nested more than {MAX_DEPTH} levels deep.")
     outer = {(_key(k) if not str(k).startswith("lib/") else k): v for k, v in query.items()}
     database = outer.get("database")
     if isinstance(database, bool) or not isinstance(database, int):

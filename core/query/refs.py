@@ -19,6 +19,7 @@ from ..models.database import Field, Table
 from . import temporal
 from .coercion import coerce
 from .dialect import SUNDAY, lit
+from .mbql import MAX_BINS
 
 TEMPORAL_TYPES = ("type/Date", "type/DateTime", "type/Time", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
                   "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/TimeWithTZ",
@@ -444,7 +445,11 @@ class RefResolver:
             width = _bin_width(low, high, bins)
         else:
             width = binning["bin-width"]
-            bins = max(math.ceil((high - low) / width), 1)
+            implied = (high - low) / width
+            if not implied <= MAX_BINS:  # also catches inf and nan from a vanishing width
+                raise Invalid(f"Invalid MBQL: bin-width {width} would split {info.name!r} into more than "
+                              f"{MAX_BINS} bins.")
+            bins = max(math.ceil(implied), 1)
         low, high, bins, width = _nicer(strategy, low, high, bins, width)
         shifted = exp.Sub(this=expr, expression=lit(low))
         floored = exp.Floor(this=exp.Div(this=self.driver.to_float(shifted), expression=lit(width)))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from ..errors import Invalid
+
 TRUNCATION_UNITS = ("millisecond", "second", "minute", "hour", "day", "week", "month", "quarter", "year")
 EXTRACTION_UNITS = ("minute-of-hour", "hour-of-day", "day-of-week", "day-of-month", "day-of-year",
                     "week-of-year", "month-of-year", "quarter-of-year")
@@ -67,15 +69,20 @@ def truncate(value: dt.datetime, unit: str, week_start: int = 6) -> dt.datetime:
 
 
 def add(value: dt.datetime, amount: int, unit: str) -> dt.datetime:
+    """value shifted by amount units; Invalid (400) when the result leaves years 1..9999, as a
+    client-chosen amount such as 10**30 days would."""
     value = as_datetime(value)
-    if unit in ("millisecond", "second", "minute", "hour", "day", "week"):
-        return value + dt.timedelta(**{unit + "s": amount})
-    months = amount * {"month": 1, "quarter": 3, "year": 12}[unit]
-    total = value.year * 12 + value.month - 1 + months
-    year, month = divmod(total, 12)
-    month += 1
-    last = (dt.date(year + (month == 12), month % 12 + 1, 1) - dt.timedelta(days=1)).day
-    return value.replace(year=year, month=month, day=min(value.day, last))
+    try:
+        if unit in ("millisecond", "second", "minute", "hour", "day", "week"):
+            return value + dt.timedelta(**{unit + "s": amount})
+        months = amount * {"month": 1, "quarter": 3, "year": 12}[unit]
+        total = value.year * 12 + value.month - 1 + months
+        year, month = divmod(total, 12)
+        month += 1
+        last = (dt.date(year + (month == 12), month % 12 + 1, 1) - dt.timedelta(days=1)).day
+        return value.replace(year=year, month=month, day=min(value.day, last))
+    except (OverflowError, ValueError):
+        raise Invalid(f"Invalid MBQL: {amount} {unit}s from {value:%Y-%m-%d} is outside the years 1 to 9999.") from None
 
 
 def bucket(value: dt.datetime, unit: str, week_start: int = 6) -> tuple[dt.datetime, dt.datetime]:

@@ -1,10 +1,9 @@
 """/api/api-key, and authentication by the X-API-KEY header when no session authenticates."""
 from core import hookimpl
+from core.auth import API_KEY_HEADER  # werkzeug headers are case-insensitive: x-api-key works too
 
 from . import service
 from .views import api_key_api
-
-API_KEY_HEADER = "X-API-KEY"  # werkzeug headers are case-insensitive: x-api-key works too
 
 
 @hookimpl

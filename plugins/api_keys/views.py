@@ -1,7 +1,7 @@
 """/api/api-key (superusers only)."""
 from core import auth, db
 from core.api import Api, Params
-from core.types import NonBlankStr, PositiveInt
+from core.types import NameStr, PositiveInt
 
 from . import service
 
@@ -14,12 +14,12 @@ class Id(Params):
 
 class NewKey(Params):
     group_id: PositiveInt
-    name: NonBlankStr
+    name: NameStr
 
 
 class KeyUpdate(Params):
     group_id: PositiveInt | None = None
-    name: NonBlankStr | None = None
+    name: NameStr | None = None
 
 
 @api_key_api.get("/")

@@ -77,7 +77,7 @@ class SeriesQuery(Params):
 class CardFields(Params):
     """The fields POST and PUT share; a GET body posted back carries read-only keys, which are ignored."""
 
-    description: t.Str | None = None
+    description: t.DescriptionStr | None = None
     type: CardType = None
     dataset: t.Bool | None = None
     parameters: CardParameters = None
@@ -90,14 +90,14 @@ class CardFields(Params):
 
 
 class CardCreate(CardFields):
-    name: t.NonBlankStr
+    name: t.NameStr
     display: t.NonBlankStr
     dataset_query: t.Map
     visualization_settings: t.Map
 
 
 class CardUpdate(CardFields):
-    name: t.NonBlankStr | None = None
+    name: t.NameStr | None = None
     display: t.NonBlankStr | None = None
     dataset_query: t.Map | None = None
     visualization_settings: t.Map | None = None

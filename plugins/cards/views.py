@@ -104,7 +104,7 @@ def run_query(path, body):
     return running.run(db.session(), auth.require_user(), path.id, body.parameters, bool(body.ignore_cache))
 
 
-@card_api.post("/<id>/query/<export_format>", path=s.ExportPath, body=s.ExportBody)
+@card_api.post("/<id>/query/<export_format>", path=s.ExportPath, body=s.ExportBody, form_posts=True)
 def export(path, body):
     """Download the card's results (parameters may come as a form field holding JSON)."""
     options = {"format_rows": bool(body.format_rows), "pivot_results": bool(body.pivot_results),

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, Field
 from core.api import Params
 from core.collections import COLOR
 from core.paging import PagingParams
-from core.types import BoolStr, Enum, MbType, NonBlankStr, PositiveInt
+from core.types import BoolStr, Enum, MbType, NameStr, NonBlankDescriptionStr, NonBlankStr, PositiveInt
 
 
 def _color(value: str) -> str:
@@ -69,8 +69,8 @@ class RootItemsQuery(ItemsQuery):
 
 
 class CreateBody(Params):
-    name: NonBlankStr
-    description: NonBlankStr | None = None
+    name: NameStr
+    description: NonBlankDescriptionStr | None = None
     parent_id: PositiveInt | None = None
     namespace: NonBlankStr | None = None
     authority_level: AuthorityLevel | None = None
@@ -78,8 +78,8 @@ class CreateBody(Params):
 
 
 class UpdateBody(Params):
-    name: NonBlankStr | None = None
-    description: NonBlankStr | None = None
+    name: NameStr | None = None
+    description: NonBlankDescriptionStr | None = None
     archived: BoolStr | None = None
     parent_id: PositiveInt | None = None
     authority_level: AuthorityLevel | None = None

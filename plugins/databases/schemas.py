@@ -6,7 +6,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from core.api import Params
-from core.types import Bool, BoolStr, Enum, Map, MbType, NonBlankStr, StoredPositiveInt, Str
+from core.types import (Bool, BoolStr, DescriptionStr, Enum, Map, MbType, NameStr, NonBlankStr, StoredPositiveInt,
+                        Str)
 
 # A 32-bit column on every app-DB backend.
 CacheTtl = Annotated[int, Field(strict=False, gt=0, le=2**31 - 1),
@@ -59,7 +60,7 @@ class AutocompleteQuery(Params):
 
 
 class NewDatabase(Params):
-    name: NonBlankStr
+    name: NameStr
     engine: NonBlankStr
     details: Map
     is_full_sync: Bool | None = None
@@ -68,7 +69,7 @@ class NewDatabase(Params):
     auto_run_queries: Bool | None = None
     cache_ttl: CacheTtl | None = None
     refingerprint: Bool | None = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     caveats: Str | None = None
     points_of_interest: Str | None = None
     settings: Map | None = None
@@ -79,9 +80,9 @@ class DatabaseUpdate(Params):
     schedules: Map | None = None
     refingerprint: Bool | None = None
     points_of_interest: Str | None = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     auto_run_queries: Bool | None = None
-    name: NonBlankStr | None = None
+    name: NameStr | None = None
     settings: Map | None = None
     caveats: Str | None = None
     is_full_sync: Any = None

@@ -1,14 +1,13 @@
 """/api/dataset endpoints."""
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
 
-from core import auth, db
+from core import auth, db, jsontext
 from core.api import Api, Params
-from core.types import Bool, Enum, MbType, NonBlankStr, PositiveInt
+from core.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
 
 from . import service
 
@@ -21,8 +20,8 @@ def _json_or_map(value: Any) -> Any:
     if not isinstance(value, str):
         raise ValueError("not a JSON string")
     try:
-        return json.loads(value)
-    except ValueError as exc:
+        return jsontext.loads(value)
+    except jsontext.JsonTextError as exc:
         raise ValueError("not valid JSON") from exc
 
 
@@ -36,7 +35,7 @@ class QueryBody(Params):
     """A whole dataset query: database, type, query or native, parameters, constraints, ..."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    database: int | None = None
+    database: Int | None = None
 
     def query(self) -> dict:
         return {**(self.model_extra or {}), "database": self.database}
@@ -51,8 +50,8 @@ class NativeBody(QueryBody):
 
 
 class PivotBody(QueryBody):
-    pivot_rows: list[int] | None = None
-    pivot_cols: list[int] | None = None
+    pivot_rows: list[Int] | None = None
+    pivot_cols: list[Int] | None = None
 
 
 class ExportPath(Params):
@@ -114,7 +113,7 @@ def parameter_search(path: SearchPath, body: ParameterValuesBody):
                                     search=path.query)
 
 
-@dataset_api.post("/<export_format>", path=ExportPath, body=ExportBody)
+@dataset_api.post("/<export_format>", path=ExportPath, body=ExportBody, form_posts=True)
 def export(path: ExportPath, body: ExportBody):
     """Download all the rows of a query as csv, json or xlsx (or the api result), streamed."""
     options = {"visualization_settings": body.visualization_settings if isinstance(body.visualization_settings, dict)

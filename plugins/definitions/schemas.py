@@ -4,7 +4,7 @@ important fields."""
 from __future__ import annotations
 
 from core.api import Params
-from core.types import Bool, Map, NonBlankStr, PositiveInt, Str
+from core.types import Bool, DescriptionStr, Map, NameStr, NonBlankStr, PositiveInt, Str
 
 
 class DefinitionId(Params):
@@ -12,15 +12,15 @@ class DefinitionId(Params):
 
 
 class NewDefinition(Params):
-    name: NonBlankStr
-    description: Str | None = None
+    name: NameStr
+    description: DescriptionStr | None = None
     table_id: PositiveInt
     definition: Map
 
 
 class DefinitionChanges(Params):
-    name: NonBlankStr | None = None
-    description: Str | None = None
+    name: NameStr | None = None
+    description: DescriptionStr | None = None
     definition: Map | None = None
     revision_message: NonBlankStr
     archived: Bool | None = None

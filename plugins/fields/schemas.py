@@ -7,7 +7,8 @@ from pydantic import AfterValidator, BeforeValidator
 
 from core.api import Params
 from core.semantic_types import valid_coercion, valid_semantic_type
-from core.types import Bool, BoolStr, Enum, Map, MbType, NonBlankStr, StoredPositiveInt
+from core.types import (Bool, BoolStr, Enum, Map, MbType, NameStr, NonBlankDescriptionStr, NonBlankStr,
+                        StoredPositiveInt)
 
 
 def _value_pairs(value: Any) -> list:
@@ -73,8 +74,8 @@ class EditableQuery(Params):
 
 
 class FieldUpdate(Params):
-    display_name: NonBlankStr | None = None
-    description: NonBlankStr | None = None
+    display_name: NameStr | None = None
+    description: NonBlankDescriptionStr | None = None
     caveats: NonBlankStr | None = None
     points_of_interest: NonBlankStr | None = None
     semantic_type: SemanticType = None

@@ -91,11 +91,15 @@ def get_group(session: Session, user: User, group_id: int) -> dict:
 
 
 def _check_name_free(session: Session, name: str, exclude_id: int | None = None) -> str:
+    """Group names are unique whatever their case. Compared in Python with casefold(): SQL's lower()
+    folds only ASCII on SQLite (and "ß" is "SS" only under full case folding), so "Ärzte" and
+    "ärzte" passed a lower() comparison. Groups are few, so reading their names is cheap."""
     name = name.strip()
-    query = select(PermissionsGroup.id).where(func.lower(PermissionsGroup.name) == name.lower())
+    folded = name.casefold()
+    query = select(PermissionsGroup.id, PermissionsGroup.name)
     if exclude_id is not None:
         query = query.where(PermissionsGroup.id != exclude_id)
-    if session.scalar(query) is not None:
+    if any(other.casefold() == folded for _, other in session.execute(query)):
         raise Invalid({"name": NAME_TAKEN})
     return name
 

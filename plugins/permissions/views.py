@@ -1,7 +1,7 @@
 """/api/permissions: groups and memberships (graph endpoints are in graph_views)."""
 from core import auth, db
 from core.api import Api, Params
-from core.types import Bool, NonBlankStr, PositiveInt
+from core.types import Bool, NameStr, PositiveInt
 
 from . import service
 
@@ -17,7 +17,7 @@ class GroupId(Params):
 
 
 class GroupName(Params):
-    name: NonBlankStr
+    name: NameStr
 
 
 class NewMembership(Params):

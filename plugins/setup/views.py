@@ -1,7 +1,7 @@
 """/api/setup."""
 from core import auth, db
 from core.api import Api, Params, json_response
-from core.types import Email, NonBlankStr, Str
+from core.types import Email, NameStr, NonBlankStr, Str
 
 from . import service
 
@@ -9,14 +9,14 @@ setup_api = Api("setup", __name__, url_prefix="/setup", auth="public")
 
 
 class SetupUser(Params):
-    first_name: NonBlankStr | None = None
-    last_name: NonBlankStr | None = None
+    first_name: NameStr | None = None
+    last_name: NameStr | None = None
     email: Email
     password: NonBlankStr
 
 
 class SetupPrefs(Params):
-    site_name: NonBlankStr
+    site_name: NameStr
     site_locale: Str | None = None
     allow_tracking: object = None
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from core import auth, db
 from core.api import Api, Params
-from core.types import Bool, BoolStr, NonBlankStr, PositiveInt, Str
+from core.types import Bool, BoolStr, DescriptionStr, NameStr, PositiveInt, Str
 
 from . import service
 
@@ -19,16 +19,16 @@ class SnippetId(Params):
 
 
 class NewSnippet(Params):
-    name: NonBlankStr
+    name: NameStr
     content: Str
-    description: Str | None = None
+    description: DescriptionStr | None = None
     collection_id: PositiveInt | None = None
 
 
 class SnippetChanges(Params):
-    name: NonBlankStr | None = None
+    name: NameStr | None = None
     content: Str | None = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     archived: Bool | None = None
     collection_id: PositiveInt | None = None
 

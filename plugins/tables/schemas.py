@@ -6,7 +6,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, RootModel
 
 from core.api import Params
-from core.types import Bool, BoolStr, Enum, MbType, NonBlankStr, StoredPositiveInt, Str
+from core.types import Bool, BoolStr, DescriptionStr, Enum, MbType, NameStr, StoredPositiveInt, Str
 
 
 def _entity_type(value):
@@ -41,11 +41,11 @@ class EditableQuery(Params):
 
 
 class TableUpdate(Params):
-    display_name: NonBlankStr | None = None
+    display_name: NameStr | None = None
     entity_type: EntityType = None
     visibility_type: VisibilityType = None
     field_order: FieldOrder = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     caveats: Str | None = None
     points_of_interest: Str | None = None
     show_in_getting_started: Bool | None = None
@@ -53,10 +53,10 @@ class TableUpdate(Params):
 
 class TablesUpdate(Params):
     ids: list[StoredPositiveInt]
-    display_name: NonBlankStr | None = None
+    display_name: NameStr | None = None
     entity_type: EntityType = None
     visibility_type: VisibilityType = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     caveats: Str | None = None
     points_of_interest: Str | None = None
     show_in_getting_started: Bool | None = None

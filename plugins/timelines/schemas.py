@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from core.api import Params
 from core.timelines import ICONS
-from core.types import Bool, BoolStr, Enum, NonBlankStr, StoredPositiveInt, Str, TemporalStr
+from core.types import Bool, BoolStr, DescriptionStr, Enum, NameStr, StoredPositiveInt, Str, TemporalStr
 
 Icon = Enum(*ICONS, nullable=True)
 Include = Enum("events", nullable=True)
@@ -37,26 +37,26 @@ class CardTimelinesQuery(Params):
 
 
 class NewTimeline(Params):
-    name: NonBlankStr
+    name: NameStr
     default: Bool | None = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     icon: Icon = None
     collection_id: StoredPositiveInt | None = None
     archived: Bool | None = None
 
 
 class TimelineChanges(Params):
-    name: NonBlankStr | None = None
+    name: NameStr | None = None
     default: Bool | None = None
-    description: Str | None = None
+    description: DescriptionStr | None = None
     icon: Icon = None
     collection_id: StoredPositiveInt | None = None
     archived: Bool | None = None
 
 
 class NewEvent(Params):
-    name: NonBlankStr
-    description: Str | None = None
+    name: NameStr
+    description: DescriptionStr | None = None
     timestamp: TemporalStr
     time_matters: Bool | None = None
     timezone: Str
@@ -69,8 +69,8 @@ class NewEvent(Params):
 
 
 class EventChanges(Params):
-    name: NonBlankStr | None = None
-    description: Str | None = None
+    name: NameStr | None = None
+    description: DescriptionStr | None = None
     timestamp: TemporalStr | None = None
     time_matters: Bool | None = None
     timezone: Str | None = None

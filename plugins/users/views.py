@@ -3,7 +3,8 @@ from flask import request
 
 from core import auth, db, events
 from core.api import Api, Params, json_response
-from core.types import BoolStr, Email, Enum, IntGreaterThanOrEqualToZero, Map, NonBlankStr, PositiveInt, Str
+from core.types import (BoolStr, Email, Enum, IntGreaterThanOrEqualToZero, Map, NameStr, NonBlankStr, PositiveInt,
+                        Str)
 
 from . import invites, service, shapes
 
@@ -34,8 +35,8 @@ class Membership(Params):
 
 
 class NewUser(Params):
-    first_name: NonBlankStr | None = None
-    last_name: NonBlankStr | None = None
+    first_name: NameStr | None = None
+    last_name: NameStr | None = None
     email: Email
     user_group_memberships: list[Membership] | None = None
     login_attributes: Map | None = None
@@ -44,8 +45,8 @@ class NewUser(Params):
 
 class UserUpdate(Params):
     email: Email | None = None
-    first_name: NonBlankStr | None = None
-    last_name: NonBlankStr | None = None
+    first_name: NameStr | None = None
+    last_name: NameStr | None = None
     is_group_manager: bool | None = None
     locale: Str | None = None
     user_group_memberships: list[Membership] | None = None
