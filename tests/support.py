@@ -48,7 +48,8 @@ def create_content(app, admin, owner=None) -> dict:
     owner = owner or admin
     path = sqlite_file(app, "secret.db", f"CREATE TABLE secret_table (secret_id INTEGER PRIMARY KEY, secret_col TEXT);"
                                          f"INSERT INTO secret_table VALUES (1, '{MARKER}-cell');")
-    db_id = _ok(admin.post("/api/database", json={"name": f"{MARKER}-database", "engine": "sqlite",
+    # A blocked database still shows its name and id (API-SPEC, GET /api/database/:id): no marker there.
+    db_id = _ok(admin.post("/api/database", json={"name": "blocked database", "engine": "sqlite",
                                                   "details": {"db": path}}))["id"]
     wait_for_sync(app)
     metadata = _ok(admin.get(f"/api/database/{db_id}/metadata"))
