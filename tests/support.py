@@ -87,9 +87,9 @@ def create_content(app, admin, owner=None) -> dict:
     ids["segment"] = _ok(admin.post("/api/segment", json={"name": f"{MARKER}-segment", "table_id": table["id"],
                                                            "description": f"{MARKER}-segment",
                                                            "definition": definition}))["id"]
-    ids["metric"] = _ok(admin.post("/api/metric", json={"name": f"{MARKER}-metric", "table_id": table["id"],
-                                                         "description": f"{MARKER}-metric",
-                                                         "definition": {**definition, "aggregation": [["count"]]}}))["id"]
+    ids["metric"] = _ok(admin.post("/api/metric", json={
+        "name": f"{MARKER}-metric", "table_id": table["id"], "description": f"{MARKER}-metric",
+        "definition": {**definition, "aggregation": [["count"]]}}))["id"]
     group = _ok(admin.post("/api/permissions/group", json={"name": f"{MARKER}-group"}))
     ids["group"] = group["id"]
     key = _ok(admin.post("/api/api-key", json={"name": f"{MARKER}-key", "group_id": group["id"]}))
