@@ -69,26 +69,25 @@ def strategy(operation, ids: dict):
     return st.one_of(strategies)
 
 
-def fuzz(operation, ids: dict, credentials: Credentials, client) -> int:
-    """Run the operation's examples; returns how many were sent, raises ServerError on a 5xx."""
+def fuzz(operation, ids: dict, credentials: Credentials, client) -> list[int]:
+    """Run the operation's examples; returns the statuses answered, raises ServerError on a 5xx."""
     from hypothesis import HealthCheck, Phase, given, settings
 
-    sent = 0
+    statuses = []
 
     @settings(max_examples=EXAMPLES_PER_OPERATION, derandomize=True, database=None, deadline=None,
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck), print_blob=False)
     @given(case=strategy(operation, ids))
     def run(case):
-        nonlocal sent
         response = case.call(headers=credentials.headers)
-        sent += 1
+        statuses.append(response.status_code)
         if response.status_code >= 500:
             raise ServerError(f"{operation.label} -> {response.status_code} {response.text[:300]}\n"
                               f"    reproduce: {case.as_curl_command(headers=credentials.headers)}")
         credentials.ensure(client)
 
     run()
-    return sent
+    return statuses
 
 
 @pytest.fixture
@@ -111,20 +110,26 @@ def test_no_operation_answers_5xx(fuzzed_app, admin):
     schema = schemathesis.openapi.from_dict(document)
     schema.app = app
     documented = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
-    tested, failures, started = set(), [], time.monotonic()
+    tested, succeeded, failures, started = set(), set(), [], time.monotonic()
     for result in schema.get_all_operations():
         operation = result.ok()
         key = (operation.method.upper(), operation.path)
         if key in EXCLUDED:
             continue
         try:
-            sent = fuzz(operation, ids, credentials, client)
-            assert sent > 0, f"{operation.label}: no example was sent"
+            statuses = fuzz(operation, ids, credentials, client)
+            assert statuses, f"{operation.label}: no example was sent"
+            if min(statuses) < 300:
+                succeeded.add(key)
         except ServerError as error:
             failures.append(str(error))
             credentials.ensure(client)
         tested.add(key)
     elapsed = time.monotonic() - started
-    print(f"fuzzed {len(tested)} operations in {elapsed:.0f} s; {credentials.minted - 1} key re-mints")
+    print(f"fuzzed {len(tested)} operations in {elapsed:.0f} s, {len(succeeded)} with a 2xx; "
+          f"{credentials.minted - 1} key re-mints")
     assert tested == documented - EXCLUDED
+    # The key authenticates and ids resolve: a fair share of operations got a 2xx (74 of 188 when written;
+    # random bodies and ids mostly earn 400/404, and deletes run after others have removed their objects).
+    assert len(succeeded) >= len(tested) * 0.3, sorted(tested - succeeded)
     assert not failures, "5xx answers:\n" + "\n".join(failures)
