@@ -24,6 +24,8 @@ ID_KIND = {"card": "card", "collection": "collection", "database": "db", "table"
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key",
            "permissions": "group", "bookmark": "card"}
+# Path parameters named after their kind.
+PARAM_KIND = {"group_id": "group", "db_id": "db", "remapped_id": "field", "search_id": "field"}
 
 
 class ServerError(Exception):
@@ -62,10 +64,11 @@ def strategy(operation, ids: dict):
     from schemathesis import GenerationMode
 
     strategies = [operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE)]
-    names = {parameter.name for parameter in operation.path_parameters}
-    kind = ID_KIND.get(operation.path.split("/")[2] if operation.path.count("/") >= 2 else "")
-    if "id" in names and kind in ids:
-        strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters={"id": ids[kind]}))
+    kinds = {**PARAM_KIND, "id": ID_KIND.get(operation.path.split("/")[2])}
+    known = {parameter.name: ids[kinds[parameter.name]] for parameter in operation.path_parameters
+             if kinds.get(parameter.name) in ids}
+    if known:
+        strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters=known))
     return st.one_of(strategies)
 
 
