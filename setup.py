@@ -44,7 +44,8 @@ setup(
     extras_require={
         **DRIVER_EXTRAS,
         "all": ALL,
-        "dev": ALL + ["pytest>=8,<10", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7"],
+        # schemathesis: tests/test_fuzz_api.py fuzzes every operation of the live OpenAPI document (4.x Python API).
+        "dev": ALL + ["pytest>=8,<10", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7", "schemathesis>=4.1,<5"],
     },
     entry_points={"console_scripts": ["tessera = core.cli:main"]},
 )

@@ -183,7 +183,7 @@ def _temporal(value: Any) -> Any:
         raise ValueError("not a string")
     try:
         parse_temporal(value)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # OverflowError: beyond datetime's range once in UTC
         raise ValueError("not a date string") from exc
     return value
 

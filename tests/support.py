@@ -11,3 +11,90 @@ def write_plugin(tmp_path, monkeypatch, source: str) -> str:
     (folder / f"{name}.py").write_text(textwrap.dedent(source))
     monkeypatch.syspath_prepend(str(folder))
     return name
+
+
+# --------------------------------------------------------------------------------------------------
+# Content of every kind, for the walks over all routes (fuzzing, access): ids that resolve, and
+# objects a plain user must not see, each carrying a marker string that must never reach that user.
+# --------------------------------------------------------------------------------------------------
+
+MARKER = "SECRET-MARKER"
+
+
+def _ok(response):
+    assert response.status_code in (200, 202), (response.request.method, response.request.path, response.json)
+    return response.json
+
+
+def _native(db_id: int, sql: str) -> dict:
+    return {"database": db_id, "type": "native", "native": {"query": sql}}
+
+
+def _card(admin, name: str, dataset_query: dict, collection_id: int | None, **extra) -> int:
+    return _ok(admin.post("/api/card", json={"name": name, "display": "table", "visualization_settings": {},
+                                             "dataset_query": dataset_query, "collection_id": collection_id,
+                                             "description": f"{name} description", **extra}))["id"]
+
+
+def create_content(app, admin, owner=None) -> dict:
+    """One object of every kind the API has, owned by `owner` (a client; default `admin`), and hidden
+    from All Users: a collection without All Users' permission and the owner's personal collection
+    holding a card, a model, a timeline and its event; a database (with its table, field
+    and a segment and a metric on that table) blocked for All Users, whose only cell value is a marker;
+    a group with an API key, a bookmark and a snippet (open to all).
+    Names, descriptions, native SQL and cell values carry "SECRET-MARKER-<kind>". Returns the ids."""
+    from core.testing import sqlite_file, wait_for_sync
+
+    owner = owner or admin
+    path = sqlite_file(app, "secret.db", f"CREATE TABLE secret_table (secret_id INTEGER PRIMARY KEY, secret_col TEXT);"
+                                         f"INSERT INTO secret_table VALUES (1, '{MARKER}-cell');")
+    # A blocked database still shows its name and id (API-SPEC, GET /api/database/:id): no marker there.
+    db_id = _ok(admin.post("/api/database", json={"name": "blocked database", "engine": "sqlite",
+                                                  "details": {"db": path}}))["id"]
+    wait_for_sync(app)
+    metadata = _ok(admin.get(f"/api/database/{db_id}/metadata"))
+    table = metadata["tables"][0]
+    field_id = next(f["id"] for f in table["fields"] if f["name"].lower() == "secret_col")
+    _ok(admin.put(f"/api/table/{table['id']}", json={"description": f"{MARKER}-table"}))
+    _ok(admin.put(f"/api/field/{field_id}", json={"description": f"{MARKER}-field"}))
+    graph = _ok(admin.get("/api/permissions/graph"))
+    _ok(admin.put("/api/permissions/graph", json={"revision": graph["revision"], "groups": {
+        "1": {str(db_id): {"view-data": "blocked", "create-queries": "no"}}}}))
+
+    collection_id = _ok(owner.post("/api/collection", json={"name": f"{MARKER}-collection",
+                                                            "description": f"{MARKER}-collection"}))["id"]
+    graph = _ok(admin.get("/api/collection/graph"))
+    _ok(admin.put("/api/collection/graph", json={"revision": graph["revision"],
+                                                 "groups": {"1": {str(collection_id): "none"}}}))
+    personal_id = owner.user["personal_collection_id"]
+    sql = f"SELECT secret_col AS \"{MARKER}-column\", '{MARKER}-sql' AS literal FROM secret_table"
+    query = {"database": db_id, "type": "query", "query": {"source-table": table["id"]}}
+    ids = {"db": db_id, "table": table["id"], "field": field_id, "collection": collection_id,
+           "personal_collection": personal_id, "user": owner.user["id"]}
+    ids["card"] = _card(owner, f"{MARKER}-card", _native(db_id, sql), collection_id)
+    ids["personal_card"] = _card(owner, f"{MARKER}-personal-card", query, personal_id)
+    ids["model"] = _card(owner, f"{MARKER}-model", query, collection_id, type="model")
+    # Snippets in the root snippet collection are readable by every user (as in Metabase): no marker.
+    ids["snippet"] = _ok(owner.post("/api/native-query-snippet", json={
+        "name": "open snippet", "content": "1", "collection_id": None}))["id"]
+    ids["timeline"] = _ok(owner.post("/api/timeline", json={"name": f"{MARKER}-timeline",
+                                                            "description": f"{MARKER}-timeline",
+                                                            "collection_id": collection_id}))["id"]
+    ids["timeline_event"] = _ok(owner.post("/api/timeline-event", json={
+        "name": f"{MARKER}-event", "description": f"{MARKER}-event", "timestamp": "2024-01-01", "timezone": "UTC",
+        "timeline_id": ids["timeline"]}))["id"]
+    definition = {"source-table": table["id"], "filter": ["not-null", ["field", field_id, None]]}
+    ids["segment"] = _ok(admin.post("/api/segment", json={"name": f"{MARKER}-segment", "table_id": table["id"],
+                                                           "description": f"{MARKER}-segment",
+                                                           "definition": definition}))["id"]
+    ids["metric"] = _ok(admin.post("/api/metric", json={
+        "name": f"{MARKER}-metric", "table_id": table["id"], "description": f"{MARKER}-metric",
+        "definition": {**definition, "aggregation": [["count"]]}}))["id"]
+    group = _ok(admin.post("/api/permissions/group", json={"name": f"{MARKER}-group"}))
+    ids["group"] = group["id"]
+    key = _ok(admin.post("/api/api-key", json={"name": f"{MARKER}-key", "group_id": group["id"]}))
+    ids["api_key"] = key["id"]
+    ids["api_key_user"] = key["user_id"]
+    ids["bookmark"] = ids["card"]
+    _ok(owner.post(f"/api/bookmark/card/{ids['card']}"))
+    return ids

@@ -169,3 +169,12 @@ def test_card_and_collection_timelines(app, admin):
         assert [t["id"] for t in got] == [at_root["id"]] and got[0]["collection"]["id"] == "root"
     assert admin.get("/api/collection/98765/timelines").status_code == 404
     assert admin.get("/api/timeline/collection/98765").status_code == 404
+
+
+def test_a_timestamp_out_of_range_in_utc_is_a_400(admin):
+    """Year 1 at +01:00 is before datetime's first instant in UTC: a validation error, not a 500."""
+    tid = timeline(admin, "Edge")["id"]
+    body = {"name": "e", "timestamp": "0001-01-01T00:01:00+01:00", "timezone": "UTC", "timeline_id": tid}
+    created = admin.post("/api/timeline-event", json=body)
+    assert created.status_code == 400 and set(created.json["errors"]) == {"timestamp"}
+    assert admin.get(f"/api/timeline/{tid}?include=events&start=9999-12-31T23:00:00-05:00").status_code == 400
