@@ -32,6 +32,7 @@ SENDERS = [_form, _plain]
 
 
 @pytest.mark.parametrize("send", SENDERS)
+@pytest.mark.security_row(25)
 def test_cookie_only_membership_post_cannot_make_a_superuser(app, admin, browser, send):
     victim = make_user(app)
     uid = victim.user["id"]
@@ -41,6 +42,7 @@ def test_cookie_only_membership_post_cannot_make_a_superuser(app, admin, browser
 
 
 @pytest.mark.parametrize("send", SENDERS)
+@pytest.mark.security_row(25)
 def test_cookie_only_setting_put_is_refused(admin, browser, send):
     response = send(browser, "PUT", "/api/setting/site-name", {"value": "Pwned"})
     assert response.status_code == 403
@@ -48,6 +50,7 @@ def test_cookie_only_setting_put_is_refused(admin, browser, send):
 
 
 @pytest.mark.parametrize("send", SENDERS)
+@pytest.mark.security_row(25)
 def test_cookie_only_user_and_collection_posts_are_refused(admin, browser, send):
     users_before = admin.get("/api/user").json["total"]
     assert send(browser, "POST", "/api/user", {"first_name": "Eve", "last_name": "X",
@@ -57,6 +60,7 @@ def test_cookie_only_user_and_collection_posts_are_refused(admin, browser, send)
     assert "Evil" not in [c["name"] for c in admin.get("/api/collection").json]
 
 
+@pytest.mark.security_row(25)
 def test_cookie_only_delete_without_json_is_refused(admin, browser):
     card_free = browser.open("/api/session", method="DELETE")
     assert card_free.status_code == 403

@@ -101,6 +101,7 @@ def fuzzed_app(app, admin, sample_database_file):
     return app, create_content(app, admin)
 
 
+@pytest.mark.security_row(26)
 def test_no_operation_answers_5xx(fuzzed_app, admin):
     import schemathesis
 

@@ -122,6 +122,7 @@ def secrets(app, admin, user):
     return create_content(app, admin)
 
 
+@pytest.mark.security_row(26)
 def test_open_routes_are_exactly_the_public_declarations(app):
     public = {key(e) for e in endpoints(app) if e.auth == "public"}
     assert public - set(OPEN_ROUTES) == set(), "a new open route: list it in OPEN_ROUTES with why, or declare auth"
@@ -134,6 +135,7 @@ def test_open_routes_are_exactly_the_public_declarations(app):
     assert {e.auth for e in endpoints(app)} <= {"public", "user", "superuser"}
 
 
+@pytest.mark.security_row(26)
 def test_anonymous_gets_401_except_open_routes(app, secrets):
     client = app.test_client()
     for endpoint in endpoints(app):
@@ -147,6 +149,7 @@ def test_anonymous_gets_401_except_open_routes(app, secrets):
         assert not leaks(response), (key(endpoint), response.status_code, response.get_data(as_text=True)[:500])
 
 
+@pytest.mark.security_row(26)
 def test_plain_user_walk_sees_no_secret_and_gets_403_on_superuser_routes(app, user, secrets):
     problems = []
     for endpoint in endpoints(app):
