@@ -23,7 +23,8 @@ setup(
     py_modules=["wsgi"],
     ext_modules=[SQLITE_ROWS],
     include_package_data=True,
-    package_data={"core": ["data/*", "migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"]},
+    package_data={"core.identity": ["data/*"],
+                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"]},
     install_requires=[
         "flask>=3.0,<4",
         "pluggy>=1.5,<2",
@@ -47,5 +48,5 @@ setup(
         # schemathesis: tests/test_fuzz_api.py fuzzes every operation of the live OpenAPI document (4.x Python API).
         "dev": ALL + ["pytest>=8,<10", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7", "schemathesis>=4.1,<5"],
     },
-    entry_points={"console_scripts": ["tessera = core.cli:main"]},
+    entry_points={"console_scripts": ["tessera = core.assembly.cli:main"]},
 )

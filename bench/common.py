@@ -82,7 +82,7 @@ class Bench:
             self.paths["duckdb"] = files / "orders.duckdb"
             if data_files is None:
                 make_duckdb(self.paths["duckdb"], rows)
-        from core.app import create_app
+        from core.assembly.app import create_app
         from core.testing import FAST_HASHING, setup_admin
 
         self.app = create_app({"TESSERA_DATA_DIR": str(self.dir), "TESSERA_PLUGINS_AUTOLOAD": False, **FAST_HASHING})
@@ -90,8 +90,8 @@ class Bench:
         self.databases = {engine: self._register(engine) for engine in engines}
 
     def _register(self, engine: str) -> dict:
-        from core import crypto
-        from core.models import Database, Field, Table
+        from core.driver import crypto
+        from core.appdb.models import Database, Field, Table
 
         details = {"db": str(self.paths["sqlite"])} if engine == "sqlite" else {"database_file": str(self.paths["duckdb"])}
         state = self.app.extensions["tessera"]

@@ -3,7 +3,7 @@
     python -m bench.sync_bench [--tables 500] [--columns 20] [--rows 0] [--repeat 3]
 
 Reflection is `MetaData.reflect()` on a fresh engine (columns, primary and foreign keys, indexes).
-Sync is Tessera's whole core.sync.sync_database on a freshly registered database: introspection
+Sync is Tessera's whole core.sync.schema.sync_database on a freshly registered database: introspection
 through the driver, the app-DB writes (SQLite app DB), fingerprints, classification and field values.
 Each is run `repeat` times from a cold start; the best times are compared. Two ratios are printed:
 the metadata sync (introspection plus app-DB writes, what reflection also does) and the whole sync,
@@ -55,9 +55,10 @@ def reflect_once(path: Path) -> tuple[float, float]:
 def sync_once(source: Path, workdir: Path, template: Path) -> tuple[float, dict, int]:
     from sqlalchemy import func, select
 
-    from core import crypto, sync
-    from core.app import create_app
-    from core.models import Database, Field
+    from core.driver import crypto
+    from core.sync import schema as sync
+    from core.assembly.app import create_app
+    from core.appdb.models import Database, Field
 
     data_dir = workdir / f"run-{time.monotonic_ns()}"
     (data_dir / "files").mkdir(parents=True)
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     import logging
 
     logging.getLogger("tessera").setLevel(logging.WARNING)
-    from core.db import AppDatabase
+    from core.appdb.db import AppDatabase
 
     with tempfile.TemporaryDirectory(prefix="tessera-bench-") as tmp:
         workdir = Path(tmp)

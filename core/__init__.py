@@ -5,7 +5,7 @@ hookimpl = pluggy.HookimplMarker("tessera")
 
 __version__ = "0.1.0"
 
-from .records import Event, Exporter, SettingDef  # noqa: E402
+from core.assembly.records import Event, Exporter, SettingDef  # noqa: E402
 
 __all__ = ["hookimpl", "__version__", "create_app", "Driver", "SQLDriver", "Event", "Exporter", "SettingDef"]
 
@@ -14,11 +14,11 @@ def __getattr__(name):
     # create_app and the driver base import most of the core; load them on first use so that
     # `from core import hookimpl` in a plugin module stays cheap and cycle-free.
     if name == "create_app":
-        from .app import create_app
+        from core.assembly.app import create_app
 
         return create_app
     if name in {"Driver", "SQLDriver"}:
-        from . import driver
+        from core.driver import base as driver
 
         return getattr(driver, name)
     raise AttributeError(name)

@@ -79,7 +79,7 @@ class ApiClient:
 
 @pytest.fixture(scope="session")
 def app_db_template(tmp_path_factory) -> Path:
-    from .db import AppDatabase
+    from core.appdb.db import AppDatabase
 
     path = tmp_path_factory.mktemp("template") / "tessera.db"
     database = AppDatabase(f"sqlite:///{path}")
@@ -103,7 +103,7 @@ def app_config(tmp_path, app_db_template) -> dict:
 
 @pytest.fixture
 def app(app_config):
-    from .app import create_app
+    from core.assembly.app import create_app
 
     application = create_app(app_config)
     yield application
@@ -134,7 +134,7 @@ def setup_admin(app) -> ApiClient:
 def make_user(app, email: str = "user@example.com", first_name: str = "Ulla", last_name: str = "User",
               password: str = USER_PASSWORD, superuser: bool = False) -> ApiClient:
     """Create a user in the app DB and return a client logged in as them."""
-    from .users import create_user
+    from core.identity.users import create_user
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -182,7 +182,7 @@ def postgres_app_db():
 @pytest.fixture(params=["sqlite", "postgresql"])
 def any_app(request, tmp_path, app_db_template):
     """The app on each app-DB backend: the SQLite file and, when one answers, PostgreSQL."""
-    from .app import create_app
+    from core.assembly.app import create_app
 
     config = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_PLUGINS_AUTOLOAD": False, **FAST_HASHING}
     if request.param == "sqlite":
@@ -203,7 +203,7 @@ def any_app(request, tmp_path, app_db_template):
 @pytest.fixture(scope="session")
 def sample_database_template(tmp_path_factory) -> Path:
     """The Sample Database generated once per test session."""
-    from .sample_data import FILE_NAME, generate
+    from core.sync.sample_data import FILE_NAME, generate
 
     return generate(tmp_path_factory.mktemp("sample") / FILE_NAME)
 
@@ -211,7 +211,7 @@ def sample_database_template(tmp_path_factory) -> Path:
 @pytest.fixture
 def sample_database_file(app, sample_database_template) -> Path:
     """The session's Sample Database copied where the app generates it, so that adding it is cheap."""
-    from .sample_data import FILE_NAME, directory
+    from core.sync.sample_data import FILE_NAME, directory
 
     target = directory(app.config["TESSERA_DATA_DIR"])
     target.mkdir(parents=True, exist_ok=True)
@@ -221,7 +221,7 @@ def sample_database_file(app, sample_database_template) -> Path:
 
 def wait_for_sync(app, timeout: float = 120) -> None:
     """Block until every background sync and value scan of the app has finished."""
-    from .sync import wait
+    from core.sync.schema import wait
 
     wait(app, timeout)
 
@@ -244,7 +244,7 @@ def sqlite_file(app, name: str, script: str) -> str:
 
 def add_database(app, name: str = "Warehouse", tables: tuple[tuple[str | None, str], ...] = (("PUBLIC", "ORDERS"),)):
     """A registered database with tables, straight into the app DB; returns (db_id, [table ids])."""
-    from core.models import Database, Table
+    from core.appdb.models import Database, Table
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -261,7 +261,7 @@ def add_database(app, name: str = "Warehouse", tables: tuple[tuple[str | None, s
 
 
 def add_collection(app, name: str, parent_id: int | None = None, namespace: str | None = None) -> int:
-    from core.models import Collection
+    from core.appdb.models import Collection
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -584,8 +584,8 @@ class DriverConformance:
     @pytest.fixture(scope="class")
     @classmethod
     def conformance(cls, conformance_target):
-        from .connections import build_engine, check
-        from .driver import ConnectionPolicy
+        from core.driver.connections import build_engine, check
+        from core.driver.base import ConnectionPolicy
 
         metadata, people, orders = conformance_schema()
         admin = conformance_target.admin_engine
@@ -618,7 +618,7 @@ class DriverConformance:
     # ---- declaration -----------------------------------------------------------------------------
 
     def test_declaration(self):
-        from .driver import SQLDriver
+        from core.driver.base import SQLDriver
 
         assert issubclass(self.driver, SQLDriver) and self.driver.available()
         info = self.driver.engine_info()
@@ -634,8 +634,8 @@ class DriverConformance:
         assert sqlglot.Dialect.get_or_raise(self.driver.sqlglot_dialect)
 
     def test_unknown_detail_keys_are_refused(self, conformance):
-        from .connections import check
-        from .errors import Invalid
+        from core.driver.connections import check
+        from core.http.errors import Invalid
 
         for key in ("connection-uri", "subprotocol", "classname", "init_command", "local_infile", "options"):
             with pytest.raises(Invalid) as error:
@@ -643,7 +643,7 @@ class DriverConformance:
             assert key in error.value.body["errors"], key
 
     def test_secrets_are_masked(self, conformance):
-        from .crypto import MASK, mask_details
+        from core.driver.crypto import MASK, mask_details
 
         for key in conformance.details.secret_keys():
             masked = mask_details(self.driver, {**conformance.raw, key: "s3cret"})
@@ -740,7 +740,7 @@ class DriverConformance:
     def test_timeout_stops_the_statement(self, conformance):
         import time
 
-        from .driver import QueryTimeout
+        from core.driver.base import QueryTimeout
 
         started = time.monotonic()
         with pytest.raises(QueryTimeout):
@@ -749,7 +749,7 @@ class DriverConformance:
         assert self.run(conformance.engine, "SELECT 1") == [(1,)]  # the connection is usable again
 
     def test_engine_errors_are_query_errors(self, conformance):
-        from .driver import QueryError, QueryTimeout
+        from core.driver.base import QueryError, QueryTimeout
 
         with pytest.raises(QueryError) as error:
             self.run(conformance.engine, "SELECT no_such_column FROM conf_people")
@@ -767,7 +767,7 @@ class DriverConformance:
         import sqlalchemy as sa
         from sqlglot import exp
 
-        from .driver import LockdownError, QueryError
+        from core.driver.base import LockdownError, QueryError
 
         schema = self.driver.owned_schema
         table = sa.Table("tessera_cache_conf_probe", sa.MetaData(), sa.Column("id", sa.BigInteger),
@@ -879,7 +879,7 @@ class DriverConformance:
 
     @pytest.mark.security_row(8)
     def test_writes_are_refused_by_the_engine(self, conformance):
-        from .driver import QueryError
+        from core.driver.base import QueryError
 
         before = (self.count(conformance), self.count(conformance, "conf_people"))
         for statement in WRITE_STATEMENTS + self.extra_write_statements:
@@ -890,7 +890,7 @@ class DriverConformance:
 
     @pytest.mark.security_row(4, 5, 6)
     def test_escapes_fail_without_touching_disk(self, conformance, tmp_path):
-        from .driver import QueryError
+        from core.driver.base import QueryError
 
         out = tmp_path / "escape.out"
         for statement in self.escape_statements:
@@ -901,8 +901,8 @@ class DriverConformance:
     @pytest.mark.security_row(4, 5, 6, 8)
     def test_guards_have_teeth(self, conformance, monkeypatch, tmp_path):
         """The same statement succeeds once the lockdown is removed: the guard, nothing else, stops it."""
-        from .connections import build_engine
-        from .driver import QueryError
+        from core.driver.connections import build_engine
+        from core.driver.base import QueryError
 
         out = tmp_path / "teeth.out"
         sql = self.teeth_sql.format(out=out)

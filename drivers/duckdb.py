@@ -6,7 +6,7 @@ configuration locked, so a query cannot switch any of it back on. The settings a
 the engine and a connection that is not locked is refused: once per database instance when the
 Anchor opens it (its per-query sessions cannot change any of them, lock_configuration forbids even
 SET SESSION), and on every other connection handed to `lockdown`. Timeouts call `interrupt()` from
-the process's timer thread (core.deadlines), the one way DuckDB stops a running statement.
+the process's timer thread (core.driver.deadlines), the one way DuckDB stops a running statement.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from sqlalchemy.engine import URL, Engine
 from sqlglot import exp
 
 from core import hookimpl
-from core.driver import FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta
+from core.driver.base import FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta
 from core.query.dialect import lit
 
 LOCKED_CONFIG = {
@@ -174,7 +174,7 @@ class DuckDBDriver(SQLDriver):
         if timeout is None:
             yield
             return
-        from core.deadlines import call_later
+        from core.driver.deadlines import call_later
 
         deadline = call_later(timeout, conn.connection.dbapi_connection.interrupt)
         try:

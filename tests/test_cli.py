@@ -1,8 +1,8 @@
 """The tessera command line."""
 from click.testing import CliRunner
 
-from core import cli
-from core.app import create_app
+from core.assembly import cli
+from core.assembly.app import create_app
 from core.testing import ApiClient
 
 

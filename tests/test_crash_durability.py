@@ -47,7 +47,7 @@ class Server:
         self.port = _free_port()
         with self.log.open("a") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "core.cli", "run", "--host", "127.0.0.1", "--port", str(self.port),
+                [sys.executable, "-m", "core.assembly.cli", "run", "--host", "127.0.0.1", "--port", str(self.port),
                  "--workers", "2", "--threads", "4"],
                 env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60

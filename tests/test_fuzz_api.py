@@ -40,8 +40,8 @@ class Credentials:
         self.headers = self.mint()
 
     def mint(self) -> dict:
-        from core.models import User
-        from core.models.user import ADMIN_GROUP_ID
+        from core.appdb.models import User
+        from core.appdb.models.user import ADMIN_GROUP_ID
         from plugins.api_keys import service
 
         state = self.app.extensions["tessera"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select
 
-from core.models import QueryExecution
+from core.appdb.models import QueryExecution
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, FAST_HASHING, setup_admin, sqlite_file
 
 ROOT = Path(__file__).resolve().parents[1]

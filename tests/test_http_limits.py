@@ -135,7 +135,7 @@ def test_deep_mbql_within_the_body_limit_is_400(admin, orders):
 
 
 def test_deep_mbql_is_refused_by_normalisation():
-    from core.errors import Invalid
+    from core.http.errors import Invalid
     from core.query.mbql import normalize
 
     filter_ = ["=", ["field", 1, None], 1]
@@ -158,7 +158,7 @@ def test_lone_surrogates_are_400(admin):
 
 
 def _orders_with_fingerprint(app, orders):
-    from core.models import Field
+    from core.appdb.models import Field
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -212,8 +212,8 @@ def test_group_names_collide_case_insensitively(admin, first, second):
 def test_integrity_errors_are_4xx_naming_the_field_not_the_sql(app_config, message, status, body):
     from sqlalchemy.exc import IntegrityError
 
-    from core.api import Api
-    from core.app import create_app
+    from core.http.api import Api
+    from core.assembly.app import create_app
 
     app = create_app(app_config)
     probe = Api("integrity_probe", __name__, "/integrity-probe", auth="public")
@@ -231,8 +231,8 @@ def test_integrity_errors_are_4xx_naming_the_field_not_the_sql(app_config, messa
 
 
 def test_unexpected_errors_keep_the_500_shape_and_a_request_id(app_config, caplog):
-    from core.api import Api
-    from core.app import create_app
+    from core.http.api import Api
+    from core.assembly.app import create_app
 
     app = create_app(app_config)
     probe = Api("boom_probe", __name__, "/boom-probe", auth="public")
@@ -299,7 +299,7 @@ def test_50mb_login_body_is_413_without_reading_it(app, admin):
 
 
 def test_chunked_body_over_the_limit_is_413(app_config):
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     app = create_app({**app_config, "TESSERA_MAX_BODY_BYTES": 1024})
     body = CountingBody(64 * 1024)

@@ -1,12 +1,12 @@
 """Each plugin that may be disabled, disabled in turn: its routes are gone (404 "API endpoint does not
 exist.") and every other plugin still answers. Nothing here lists plugins or their requests: the
-plugins come from core.plugins, their routes from their own register_routes, and a plugin's smoke
+plugins come from core.assembly.plugins, their routes from their own register_routes, and a plugin's smoke
 requests are its parameterless GET routes, called by an administrator (not a 404, not a 5xx)."""
 import re
 import pytest
 
-from core.app import create_app
-from core.plugins import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, collect, make_plugin_manager
+from core.assembly.app import create_app
+from core.assembly.plugins import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, collect, make_plugin_manager
 from core.testing import setup_admin
 from plugins.docs.openapi import openapi_path
 

@@ -4,8 +4,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from core.app import create_app
-from core.plugins import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, PluginError
+from core.assembly.app import create_app
+from core.assembly.plugins import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, PluginError
 from core.testing import ApiClient, setup_admin
 from tests.support import write_plugin
 
@@ -26,7 +26,7 @@ def test_essential_plugins_refuse_to_be_disabled(app_config, essential):
 
 DRIVER_PLUGIN = '''
 from core import hookimpl
-from core.driver import Driver
+from core.driver.base import Driver
 
 class {cls}(Driver):
     engine = "fakeengine"
@@ -51,7 +51,7 @@ def test_duplicate_engine_fails_naming_both_plugins(app_config, tmp_path, monkey
 def test_duplicate_route_prefix_fails(app_config, tmp_path, monkeypatch):
     name = write_plugin(tmp_path, monkeypatch, '''
         from core import hookimpl
-        from core.api import Api
+        from core.http.api import Api
         api = Api("util2", __name__, url_prefix="/util")
         @hookimpl
         def register_routes():
@@ -98,7 +98,7 @@ def test_entry_point_discovery_is_hermetic(app_config, tmp_path, monkeypatch):
     app = create_app({**app_config, "TESSERA_PLUGINS_AUTOLOAD": True})
     assert "fake" in plugin_names(app)
     assert ApiClient(app).get("/api/session/properties").json["fake-entry-point-setting"] == "yes"
-    from core.plugins import describe_plugins
+    from core.assembly.plugins import describe_plugins
 
     row = next(r for r in describe_plugins(app.extensions["tessera"].pm) if r["name"] == "fake")
     assert row == {"name": "fake", "version": "1.2.3", "hooks": ["register_settings"]}
@@ -116,8 +116,8 @@ HOOKS_PLUGIN = '''
 import click
 from flask import current_app
 from core import Exporter, SettingDef, hookimpl
-from core.api import Api
-from core.driver import Driver
+from core.http.api import Api
+from core.driver.base import Driver
 
 api = Api("hooktest", __name__, url_prefix="/hooktest")
 STARTED = []
@@ -125,7 +125,7 @@ EVENTS = []
 
 @api.get("/whoami")
 def whoami():
-    from core.auth import current_user
+    from core.http.auth import current_user
     return {"email": current_user().email}
 
 class HookDriver(Driver):
@@ -163,7 +163,7 @@ def startup(app):
 def authenticate(request, session):
     if request.headers.get("X-Hook-User"):
         from sqlalchemy import select
-        from core.models import User
+        from core.appdb.models import User
         return session.scalar(select(User).where(User.email == request.headers["X-Hook-User"]))
     return None
 
@@ -221,7 +221,7 @@ def test_hook_register_routes(hooked):
 
 
 def test_hook_register_commands(hooked, monkeypatch, app_config):
-    from core import cli
+    from core.assembly import cli
 
     monkeypatch.setenv("TESSERA_DATA_DIR", app_config["TESSERA_DATA_DIR"])
     monkeypatch.setenv("TESSERA_PLUGINS_AUTOLOAD", "false")
@@ -245,7 +245,7 @@ def test_hook_authenticate(hooked):
 
 def test_hook_track_event_listener_failure_is_isolated(hooked):
     app, module = hooked
-    from core.events import emit
+    from core.assembly.events import emit
 
     with app.app_context():
         emit("thing-created", user_id=None, obj=None)
@@ -253,7 +253,7 @@ def test_hook_track_event_listener_failure_is_isolated(hooked):
 
 
 def test_tessera_plugins_command_lists_hooks(app_config, monkeypatch):
-    from core import cli
+    from core.assembly import cli
 
     monkeypatch.setenv("TESSERA_DATA_DIR", app_config["TESSERA_DATA_DIR"])
     monkeypatch.setenv("TESSERA_PLUGINS_AUTOLOAD", "false")
@@ -261,7 +261,7 @@ def test_tessera_plugins_command_lists_hooks(app_config, monkeypatch):
     assert result.exit_code == 0, result.output
     lines = {line.split("\t")[0]: line.split("\t") for line in result.output.splitlines()}
     assert "register_routes" in lines["plugins.util"][2]
-    assert lines["core.auth"][2] == "authenticate"
+    assert lines["core.http.auth"][2] == "authenticate"
 
 
 @pytest.mark.parametrize("former_name", ["plugins.segments", "plugins.metrics"])

@@ -1,6 +1,6 @@
 """The route walk: every registered endpoint, called anonymously, as a plain user and as a superuser.
 
-Who may call a route is read from its own declaration (auth="public"|"user"|"superuser" in core.api),
+Who may call a route is read from its own declaration (auth="public"|"user"|"superuser" in core.http.api),
 so adding an endpoint edits nothing here, with one exception: a new public route fails the test
 until it is listed in OPEN_ROUTES with its reason, so that opening a route is a decision. Checks:
 - a public route is in OPEN_ROUTES, and OPEN_ROUTES only holds the spec's open prefixes or reasoned extras;
@@ -94,8 +94,8 @@ def call(client, endpoint, ids: dict, headers=None, body=None):
 
 def fresh_session(app, user_id: int) -> dict:
     """A new session per call: some calls (logout, password change) end the caller's sessions."""
-    from core import auth
-    from core.models import User
+    from core.http import auth
+    from core.appdb.models import User
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -225,7 +225,7 @@ def query_world(tmp_path_factory, app_db_template):
     """One app for the query-body cases, which only read (or create probe cards): built once."""
     import shutil
 
-    from core.app import create_app
+    from core.assembly.app import create_app
     from core.testing import FAST_HASHING, make_user, setup_admin
 
     folder = tmp_path_factory.mktemp("query_world")

@@ -36,7 +36,7 @@ PENDING_ON_BRANCH: dict[int, str] = {}
 GUARD_REMOVED = {
     1: "setup-token consumption (the concurrency test fails); with the has_users checks too (replay succeeds)",
     2: "Details extra='forbid' -> 'ignore'; a detail-dependent key added to the PostgreSQL connect args (fuzz)",
-    3: "allowed-directory check and regular-file check in core.driver.check_file_path",
+    3: "allowed-directory check and regular-file check in core.driver.base.check_file_path",
     4: "each SQLite lockdown layer alone (attach limit, authorizer, function denylist, query_only, trusted_schema)"
        " and the whole lockdown",
     5: "enable_external_access in DuckDB's LOCKED_CONFIG together with its read-back",
@@ -45,15 +45,15 @@ GUARD_REMOVED = {
     8: "SQLite mode=ro with query_only; PostgreSQL READ ONLY session and transaction",
     9: "samefile check against the app DB and its -wal/-shm/-journal files",
     15: "check_query in plugins.cards.service.update_card",
-    16: "known-default/length check in core.crypto.fernet_for; embedding secret shortened to 64 bits",
+    16: "known-default/length check in core.driver.crypto.fernet_for; embedding secret shortened to 64 bits",
     17: "username throttler check; IP throttler check",
-    18: "dummy-hash verification, skipped in core.auth.login and, separately, inside Hasher.verify",
+    18: "dummy-hash verification, skipped in core.http.auth.login and, separately, inside Hasher.verify",
     19: "session max age; token hashing at rest; end_all_sessions; HttpOnly and Secure cookie flags",
     20: "rehash on login; passwords truncated to 72 characters in hash and in verify",
     21: "reset-token TTL; single use (token not cleared); deactivated-user refusal",
     22: "hash comparison for a key with a matching prefix; key stored unhashed",
     23: "mask_details; merge_masked",
-    25: "check_not_cross_site in the core.api wrapper (form and text/plain posts then change state)",
+    25: "check_not_cross_site in the core.http.api wrapper (form and text/plain posts then change state)",
     26: "a route's declared auth ignored (anonymous calls then reach user routes)",
     24: "SQLite progress-handler deadline, PostgreSQL statement_timeout, MariaDB max_statement_time, each x5-x10",
 }

@@ -20,7 +20,7 @@ def test_tessera_run_serves_health_and_setup_token(tmp_path):
     env = {**os.environ, "TESSERA_DATA_DIR": str(tmp_path), "TESSERA_PLUGINS_AUTOLOAD": "false",
            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     process = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "run", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        [sys.executable, "-m", "core.assembly.cli", "run", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 30

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine
 
-from core import connections
-from core.driver import ConnectionPolicy, QueryError
-from core.errors import Invalid
+from core.driver import connections
+from core.driver.base import ConnectionPolicy, QueryError
+from core.http.errors import Invalid
 from core.testing import ConformanceTarget, DriverConformance
 from tessera_driver_csv import driver as csv_driver
 from tessera_driver_csv.driver import CSVDriver
@@ -96,7 +96,7 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, csv_dir):
     (dist / "entry_points.txt").write_text("[tessera.drivers]\ncsv = tessera_driver_csv\n")
     monkeypatch.syspath_prepend(str(site))
 
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     data = tmp_path / "data"
     app = create_app({"TESSERA_DATA_DIR": str(data), "TESSERA_DB_URL": f"sqlite:///{tmp_path / 'app.db'}",
@@ -118,7 +118,7 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, csv_dir):
 def test_a_snapshot_connection_must_be_locked_down():
     import duckdb
 
-    from core.driver import LockdownError
+    from core.driver.base import LockdownError
 
     locked = duckdb.connect(":memory:", config=csv_driver.LOCKED_CONFIG)
     CSVDriver.lockdown(locked, None)  # passes: nothing to say

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from flask import Response, stream_with_context
 
-from ..api import dumps
-from ..records import Exporter
+from core.http.api import dumps
+from core.assembly.records import Exporter
 
 NO_CACHE = {
     "Cache-Control": "max-age=0, no-cache, must-revalidate, proxy-revalidate",
@@ -55,7 +55,7 @@ def download_pivot(session, user, exporter: Exporter, dataset_query, column_spli
     """Run `dataset_query` as a pivot (core.query.pivot) and send it laid out by
     core.export.pivot, or the failed-query body (400) when it cannot be pivoted. `run_options` go to
     the processor (card_id, parameters, export_format, download_cap, ...)."""
-    from ..api import json_response
+    from core.http.api import json_response
     from ..query import processor
     from ..query.errors import QueryFailed
     from ..query.pivot import collect

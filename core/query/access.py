@@ -6,26 +6,26 @@ and snippet resolvers call `card_source` and `snippet`; parameter and field valu
 A new query path must go through the processor or call these functions itself.
 
 Rules, Metabase's (query-perms):
-- An ad-hoc query needs query permission (core.permissions.can_query) on its database, and on every
+- An ad-hoc query needs query permission (core.policy.permissions.can_query) on its database, and on every
   table it names, its implicit joins included; a native one needs native permission.
 - A card used as a source (`card__N`, `source-card`, a join on a card, `{{#N}}`) needs read
   permission on the card's collection and its database's data not blocked; nothing is required of
   the tables inside it. A card reached only through another card is authorised by the card that
   names it, as a running saved question authorises everything it reads (`saved`): its collection
   was checked by the caller, only the data must not be blocked.
-- A snippet in an ad-hoc native query needs the snippet read rule (core.permissions.can_read_snippet).
+- A snippet in an ad-hoc native query needs the snippet read rule (core.policy.permissions.can_read_snippet).
 - Field values (stored or queried) need the field's table data not blocked.
 
-The answer is 403 (core.errors.Forbidden), never the data.
+The answer is 403 (core.http.errors.Forbidden), never the data.
 """
 from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .. import permissions
-from ..errors import Forbidden, Invalid
-from ..models import Card, Field, User
+from core.policy import permissions
+from core.http.errors import Forbidden, Invalid
+from core.appdb.models import Card, Field, User
 from .mbql import Query, Stage
 
 # The Saved Questions database: clients send it with a card source when they do not know the card's database.
@@ -98,7 +98,7 @@ def snippet(session: Session, user: User | None, collection_id: int | None, *, s
 
 def field(session: Session, user: User | None, field_row: Field) -> None:
     """403 unless `user` may see the data of the field's table (its values, stored or queried)."""
-    from ..models import Table
+    from core.appdb.models import Table
 
     table = session.get(Table, field_row.table_id)
     if table is None or user is None or not permissions.can_see_data(session, user, table.db_id, table.id):
@@ -107,7 +107,7 @@ def field(session: Session, user: User | None, field_row: Field) -> None:
 
 def readable_field_ids(session: Session, user: User | None, field_ids) -> set[int]:
     """The ids among `field_ids` whose table data `user` may see (remap targets are checked this way)."""
-    from ..models import Table
+    from core.appdb.models import Table
 
     field_ids = {i for i in field_ids if isinstance(i, int)}
     if not field_ids:

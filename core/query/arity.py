@@ -2,7 +2,7 @@
 malformed clause is a 400 naming it rather than an IndexError."""
 from __future__ import annotations
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 
 MANY = 99
 # (fewest, most) arguments of each clause after normalisation, checked before any is read.

@@ -10,8 +10,8 @@ import contextvars
 
 from sqlalchemy.orm import Session
 
-from ..errors import Invalid
-from ..models import User
+from core.http.errors import Invalid
+from core.appdb.models import User
 from . import access
 from .mbql import Query, Stage
 

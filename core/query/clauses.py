@@ -9,7 +9,7 @@ import json
 
 from sqlglot import exp
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 from . import temporal
 from .aggregations import AGGREGATIONS, AggregationCompiler
 from .arity import check_clause

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import Invalid
-from ..semantic_types import COERCIONS, coercible
+from core.http.errors import Invalid
+from core.sync.semantic_types import COERCIONS, coercible
 from .dialect import lit
 
 UNIX_DIVISORS = {

@@ -25,7 +25,7 @@ class Describer:
         self.session = session
 
     def column(self, x: Any) -> str:
-        from ..models import Field, Segment
+        from core.appdb.models import Field, Segment
 
         if isinstance(x, list) and x and x[0] == "field":
             if isinstance(x[1], int):

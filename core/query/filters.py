@@ -10,7 +10,7 @@ import datetime as dt
 
 from sqlglot import exp
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 from . import temporal
 from .arity import check_clause
 from .dialect import lit

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from sqlglot import exp
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 from .coercion import compact_to_datetime, round_to_integer, text_to_integer
 from .dialect import lit
 from .refs import NUMERIC_TYPES as NUMERIC, is_temporal

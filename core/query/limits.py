@@ -9,7 +9,7 @@ may raise for csv and json but never for xlsx.
 from __future__ import annotations
 
 from .. import hookimpl
-from ..records import SettingDef
+from core.assembly.records import SettingDef
 
 DEFAULT_UNAGGREGATED = 2000
 DEFAULT_AGGREGATED = 10000
@@ -18,7 +18,7 @@ ABSOLUTE_MAX = 1048575
 
 def _positive(value):
     if value is not None and int(value) < 1:
-        from ..errors import Invalid
+        from core.http.errors import Invalid
 
         raise Invalid({"value": "value must be an integer greater than zero."})
     return value

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 from .mbql import Query, Stage, normalize
 
 # Options key carrying the metric's own aggregation, from which the compiler names the column.
@@ -41,7 +41,7 @@ def expand(session: Session, query: Query) -> Query:
 
 def segments_reached(session: Session, definition: Any) -> set[int]:
     """Every segment id a stored query or definition names, directly or through other segments."""
-    from ..models import Segment
+    from core.appdb.models import Segment
 
     found: set[int] = set()
     pending = [definition]
@@ -110,7 +110,7 @@ def _segments(session: Session, x: Any, stage: Stage, seen: frozenset) -> Any:
 
 
 def _segment_filter(session: Session, clause: list, stage: Stage, seen: frozenset) -> Any:
-    from ..models import Segment
+    from core.appdb.models import Segment
 
     ident = clause[1] if len(clause) == 2 else None
     if isinstance(ident, bool) or not isinstance(ident, int):
@@ -133,7 +133,7 @@ def _segment_filter(session: Session, clause: list, stage: Stage, seen: frozense
 
 def definition_stage(session: Session, definition: Any, table_id: int) -> Stage:
     """The one stage a stored segment or legacy-metric definition means over its table (normalised)."""
-    from ..models import Table
+    from core.appdb.models import Table
 
     table = session.get(Table, table_id)
     if table is None:
@@ -187,7 +187,7 @@ def _nested_metrics(session: Session, x: Any, stage: Stage, seen: frozenset) -> 
 
 
 def _metric(session: Session, clause: list, stage: Stage, seen: frozenset) -> tuple[Any, dict]:
-    from ..models import Card
+    from core.appdb.models import Card
 
     ident = clause[1] if len(clause) == 2 else None
     if isinstance(ident, bool) or not isinstance(ident, int):

@@ -10,7 +10,7 @@ clause is a list in the canonical legacy shape the compiler reads:
 - MBQL 5 options-second clauses are turned around, aggregation uuids become indexes, and expression
   names and aggregation names move where legacy MBQL keeps them.
 
-Anything that is not MBQL raises core.errors.Invalid naming the clause, so a client gets a 400.
+Anything that is not MBQL raises core.http.errors.Invalid naming the clause, so a client gets a 400.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Invalid
-from ..jsontext import depth_exceeds
+from core.http.errors import Invalid
+from core.http.jsontext import depth_exceeds
 
 Clause = list
 
@@ -605,7 +605,7 @@ def _plain(opts: dict) -> dict:
 MAX_DEPTH = 48
 """How deeply lists and maps may nest in a dataset_query. Real queries stay far below (a dozen
 levels); the cap keeps the recursive normaliser and compiler away from Python's recursion limit
-whatever the query's origin (request bodies are capped at 64 levels by core.jsontext)."""
+whatever the query's origin (request bodies are capped at 64 levels by core.http.jsontext)."""
 
 
 def normalize(query: Any) -> Query:

@@ -13,7 +13,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import Card, Database, PersistedInfo
+from core.appdb.models import Card, Database, PersistedInfo
 
 CACHE_SCHEMA_PREFIX = "tessera_cache_"
 TABLE_PREFIX = "tessera_cache_"
@@ -42,7 +42,7 @@ def persisted_source(session: Session, card: Card) -> str | None:
         return None
     from sqlglot import exp
 
-    from ..connections import driver_for
+    from core.driver.connections import driver_for
 
     table = exp.Table(this=exp.to_identifier(info.table_name, quoted=True),
                       db=exp.to_identifier(info.schema_name, quoted=True) if info.schema_name else None)

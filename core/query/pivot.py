@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..models import User
+from core.appdb.models import User
 from . import processor as QP
 from . import results as R
 from .errors import QueryFailed

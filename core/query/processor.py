@@ -28,8 +28,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import hookimpl
-from ..errors import ApiError, Invalid, NotFound
-from ..models import Database, Field, Query as QueryStats, Table, User
+from core.http.errors import ApiError, Invalid, NotFound
+from core.appdb.models import Database, Field, Query as QueryStats, Table, User
 from . import native as N
 from . import parameters as P
 from . import results as R
@@ -130,12 +130,12 @@ class Result:
 
     @property
     def writes_csv(self) -> bool:
-        """Whether csv_chunks can be read: the driver writes CSV text itself (core.driver.QueryResult.csv),
+        """Whether csv_chunks can be read: the driver writes CSV text itself (core.driver.base.QueryResult.csv),
         no row has been read, and nothing needs the rows as values (the cache's tap does)."""
         return self._csv is not None and not self._started and not self._taps
 
     def csv_chunks(self, layout, size: int) -> Iterator[bytes]:
-        """The rows as CSV text written by the driver (core.driver.CsvLayout), in chunks of about
+        """The rows as CSV text written by the driver (core.driver.base.CsvLayout), in chunks of about
         `size` bytes, cut at the row limit; closes the result at the end. Only when writes_csv."""
         assert self.writes_csv
         self._started = True
@@ -220,7 +220,7 @@ class Result:
 
 
 def _failure(context: QueryContext, exc: BaseException) -> QueryFailed:
-    from ..driver import QueryError, QueryTimeout
+    from core.driver.base import QueryError, QueryTimeout
 
     if isinstance(exc, QueryFailed):
         return exc
@@ -276,8 +276,8 @@ def setting(session: Session, key: str, default: Any = None) -> Any:
 
 
 def _snapshot(session: Session, key: str, memo: dict | None) -> dict:
-    from ..auth import tessera
-    from ..settings import normalise_key
+    from core.http.auth import tessera
+    from core.assembly.settings import normalise_key
 
     registry = tessera().settings
     definition = registry.definitions.get(normalise_key(key))
@@ -327,7 +327,7 @@ def timeout_seconds(session: Session, database: Database) -> float:
 
 
 def _driver_for(database: Database):
-    from ..connections import driver_for
+    from core.driver.connections import driver_for
 
     return driver_for(database)
 
@@ -357,7 +357,7 @@ def field_info(session: Session, driver, dimension: Any, alias: str | None = Non
 
 def snippet_text(session: Session, user: User | None, snippet_id: int | None, name: str, saved: bool) -> str:
     """A snippet's text, once the data-access gate lets it into this query."""
-    from ..models import NativeQuerySnippet
+    from core.appdb.models import NativeQuerySnippet
 
     row = session.get(NativeQuerySnippet, snippet_id) if isinstance(snippet_id, int) else None
     if row is None:
@@ -631,7 +631,7 @@ def statement(ctx: QueryContext) -> Statement:
 
 @hookimpl(trylast=True)
 def execute_query(context: QueryContext) -> Result:
-    from ..connections import engine_for
+    from core.driver.connections import engine_for
 
     stmt = statement(context)
     context.extras["statement"] = stmt
@@ -667,7 +667,7 @@ def execute_query(context: QueryContext) -> Result:
 
 
 def _hook():
-    from ..auth import tessera
+    from core.http.auth import tessera
 
     return tessera().pm.hook
 

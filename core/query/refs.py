@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import select as sa_select
 from sqlglot import exp
 
-from ..errors import Invalid
-from ..models.database import Field, Table
+from core.http.errors import Invalid
+from core.appdb.models.database import Field, Table
 from . import temporal
 from .coercion import coerce
 from .dialect import SUNDAY, lit

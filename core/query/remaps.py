@@ -30,8 +30,8 @@ from typing import Any, Iterable, Iterator
 
 from sqlalchemy import select
 
-from ..errors import Invalid
-from ..models import Dimension, FieldValues
+from core.http.errors import Invalid
+from core.appdb.models import Dimension, FieldValues
 from .refs import HIDDEN_VISIBILITY, Col, QuerySource
 
 NUMERIC_TYPES = ("type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 
 TRUNCATION_UNITS = ("millisecond", "second", "minute", "hour", "day", "week", "month", "quarter", "year")
 EXTRACTION_UNITS = ("minute-of-hour", "hour-of-day", "day-of-week", "day-of-month", "day-of-year",

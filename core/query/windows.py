@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import Invalid
+from core.http.errors import Invalid
 from .dialect import lit
 from .refs import Col
 

@@ -15,9 +15,12 @@ import uuid
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import events, users
-from core.errors import Invalid, check_404
-from core.models import ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, ApiKey, PermissionsGroup, PermissionsGroupMembership, User
+from core.assembly import events
+from core.identity import users
+from core.http.errors import Invalid, check_404
+from core.appdb.models import (
+    ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, ApiKey, PermissionsGroup, PermissionsGroupMembership, User,
+)
 
 PREFIX_LENGTH = 7
 KEY_LENGTH = 47

@@ -1,7 +1,8 @@
 """/api/api-key (superusers only)."""
-from core import auth, db
-from core.api import Api, Params
-from core.types import NameStr, PositiveInt
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params
+from core.http.types import NameStr, PositiveInt
 
 from . import service
 

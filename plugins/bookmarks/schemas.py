@@ -5,8 +5,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from core import types as t
-from core.api import Params
+from core.http import types as t
+from core.http.api import Params
 
 Model = t.Enum("card", "dashboard", "collection")
 # bookmark_ordering.item_id is a 32-bit column; ids beyond it cannot name anything.

@@ -1,6 +1,6 @@
 """Bookmarks: list (Metabase's bookmark shape), create, delete and order a user's bookmarks.
 
-Which rows exist is core.bookmarks; this module adds what the endpoints decide: read checks on
+Which rows exist is core.content.bookmarks; this module adds what the endpoints decide: read checks on
 create, and hiding archived or no-longer-readable items on list (the rows stay, as in Metabase).
 """
 from __future__ import annotations
@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import bookmarks
-from core.collections import Access, personal_names
-from core.errors import Forbidden, Invalid, NotFound, check_404
-from core.models import BookmarkOrdering, Card, Collection, User
+from core.content import bookmarks
+from core.content.collections import Access, personal_names
+from core.http.errors import Forbidden, Invalid, NotFound, check_404
+from core.appdb.models import BookmarkOrdering, Card, Collection, User
 
 
 def _json(kind: str, item_id: int, **values) -> dict:

@@ -1,6 +1,7 @@
 """/api/bookmark endpoints: parse, call one service function, return what it gives."""
-from core import auth, db
-from core.api import Api
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
 
 from . import service
 from .schemas import BookmarkPath, OrderingBody

@@ -9,7 +9,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from core.errors import Invalid
+from core.http.errors import Invalid
 
 MAX_BYTES = 200 * 1024 * 1024
 ROW_ID = "_mb_row_id"

@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.errors import Invalid, NotFound
-from core.models import Card, Field, FieldValues, Table, User
+from core.http.errors import Invalid, NotFound
+from core.appdb.models import Card, Field, FieldValues, Table, User
 from core.query import access
 from core.query import parameters as P
 from core.query import processor

@@ -5,8 +5,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, RootModel
 
-from core import types as t
-from core.api import Params
+from core.http import types as t
+from core.http.api import Params
 
 CardType = t.Enum("question", "model", "metric", nullable=True)
 ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "using_segment", "archived",

@@ -4,14 +4,14 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import permissions as perms
-from core import revisions
-from core.cards import base_json
-from core.collections import Access
-from core.collections import collection_json as hydrated_collection
+from core.policy import permissions as perms
+from core.content import revisions
+from core.content.cards import base_json
+from core.content.collections import Access
+from core.content.collections import collection_json as hydrated_collection
 from core.query.persistence import is_fresh
-from core.models import Card, Database, PersistedInfo, Table, User
-from core.users import creator_json
+from core.appdb.models import Card, Database, PersistedInfo, Table, User
+from core.identity.users import creator_json
 
 
 def collection_json(session: Session, user: User, collection_id: int | None, access=None) -> dict | None:
@@ -29,7 +29,7 @@ def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:
 
 def summary_json(session: Session, user: User, card: Card, access=None) -> dict:
     """A card in lists: the columns with its creator, collection and last-edit-info (pass one
-    core.collections.Access for a whole list so that permissions are read once)."""
+    core.content.collections.Access for a whole list so that permissions are read once)."""
     out = base_json(card)
     out["creator"] = creator_json(session.get(User, card.creator_id))
     out["collection"] = collection_json(session, user, card.collection_id, access)
@@ -67,7 +67,7 @@ def _query_stats(session: Session, card: Card) -> dict:
     """When the card last ran and how long its runs take on average (the processor's audit rows)."""
     from sqlalchemy import func
 
-    from core.models import QueryExecution
+    from core.appdb.models import QueryExecution
 
     average, last = session.execute(select(func.avg(QueryExecution.running_time), func.max(QueryExecution.started_at))
                                     .where(QueryExecution.card_id == card.id, QueryExecution.error.is_(None))).one()

@@ -1,6 +1,6 @@
 """Cards: create, read, update, archive, copy, move, list, share. Every change records a revision.
 
-Services take the app-DB session and the calling user; permission questions go to core.permissions.
+Services take the app-DB session and the calling user; permission questions go to core.policy.permissions.
 """
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core import permissions as perms
-from core import bookmarks, deferred, events, revisions, segments, sharing
-from core import related as core_related
-from core.cards import is_native, query_fields, referenced_card_ids
+from core.policy import permissions as perms
+from core.content import bookmarks, revisions, segments
+from core.appdb import deferred
+from core.assembly import events
+from core.policy import sharing
+from core.content import related as core_related
+from core.content.cards import is_native, query_fields, referenced_card_ids
 from core.query.access import VIRTUAL_DATABASE, database_of
-from core.errors import Archived, Forbidden, Invalid, NotFound, check_404
-from core.models import Card, Database, Segment, Table, User, utcnow
+from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
+from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 
 from . import metadata
 from .serialize import base_json
@@ -38,7 +41,7 @@ def _record(session: Session, user: User, card: Card, *, creation: bool = False)
 def _jsonable(value):
     import orjson
 
-    from core.api import dumps
+    from core.http.api import dumps
     return orjson.loads(dumps(value))
 
 
@@ -68,7 +71,7 @@ def writable_card(session: Session, user: User, card_id: int) -> Card:
 def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> Card:
     card = readable_card(session, user, card_id)
     if not ignore_view:
-        # Counted after the response (core.deferred); the card shows this view without becoming dirty.
+        # Counted after the response (core.appdb.deferred); the card shows this view without becoming dirty.
         now = utcnow()
         deferred.after_response(update(Card).where(Card.id == card.id)
                                 .values(view_count=Card.view_count + 1, last_used_at=now)
@@ -85,8 +88,8 @@ def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> 
 
 
 def _check_collection(session: Session, user: User, collection_id: int | None) -> None:
-    """404 missing, 400 in another namespace, 403 without write permission (core.collections)."""
-    from core.collections import check_target
+    """404 missing, 400 in another namespace, 403 without write permission (core.content.collections)."""
+    from core.content.collections import check_target
 
     check_target(session, user, collection_id)
 
@@ -424,7 +427,7 @@ def delete_public_link(session: Session, user: User, card_id: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Related entities (core.related)
+# Related entities (core.content.related)
 # --------------------------------------------------------------------------------------------------
 
 

@@ -17,10 +17,10 @@ import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import events
-from core import permissions as perms
-from core.errors import Forbidden, Invalid
-from core.models import Card, Database, Field, Table, User
+from core.assembly import events
+from core.policy import permissions as perms
+from core.http.errors import Forbidden, Invalid
+from core.appdb.models import Card, Database, Field, Table, User
 
 from . import csvfile, persistence
 from .service import _check_collection, _entity_id, _record
@@ -31,7 +31,7 @@ TABLE_PREFIX = "upload_"
 
 
 def _settings(session: Session) -> dict:
-    from core.auth import tessera
+    from core.http.auth import tessera
 
     value = tessera().settings.get_or(session, "uploads-settings")
     return value if isinstance(value, dict) else {}
@@ -41,16 +41,16 @@ def _default_database(session: Session) -> Database:
     """Tessera's own uploads SQLite file, created and registered on first use."""
     import sqlite3
 
-    from core.auth import tessera
-    from core.crypto import encrypt_details
-    from core.driver import ConnectionPolicy
+    from core.http.auth import tessera
+    from core.driver.crypto import encrypt_details
+    from core.driver.base import ConnectionPolicy
 
     policy = ConnectionPolicy.from_config(tessera().config)
     folder = policy.file_dirs[0] if policy.file_dirs else Path(tessera().config["TESSERA_DATA_DIR"]) / "files"
     os.makedirs(folder, exist_ok=True)
     path = str(Path(folder) / DEFAULT_FILE)
     for database in session.scalars(select(Database).where(Database.engine == "sqlite", Database.uploads_enabled.is_(True))):
-        from core.crypto import decrypt_details
+        from core.driver.crypto import decrypt_details
 
         if decrypt_details(database.details).get("db") == path:
             return database
@@ -114,7 +114,7 @@ def from_csv(session: Session, user: User, filename: str, data: bytes, collectio
         raise
     # The rows above make the model usable at once; a sync then adds fingerprints, semantic types
     # and field values, in the background as after any schema change.
-    from core import sync
+    from core.sync import schema as sync
 
     sync.start(database.id)
     return card_id

@@ -1,8 +1,9 @@
 """/api/card endpoints: parse, call one service function, return what it gives."""
-from core import auth, db
-from core.api import Api
-from core.collections import Access
-from core.errors import Invalid
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
+from core.content.collections import Access
+from core.http.errors import Invalid
 
 from . import params, persist, running, series, uploads, virtual
 from . import schemas as s

@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import permissions as perms
-from core.errors import NotFound
-from core.models import Card, Collection, Database, User
+from core.policy import permissions as perms
+from core.http.errors import NotFound
+from core.appdb.models import Card, Collection, Database, User
 
 from .service import readable, readable_card
 
@@ -17,7 +17,7 @@ AUTOCOMPLETE_LIMIT = 50
 
 
 def _database_json(database: Database) -> dict:
-    from core.connections import driver_for
+    from core.driver.connections import driver_for
 
     try:
         features = sorted(driver_for(database).features)

@@ -1,6 +1,6 @@
 """Collections: listing, detail, the root, creating, editing, moving, archiving and unarchiving.
 
-Rights come from core.permissions through core.collections.Access. Moving and archiving rewrite
+Rights come from core.policy.permissions through core.content.collections.Access. Moving and archiving rewrite
 the materialised `location` of a whole subtree, and archiving reaches the items inside; each change
 is one transaction, committed here.
 """
@@ -11,24 +11,14 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import events
-from core.collections import row_json as collection_json  # also imported by tree.py
-from core.collections import (
-    Access,
-    children_location,
-    location_ids,
-    namespace_clause,
-    new_entity_id,
-    normalize_namespace,
-    parent_id,
-    personal_names,
-    personal_owner,
-    personal_root_ids,
-    root_json,
-    slugify,
+from core.assembly import events
+from core.content.collections import row_json as collection_json  # also imported by tree.py
+from core.content.collections import (
+    Access, children_location, location_ids, namespace_clause, new_entity_id, normalize_namespace, parent_id,
+    personal_names, personal_owner, personal_root_ids, root_json, slugify,
 )
-from core.errors import Invalid, NotFound, check_403
-from core.models import ADMIN_GROUP_ID, Collection, CollectionPermission, User
+from core.http.errors import Invalid, NotFound, check_403
+from core.appdb.models import ADMIN_GROUP_ID, Collection, CollectionPermission, User
 
 from . import items as item_sources
 

@@ -1,8 +1,9 @@
 """/api/collection endpoints. The graph endpoints (/api/collection/graph) belong to the permissions
 plugin; its more specific prefix wins over /<id> here."""
-from core import auth, db
-from core.api import Api
-from core.paging import paging
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
+from core.http.paging import paging
 
 from . import service, tree
 from .items import Options

@@ -5,9 +5,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from core.api import Params
-from core.types import (Bool, BoolStr, DescriptionStr, Enum, Map, MbType, NameStr, NonBlankStr, StoredPositiveInt,
-                        Str)
+from core.http.api import Params
+from core.http.types import (
+    Bool, BoolStr, DescriptionStr, Enum, Map, MbType, NameStr, NonBlankStr, StoredPositiveInt, Str,
+)
 
 # A 32-bit column on every app-DB backend.
 CacheTtl = Annotated[int, Field(strict=False, gt=0, le=2**31 - 1),

@@ -2,19 +2,22 @@
 
 Connection details are validated by the driver's strict model, checked by connecting, stored
 encrypted and shown masked, only to those who manage the database. Sync runs in the background
-(core.sync); these functions only start it.
+(core.sync.schema); these functions only start it.
 """
 from __future__ import annotations
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from core import connections, crypto, data_access, field_values, sample_data, segments, sync
-from core.errors import Invalid, NotFound, check_404
-from core.humanize import STRATEGIES
-from core.metadata import database_json, field_json, ordered_fields, schedules_json, table_json
-from core.models import Card, Database, Field, Segment, Table, User
-from core.schedules import schedule_to_cron
+from core.driver import connections, crypto
+from core.policy import data_access
+from core.sync import field_values, sample_data, schema as sync
+from core.content import segments
+from core.http.errors import Invalid, NotFound, check_404
+from core.sync.humanize import STRATEGIES
+from core.content.metadata import database_json, field_json, ordered_fields, schedules_json, table_json
+from core.appdb.models import Card, Database, Field, Segment, Table, User
+from core.sync.schedules import schedule_to_cron
 
 AUTOCOMPLETE_LIMIT = 50
 HIDDEN_TABLES = ("hidden", "technical", "cruft")
@@ -450,7 +453,7 @@ def add_sample_on_first_start(app) -> None:
     """`tessera run` on an app DB that has never had a database: register the Sample Database."""
     from sqlalchemy.exc import IntegrityError
 
-    from core.models import Setting
+    from core.appdb.models import Setting
 
     state = app.extensions["tessera"]
     with app.app_context():

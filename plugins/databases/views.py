@@ -1,7 +1,8 @@
 """/api/database endpoints (saved-questions virtual database, card autocomplete and model
 persistence belong to the cards plugin)."""
-from core import auth, db
-from core.api import Api
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
 
 from . import service
 from .schemas import (

@@ -6,11 +6,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import permissions
-from core.api import json_response
-from core.errors import Forbidden, Invalid, NotFound
+from core.policy import permissions
+from core.http.api import json_response
+from core.http.errors import Forbidden, Invalid, NotFound
 from core.export.response import api_stream, download, download_pivot, pivots
-from core.models import Field, FieldValues, Query as QueryStats, Table, User
+from core.appdb.models import Field, FieldValues, Query as QueryStats, Table, User
 from core.query import access
 from core.query import pivot as pivot_query
 from core.query import processor
@@ -152,7 +152,7 @@ def _field_values(session: Session, user: User, field: Field, search: str | None
 
 def _card_values(session: Session, user: User, config: dict, needle: str | None) -> dict:
     """Distinct values of one column of a saved question (values_source_type "card")."""
-    from core.models import Card
+    from core.appdb.models import Card
 
     card_id = config.get("card_id")
     card = session.get(Card, card_id) if isinstance(card_id, int) and 0 < card_id < 2**31 else None

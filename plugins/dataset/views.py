@@ -5,9 +5,10 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
 
-from core import auth, db, jsontext
-from core.api import Api, Params
-from core.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
+from core.http import auth, jsontext
+from core.appdb import db
+from core.http.api import Api, Params
+from core.http.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
 
 from . import service
 

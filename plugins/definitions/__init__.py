@@ -4,7 +4,7 @@ filter) are kept for old clients' CRUD and revisions, the MBQL `metric` clause n
 instead. Both share one lifecycle (logic.py) and one set of request shapes (schemas.py).
 
 Before this package they were the plugins `plugins.segments` and `plugins.metrics`; those names still
-disable it (core.plugins.PLUGIN_ALIASES).
+disable it (core.assembly.plugins.PLUGIN_ALIASES).
 """
 from core import hookimpl
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import revisions, segments
-from core.events import emit
-from core.models import LegacyMetric, Segment, Table, User
-from core.segments import fetch, readable
+from core.content import revisions, segments
+from core.assembly.events import emit
+from core.appdb.models import LegacyMetric, Segment, Table, User
+from core.content.segments import fetch, readable
 
 Model = type[Segment] | type[LegacyMetric]
 

@@ -2,8 +2,9 @@
 table (as Metabase's); writes are for administrators."""
 from __future__ import annotations
 
-from core import auth, db
-from core.api import Api
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
 
 from . import metrics as service
 from .schemas import DefinitionId as MetricId

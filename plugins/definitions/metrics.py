@@ -5,9 +5,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from . import logic as definitions
-from core import related as core_related
-from core.errors import Invalid
-from core.models import Field, LegacyMetric, MetricImportantField, User
+from core.content import related as core_related
+from core.http.errors import Invalid
+from core.appdb.models import Field, LegacyMetric, MetricImportantField, User
 
 MAX_IMPORTANT_FIELDS = 3
 
@@ -70,6 +70,6 @@ def set_important_fields(session: Session, user: User, metric_id: int, field_ids
 
 
 def related(session: Session, user: User, metric_id: int) -> dict:
-    """Metabase's related entities of a legacy metric (core.related)."""
+    """Metabase's related entities of a legacy metric (core.content.related)."""
     metric = definitions.fetch(session, user, LegacyMetric, metric_id)
     return core_related.for_legacy_metric(session, user, metric)

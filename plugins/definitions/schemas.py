@@ -3,8 +3,8 @@ the same create, change, archive and revert calls; a metric adds how_is_this_cal
 important fields."""
 from __future__ import annotations
 
-from core.api import Params
-from core.types import Bool, DescriptionStr, Map, NameStr, NonBlankStr, PositiveInt, Str
+from core.http.api import Params
+from core.http.types import Bool, DescriptionStr, Map, NameStr, NonBlankStr, PositiveInt, Str
 
 
 class DefinitionId(Params):

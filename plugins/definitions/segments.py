@@ -4,8 +4,8 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from . import logic as definitions
-from core import related as core_related
-from core.models import Segment, User
+from core.content import related as core_related
+from core.appdb.models import Segment, User
 
 
 def list_segments(session: Session, user: User) -> list[dict]:
@@ -38,6 +38,6 @@ def revert(session: Session, user: User, segment_id: int, revision_id: int) -> d
 
 
 def related(session: Session, user: User, segment_id: int) -> dict:
-    """Metabase's related entities of a segment (core.related)."""
+    """Metabase's related entities of a segment (core.content.related)."""
     segment = definitions.fetch(session, user, Segment, segment_id)
     return core_related.for_segment(session, user, segment)

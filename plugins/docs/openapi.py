@@ -6,7 +6,7 @@ import re
 from pydantic import BaseModel
 
 from core import __version__
-from core.api import Endpoint
+from core.http.api import Endpoint
 
 PATH_PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 REF = "#/components/schemas/{model}"

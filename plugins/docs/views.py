@@ -1,8 +1,8 @@
 """/api/docs and /api/docs/openapi.json."""
 from flask import Response
 
-from core import auth
-from core.api import Api
+from core.http import auth
+from core.http.api import Api
 from .openapi import document
 
 docs_api = Api("docs", __name__, url_prefix="/docs", auth="public")

@@ -1,9 +1,9 @@
-"""E-mail: the SMTP settings that core.mail sends with (invitations now, subscriptions later).
+"""E-mail: the SMTP settings that core.outbound.mail sends with (invitations now, subscriptions later).
 
 Only the settings for now; the /api/email endpoints are not built (absent, 404).
 """
 from core import SettingDef, hookimpl
-from core.errors import Invalid
+from core.http.errors import Invalid
 
 SECURITY = ("none", "ssl", "tls", "starttls")
 
@@ -21,7 +21,7 @@ def _port(value):
 
 
 def _address(value):
-    from core.types import EMAIL_RE
+    from core.http.types import EMAIL_RE
 
     if not EMAIL_RE.match(str(value).strip()):
         raise Invalid({"value": "Invalid value for email-from-address: use an e-mail address."})
@@ -31,7 +31,7 @@ def _address(value):
 def _configured(session):
     from flask import current_app
 
-    from core import mail
+    from core.outbound import mail
 
     return mail.is_configured(current_app.extensions["tessera"].settings, session)
 

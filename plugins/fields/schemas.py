@@ -5,10 +5,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
-from core.api import Params
-from core.semantic_types import valid_coercion, valid_semantic_type
-from core.types import (Bool, BoolStr, Enum, Map, MbType, NameStr, NonBlankDescriptionStr, NonBlankStr,
-                        StoredPositiveInt)
+from core.http.api import Params
+from core.sync.semantic_types import valid_coercion, valid_semantic_type
+from core.http.types import (
+    Bool, BoolStr, Enum, Map, MbType, NameStr, NonBlankDescriptionStr, NonBlankStr, StoredPositiveInt,
+)
 
 
 def _value_pairs(value: Any) -> list:

@@ -10,15 +10,16 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from sqlglot import exp
 
-from core import data_access, field_values, sync
-from core import related as core_related
-from core.analyze import kind
-from core.errors import Invalid, check_404
-from core.field_values import column, query_rows, table_expression
-from core.metadata import database_json, dimension_json, field_json, table_json
-from core.models import Database, Dimension, Field, FieldValues, Table, User
+from core.policy import data_access
+from core.sync import field_values, schema as sync
+from core.content import related as core_related
+from core.sync.analyze import kind
+from core.http.errors import Invalid, check_404
+from core.sync.field_values import column, query_rows, table_expression
+from core.content.metadata import database_json, dimension_json, field_json, table_json
+from core.appdb.models import Database, Dimension, Field, FieldValues, Table, User
 from core.query import access
-from core.semantic_types import COERCIONS, coercible
+from core.sync.semantic_types import COERCIONS, coercible
 
 SEARCH_LIMIT = 1000
 SHOULD_HAVE_VALUES = ("list", "auto-list")
@@ -98,7 +99,7 @@ def update_field(session: Session, state, user: User, field_id: int, changes: di
 
 
 def related(session: Session, user: User, field_id: int) -> dict:
-    """Metabase's related entities of a field (core.related)."""
+    """Metabase's related entities of a field (core.content.related)."""
     field, _ = _field(session, user, field_id)
     return core_related.for_field(session, user, field)
 

@@ -1,6 +1,7 @@
 """/api/field endpoints (the saved-questions field values belong to the cards plugin)."""
-from core import auth, db
-from core.api import Api
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
 
 from . import service
 from .schemas import EditableQuery, FieldId, FieldUpdate, NewDimension, NewValues, RemappingPath, SearchPath, SearchQuery, ValueQuery

@@ -1,6 +1,6 @@
 """The data permission graphs (v1 and v2) and the execution graph: reading and batch updates.
 
-Stored rows are v2 (core.models.permissions). v1 is a view of them and a v1 PUT is translated to v2
+Stored rows are v2 (core.appdb.models.permissions). v1 is a view of them and a v1 PUT is translated to v2
 first. A PUT overlays only the entries sent: for a database set table by table, the tables not named
 keep their values. Each PUT is one transaction that starts by taking the next revision.
 """
@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from core import events
-from core.errors import Invalid, PaymentRequired, check_404
-from core.models import ADMIN_GROUP_ID, Database, DataPermission, PermissionsGroup, Table, User
-from core.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
+from core.assembly import events
+from core.http.errors import Invalid, PaymentRequired, check_404
+from core.appdb.models import ADMIN_GROUP_ID, Database, DataPermission, PermissionsGroup, Table, User
+from core.appdb.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
 
 from . import revisions
 

@@ -1,7 +1,7 @@
 """Groups and memberships: listing, the member lists, adding and removing members.
 
 All Users (1) and Administrators (2) are fixed: they cannot be renamed or deleted, nobody leaves All
-Users, and Administrators membership is superuser status (core.users keeps both in step).
+Users, and Administrators membership is superuser status (core.identity.users keeps both in step).
 """
 from __future__ import annotations
 
@@ -9,16 +9,12 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core import events, permissions, users
-from core.errors import Forbidden, Invalid, NotFound, PaymentRequired, check_404
-from core.models import (
-    ADMIN_GROUP_ID,
-    ALL_USERS_GROUP_ID,
-    Database,
-    DataPermission,
-    PermissionsGroup,
-    PermissionsGroupMembership,
-    User,
+from core.assembly import events
+from core.policy import permissions
+from core.identity import users
+from core.http.errors import Forbidden, Invalid, NotFound, PaymentRequired, check_404
+from core.appdb.models import (
+    ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, Database, DataPermission, PermissionsGroup, PermissionsGroupMembership, User,
 )
 
 MAGIC_GROUPS = {ALL_USERS_GROUP_ID: "all-internal-users", ADMIN_GROUP_ID: "admin"}

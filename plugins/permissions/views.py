@@ -1,7 +1,8 @@
 """/api/permissions: groups and memberships (graph endpoints are in graph_views)."""
-from core import auth, db
-from core.api import Api, Params
-from core.types import Bool, NameStr, PositiveInt
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params
+from core.http.types import Bool, NameStr, PositiveInt
 
 from . import service
 

@@ -13,7 +13,7 @@ import time
 
 from sqlalchemy import insert, select, update
 
-from core.models import Query as QueryStats, QueryExecution
+from core.appdb.models import Query as QueryStats, QueryExecution
 
 log = logging.getLogger("tessera.query.audit")
 IDLE_SECONDS = 2.0
@@ -87,7 +87,7 @@ def write(db, item: dict) -> None:
 
 
 def record(context, result, error: BaseException | None = None) -> None:
-    from core.auth import tessera
+    from core.http.auth import tessera
 
     error = error or (result.error if result is not None else None)
     running_time = result.running_time if result is not None else int((time.monotonic() - context.started) * 1000)

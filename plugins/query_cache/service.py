@@ -5,7 +5,7 @@ import datetime as dt
 
 import orjson
 
-from core.models import QueryCache, utcnow
+from core.appdb.models import QueryCache, utcnow
 from core.query.processor import Result, setting
 from core.query.results import json_rows
 

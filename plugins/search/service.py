@@ -2,7 +2,7 @@
 
 Each kind is a function that returns result dicts (with private `_texts`, `_pinned`, `_updated`
 keys for scoring). Permissions: cards and collections through the collections they live in,
-databases and tables through data access (core.permissions); nothing else is ever a candidate.
+databases and tables through data access (core.policy.permissions); nothing else is ever a candidate.
 Adding dashboards is one more function in SOURCES.
 """
 from __future__ import annotations
@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, aliased, load_only
 
-from core import bookmarks, permissions
-from core.collections import Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids
-from core.models import Card, Collection, Database, Revision, Segment, Table, User, utcnow
-from core.paging import Paging
+from core.content import bookmarks
+from core.policy import permissions
+from core.content.collections import (
+    Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids,
+)
+from core.appdb.models import Card, Collection, Database, Revision, Segment, Table, User, utcnow
+from core.http.paging import Paging
 
 from . import scoring
 

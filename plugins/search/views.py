@@ -1,8 +1,9 @@
 """GET /api/search."""
-from core import auth, db
-from core.api import Api
-from core.paging import PagingParams, paging
-from core.types import BoolStr, Enum, PositiveInt, Str
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
+from core.http.paging import PagingParams, paging
+from core.http.types import BoolStr, Enum, PositiveInt, Str
 
 from . import service
 

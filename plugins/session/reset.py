@@ -1,6 +1,6 @@
 """Password reset: asking for a reset link by e-mail, checking a token, setting the password with it.
 
-Tokens come from core.users (single use, 48 hours, stored hashed); invitations use the same tokens.
+Tokens come from core.identity.users (single use, 48 hours, stored hashed); invitations use the same tokens.
 forgot_password answers the same whether or not the address belongs to anyone, so it reveals no
 accounts; it refuses only when the instance has no e-mail, which says nothing about any user.
 """
@@ -11,10 +11,12 @@ import logging
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import auth, mail, users
-from core.errors import Invalid
-from core.models import User
-from core.settings import SettingsRegistry
+from core.http import auth
+from core.outbound import mail
+from core.identity import users
+from core.http.errors import Invalid
+from core.appdb.models import User
+from core.assembly.settings import SettingsRegistry
 
 log = logging.getLogger("tessera.session")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from flask import current_app
 
-from core.errors import Invalid
-from core.passwords import complexity
+from core.http.errors import Invalid
+from core.identity.passwords import complexity
 
 LOCALES = [["en", "English"], ["de", "German"], ["es", "Spanish"], ["fr", "French"], ["it", "Italian"],
            ["ja", "Japanese"], ["nl", "Dutch"], ["pt_BR", "Portuguese (Brazil)"], ["zh", "Chinese"]]

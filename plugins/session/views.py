@@ -1,10 +1,11 @@
 """/api/session and /api/health."""
 from flask import request
-from core import auth, db
-from core.api import Api, Params, json_response
-from core.errors import NotFound
-from core.types import Bool, Email, NonBlankStr, Str
-from core.throttle import Throttler
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params, json_response
+from core.http.errors import NotFound
+from core.http.types import Bool, Email, NonBlankStr, Str
+from core.http.throttle import Throttler
 
 from . import reset
 

@@ -3,9 +3,10 @@ from typing import Any
 
 from pydantic import RootModel
 
-from core import auth, db
-from core.api import Api, Params
-from core.types import NonBlankStr
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params
+from core.http.types import NonBlankStr
 
 from . import service
 

@@ -9,10 +9,10 @@ from flask import current_app
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from core import users
-from core.errors import ApiError, Invalid
-from core.models import Setting
-from core.passwords import constant_time_equals
+from core.identity import users
+from core.http.errors import ApiError, Invalid
+from core.appdb.models import Setting
+from core.identity.passwords import constant_time_equals
 
 TOKEN_KEY = "setup-token"
 ALREADY_SET_UP = ("The /api/setup route can only be used to create the first user, however a user currently exists.")
@@ -41,7 +41,7 @@ def has_user_setup(session: Session) -> bool:
 
 def set_up(session: Session, *, token: str, user: dict, prefs: dict) -> tuple:
     """Create the first superuser and its session; returns (user, session token)."""
-    from core import auth
+    from core.http import auth
 
     if users.has_users(session):
         raise AlreadySetUp()

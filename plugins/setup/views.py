@@ -1,7 +1,8 @@
 """/api/setup."""
-from core import auth, db
-from core.api import Api, Params, json_response
-from core.types import Email, NameStr, NonBlankStr, Str
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params, json_response
+from core.http.types import Email, NameStr, NonBlankStr, Str
 
 from . import service
 

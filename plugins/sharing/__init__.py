@@ -1,6 +1,6 @@
 """Public links and signed embedding: the settings that switch them on and hold the embedding key.
 
-The guards every sharing endpoint calls live in core.sharing, so cards and dashboards check them
+The guards every sharing endpoint calls live in core.policy.sharing, so cards and dashboards check them
 without importing this plugin.
 """
 from core import SettingDef, hookimpl

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from core.errors import Invalid
+from core.http.errors import Invalid
 
 HEX_64 = re.compile(r"^[0-9a-fA-F]{64}$")
 

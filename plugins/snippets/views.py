@@ -1,9 +1,10 @@
 """/api/native-query-snippet endpoints."""
 from __future__ import annotations
 
-from core import auth, db
-from core.api import Api, Params
-from core.types import Bool, BoolStr, DescriptionStr, NameStr, PositiveInt, Str
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params
+from core.http.types import Bool, BoolStr, DescriptionStr, NameStr, PositiveInt, Str
 
 from . import service
 

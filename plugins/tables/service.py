@@ -5,11 +5,14 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import crypto, data_access, field_values, segments, sync
-from core import related as core_related
-from core.errors import Invalid, check_404
-from core.metadata import database_json, dimension_json, field_json, ordered_fields, table_json
-from core.models import Database, Dimension, Field, Table, User
+from core.driver import crypto
+from core.policy import data_access
+from core.sync import field_values, schema as sync
+from core.content import segments
+from core.content import related as core_related
+from core.http.errors import Invalid, check_404
+from core.content.metadata import database_json, dimension_json, field_json, ordered_fields, table_json
+from core.appdb.models import Database, Dimension, Field, Table, User
 
 EDITABLE = ("display_name", "entity_type", "visibility_type", "field_order", "description", "caveats",
             "points_of_interest", "show_in_getting_started")
@@ -130,7 +133,7 @@ def fks(session: Session, user: User, table_id: int) -> list[dict]:
 
 
 def related(session: Session, user: User, table_id: int) -> dict:
-    """Metabase's related entities of a table (core.related)."""
+    """Metabase's related entities of a table (core.content.related)."""
     return core_related.for_table(session, user, _readable_table(session, user, table_id))
 
 

@@ -1,6 +1,7 @@
 """/api/table endpoints (virtual card__ tables belong to the cards plugin)."""
-from core import auth, db
-from core.api import Api
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api
 
 from . import service
 from .schemas import EditableQuery, FieldOrderBody, QueryMetadataQuery, TableId, TablesUpdate, TableUpdate

@@ -8,10 +8,10 @@ from collections import defaultdict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.collections import Access, collection_json
-from core.models import Timeline, TimelineEvent, User
-from core.timelines import shown_icon
-from core.users import creator_json
+from core.content.collections import Access, collection_json
+from core.appdb.models import Timeline, TimelineEvent, User
+from core.content.timelines import shown_icon
+from core.identity.users import creator_json
 
 
 def _creators(session: Session, rows) -> dict[int, dict | None]:

@@ -1,6 +1,6 @@
 """/api/user: the users of this instance. Owns the user-visibility setting."""
 from core import SettingDef, hookimpl
-from core.errors import Invalid
+from core.http.errors import Invalid
 
 from .views import user_api
 

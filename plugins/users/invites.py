@@ -1,6 +1,6 @@
 """Invitation e-mails: a link with a fresh single-use token that lets the new user choose a password.
 
-Sent through core.mail with the SMTP settings. Without them the caller is told with a 400; an
+Sent through core.outbound.mail with the SMTP settings. Without them the caller is told with a 400; an
 invitation is never reported as sent when it was not.
 """
 from __future__ import annotations
@@ -9,10 +9,11 @@ import logging
 
 from sqlalchemy.orm import Session
 
-from core import mail, users
-from core.errors import Invalid
-from core.models import User
-from core.settings import SettingsRegistry
+from core.outbound import mail
+from core.identity import users
+from core.http.errors import Invalid
+from core.appdb.models import User
+from core.assembly.settings import SettingsRegistry
 
 log = logging.getLogger("tessera.users")
 

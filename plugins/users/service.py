@@ -10,9 +10,13 @@ import re
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from core import events, permissions, users
-from core.errors import ApiError, Forbidden, Invalid, NotFound
-from core.models import ALL_USERS_GROUP_ID, ADMIN_GROUP_ID, Collection, PermissionsGroup, PermissionsGroupMembership, User
+from core.assembly import events
+from core.policy import permissions
+from core.identity import users
+from core.http.errors import ApiError, Forbidden, Invalid, NotFound
+from core.appdb.models import (
+    ALL_USERS_GROUP_ID, ADMIN_GROUP_ID, Collection, PermissionsGroup, PermissionsGroupMembership, User,
+)
 
 from .shapes import detail_json, manager_json, public_json
 
@@ -265,7 +269,7 @@ def change_password(session: Session, caller: User, user_id: int, password: str,
                     hasher, check_rules) -> str | None:
     """Set a new password and end every session of the user; returns a new session token when the
     user changed their own password (so they stay logged in), else None."""
-    from core import auth
+    from core.http import auth
 
     target = personal_user(session, user_id, active_only=True)
     is_self = caller.id == target.id

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.models import User
-from core.users import personal_collection_id
+from core.appdb.models import User
+from core.identity.users import personal_collection_id
 
 
 def public_json(user: User) -> dict:

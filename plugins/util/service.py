@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.models import Base
+from core.appdb.models import Base
 
 log = logging.getLogger("tessera.feedback")
 

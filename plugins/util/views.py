@@ -1,7 +1,8 @@
 """/api/util endpoints."""
-from core import auth, db
-from core.api import Api, Params
-from core.types import NonBlankStr, Str
+from core.http import auth
+from core.appdb import db
+from core.http.api import Api, Params
+from core.http.types import NonBlankStr, Str
 
 from . import service
 

@@ -3,9 +3,9 @@ import datetime as dt
 
 import pytest
 
-from core import analyze
-from core.humanize import humanize, is_generated
-from core.schedules import cron_to_schedule, schedule_to_cron
+from core.sync import analyze
+from core.sync.humanize import humanize, is_generated
+from core.sync.schedules import cron_to_schedule, schedule_to_cron
 
 
 def test_humanize():

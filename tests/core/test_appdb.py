@@ -3,7 +3,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import select
 
-from core.models import Base, PermissionsGroup
+from core.appdb.models import Base, PermissionsGroup
 from core.testing import ApiClient, setup_admin
 
 
@@ -44,8 +44,8 @@ def test_app_db_file_is_kept_from_data_sources(tmp_path):
 
     from sqlalchemy.dialects import postgresql, sqlite
 
-    from core.driver import ConnectionPolicy
-    from core.models.base import UTCDateTime
+    from core.driver.base import ConnectionPolicy
+    from core.appdb.models.base import UTCDateTime
 
     elsewhere = tmp_path / "elsewhere" / "app.db"
     data_dir = tmp_path / "data"

@@ -1,4 +1,4 @@
-"""core.connections inside an app: validation errors, cached engines, pools, can_connect messages."""
+"""core.driver.connections inside an app: validation errors, cached engines, pools, can_connect messages."""
 from __future__ import annotations
 
 import sqlite3
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from core import connections, crypto
-from core.errors import Invalid, NotFound
+from core.driver import connections, crypto
+from core.http.errors import Invalid, NotFound
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import stat
 import pytest
 from cryptography.fernet import Fernet
 
-from core import crypto
+from core.driver import crypto
 from drivers.sqlite import SQLiteDriver
 
 
@@ -59,7 +59,7 @@ def test_mask_and_merge():
 
 @pytest.mark.security_row(16)
 def test_weak_configured_key_stops_startup(app_config):
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     with pytest.raises(crypto.EncryptionKeyError):
         create_app({**app_config, "TESSERA_ENCRYPTION_KEY": "CHANGE_ME_TO_A_COMPLEX_RANDOM_SECRET"})

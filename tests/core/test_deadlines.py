@@ -1,10 +1,10 @@
-"""core.deadlines: callbacks fire once at their time, never after cancel(), from one thread."""
+"""core.driver.deadlines: callbacks fire once at their time, never after cancel(), from one thread."""
 from __future__ import annotations
 
 import threading
 import time
 
-from core.deadlines import PURGE_AT, Deadlines
+from core.driver.deadlines import PURGE_AT, Deadlines
 
 
 def test_fires_in_due_order_and_once():

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from core import disconnects
-from core.models import QueryExecution
+from core.driver import disconnects
+from core.appdb.models import QueryExecution
 from core.testing import (ADMIN_EMAIL, ADMIN_PASSWORD, mariadb_data_source, postgres_data_source, setup_admin, sqlite_file,
                           wait_for_sync)
 

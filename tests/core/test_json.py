@@ -3,7 +3,7 @@ import datetime as dt
 import decimal
 import json
 
-from core.api import dumps
+from core.http.api import dumps
 
 
 def test_datetimes_are_utc_with_z():

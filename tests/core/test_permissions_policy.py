@@ -1,7 +1,8 @@
-"""core.permissions: the policy every plugin asks, including the check_permission hook and the
+"""core.policy.permissions: the policy every plugin asks, including the check_permission hook and the
 sandboxed-user rules of /api/user."""
-from core import hookimpl, permissions
-from core.models import DataPermission, User
+from core import hookimpl
+from core.policy import permissions
+from core.appdb.models import DataPermission, User
 from core.testing import add_collection, add_database, make_user
 
 
@@ -108,7 +109,7 @@ def test_sandboxed_user_sees_only_self(app, admin, user):
 
 
 def test_cached_answers_follow_membership_and_commits(app, admin, user):
-    from core import users
+    from core.identity import users
 
     db_id, (table_id,) = add_database(app)
     gid = admin.post("/api/permissions/group", json={"name": "Natives"}).json["id"]

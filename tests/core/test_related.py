@@ -1,7 +1,7 @@
-"""core.related without the API: context-bearing clauses, similarity and the interesting mix."""
+"""core.content.related without the API: context-bearing clauses, similarity and the interesting mix."""
 import random
 
-from core.related import Candidate, interesting_mix, query_forms, rank, similarity
+from core.content.related import Candidate, interesting_mix, query_forms, rank, similarity
 
 
 def query(**inner):

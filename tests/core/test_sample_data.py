@@ -3,7 +3,7 @@ import hashlib
 import sqlite3
 import time
 
-from core import sample_data
+from core.sync import sample_data
 
 
 def content_digest(path) -> str:

@@ -4,8 +4,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from core.auth import hash_token
-from core.models import LoginSession
+from core.http.auth import hash_token
+from core.appdb.models import LoginSession
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD
 
 
@@ -104,7 +104,7 @@ def test_expired_session_is_rejected(app, client, admin):
         row = session.get(LoginSession, hash_token(token))
         row.created_at = row.created_at - dt.timedelta(minutes=app.config["TESSERA_MAX_SESSION_AGE"] + 1)
     assert client.get("/api/user/current", headers={"X-Metabase-Session": token}).status_code == 401
-    # The expired row goes after the response (core.deferred), not by a commit inside the request.
+    # The expired row goes after the response (core.appdb.deferred), not by a commit inside the request.
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         assert session.get(LoginSession, hash_token(token)) is None
 
@@ -145,7 +145,7 @@ def test_throttle_by_ip_after_fifty_usernames(app, client, admin):
 
 @pytest.mark.security_row(17)
 def test_throttle_can_be_disabled(app_config, tmp_path):
-    from core.app import create_app
+    from core.assembly.app import create_app
     from core.testing import ApiClient, setup_admin
 
     app = create_app({**app_config, "TESSERA_DISABLE_SESSION_THROTTLE": True})
@@ -157,7 +157,7 @@ def test_throttle_can_be_disabled(app_config, tmp_path):
 
 
 def test_deactivated_user_cannot_log_in(app, client, admin):
-    from core.models import User
+    from core.appdb.models import User
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         session.scalar(select(User).where(User.email == ADMIN_EMAIL)).is_active = False
@@ -169,8 +169,8 @@ def test_deactivated_user_cannot_log_in(app, client, admin):
 
 @pytest.mark.security_row(20)
 def test_password_hash_is_argon2id_and_upgraded_when_cost_changes(app, client, admin):
-    from core.models import User
-    from core.passwords import Hasher
+    from core.appdb.models import User
+    from core.identity.passwords import Hasher
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:

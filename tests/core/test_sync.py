@@ -1,7 +1,7 @@
-"""core.sync: what a sync stores, what it keeps when things vanish or fail, and the value limits."""
+"""core.sync.schema: what a sync stores, what it keeps when things vanish or fail, and the value limits."""
 import sqlite3
 
-from core import sync
+from core.sync import schema as sync
 from core.testing import sqlite_file, wait_for_sync
 
 
@@ -54,7 +54,7 @@ def test_failed_sync_keeps_metadata_and_records_error(app, admin):
     wait_for_sync(app)
     assert metadata(admin, db_id) == before
     state = app.extensions["tessera"]
-    from core.models import Database
+    from core.appdb.models import Database
 
     with state.db.session() as session:
         row = session.get(Database, db_id)
@@ -105,7 +105,7 @@ def test_value_limits(app, admin):
 def test_after_sync_hook_and_foreground(app_config, tmp_path, monkeypatch):
     from tests.support import write_plugin
 
-    from core.app import create_app
+    from core.assembly.app import create_app
     from core.testing import setup_admin
 
     record = tmp_path / "synced.txt"

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import func, select
 
-from core.models import ThrottleAttempt
+from core.appdb.models import ThrottleAttempt
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, setup_admin
 
 
@@ -18,7 +18,7 @@ class FakeClock:
 
 def second_instance(app):
     """Another app (as another worker or server would be) on the same app DB."""
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     config = {key: value for key, value in app.config.items() if key.startswith("TESSERA_")}
     return create_app({**config, "TESSERA_RUN_MIGRATIONS": False})
@@ -111,7 +111,7 @@ def test_expired_attempts_are_deleted_on_write(two_apps):
 
 
 def test_disabled_throttle_records_nothing(any_app):
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     setup_admin(any_app)
     config = {key: value for key, value in any_app.config.items() if key.startswith("TESSERA_")}

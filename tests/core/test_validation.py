@@ -6,8 +6,8 @@ from tests.support import write_plugin
 ECHO = '''
 from typing import Any
 from core import hookimpl
-from core.api import Api, Params
-from core.types import BoolStr, Bool, Email, Enum, JsonStr, Map, NonBlankStr, PositiveInt, Str
+from core.http.api import Api, Params
+from core.http.types import BoolStr, Bool, Email, Enum, JsonStr, Map, NonBlankStr, PositiveInt, Str
 
 api = Api("echo", __name__, url_prefix="/echo", auth="public")
 
@@ -46,7 +46,7 @@ def register_routes():
 
 @pytest.fixture
 def echo(app_config, tmp_path, monkeypatch):
-    from core.app import create_app
+    from core.assembly.app import create_app
     from core.testing import ApiClient
 
     name = write_plugin(tmp_path, monkeypatch, ECHO)

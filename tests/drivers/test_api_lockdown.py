@@ -70,7 +70,7 @@ def test_file_paths_outside_the_rules_are_400_through_the_api(app, admin, path):
 @pytest.mark.security_row(9)
 def test_the_app_database_cannot_be_registered_through_the_api(app_config):
     """Even when the allowed directory holds the app DB, its file (or a link to it) is refused."""
-    from core.app import create_app
+    from core.assembly.app import create_app
     from core.testing import setup_admin
 
     data_dir = Path(app_config["TESSERA_DATA_DIR"])

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core import connections
-from core.driver import ConnectionPolicy, QueryError
-from core.errors import Invalid
+from core.driver import connections
+from core.driver.base import ConnectionPolicy, QueryError
+from core.http.errors import Invalid
 from drivers.sqlite import SQLiteDriver
 
 
@@ -111,7 +111,7 @@ def test_every_lockdown_layer_is_in_place(files):
 
 @pytest.mark.security_row(24)
 def test_timeout_stops_a_runaway_statement(engine):
-    from core.driver import QueryTimeout
+    from core.driver.base import QueryTimeout
     import time
 
     started = time.monotonic()

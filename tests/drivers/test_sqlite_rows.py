@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import connections
-from core.driver import ConnectionPolicy, CsvLayout, QueryError, QueryTimeout
+from core.driver import connections
+from core.driver.base import ConnectionPolicy, CsvLayout, QueryError, QueryTimeout
 from core.export import csv as csv_export
 from drivers import sqlite_rows
 from drivers.sqlite import SQLiteDriver

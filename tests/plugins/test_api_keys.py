@@ -4,7 +4,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from core.models import ApiKey
+from core.appdb.models import ApiKey
 
 
 @pytest.mark.security_row(22)

@@ -2,7 +2,7 @@
 items do to bookmarks; GET /api/card?f=bookmarked and the `bookmark` flag of search results."""
 from sqlalchemy import update
 
-from core.models import ALL_USERS_GROUP_ID, Card
+from core.appdb.models import ALL_USERS_GROUP_ID, Card
 from core.testing import make_user
 from tests.plugins.test_collections import add_card, create, set_perm, store
 

@@ -3,7 +3,7 @@ with its cascade, items (models, sorting, pinning, paging), the tree, personal c
 namespaces, and what users with fewer rights see."""
 from sqlalchemy import delete, select
 
-from core.models import ALL_USERS_GROUP_ID, Card, CollectionPermission, Revision
+from core.appdb.models import ALL_USERS_GROUP_ID, Card, CollectionPermission, Revision
 from core.testing import make_user
 
 
@@ -489,7 +489,7 @@ def test_graph_routes_coexist_with_collection_routes(app, admin):
 
 def test_check_permission_hook_is_honoured_in_listings(app_config, tmp_path, monkeypatch):
     """A plugin's check_permission verdict overrules the rows in lists, items, the tree and search."""
-    from core.app import create_app
+    from core.assembly.app import create_app
     from core.testing import setup_admin
     from tests.support import write_plugin
 
@@ -499,8 +499,8 @@ def test_check_permission_hook_is_honoured_in_listings(app_config, tmp_path, mon
         @hookimpl
         def check_permission(user, action, obj):
             if obj.get("model") == "collection" and obj.get("id") is not None and not user.is_superuser:
-                from core.db import session
-                from core.models import Collection
+                from core.appdb.db import session
+                from core.appdb.models import Collection
                 collection = session().get(Collection, obj["id"])
                 if collection is not None and collection.name.startswith("Embargoed"):
                     return False

@@ -228,7 +228,7 @@ def test_humanization_strategy_none(app, admin):
 
 
 def test_first_start_adds_sample_once(app_config, sample_database_template):
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     config = {**app_config, "TESSERA_LOAD_SAMPLE_DATABASE": True}
     first = create_app(config)

@@ -42,7 +42,7 @@ def test_invite_sent_over_smtp(app, admin, smtp_server):
     body = message.get_payload(decode=True).decode()
     token = re.search(r"https://bi\.example\.com/auth/reset_password/(\S+)#new", body).group(1)
     # the link's token is the user's current reset token; the first invitation's token is dead
-    from core import users
+    from core.identity import users
 
     state = app.extensions["tessera"]
     with state.db.session() as session:

@@ -73,7 +73,7 @@ def test_invited_user_chooses_a_password_and_deactivated_users_cannot(app, admin
 def test_expired_token_is_invalid(app, admin, user, smtp_server):
     import datetime as dt
 
-    from core.models import User
+    from core.appdb.models import User
 
     configure(admin, smtp_server)
     app.test_client().post("/api/session/forgot_password", json={"email": "user@example.com"})

@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import delete
 
 from core import hookimpl
-from core.models import ALL_USERS_GROUP_ID, DataPermission
+from core.appdb.models import ALL_USERS_GROUP_ID, DataPermission
 from core.testing import make_user
 from tests.plugins.test_collections import create, set_perm, store
 from tests.plugins.definitions.support import grant_data_model

@@ -2,7 +2,7 @@
 available_models, archived items, filters, paging, and permission filtering."""
 from sqlalchemy import update
 
-from core.models import ALL_USERS_GROUP_ID, Database, DataPermission, Table
+from core.appdb.models import ALL_USERS_GROUP_ID, Database, DataPermission, Table
 from core.testing import make_user
 from tests.plugins.test_collections import add_card, create, set_perm, store
 
@@ -124,7 +124,7 @@ def test_filters_by_database_creator_and_editor(app, admin):
     db_id, _ = add_database(app, "Filter db", ["filtered"])
     add_card(app, "Filter by db", query={"type": "query", "database": db_id})
     with app.app_context(), store(app).session() as session:
-        from core.models import Card
+        from core.appdb.models import Card
 
         session.execute(update(Card).where(Card.name == "Filter by db").values(database_id=db_id))
     add_card(app, "Filter by creator", creator_id=user.user["id"], editor_id=user.user["id"])
@@ -183,12 +183,12 @@ def test_a_new_user_finds_things_through_search_and_the_tree(app, admin):
 
 
 def test_table_level_data_access_decides_which_tables_are_found(app, admin):
-    """Tables are filtered in bulk (core.permissions.tables_with_data_access); the answer must be
+    """Tables are filtered in bulk (core.policy.permissions.tables_with_data_access); the answer must be
     can_see_data's for every table, with rows set table by table."""
     from sqlalchemy import delete, select
 
-    from core import permissions
-    from core.models import User
+    from core.policy import permissions
+    from core.appdb.models import User
 
     user = make_user(app)
     db_id, (open_t, blocked_t, unlisted_t) = add_database(app, "Granular", ["granular_a", "granular_b", "granular_c"])

@@ -3,19 +3,19 @@ import re
 
 import pytest
 
-from core import sharing
-from core.errors import Invalid
+from core.policy import sharing
+from core.http.errors import Invalid
 
 
 def test_public_sharing_off_by_default_then_on(app, admin):
     with app.app_context():
-        from core.db import session
+        from core.appdb.db import session
 
         with pytest.raises(Invalid, match="Public sharing is not enabled."):
             sharing.check_public_sharing(session())
     assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code == 204
     with app.app_context():
-        from core.db import session
+        from core.appdb.db import session
 
         sharing.check_public_sharing(session())
 
@@ -29,7 +29,7 @@ def test_enabling_embedding_generates_a_secret(app, admin):
     listed = next(r for r in admin.get("/api/setting").json if r["key"] == "embedding-secret-key")
     assert secret not in str(listed["value"])
     with app.app_context():
-        from core.db import session
+        from core.appdb.db import session
 
         sharing.check_embedding(session())
         assert sharing.embedding_secret(session()) == secret
@@ -43,11 +43,11 @@ def test_secret_key_must_be_64_hex(admin):
 
 
 def test_guards_report_off_when_the_plugin_is_disabled(app_config):
-    from core.app import create_app
+    from core.assembly.app import create_app
 
     app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.sharing"})
     with app.app_context():
-        from core.db import session
+        from core.appdb.db import session
 
         assert sharing.public_sharing_enabled(session()) is False
         with pytest.raises(Invalid, match="Embedding is not enabled."):

@@ -147,7 +147,7 @@ def test_update_user(app, admin, user):
     assert ignored.json["is_superuser"] is False and ignored.json["login_attributes"] is None
     assert user.put(f"/api/user/{uid}", json={"user_group_memberships": [{"id": 1}, {"id": 2}]}).status_code == 403
     personal = admin.get(f"/api/user/{uid}").json["personal_collection_id"]
-    from core.models import Collection
+    from core.appdb.models import Collection
 
     with app.extensions["tessera"].db.session() as session:
         assert session.get(Collection, personal).name == "Ulrike User's Personal Collection"

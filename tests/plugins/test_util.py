@@ -19,7 +19,7 @@ def test_password_check(client):
 
 
 def test_common_password_list_is_large_and_lowercase():
-    from core.passwords import common_passwords
+    from core.identity.passwords import common_passwords
 
     words = common_passwords()
     assert len(words) >= 10_000
@@ -27,7 +27,7 @@ def test_common_password_list_is_large_and_lowercase():
 
 
 def test_strong_complexity_level():
-    from core.passwords import is_valid
+    from core.identity.passwords import is_valid
 
     assert not is_valid("abcdefg1", "strong")
     assert is_valid("abCDefg1!", "strong")
@@ -61,7 +61,7 @@ def test_connection_pool_info(admin):
 
 
 def test_entity_id_translation(app, admin):
-    from core.models import Collection
+    from core.appdb.models import Collection
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         collection = Collection(name="Shared", entity_id="abcdefghijklmnopqrstu")

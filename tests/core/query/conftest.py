@@ -2,7 +2,7 @@
 
 `samples` puts tests.core.query.sample on the four engines (a SQLite file, a DuckDB file, and on the
 loopback servers a uniquely named PostgreSQL database and MariaDB database, dropped afterwards) and
-syncs each with core.sync. `sqlite_sample` and `appdb` write metadata rows directly, for tests of the
+syncs each with core.sync.schema. `sqlite_sample` and `appdb` write metadata rows directly, for tests of the
 compiler alone.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import pytest
 import sqlalchemy as sa
 
-from core.db import AppDatabase
+from core.appdb.db import AppDatabase
 from core.testing import require_mariadb, require_postgres
 
 from . import sample
@@ -78,7 +78,7 @@ def sqlite_sample(appdb, tmp_path_factory):
 
 def synced_ids(session, database_id: int) -> dict:
     """"$T.C" / "$$T" -> id from the Table and Field rows sync wrote."""
-    from core.models.database import Field, Table
+    from core.appdb.models.database import Field, Table
 
     ids = {"database": database_id}
     for table in session.scalars(sa.select(Table).where(Table.db_id == database_id)):
@@ -93,9 +93,10 @@ def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
     """The sample data on all four engines, registered and synced as a user would (sync writes the
     tables, fields, types and fingerprints), queried through the locked-down engines Tessera opens.
     PostgreSQL and MariaDB get their own database and unprivileged user, dropped afterwards."""
-    from core import connections, crypto, sync
-    from core.app import create_app
-    from core.models.database import Database, Field
+    from core.driver import connections, crypto
+    from core.sync import schema as sync
+    from core.assembly.app import create_app
+    from core.appdb.models.database import Database, Field
     from core.testing import FAST_HASHING, mariadb_data_source, postgres_data_source
 
     require_postgres()

@@ -1,7 +1,7 @@
 """A reduced copy of the Sample Database (PRODUCTS, PEOPLE, ORDERS) loaded into one engine, and the
 Database/Table/Field rows a sync would write, for compiler and conformance tests.
 
-The rows come from core.sample_data's seeded generator (every 50th order and what it references)
+The rows come from core.sync.sample_data's seeded generator (every 50th order and what it references)
 plus a few crafted rows, so every engine gets the same values and Python can compute expected
 answers from `ROWS`. Refs in test queries are written "$ORDERS.TOTAL" (field id) and
 "$$ORDERS" (table id) and resolved per engine by `resolve`.
@@ -14,7 +14,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from core.models.database import Database, Field, Table
+from core.appdb.models.database import Database, Field, Table
 
 
 # name -> (sqlalchemy type, base type, semantic type, fk "TABLE.COLUMN" or None)
@@ -80,13 +80,13 @@ NOW = dt.datetime(2025, 6, 18, 15, 30, 0)  # a Wednesday: the clock relative fil
 
 
 def _generated() -> dict[str, list[dict]]:
-    """A reduced, deterministic subset of the Sample Database (core.sample_data): every 50th order,
+    """A reduced, deterministic subset of the Sample Database (core.sync.sample_data): every 50th order,
     with the people and products it references."""
     import sqlite3
     import tempfile
     from pathlib import Path
 
-    from core import sample_data
+    from core.sync import sample_data
 
     with tempfile.TemporaryDirectory() as directory:
         path = sample_data.generate(Path(directory) / "sample.db")
@@ -235,8 +235,8 @@ def register(session, engine_name: str, schema: str | None) -> dict[str, int]:
 
 
 def coerce(field: Field, strategy: str | None) -> None:
-    """Give a field a coercion strategy and the effective type it produces (core.semantic_types)."""
-    from core.semantic_types import COERCIONS
+    """Give a field a coercion strategy and the effective type it produces (core.sync.semantic_types)."""
+    from core.sync.semantic_types import COERCIONS
 
     if strategy:
         field.coercion_strategy = strategy

@@ -14,8 +14,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from core.errors import Invalid
-from core.models import User
+from core.http.errors import Invalid
+from core.appdb.models import User
 from core.query import access
 from core.query.cards import expand as expand_cards
 from core.query.compiler import apply_limit, compile_query
@@ -342,8 +342,8 @@ def test_native_query_is_not_compiled(metadata):
 @pytest.fixture(scope="module")
 def cards(appdb, sqlite_sample):
     """Saved questions over the SQLite sample: an MBQL one, a native one, one sourcing itself."""
-    from core.models.card import Card
-    from core.users import create_user
+    from core.appdb.models.card import Card
+    from core.identity.users import create_user
 
     ids = sqlite_sample.ids
     with appdb.session() as session:
@@ -639,7 +639,7 @@ def test_coercion_sql_per_dialect(engine):
 
 def test_coercion_of_an_implicitly_joined_field(metadata):
     """A field reached through a foreign key is converted too (Metabase converts every field read from a table)."""
-    from core.models.database import Field
+    from core.appdb.models.database import Field
 
     session, ids = metadata
     i = ids["postgres"]

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import pytest
 
-from core.errors import Invalid
+from core.http.errors import Invalid
 from core.query import temporal
 from core.query.compiler import compile_query
 from core.query.mbql import normalize
@@ -996,7 +996,7 @@ def test_named_time_zones(samples, engine):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_synced_metadata_feeds_the_compiler(samples, engine):
     """The table above runs on metadata written by sync: what the compiler relies on is there."""
-    from core.models.database import Field
+    from core.appdb.models.database import Field
 
     sample_db = samples[engine]
     ids = sample_db.ids
@@ -1066,7 +1066,7 @@ MACRO_CASES = [
 def macro_samples(samples):
     """Per engine: the segments and metric cards of MACRO_DEFINITIONS over that engine's ORDERS,
     their ids added to the engine's template ids."""
-    from core.models import Card, Segment, User
+    from core.appdb.models import Card, Segment, User
 
     session = samples["sqlite"].session
     creator = User(email="macros@example.com", first_name="Mac", last_name="Ros")
@@ -1110,7 +1110,7 @@ QUANTITY_NAMES = {1: "one", 2: "two"}
 def remap_samples(samples):
     """Per engine: ORDERS.PRODUCT_ID shown as PRODUCTS.TITLE (external), ORDERS.QUANTITY 1 and 2 named
     (internal; other quantities unnamed). Removed again afterwards."""
-    from core.models import Dimension, FieldValues
+    from core.appdb.models import Dimension, FieldValues
 
     session = samples["sqlite"].session
     rows = []

@@ -1,11 +1,11 @@
 """Hostile MBQL never crashes the normaliser or the compiler: any input either compiles or is a 400
-(core.errors.Invalid). Shapes are generated from real clause names with arbitrary arguments."""
+(core.http.errors.Invalid). Shapes are generated from real clause names with arbitrary arguments."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core.errors import Invalid
+from core.http.errors import Invalid
 from core.query.compiler import compile_query
 from core.query.mbql import normalize
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import Invalid
+from core.http.errors import Invalid
 from core.query.mbql import normalize
 
 

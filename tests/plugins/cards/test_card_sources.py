@@ -78,7 +78,7 @@ def test_cycles_fail_cleanly_at_run_time(app, user, warehouse):
     a = user.post("/api/card", json=card_body("A", mbql_query(db, **{"source-table": warehouse["people"]}))).json
     b = user.post("/api/card", json=card_body("B", mbql_query(db, **{"source-table": f"card__{a['id']}"}))).json
     # Written behind the API's back (the API refuses it), as an old or imported row could be.
-    from core.models import Card
+    from core.appdb.models import Card
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         session.execute(update(Card).where(Card.id == a["id"]).values(

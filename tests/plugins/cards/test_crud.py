@@ -8,7 +8,7 @@ from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F4
 
 
 def revisions(app, card_id):
-    from core.models import Revision
+    from core.appdb.models import Revision
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         return list(session.scalars(select(Revision).where(Revision.model == "Card", Revision.model_id == card_id)

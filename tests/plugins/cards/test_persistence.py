@@ -73,8 +73,8 @@ def test_sqlite_model_persistence(app, app_config, admin, user, warehouse):
 
 
 def test_postgres_model_persistence(app, admin, user):
-    from core.crypto import encrypt_details
-    from core.models import Database
+    from core.driver.crypto import encrypt_details
+    from core.appdb.models import Database
 
     with postgres_data_source("tessera_cards") as source:
         engine = create_engine(source.admin_url, isolation_level="AUTOCOMMIT")
@@ -111,7 +111,7 @@ def test_postgres_model_persistence(app, admin, user):
         with engine.connect() as conn:
             assert conn.execute(text("SELECT to_regclass(:t)"), {"t": f'tessera_cache.model_{model["id"]}'}).scalar() is None
         assert admin.post(f"/api/database/{db}/unpersist").status_code == 204
-        from core.connections import dispose
+        from core.driver.connections import dispose
 
         with app.app_context():
             dispose(db)
@@ -119,8 +119,8 @@ def test_postgres_model_persistence(app, admin, user):
 
 
 def test_mariadb_model_persistence(app, admin, user):
-    from core.crypto import encrypt_details
-    from core.models import Database
+    from core.driver.crypto import encrypt_details
+    from core.appdb.models import Database
     from core.testing import mariadb_data_source
 
     with mariadb_data_source("tessera_cards") as source:
@@ -150,7 +150,7 @@ def test_mariadb_model_persistence(app, admin, user):
         assert user.post(f"/api/card/{model['id']}/unpersist").status_code == 204
         assert count_of(user, db, model["id"]) == 1
         assert admin.post(f"/api/database/{db}/unpersist").status_code == 204
-        from core.connections import dispose
+        from core.driver.connections import dispose
 
         with app.app_context():
             dispose(db)

@@ -61,7 +61,7 @@ def test_bad_csv_is_a_clear_400_and_leaves_nothing(app, app_config, user):
         assert response.status_code == 400 and message in response.json, response.json
     assert user.post("/api/card/from-csv", data={}, content_type="multipart/form-data").status_code == 400
     assert upload(user, CSV, collection_id="999").status_code == 404
-    from core.models import Card, Table
+    from core.appdb.models import Card, Table
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         assert session.query(Card).count() == 0 and session.query(Table).count() == 0
@@ -73,8 +73,8 @@ def test_bad_csv_is_a_clear_400_and_leaves_nothing(app, app_config, user):
 
 def test_uploads_go_where_the_setting_says(app, admin, user):
     from core.testing import postgres_data_source
-    from core.crypto import encrypt_details
-    from core.models import Database
+    from core.driver.crypto import encrypt_details
+    from core.appdb.models import Database
     from sqlalchemy import create_engine, text
 
     with postgres_data_source("tessera_upl") as source:
@@ -97,7 +97,7 @@ def test_uploads_go_where_the_setting_says(app, admin, user):
             names = [r[0] for r in conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))]
         assert len(names) == 1 and names[0].startswith("up_people_list_")
         assert user.post(f"/api/card/{model['id']}/query").json["row_count"] == 3
-        from core.connections import dispose
+        from core.driver.connections import dispose
 
         with app.app_context():
             dispose(db_id)

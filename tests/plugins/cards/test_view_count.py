@@ -1,4 +1,4 @@
-"""GET /api/card/:id counts the view after the response (core.deferred), never by committing in the request."""
+"""GET /api/card/:id counts the view after the response (core.appdb.deferred), never by committing in the request."""
 import pytest
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
@@ -25,7 +25,7 @@ def session_writes():
 
 
 def stored_view_count(app, card_id):
-    from core.models import Card
+    from core.appdb.models import Card
 
     with app.extensions["tessera"].db.engine.connect() as conn:  # not a Session: session_writes stays the GET's
         return conn.scalar(select(Card.view_count).where(Card.id == card_id))

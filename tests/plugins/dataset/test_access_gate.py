@@ -40,14 +40,14 @@ def _card(client, name: str, query: dict, collection_id: int | None) -> int:
 
 
 def _revoke_collection(app, collection_id: int) -> None:
-    from core.models import CollectionPermission
+    from core.appdb.models import CollectionPermission
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         session.execute(delete(CollectionPermission).where(CollectionPermission.collection_id == collection_id))
 
 
 def _block(app, db_id: int) -> None:
-    from core.models import ALL_USERS_GROUP_ID, DataPermission
+    from core.appdb.models import ALL_USERS_GROUP_ID, DataPermission
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         session.execute(update(DataPermission).where(
@@ -56,7 +56,7 @@ def _block(app, db_id: int) -> None:
 
 
 def _snippet(app, admin, folder: int) -> str:
-    from core.models import NativeQuerySnippet
+    from core.appdb.models import NativeQuerySnippet
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         session.add(NativeQuerySnippet(name="secret filter", content=f"id = {SECRET_ID}", creator_id=admin.user["id"],
@@ -239,7 +239,7 @@ PARAMETER_CASES = [(path, name) for path in ("/api/dataset/parameter/values", "/
 
 @pytest.mark.parametrize("path, name", PARAMETER_CASES)
 def test_parameter_values(app, admin, world, path, name):
-    from core.models import FieldValues
+    from core.appdb.models import FieldValues
 
     # Stored values for the blocked field: the route must not hand them out either.
     with app.app_context(), app.extensions["tessera"].db.session() as session:
@@ -265,7 +265,7 @@ def test_parameter_values(app, admin, world, path, name):
 def test_remap_targets_are_filtered_by_data_access(app, world):
     """What the query processor's remapper keeps (core.query.remaps.Dimensions): only targets in tables
     whose data the user may see."""
-    from core.models import User
+    from core.appdb.models import User
     from core.query import access
 
     plain = make_user(app).user["id"]

@@ -187,7 +187,7 @@ def test_awkward_values_on_server_engines(app, admin, monkeypatch, engine):
         assert len(list(csv.reader(io.StringIO(data.replace("\r", "<CR>"))))) == 6501
         export_table(admin, monkeypatch, database_id, table, None, format_rows=True)
         with app.app_context():
-            from core import connections
+            from core.driver import connections
 
             connections.dispose(database_id)
 
@@ -306,8 +306,8 @@ def test_driver_written_downloads_keep_the_row_limit_and_leave_the_cache_its_val
     cache taps is written from the values, since the cache keeps them."""
     from sqlalchemy import select
 
-    from core.db import session as request_session
-    from core.models import User
+    from core.appdb.db import session as request_session
+    from core.appdb.models import User
     from core.query import processor
 
     query = {"database": orders.database_id, "type": "query", "query": {"source-table": orders.table_id}}

@@ -136,7 +136,7 @@ def test_mbql5_query(admin, orders):
 
 
 def test_virtual_database_runs_on_the_source_card(app, admin, orders):
-    from core.models import Card
+    from core.appdb.models import Card
 
     state = app.extensions["tessera"]
     with state.db.session() as session:
@@ -160,7 +160,7 @@ def test_parameter_values_from_static_list_and_card(app, admin, orders):
     assert admin.post("/api/dataset/parameter/values", json=static).json == {
         "values": [["Apple"], ["Banana"], ["c", "Cherry"]], "has_more_values": False}
     assert admin.post("/api/dataset/parameter/search/an", json=static).json["values"] == [["Banana"]]
-    from core.models import Card
+    from core.appdb.models import Card
 
     with app.extensions["tessera"].db.session() as session:
         card = Card(name="cats", display="table", creator_id=admin.user["id"], database_id=orders.database_id,

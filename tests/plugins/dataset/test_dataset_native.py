@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from core.models import Database
+from core.appdb.models import Database
 from plugins.query_audit.service import flush
 
 
@@ -159,7 +159,7 @@ def test_pool_is_reported(admin, orders):
 
 
 def test_query_execution_is_logged(app, admin, orders):
-    from core.models import Query, QueryExecution
+    from core.appdb.models import Query, QueryExecution
 
     query = native(orders, "SELECT id FROM orders LIMIT 3")
     admin.post("/api/dataset", json=query)
@@ -178,7 +178,7 @@ def test_query_execution_is_logged(app, admin, orders):
 
 
 def test_card_references(app, admin, orders):
-    from core.models import Card
+    from core.appdb.models import Card
 
     state = app.extensions["tessera"]
     with state.db.session() as session:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from core import crypto
-from core.models import Database, Field, Table
+from core.driver import crypto
+from core.appdb.models import Database, Field, Table
 from core.testing import mariadb_data_source, postgres_data_source
 from tests.core.query.test_native_engines import CASES, ROWS
 
@@ -94,7 +94,7 @@ def engine_db(server_source, app, admin):
         database_id = database.id
     yield database_id, fields, schema
     with app.app_context():
-        from core import connections
+        from core.driver import connections
 
         connections.dispose(database_id)
 

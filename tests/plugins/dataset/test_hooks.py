@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 from sqlalchemy import select
 
-from core.app import create_app
-from core.models import Database, QueryExecution, User
+from core.assembly.app import create_app
+from core.appdb.models import Database, QueryExecution, User
 from core.query import limits, processor
 from core.testing import make_user, setup_admin
 from plugins.query_audit.service import flush
@@ -51,7 +51,7 @@ def test_core_implementation_is_last(tmp_path, monkeypatch, app_config):
 
 def test_limits_wrapper(app, admin, orders):
     with app.test_request_context():
-        from core.db import session as request_session
+        from core.appdb.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
@@ -93,7 +93,7 @@ def _keep_100_orders(orders) -> None:
 
 def test_cache_tryfirst_and_wrapper(app, admin, orders):
     with app.test_request_context():
-        from core.db import session as request_session
+        from core.appdb.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
@@ -117,7 +117,7 @@ def test_cache_tryfirst_and_wrapper(app, admin, orders):
 def test_runs_without_remaps_skip_the_cache(app, admin, orders):
     """A disable-remaps run shares the query hash of the ordinary run, not its columns."""
     with app.test_request_context():
-        from core.db import session as request_session
+        from core.appdb.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
@@ -135,11 +135,11 @@ def test_runs_without_remaps_skip_the_cache(app, admin, orders):
 
 
 def test_cache_expires(app, admin, orders):
-    from core.models import QueryCache
+    from core.appdb.models import QueryCache
     import datetime as dt
 
     with app.test_request_context():
-        from core.db import session as request_session
+        from core.appdb.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
@@ -155,7 +155,7 @@ def test_cache_expires(app, admin, orders):
 
 def test_audit_wrapper_records_streamed_runs(app, admin, orders):
     with app.test_request_context():
-        from core.db import session as request_session
+        from core.appdb.db import session as request_session
 
         session = request_session()
         user = _admin_user(session)
@@ -208,7 +208,7 @@ def test_the_query_log_keeps_metabase_s_running_average(app):
     """new = (9 * old + this) / 10, truncated; one execution row per run."""
     import datetime as dt
 
-    from core.models import Query as QueryStats
+    from core.appdb.models import Query as QueryStats
     from plugins.query_audit.service import write
 
     db = app.extensions["tessera"].db

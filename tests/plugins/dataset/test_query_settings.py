@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import event
 
-from core.records import SettingDef
-from core.settings import SettingsRegistry
+from core.assembly.records import SettingDef
+from core.assembly.settings import SettingsRegistry
 
 
 def mbql_count(orders):
@@ -53,8 +53,8 @@ def test_a_changed_setting_is_seen_by_the_next_query(admin, orders):
 
 
 def test_get_many_answers_as_get_does(app):
-    from core.db import session as request_session
-    from core.models import Setting
+    from core.appdb.db import session as request_session
+    from core.appdb.models import Setting
 
     definitions = {d.key: d for d in [
         SettingDef("plain", default=3, type="integer"),
@@ -74,7 +74,7 @@ def test_get_many_answers_as_get_does(app):
 
 
 def test_the_snapshot_learns_stored_keys_but_not_computed_ones(app, admin):
-    from core.db import session as request_session
+    from core.appdb.db import session as request_session
     from core.query import processor
 
     with app.test_request_context():

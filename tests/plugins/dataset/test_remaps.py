@@ -312,7 +312,7 @@ def block_table(app, db_id: int, table_ids: dict, blocked: str) -> None:
     """All Users keep view-data on every table of the database but `blocked` (rows set table by table)."""
     from sqlalchemy import delete
 
-    from core.models import ALL_USERS_GROUP_ID, DataPermission
+    from core.appdb.models import ALL_USERS_GROUP_ID, DataPermission
 
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         session.execute(delete(DataPermission).where(

@@ -1,7 +1,7 @@
 """Shared setup for the segment and legacy-metric tests: the Sample Database and ORDERS' fields."""
 from sqlalchemy import delete, update
 
-from core.models import ALL_USERS_GROUP_ID, DataPermission
+from core.appdb.models import ALL_USERS_GROUP_ID, DataPermission
 from core.testing import wait_for_sync
 
 

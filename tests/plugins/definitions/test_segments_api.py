@@ -144,7 +144,7 @@ def test_lifecycle_on_each_app_db(any_app, sample_database_template):
     """JSON definitions, revisions (with their trimming order) and revert on SQLite and PostgreSQL."""
     import shutil
 
-    from core.sample_data import FILE_NAME, directory
+    from core.sync.sample_data import FILE_NAME, directory
     from core.testing import setup_admin
 
     target = directory(any_app.config["TESSERA_DATA_DIR"])

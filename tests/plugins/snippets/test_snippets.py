@@ -1,7 +1,7 @@
 """/api/native-query-snippet: create, read, list, rename, archive, folders of the snippets namespace."""
 from __future__ import annotations
 
-from core.models import Collection
+from core.appdb.models import Collection
 from core.testing import add_collection, add_database
 
 

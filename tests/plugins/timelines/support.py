@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sqlalchemy import delete
 
-from core.models import Card, CollectionPermission
+from core.appdb.models import Card, CollectionPermission
 
 
 def store(app):

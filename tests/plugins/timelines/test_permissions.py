@@ -2,7 +2,7 @@
 personal collections belong to their owner, and a card's timelines need the card's collection."""
 from __future__ import annotations
 
-from core.models import ALL_USERS_GROUP_ID
+from core.appdb.models import ALL_USERS_GROUP_ID
 from core.testing import add_collection
 
 from .support import add_card, event, set_perm, timeline

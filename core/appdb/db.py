@@ -1,0 +1,126 @@
+"""The app database: one SQLAlchemy engine and session factory per app, and the request's session.
+
+The app DB is a SQLite file in TESSERA_DATA_DIR by default and PostgreSQL in production
+(TESSERA_DB_URL=postgresql+psycopg://...). Alembic migrations (core/appdb/migrations) own the schema.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from flask import current_app, g
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+@dataclass(frozen=True)
+class AppBackend:
+    """What differs between the SQL backends the app DB runs on; looked up by SQLAlchemy dialect name
+    (`backend_of`), so the rest of core asks a question instead of comparing names."""
+
+    engine_options: dict = field(default_factory=dict)  # create_engine keywords besides future=True
+    # The database is a local file named by the URL (its directory is created, its path kept from data sources).
+    file_backed: bool = False
+    # DateTime(timezone=True) keeps no zone: write naive UTC wall-clock time.
+    naive_timestamps: bool = False
+    # ALTER TABLE cannot change columns or constraints: Alembic recreates tables (render_as_batch).
+    batch_migrations: bool = False
+    on_connect: Callable | None = None  # runs on every new DBAPI connection
+
+
+def _sqlite_pragmas(dbapi_connection, _record):
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+# A server (PostgreSQL, the production choice) is the default; SQLite is the file in TESSERA_DATA_DIR.
+SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
+BACKENDS = {
+    # Background sync threads and gunicorn threads share the file: wait instead of failing.
+    "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False}},
+                         file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas),
+}
+
+
+def backend_of(dialect_name: str) -> AppBackend:
+    """The app-DB backend for a SQLAlchemy dialect name (engine.dialect.name, a URL's backend name)."""
+    return BACKENDS.get(dialect_name, SERVER_BACKEND)
+
+
+def database_file(url: str) -> Path | None:
+    """The file an app-DB URL keeps its data in; None for a server or an in-memory database."""
+    parsed = make_url(url)
+    if not backend_of(parsed.get_backend_name()).file_backed or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+class AppDatabase:
+    def __init__(self, url: str):
+        self.url = url
+        self.backend = backend_of(make_url(url).get_backend_name())
+        path = database_file(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine: Engine = create_engine(url, future=True, **self.backend.engine_options)
+        if self.backend.on_connect is not None:
+            event.listen(self.engine, "connect", self.backend.on_connect)
+        self.Session = sessionmaker(self.engine, expire_on_commit=False)
+
+    @contextlib.contextmanager
+    def session(self):
+        """A session for work outside a request (CLI, background jobs): commit on success."""
+        session = self.Session()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def migrate(self) -> None:
+        from alembic import command
+
+        command.upgrade(alembic_config(self.url, self.engine), "heads")
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def alembic_config(url: str, engine: Engine | None = None):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    cfg.attributes["engine"] = engine
+    return cfg
+
+
+def app_db() -> AppDatabase:
+    return current_app.extensions["tessera"].db
+
+
+def session() -> Session:
+    """The request's app-DB session, opened on first use and closed when the request ends."""
+    if "db_session" not in g:
+        g.db_session = app_db().Session()
+    return g.db_session
+
+
+def close_request_session(exc=None) -> None:
+    db_session = g.pop("db_session", None)
+    if db_session is not None:
+        if exc is not None:
+            db_session.rollback()
+        db_session.close()

@@ -1,0 +1,30 @@
+"""Alembic environment: migrates the app DB given by the config's engine or URL."""
+from alembic import context
+from sqlalchemy import create_engine
+
+from core.appdb.db import backend_of
+from core.appdb.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run_migrations_online() -> None:
+    engine = config.attributes.get("engine") or create_engine(config.get_main_option("sqlalchemy.url"))
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=backend_of(connection.dialect.name).batch_migrations,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+        connection.commit()
+
+
+if context.is_offline_mode():
+    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    run_migrations_online()

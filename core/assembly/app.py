@@ -1,0 +1,217 @@
+"""create_app(config): configuration -> app DB -> plugin manager -> registries -> routes -> errors -> startup.
+
+The Tessera object built here is the app's state, kept in app.extensions["tessera"]: everything a
+request needs that is not per-request lives on it.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+from flask import Flask, Response, g, request
+from flask.json.provider import JSONProvider
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
+
+from core import __version__
+from core.http.api import Api, Endpoint, dumps, json_response
+from .config import load_config, split_names
+from core.driver import disconnects
+from core.appdb.db import AppDatabase, close_request_session
+from core.appdb.deferred import run_deferred_writes
+from core.http.errors import ApiError, NoEndpoint, PayloadTooLarge
+from .logs import RingBufferHandler, install
+from core.identity.passwords import Hasher
+from .plugins import PluginError, collect, make_plugin_manager, unique_by
+from .records import Exporter
+from .settings import SettingsRegistry
+from core.http.throttle import Throttler
+
+log = logging.getLogger("tessera")
+
+# The Metabase API level Tessera answers to; clients read version.tag to pick their code paths.
+METABASE_API_TAG = "v0.57.0"
+
+
+@dataclass
+class Tessera:
+    config: dict
+    db: AppDatabase
+    pm: pluggy.PluginManager
+    settings: SettingsRegistry
+    drivers: dict[str, type]
+    exporters: dict[str, Exporter]
+    endpoints: list[Endpoint]
+    hasher: Hasher
+    throttlers: dict[str, Throttler]
+    logs: RingBufferHandler
+    started_at: float = field(default_factory=time.time)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> dict:
+        return {"tag": METABASE_API_TAG, "hash": "tessera", "date": "2026-11-21",
+                "branch": "tessera", "tessera": __version__}
+
+
+class OrjsonProvider(JSONProvider):
+    def dumps(self, obj, **kwargs):
+        return dumps(obj).decode()
+
+    def loads(self, s, **kwargs):
+        import orjson
+
+        return orjson.loads(s)
+
+
+def create_app(config: dict | None = None) -> Flask:
+    cfg = load_config(config)
+    from core.driver.crypto import check_key
+
+    check_key(cfg)  # a weak TESSERA_ENCRYPTION_KEY stops startup, not the first registration
+    app = Flask("tessera")
+    app.config.update(cfg)
+    app.json = OrjsonProvider(app)
+    app.url_map.strict_slashes = False
+
+    db = AppDatabase(cfg["TESSERA_DB_URL"])
+    if cfg["TESSERA_RUN_MIGRATIONS"]:
+        db.migrate()
+    pm = make_plugin_manager(cfg)
+
+    settings = {key: c.item for key, c in unique_by(collect(pm, "register_settings"), lambda s: s.key, "setting key").items()}
+    disabled_engines = set(split_names(cfg["TESSERA_DRIVERS_DISABLED"]))
+    drivers = {
+        engine: c.item
+        for engine, c in unique_by(collect(pm, "register_drivers"), lambda d: d.engine, "driver engine").items()
+        if engine not in disabled_engines and c.item.available()
+    }
+    exporters = {key: c.item for key, c in unique_by(collect(pm, "register_exporters"), lambda e: e.format, "export format").items()}
+
+    blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
+    endpoints: list[Endpoint] = []
+    for prefix, contribution in blueprints.items():
+        blueprint: Api = contribution.item
+        app.register_blueprint(blueprint, url_prefix="/api" + prefix, name=blueprint.name)
+        endpoints.extend(blueprint.endpoints)
+
+    state = Tessera(
+        config=cfg,
+        db=db,
+        pm=pm,
+        settings=SettingsRegistry(settings),
+        drivers=drivers,
+        exporters=exporters,
+        endpoints=endpoints,
+        hasher=Hasher(cfg["TESSERA_PASSWORD_HASH_TIME_COST"], cfg["TESSERA_PASSWORD_HASH_MEMORY_KIB"]),
+        throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},
+        logs=install(cfg["TESSERA_LOG_BUFFER"]),
+    )
+    app.extensions["tessera"] = state
+    app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
+    _install_error_handlers(app)
+    # Teardown runs in reverse order: the request's session closes first, then the deferred writes run.
+    app.teardown_appcontext(run_deferred_writes)
+    app.teardown_appcontext(close_request_session)
+    _install_index(app)
+
+    with app.app_context():
+        pm.hook.startup(app=app)
+    log.info("Tessera %s started with %d plugins", __version__, len(pm.get_plugins()))
+    return app
+
+
+REQUEST_ID_HEADER = "X-Request-Id"
+
+
+def request_id() -> str:
+    """This request's id: sent back in X-Request-Id and written in the log lines about it, so that
+    a report from a user can be matched with the log. Always ours, never taken from the client."""
+    if "request_id" not in g:
+        g.request_id = uuid.uuid4().hex
+    return g.request_id
+
+
+# Where the app DB's message names the offending column: SQLite "UNIQUE constraint failed: t.col",
+# PostgreSQL "DETAIL: Key (col)=(...) already exists" (a composite key names none: no field then).
+_INTEGRITY_FIELD = re.compile(r"constraint failed: \w+\.(\w+)|Key \((\w+)\)=")
+
+
+def integrity_response(error: IntegrityError) -> Response:
+    """The safety net for a constraint a service did not check first: 409 for a duplicate, 400 for any
+    other violated constraint, naming the field when the engine's message does, never the SQL."""
+    text = str(error.orig)
+    match = _INTEGRITY_FIELD.search(text)
+    field_name = next((group for group in match.groups() if group), None) if match else None
+    duplicate = "unique" in text.lower()
+    status, problem = (409, "value must be unique.") if duplicate else (400, "value violates a constraint.")
+    log.warning("integrity error [%s]: %s", request_id(), text.splitlines()[0][:200])
+    if field_name:
+        return json_response({"errors": {field_name: problem}}, status)
+    return json_response(f"A value {'is already taken' if duplicate else 'violates a constraint'}.", status)
+
+
+def _install_error_handlers(app: Flask) -> None:
+    @app.after_request
+    def send_request_id(response: Response) -> Response:
+        response.headers[REQUEST_ID_HEADER] = request_id()
+        return response
+
+    @app.errorhandler(IntegrityError)
+    def integrity_error(error: IntegrityError):
+        return integrity_response(error)
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(error):
+        # Werkzeug's own limits (MAX_FORM_MEMORY_SIZE for one form field); core.http.api checks the body.
+        return json_response(PayloadTooLarge().body, 413)
+
+    @app.errorhandler(ApiError)
+    def api_error(error: ApiError):
+        return json_response(error.body, error.status, headers=error.headers)
+
+    @app.errorhandler(NotFound)
+    @app.errorhandler(MethodNotAllowed)
+    def no_route(error):
+        if request.path.startswith("/api"):
+            return json_response(NoEndpoint.message, 404)
+        return json_response("Not found.", 404)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        status = error.code or 500
+        return json_response(error.description or error.name, status)
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception):
+        log.exception("unexpected error on %s %s [request %s]", request.method, request.path, request_id())
+        return json_response({"message": "Internal server error.", "via": [{"type": type(error).__name__}]}, 500)
+
+
+INDEX_HTML = """<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title></head>
+<body><h1>{title}</h1><p>The Tessera API is served under <a href="/api/docs">/api</a>.</p>
+<script type="application/json" id="_metabaseBootstrap">{bootstrap}</script>
+</body></html>
+"""
+
+
+def _install_index(app: Flask) -> None:
+    """The landing page. Setup scripts scrape "setup-token" from it, as they do from Metabase's."""
+
+    @app.get("/")
+    def index():
+        from html import escape
+
+        from core.appdb.db import session
+
+        state: Tessera = app.extensions["tessera"]
+        properties = state.settings.properties(session(), "public")
+        bootstrap = dumps(properties).decode().replace("</", "<\\/")
+        title = escape(str(properties.get("application-name") or "Tessera"))
+        return Response(INDEX_HTML.format(title=title, bootstrap=bootstrap), mimetype="text/html")

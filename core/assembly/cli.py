@@ -1,0 +1,115 @@
+"""The `tessera` command: run, migrate, create-admin, plugins, and commands plugins add."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .config import load_config
+
+
+@click.group()
+def cli():
+    """Tessera, a business-intelligence server with a Metabase-compatible API."""
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=3000, show_default=True, type=int)
+@click.option("--workers", default=2, show_default=True, type=int)
+@click.option("--threads", default=8, show_default=True, type=int)
+@click.option("--dev", is_flag=True, help="Flask's development server with the reloader.")
+def run(host: str, port: int, workers: int, threads: int, dev: bool):
+    """Serve the API (gunicorn with gthread workers)."""
+    import os
+
+    from .app import create_app
+
+    # A first start shows the Sample Database, as Metabase's does; TESSERA_LOAD_SAMPLE_DATABASE=false opts out.
+    app = create_app({} if "TESSERA_LOAD_SAMPLE_DATABASE" in os.environ else {"TESSERA_LOAD_SAMPLE_DATABASE": True})
+    _print_setup_url(app, host, port)
+    if dev:
+        app.run(host=host, port=port, debug=True, use_reloader=True)
+        return
+    from .server import serve
+
+    serve(app, host=host, port=port, workers=workers, threads=threads)
+
+
+def _print_setup_url(app, host: str, port: int) -> None:
+    from core.appdb.models import Setting
+    from core.identity.users import has_users
+
+    with app.extensions["tessera"].db.session() as session:
+        shown = "localhost" if host in ("0.0.0.0", "127.0.0.1", "::") else host
+        if not has_users(session):
+            row = session.get(Setting, "setup-token")
+            click.echo(f"Tessera is not set up yet. Setup token: {row.value.strip(chr(34)) if row else '?'}")
+            click.echo(f"Set it up at http://{shown}:{port}/ (POST /api/setup with that token)")
+        else:
+            click.echo(f"Tessera is running at http://{shown}:{port}/")
+
+
+@cli.command()
+def migrate():
+    """Apply the app-DB migrations."""
+    from core.appdb.db import AppDatabase
+
+    config = load_config()
+    AppDatabase(config["TESSERA_DB_URL"]).migrate()
+    click.echo("app database is up to date")
+
+
+@cli.command("create-admin")
+@click.option("--email", required=True)
+@click.option("--password", required=True)
+@click.option("--first-name", default=None)
+@click.option("--last-name", default=None)
+def create_admin(email: str, password: str, first_name: str | None, last_name: str | None):
+    """Create a superuser without the setup flow (headless installs)."""
+    from .app import create_app
+    from core.identity.passwords import is_valid
+    from core.http.types import EMAIL_RE
+    from core.identity.users import create_user, email_taken
+
+    app = create_app()
+    state = app.extensions["tessera"]
+    if not EMAIL_RE.match(email):
+        raise click.ClickException("value must be a valid email address.")
+    if not is_valid(password, state.config["TESSERA_PASSWORD_COMPLEXITY"], state.config["TESSERA_PASSWORD_LENGTH"]):
+        raise click.ClickException("password is too common.")
+    with state.db.session() as session:
+        if email_taken(session, email):
+            raise click.ClickException("Email address already in use.")
+        user = create_user(session, email=email, first_name=first_name, last_name=last_name,
+                           password_hash=state.hasher.hash(password), is_superuser=True)
+        click.echo(f"created superuser {user.email} (id {user.id})")
+
+
+@cli.command()
+def plugins():
+    """List the plugins, their versions and the hooks they implement."""
+    from .plugins import describe_plugins, make_plugin_manager
+
+    for row in describe_plugins(make_plugin_manager(load_config())):
+        click.echo(f"{row['name']}\t{row['version']}\t{', '.join(row['hooks'])}")
+
+
+def build_cli():
+    from .plugins import make_plugin_manager
+
+    try:
+        pm = make_plugin_manager(load_config())
+    except Exception as exc:  # a broken plugin set must still leave `tessera plugins` usable to diagnose it
+        click.echo(f"warning: plugins not loaded: {exc}", err=True)
+        return cli
+    pm.hook.register_commands(cli=cli)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    return build_cli().main(args=argv, prog_name="tessera", standalone_mode=True) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Every hook specification of Tessera (pluggy project name "tessera").
+
+Each docstring says when the hook fires, what an implementation returns and how the results of
+several implementations are combined. Plugins implement them with `core.hookimpl`.
+"""
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("tessera")
+
+# --------------------------------------------------------------------------------------------------
+# Assembly: called once by create_app, in this order, before the first request.
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec
+def register_settings():
+    """Fires once while the app is built. Return a list of core.assembly.records.SettingDef.
+
+    All lists are concatenated; two definitions of one key stop startup with an error naming both
+    plugins.
+    """
+
+
+@hookspec
+def register_drivers():
+    """Fires once while the app is built. Return a list of core.driver.base.Driver subclasses.
+
+    All lists are concatenated and keyed by `Driver.engine`; a duplicate engine stops startup with
+    an error naming both plugins. A driver whose DBAPI module cannot be imported is hidden.
+    """
+
+
+@hookspec
+def register_exporters():
+    """Fires once while the app is built. Return a list of core.assembly.records.Exporter.
+
+    Concatenated and keyed by `format`; a duplicate format stops startup naming both plugins.
+    """
+
+
+@hookspec
+def register_routes():
+    """Fires once while the app is built. Return a list of core.http.api.Api blueprints.
+
+    The core mounts each under /api + its url_prefix, applies authentication and Metabase's error
+    shapes, and stops startup when two plugins claim the same prefix.
+    """
+
+
+@hookspec
+def register_commands(cli):
+    """Fires when the `tessera` command line is built. Add click commands to the `cli` group.
+
+    Every implementation is called; return values are ignored.
+    """
+
+
+@hookspec
+def startup(app):
+    """Fires once at the end of create_app, after migrations and routes. Return value ignored.
+
+    Every implementation is called, in plugin order: use it to seed rows or start background work.
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# Requests
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def authenticate(request, session):
+    """Fires the first time a request asks for its user. Return a core.appdb.models.User or None.
+
+    firstresult: the first non-None user wins. The session cookie and header are tried first
+    (tryfirst in core.http.auth), then API keys and any other scheme.
+    """
+
+
+@hookspec
+def check_permission(user, action, obj):
+    """Fires whenever core.policy.permissions decides whether `user` may do `action` ("read", "write",
+    "view-data", "query", "native", "download", "data-model", "details", "execute") to `obj`, a dict
+    {"model": "collection" | "database", "id": ..., and "namespace" or "table_id"}.
+
+    Return True or False to take part, None to abstain. Any False denies; otherwise any True grants;
+    when every plugin abstains the core's own policy decides.
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# Queries
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def execute_query(context):
+    """Fires for every query run. Return the query result for `context`.
+
+    firstresult: the core implementation is trylast; limits, caching and audit are hookwrappers
+    around it.
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# Events
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec
+def track_event(event):
+    """Fires after a change to a stored object is committed (core.assembly.events.emit). Return ignored.
+
+    Every implementation is called; one that raises is logged and does not stop the others.
+    """
+
+
+@hookspec
+def after_sync(database):
+    """Fires after a database's schema sync finished successfully. Return ignored."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Content: what a dashboards plugin tells the core (core.content.related)
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def dashboard_cards(session, card_ids, dashboard_ids):
+    """Fires when core.content.related looks for dashboards (a card's dashboard-mates, recommended
+    dashboards). Return the (dashboard_id, card_id) pairs of the dashboard cards that hold one of
+    `card_ids` or sit on one of `dashboard_ids` (either may be None: no condition on it).
+
+    firstresult: the dashboards plugin answers; while none is installed there are no dashboards.
+    """
+
+
+@hookspec(firstresult=True)
+def visible_dashboards(session, user, dashboard_ids):
+    """Fires when core.content.related shows dashboards. Return the JSON of those of `dashboard_ids` that
+    `user` may see (not archived, collection readable), in the order given.
+
+    firstresult: the dashboards plugin answers; while none is installed the answer is empty.
+    """

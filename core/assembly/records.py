@@ -1,0 +1,57 @@
+"""Small typed records that hooks return, so the core can check and combine what plugins give it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal
+
+Visibility = Literal["public", "authenticated", "admin", "internal"]
+SettingType = Literal["string", "boolean", "integer", "double", "json", "keyword", "csv", "timestamp"]
+
+
+@dataclass(frozen=True)
+class SettingDef:
+    """One setting, as served by /api/setting and (when readable) /api/session/properties.
+
+    `validate` receives the decoded value and returns the value to store, or raises
+    core.http.errors.Invalid; `getter(session)` computes a read-only setting (in an app context, from
+    the app-DB session) instead of storing it; `on_change(session, registry, value)` runs after a
+    new value is stored, in the same transaction (for settings that imply others).
+    """
+
+    key: str
+    default: Any = None
+    type: SettingType = "string"
+    visibility: Visibility = "admin"
+    description: str = ""
+    sensitive: bool = False
+    validate: Callable[[Any], Any] | None = None
+    getter: Callable[..., Any] | None = None
+    on_change: Callable[..., None] | None = None
+    env: bool = True
+
+    @property
+    def env_name(self) -> str:
+        return "TESSERA_" + self.key.upper().replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """A download format: `write(columns, rows, options)` yields chunks of the file as bytes.
+    `write_pivot(table, options)`, when given, writes a core.export.pivot.PivotTable (downloads
+    with pivot_results); a format without it downloads pivot tables flat, as Metabase's json."""
+
+    format: str
+    content_type: str
+    extension: str
+    write: Callable[..., Iterable[bytes]]
+    write_pivot: Callable[..., Iterable[bytes]] | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened to a stored object, passed to the track_event hook."""
+
+    topic: str
+    user_id: int | None = None
+    object: Any = None
+    details: dict = field(default_factory=dict)

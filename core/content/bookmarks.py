@@ -1,0 +1,59 @@
+"""Which items a user has bookmarked: the questions every listing asks (f=bookmarked cards, the
+`bookmark` flag of search results) and the rows of the user's bookmark list.
+
+Bookmarks are never deleted when their item is archived or becomes unreadable: Metabase keeps the
+row and hides it at read time, so unarchiving (or getting access back) shows it again. Readers here
+return every stored bookmark; callers filter by archived state and read permission.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.appdb.models import BookmarkOrdering, CardBookmark, CollectionBookmark, User
+
+# The kinds Metabase's bookmark API accepts; dashboards have no table until dashboards exist.
+TYPES = ("card", "dashboard", "collection")
+TABLES = {
+    "card": (CardBookmark, CardBookmark.card_id),
+    "collection": (CollectionBookmark, CollectionBookmark.collection_id),
+}
+
+
+@dataclass
+class Bookmark:
+    type: str
+    item_id: int
+    created_at: dt.datetime
+    ordering: int | None
+
+
+def bookmarked_ids(session: Session, user: User, kind: str, candidates=None) -> set[int]:
+    """Ids of `kind` items ("card", "collection") the user has bookmarked, optionally only among
+    `candidates`."""
+    if kind not in TABLES:
+        return set()
+    model, column = TABLES[kind]
+    query = select(column).where(model.user_id == user.id)
+    if candidates is not None:
+        candidates = list(candidates)
+        if not candidates:
+            return set()
+        query = query.where(column.in_(candidates))
+    return set(session.scalars(query))
+
+
+def bookmarks(session: Session, user: User) -> list[Bookmark]:
+    """Every bookmark of the user in their order: ordered ones first by position, then the newest."""
+    positions = {(t, i): o for t, i, o in session.execute(
+        select(BookmarkOrdering.type, BookmarkOrdering.item_id, BookmarkOrdering.ordering)
+        .where(BookmarkOrdering.user_id == user.id))}
+    out = []
+    for kind, (model, column) in TABLES.items():
+        for item_id, created_at in session.execute(select(column, model.created_at).where(model.user_id == user.id)):
+            out.append(Bookmark(kind, item_id, created_at, positions.get((kind, item_id))))
+    newest_first = sorted(out, key=lambda b: b.created_at, reverse=True)
+    return sorted(newest_first, key=lambda b: (b.ordering is None, b.ordering or 0))

@@ -1,0 +1,673 @@
+"""The driver contract: what a database engine plugin declares and the few methods it may override.
+
+A driver is a declarative class, in the manner of Superset's db_engine_specs but small: `engine`,
+`display_name`, `sqlglot_dialect`, a pydantic `Details` model (which also yields Metabase's
+connection properties), `features`, and the DBAPI modules it needs. `SQLDriver` adds what every
+SQLAlchemy engine shares: introspection through the inspector, `to_sql` (the one place SQL text is
+produced) and `execute` (a read-only, time-limited, streaming run). An engine says only what
+differs: how its URL is built, how a fresh DBAPI connection is locked down (`lockdown`) and how a
+statement is made read-only and time-limited (`guard`).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+from collections import deque
+import os
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterator
+
+import sqlglot
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
+from core.driver import disconnects
+from core.http.errors import Invalid
+
+SECRET_MASK = "**MetabasePass**"
+
+# Keys the Metabase frontend sends with every details form. They carry no connection setting, so
+# they are accepted and dropped. SSH tunnels and client certificates are not supported: switched
+# on, they are refused rather than ignored.
+UI_ONLY_KEYS = ("advanced-options", "let-user-control-scheduling", "schedules", "refingerprint", "json-unfolding")
+OFF_ONLY_KEYS = ("tunnel-enabled", "ssl-use-client-auth")
+
+
+class Details(BaseModel):
+    """Connection details. Unknown keys are refused: a detail never reaches a driver unchecked."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_ui_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = {k: v for k, v in data.items() if k not in UI_ONLY_KEYS}
+        for key in OFF_ONLY_KEYS:
+            if data.pop(key, False):
+                raise ValueError(f"{key} is not supported by Tessera")
+        if data.get("schema-filters-type") in ("all", None):
+            data.pop("schema-filters-type", None)
+        return data
+
+    def secret_keys(self) -> list[str]:
+        return [info.alias or name for name, info in type(self).model_fields.items()
+                if SecretStr in (typing.get_args(info.annotation) or (info.annotation,))]
+
+    def plain(self) -> dict:
+        """The details as stored: JSON-able, secrets revealed, only keys that were set or defaulted."""
+        out = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            out[info.alias or name] = value
+        return out
+
+
+def _safe_name(value: str | None) -> str | None:
+    """A host, database or user name that libpq/MySQL cannot read as a socket path or an option string."""
+    if value is None:
+        return value
+    if any(ch in value for ch in "\x00\r\n\t ,;=?") or value.startswith(("/", "@", "-")):
+        raise ValueError("must be a plain name (no sockets, lists, options or URLs)")
+    return value
+
+
+class NetworkDetails(Details):
+    """host/port/dbname/user/password/ssl, the fields of Metabase's server engines."""
+
+    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "db.example.com"})
+    port: int | None = Field(None, title="Port", ge=1, le=65535)
+    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "analytics"})
+    user: str = Field(title="Username", json_schema_extra={"placeholder": "tessera_reader"},
+                      description="Use a read-only role: superusers and roles that can read or write the "
+                                  "server's files are refused.")
+    password: SecretStr | None = Field(None, title="Password")
+    ssl: bool = Field(False, title="Use a secure connection (SSL)")
+
+    _check_names = field_validator("host", "dbname", "user")(_safe_name)
+
+
+class FileDetails(Details):
+    """A database file on the Tessera host; the path rules are in `SQLDriver.check_details`."""
+
+    # The name of the path field (Metabase calls it "db" for SQLite); it is also its JSON key.
+    file_field: ClassVar[str] = "db"
+
+    def path(self) -> str:
+        return getattr(self, self.file_field)
+
+
+def _property_type(annotation: Any) -> str:
+    args = typing.get_args(annotation)
+    candidates = [a for a in args if a is not type(None)] or [annotation]
+    kind = candidates[0]
+    if kind is SecretStr:
+        return "password"
+    if kind is bool:
+        return "boolean"
+    if kind is int:
+        return "integer"
+    return "string"
+
+
+class Driver:
+    engine: ClassVar[str]
+    display_name: ClassVar[str]
+    sqlglot_dialect: ClassVar[str]
+    Details: ClassVar[type[Details]] = Details
+    features: ClassVar[frozenset[str]] = frozenset()
+    dbapi_modules: ClassVar[tuple[str, ...]] = ()
+    # Metabase's driver source: "official" for built-ins, "community" or "partner" for others.
+    source_type: ClassVar[str] = "official"
+
+    @classmethod
+    def available(cls) -> bool:
+        """False when the DBAPI package is not installed: the driver is then hidden, not an error."""
+        try:
+            return all(importlib.util.find_spec(module) is not None for module in cls.dbapi_modules)
+        except (ImportError, ValueError):  # a parent package missing, or a module blocked in sys.modules
+            return False
+
+    @classmethod
+    def connection_properties(cls) -> list[dict]:
+        """Metabase's `details-fields`, generated from the Details model."""
+        properties = []
+        for name, info in cls.Details.model_fields.items():
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            prop = {
+                "name": info.alias or name,
+                "display-name": info.title or name.replace("-", " ").replace("_", " ").capitalize(),
+                "type": extra.get("property_type") or _property_type(info.annotation),
+                "required": info.is_required(),
+            }
+            if not info.is_required() and info.default is not None:
+                prop["default"] = info.default.get_secret_value() if isinstance(info.default, SecretStr) else info.default
+            if info.description:
+                prop["helper-text"] = info.description
+            if "placeholder" in extra:
+                prop["placeholder"] = extra["placeholder"]
+            if extra.get("visible_if"):
+                prop["visible-if"] = extra["visible_if"]
+            properties.append(prop)
+        return properties
+
+    @classmethod
+    def engine_info(cls) -> dict:
+        """One entry of `engines` in /api/session/properties."""
+        return {
+            "driver-name": cls.display_name,
+            "details-fields": cls.connection_properties(),
+            "superseded-by": None,
+            "extra-info": None,
+            "source": {"type": cls.source_type, "contact": None},
+        }
+
+
+# --------------------------------------------------------------------------------------------------
+# What introspection and execution return
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    name: str
+    schema: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class FieldMeta:
+    name: str
+    database_type: str
+    base_type: str
+    position: int
+    pk: bool = False
+    required: bool = False
+    auto_increment: bool = False
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class FKMeta:
+    column: str
+    target_table: str
+    target_column: str
+    target_schema: str | None = None
+
+
+@dataclass(frozen=True)
+class ColumnMeta:
+    """A result column: its name, the engine's type name and the Metabase base type."""
+
+    name: str
+    database_type: str
+    base_type: str
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How core.export.csv has a driver write cells when the driver writes CSV text itself
+    (QueryResult.csv), so that the file is the one core.export.csv writes from the values.
+
+    `separator` is one ASCII character (not a quote or line break). A text cell is quoted, with its
+    double quotes doubled, when it holds the separator, a double quote, a newline, or (when
+    `quote_cr`) a carriage return; a row whose only cell is empty is written `""`; rows end in
+    "\n". Per column, `kinds` says how a value is written and `calls` gives the callable for the
+    values the driver does not write itself; what it returns is written as the csv module writes a
+    cell (None empty, a float its repr(), anything else its str()):
+    - "plain": NULL empty, an integer as str(), a float as repr(), text as it is; other values
+      (bytes, say) through the call.
+    - "text-datetime": as plain, but text shaped "YYYY-MM-DD HH:MM:SS..." as
+      core.export.formatting.text_datetime writes it; text of another shape through the call.
+    - "call": NULL empty, every other value through the call.
+    """
+
+    KINDS: ClassVar[tuple[str, ...]] = ("plain", "text-datetime", "call")
+
+    separator: str
+    quote_cr: bool
+    kinds: tuple[str, ...]
+    calls: tuple[Any, ...]
+
+
+@dataclass
+class QueryResult:
+    """What `execute` yields: columns known up front, rows streamed from the cursor.
+
+    A driver that can write its rows as CSV text without a Python value per cell also gives
+    `csv(layout, max_bytes, max_rows) -> (text, rows, more)`: the next rows, until the text reaches
+    max_bytes or max_rows rows (None: no limit) are written, and whether rows remain. A consumer
+    reads `rows` or `csv`, never both.
+    """
+
+    columns: list[ColumnMeta]
+    rows: Iterator[tuple]
+    csv: Callable[[CsvLayout, int, int | None], tuple[bytes, int, bool]] | None = None
+
+
+class QueryError(Exception):
+    """The engine refused or failed the statement; `message` is the engine's own text."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class QueryTimeout(QueryError):
+    """The statement ran past the database's query timeout and the engine stopped it."""
+
+
+class LockdownError(RuntimeError):
+    """A new connection could not be locked down (or its role is too powerful): it is not used."""
+
+
+@dataclass(frozen=True)
+class ConnectionPolicy:
+    """What the server allows data connections to reach, from configuration."""
+
+    file_dirs: tuple[Path, ...] = ()
+    app_db_url: str | None = None
+    forbidden_files: tuple[Path, ...] = ()
+    extras: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: dict) -> "ConnectionPolicy":
+        from core.assembly.config import split_names
+        from core.appdb.db import database_file
+
+        data_dir = Path(config["TESSERA_DATA_DIR"])
+        dirs = split_names(config.get("TESSERA_FILE_DB_DIRS")) or [str(data_dir / "files")]
+        # The Sample Database (core.sync.sample_data) is generated there; it is always readable.
+        dirs = [*dirs, str(data_dir / "sample")]
+        app_url = config.get("TESSERA_DB_URL")
+        forbidden = [data_dir / "tessera.db", data_dir / "encryption.key"]
+        app_file = database_file(app_url) if app_url else None
+        if app_file is not None:
+            forbidden.append(app_file)
+        return cls(file_dirs=tuple(Path(os.path.realpath(d)) for d in dirs), app_db_url=app_url,
+                   forbidden_files=tuple(forbidden))
+
+
+def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db", *, directory: bool = False) -> str:
+    """The real path of a database file the policy allows, or Invalid naming `key`.
+
+    Every check runs before anything opens the file, so an error never tells whether a path outside
+    the allowed directories exists (SQLite's "not a database" would).
+    """
+    def refuse(why: str) -> Invalid:
+        return Invalid({key: why}, message=why)
+
+    if not raw or raw.startswith("file:") or "?" in raw or "\x00" in raw:
+        raise refuse("Give the path of a database file, not a URI.")
+    real = Path(os.path.realpath(raw))
+    if not any(real.is_relative_to(d) for d in policy.file_dirs):
+        allowed = ", ".join(str(d) for d in policy.file_dirs) or "none configured"
+        raise refuse(f"Database files must be inside the directories in TESSERA_FILE_DB_DIRS ({allowed}).")
+    if directory and not real.is_dir():
+        raise refuse(f"No directory at {raw}.")
+    if not directory and not real.is_file():
+        raise refuse(f"No database file at {raw}.")
+    for other in policy.forbidden_files:
+        for candidate in (other, Path(f"{other}-wal"), Path(f"{other}-shm"), Path(f"{other}-journal")):
+            if candidate.exists() and os.path.samefile(real, candidate):
+                raise refuse("The Tessera application database cannot be added as a data source.")
+    return str(real)
+
+
+from core.query.dialect import QueryDialect  # noqa: E402
+
+
+class SQLDriver(QueryDialect, Driver):
+    """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs.
+
+    The AST methods compiled MBQL needs (truncate_temporal, extract_temporal, date_add, ...) come
+    from core.query.dialect.QueryDialect; a driver overrides those its engine needs differently.
+
+    A concrete driver (one that sets `engine`) must give `sqlalchemy_dialect`, a Details model and
+    its own `lockdown` and `guard`; that is checked when the class is defined, not at first use.
+    `url()` is built from NetworkDetails; file engines override it (and usually `engine_options`).
+    """
+
+    # (lower-cased database type prefix, Metabase base type), first match wins.
+    type_map: ClassVar[tuple[tuple[str, str], ...]] = ()
+    sqlalchemy_dialect: ClassVar[str]
+    default_port: ClassVar[int | None] = None
+    # Engine error classes (DBAPI exception types) or message fragments that mean "timed out".
+    timeout_markers: ClassVar[tuple[str, ...]] = ()
+    stream_batch: ClassVar[int] = 1000
+    # What can_connect runs: it must make the engine read the database, not just answer.
+    probe_sql: ClassVar[str] = "SELECT 1"
+
+    @classmethod
+    def in_process(cls) -> bool:
+        """True for file engines (SQLite, DuckDB): the database runs inside this process, so a
+        connection cannot go stale (no pre-ping) and threads only contend for the GIL."""
+        return issubclass(cls.Details, FileDetails)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "engine" not in cls.__dict__:
+            return
+        missing = [name for name in ("display_name", "sqlglot_dialect", "sqlalchemy_dialect") if not hasattr(cls, name)]
+        missing += [name for name in ("lockdown", "guard") if getattr(cls, name).__func__ is getattr(SQLDriver, name).__func__]
+        if not issubclass(cls.Details, NetworkDetails) and cls.url.__func__ is SQLDriver.url.__func__:
+            missing.append("url")
+        if missing:
+            raise TypeError(f"driver {cls.__name__} must define {', '.join(missing)}")
+
+    # ---- connecting ------------------------------------------------------------------------------
+
+    @classmethod
+    def url(cls, details: Details) -> URL:
+        """The SQLAlchemy URL, built field by field with URL.create: a client never supplies a URL."""
+        assert isinstance(details, NetworkDetails)
+        password = details.password.get_secret_value() if details.password else None
+        return URL.create(cls.sqlalchemy_dialect, username=details.user, password=password or None,
+                          host=details.host, port=details.port or cls.default_port, database=details.dbname)
+
+    @classmethod
+    def engine_options(cls, details: Details) -> dict:
+        """Extra create_engine() keywords (connect_args, poolclass, creator)."""
+        return {}
+
+    @classmethod
+    def check_details(cls, details: Details, policy: ConnectionPolicy) -> Details:
+        """Static checks at registration (no connection yet): file paths, the app DB itself."""
+        if isinstance(details, FileDetails):
+            real = check_file_path(details.path(), policy, details.file_field)
+            return details.model_copy(update={details.file_field: real})
+        if isinstance(details, NetworkDetails) and policy.app_db_url:
+            from sqlalchemy.engine import make_url
+
+            app = make_url(policy.app_db_url)
+            mine = cls.url(details)
+            if (app.get_backend_name() == mine.get_backend_name() and app.database == mine.database
+                    and (app.port or cls.default_port) == (mine.port or cls.default_port)
+                    and _same_host(app.host, mine.host)):
+                raise Invalid({"dbname": "The Tessera application database cannot be added as a data source."},
+                              message="The Tessera application database cannot be added as a data source.")
+        return details
+
+    @classmethod
+    def lockdown(cls, dbapi_connection, details: Details) -> None:
+        """Runs on every new DBAPI connection before first use; raise LockdownError to refuse it."""
+
+    @classmethod
+    @contextlib.contextmanager
+    def guard(cls, conn: Connection, timeout: float | None):
+        """Around one statement: make it read-only and stop it after `timeout` seconds."""
+        yield
+
+    @classmethod
+    def canceller(cls, conn: Connection) -> Callable[[], object] | None:
+        """A callable that stops the statement running on `conn` from another thread (called when the
+        client disconnects, core.driver.disconnects), or None when the engine has no way to."""
+        return None
+
+    # ---- Tessera's own tables (persisted models, uploads) -----------------------------------------
+    # Only for drivers declaring the `persist-models` feature; DriverConformance checks them.
+    # The schema Tessera's tables go in (created on first use); None: the default schema, the tables'
+    # names carrying Tessera's prefix instead.
+    owned_schema: ClassVar[str | None] = None
+    # True for a single-writer file: a writer's commit waits on any reader of the file, so the rows to
+    # write are read in full before writing starts.
+    read_before_write: ClassVar[bool] = False
+
+    @classmethod
+    @contextlib.contextmanager
+    def writable(cls, engine: Engine, details: Details) -> Iterator[Connection]:
+        """A connection to the database `engine` reads, in a transaction that may write, committed when
+        the block ends. The default is a plain transaction on the engine; a driver whose lockdown makes
+        connections read-only lifts that here for this transaction only."""
+        with engine.connect() as conn, conn.begin():
+            yield conn
+
+    # ---- SQL -------------------------------------------------------------------------------------
+
+    @classmethod
+    def transform(cls, tree: sqlglot.exp.Expression) -> sqlglot.exp.Expression:
+        """Engine-specific AST fix-ups applied before rendering (sqlglot is wrong for some engines)."""
+        return tree
+
+    @classmethod
+    def to_sql(cls, tree: sqlglot.exp.Expression, *, owned: bool = False) -> str:
+        """The single place SQL text is produced from an AST.
+
+        The passes rewrite the tree in place, so it is copied first, unless the caller hands over a
+        tree it built for this call and never uses again (`owned`); the generator then works on that
+        private tree without copying it once more.
+        """
+        tree = cls.transform(tree if owned else tree.copy())
+        try:
+            return tree.sql(dialect=cls.sql_dialect(), copy=False)
+        finally:
+            _release(tree)
+
+    @classmethod
+    def sql_dialect(cls):
+        """The sqlglot dialect SQL is written in: `sqlglot_dialect`, or a subclass of it that fixes
+        what sqlglot gets wrong for this engine."""
+        return cls.sqlglot_dialect
+
+    # ---- running ---------------------------------------------------------------------------------
+
+    @classmethod
+    def is_timeout(cls, error: BaseException) -> bool:
+        text_ = f"{type(error).__name__}: {error}"
+        return any(marker in text_ for marker in cls.timeout_markers)
+
+    @classmethod
+    def translate_error(cls, error: BaseException) -> QueryError:
+        original = getattr(error, "orig", None) or error
+        message = str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__
+        if cls.is_timeout(original):
+            return QueryTimeout(f"Query exceeded the timeout and was cancelled: {message}")
+        return QueryError(message)
+
+    @classmethod
+    def column_meta(cls, cursor) -> list[ColumnMeta]:
+        columns = []
+        for entry in cursor.description or ():
+            database_type = cls.result_type_name(entry, cursor)
+            columns.append(ColumnMeta(entry[0], database_type, cls.base_type(database_type) if database_type else "type/*"))
+        return columns
+
+    @classmethod
+    def result_type_name(cls, entry, cursor) -> str:
+        """The engine's type name for a cursor.description entry ("" when the engine gives none)."""
+        return "" if entry[1] is None else str(entry[1])
+
+    @classmethod
+    @contextlib.contextmanager
+    def execute(cls, engine: Engine, sql: str, params: dict | None = None, *,
+                timeout: float | None = None, max_rows: int | None = None) -> Iterator[QueryResult]:
+        """Run one statement read-only; yield its columns and a row iterator streamed from the cursor.
+
+        `sql` uses SQLAlchemy text() named parameters (`:p1`), bound by the DBAPI. The statement runs
+        in a transaction the engine itself keeps read-only and is stopped after `timeout` seconds;
+        failures raise QueryError or QueryTimeout with the engine's message. Rows are read in
+        batches from a server-side or unbuffered cursor, never all at once.
+        """
+        try:
+            conn = engine.connect()
+        except (DBAPIError, LockdownError) as error:
+            raise cls.translate_error(error) from error
+        with conn:
+            try:
+                with cls._translated(), cls.guard(conn, timeout), disconnects.on_disconnect(lambda: cls.canceller(conn)), \
+                        cls.open_result(conn, sql, params, max_rows) as result:
+                    yield result
+            finally:
+                if conn.in_transaction():
+                    conn.rollback()
+
+    @classmethod
+    @contextlib.contextmanager
+    def open_result(cls, conn: Connection, sql: str, params: dict | None,
+                    max_rows: int | None) -> Iterator[QueryResult]:
+        """The statement on a connection `execute` has guarded: yields its QueryResult, and closes
+        its cursor when the consumer is done. A driver that reads rows its own way overrides this."""
+        result = conn.execute(text(sql), params or {}, execution_options={
+            "stream_results": True, "max_row_buffer": cls.stream_batch})
+        read = {"all": False}
+        try:
+            columns = cls.column_meta(result.cursor) if result.returns_rows else []
+            yield QueryResult(columns, cls._rows(result, max_rows, read))
+        finally:
+            if read["all"]:
+                result.close()
+            else:
+                cls.abandon(conn, result)
+
+    @classmethod
+    def abandon(cls, conn: Connection, result) -> None:
+        """Close a result whose rows were not all read (max_rows reached, consumer gone). It runs
+        before the guard resets the session, since an unread unbuffered result would block that."""
+        result.close()
+
+    @classmethod
+    @contextlib.contextmanager
+    def _translated(cls):
+        try:
+            yield
+        except DBAPIError as error:
+            raise cls.translate_error(error) from error
+
+    @classmethod
+    def _rows(cls, result, max_rows: int | None, read: dict) -> Iterator[tuple]:
+        if not result.returns_rows:
+            read["all"] = True
+            return iter(())
+        # Rows flow batch by batch through C iterators (chain, islice): an export of a million rows
+        # must not pay for a Python generator step per row.
+        rows = itertools.chain.from_iterable(cls._batches(result, read))
+        return rows if max_rows is None else itertools.islice(rows, max_rows)
+
+    @classmethod
+    def _batches(cls, result, read: dict) -> Iterator[list]:
+        # A text() statement has no result processors, so the DBAPI's rows are already the values:
+        # reading its cursor directly skips building a SQLAlchemy Row per row (half an export's time).
+        # SQLAlchemy's streaming strategy pre-reads a row into its buffer; those rows come first. Any
+        # other (or unknown) fetch strategy is read through SQLAlchemy's public API.
+        strategy = getattr(result, "cursor_strategy", None)
+        kind = type(strategy).__name__
+        direct = kind == "CursorFetchStrategy" or (kind == "BufferedRowCursorFetchStrategy"
+                                                   and isinstance(getattr(strategy, "_rowbuffer", None), deque))
+        try:
+            if direct:
+                pending = getattr(strategy, "_rowbuffer", None)
+                if pending:
+                    first = [tuple(row) for row in pending]
+                    pending.clear()
+                    yield first
+                cursor = result.cursor
+                while True:
+                    batch = cursor.fetchmany(cls.stream_batch)
+                    if not batch:
+                        break
+                    yield batch if type(batch[0]) is tuple else [tuple(row) for row in batch]
+            else:
+                for partition in result.partitions(cls.stream_batch):
+                    yield [tuple(row) for row in partition]
+            read["all"] = True
+        except Exception as error:  # DBAPI exception classes too: the cursor is read directly here
+            raise cls.translate_error(error) from error
+        finally:
+            if read["all"]:
+                result.close()
+
+    # ---- introspection ---------------------------------------------------------------------------
+
+    @classmethod
+    def base_type(cls, database_type: str) -> str:
+        lowered = database_type.lower()
+        for prefix, base in cls.type_map:
+            if lowered.startswith(prefix):
+                return base
+        return "type/*"
+
+    @classmethod
+    def describe_tables(cls, engine: Engine) -> list[TableMeta]:
+        inspector = inspect(engine)
+        schemas = cls.syncable_schemas(engine)
+        tables = []
+        for schema in schemas:
+            for name in inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema):
+                tables.append(TableMeta(name=name, schema=schema))
+        return tables
+
+    @classmethod
+    def syncable_schemas(cls, engine: Engine) -> list[str | None]:
+        return [None]
+
+    @classmethod
+    def column_type_name(cls, column: dict) -> str:
+        """The database type of an inspected column, as shown in Field.database_type."""
+        return _type_name(column["type"])
+
+    @classmethod
+    def describe_fields(cls, engine: Engine, table: TableMeta) -> list[FieldMeta]:
+        inspector = inspect(engine)
+        pk = set(inspector.get_pk_constraint(table.name, schema=table.schema).get("constrained_columns") or ())
+        fields = []
+        for position, column in enumerate(inspector.get_columns(table.name, schema=table.schema)):
+            database_type = cls.column_type_name(column)
+            fields.append(FieldMeta(
+                name=column["name"], database_type=database_type, base_type=cls.base_type(database_type),
+                position=position, pk=column["name"] in pk, required=not column.get("nullable", True),
+                auto_increment=bool(column.get("autoincrement") is True), description=column.get("comment"),
+            ))
+        return fields
+
+    @classmethod
+    def describe_fks(cls, engine: Engine, table: TableMeta) -> list[FKMeta]:
+        inspector = inspect(engine)
+        fks = []
+        for fk in inspector.get_foreign_keys(table.name, schema=table.schema):
+            for column, target in zip(fk["constrained_columns"], fk["referred_columns"]):
+                fks.append(FKMeta(column=column, target_table=fk["referred_table"], target_column=target,
+                                  target_schema=fk.get("referred_schema")))
+        return fks
+
+    @classmethod
+    def dbms_version(cls, engine: Engine) -> dict:
+        """Metabase's `dbms_version` of a database: flavor, version and semantic-version."""
+        with engine.connect() as conn:
+            info = conn.dialect.server_version_info or ()
+        return {"flavor": cls.display_name, "version": ".".join(str(p) for p in info),
+                "semantic-version": [p for p in info if isinstance(p, int)][:3]}
+
+
+def _same_host(a: str | None, b: str | None) -> bool:
+    loopback = {None, "", "localhost", "127.0.0.1", "::1"}
+    return (a in loopback and b in loopback) or (a or "").lower() == (b or "").lower()
+
+
+_type_dialects: dict[type, Any] = {}
+
+
+def _type_name(type_) -> str:
+    """str(type_) without building a new dialect for every column (str() does, and on a wide schema
+    that costs more than reading the columns). The dialect is the one str() would pick."""
+    cls = type(type_)
+    dialect = _type_dialects.get(cls)
+    if dialect is None:
+        dialect = _type_dialects[cls] = type_._default_dialect()
+    return type_.compile(dialect=dialect)
+
+
+def _release(tree: sqlglot.exp.Expression) -> None:
+    """Unlink a private tree's nodes from their parents once it has been rendered. Parent links
+    make every tree a reference cycle that only the cyclic collector frees; a sync renders a query
+    per table, and that garbage made it run full collections of the whole heap (a third of the
+    time of a wide sync). Without the links the tree is freed as soon as it is dropped."""
+    for node in tree.walk():
+        node.parent = None

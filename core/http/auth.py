@@ -1,0 +1,203 @@
+"""Who is calling: login sessions, the session cookie and header, current_user() and the auth gates.
+
+Session tokens are UUID4 strings (Metabase's format); only their SHA-512 is stored, so a copy of
+the app DB holds no usable token. API keys authenticate through the same `authenticate` hook,
+implemented by the api_keys plugin.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import uuid
+
+from flask import Request, Response, current_app, g, request
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, joinedload
+
+from core import hookimpl
+from core.http import throttle
+from core.appdb.deferred import after_response
+from .errors import Forbidden, Invalid, Unauthenticated
+from core.appdb.models import LoginSession, User, utcnow
+
+SESSION_COOKIE = "metabase.SESSION"
+TIMEOUT_COOKIE = "metabase.TIMEOUT"
+EMBEDDED_SESSION_COOKIE = "metabase.EMBEDDED_SESSION"
+SESSION_HEADER = "X-Metabase-Session"
+HTTPS_HEADERS = ("X-Forwarded-Proto", "X-Forwarded-Protocol", "X-Url-Scheme", "X-Forwarded-Ssl", "Front-End-Https")
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha512(token.encode()).hexdigest()
+
+
+def tessera():
+    return current_app.extensions["tessera"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Sessions
+# --------------------------------------------------------------------------------------------------
+
+
+def create_session(session: Session, user: User) -> str:
+    token = str(uuid.uuid4())
+    session.add(LoginSession(id=hash_token(token), user_id=user.id))
+    user.last_login = utcnow()
+    return token
+
+
+def user_for_token(session: Session, token: str, max_age_minutes: int) -> User | None:
+    # The user comes in the same read: every authenticated request pays for this lookup.
+    row = session.get(LoginSession, hash_token(token), options=[joinedload(LoginSession.user)])
+    if row is None:
+        return None
+    if utcnow() - row.created_at > dt.timedelta(minutes=max_age_minutes):
+        # Deleted after the response (core.appdb.deferred): this lookup runs inside every request's reads.
+        after_response(delete(LoginSession).where(LoginSession.id == row.id))
+        return None
+    user = row.user
+    return user if user.is_active else None
+
+
+def end_session(session: Session, token: str) -> bool:
+    result = session.execute(delete(LoginSession).where(LoginSession.id == hash_token(token)))
+    return result.rowcount > 0
+
+
+def end_all_sessions(session: Session, user_id: int) -> None:
+    session.execute(delete(LoginSession).where(LoginSession.user_id == user_id))
+
+
+STATE_CHANGING = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+API_KEY_HEADER = "X-API-KEY"
+
+
+def check_not_cross_site(req: Request) -> None:
+    """403 for a state-changing request that only the session cookie authenticates and that does not
+    say it is JSON. A page on another site can make a browser send the cookie with a form or a
+    text/plain body, but it cannot set a JSON content type or a custom header without a CORS
+    preflight, which Tessera never grants (compat/security.md row 25)."""
+    if req.method not in STATE_CHANGING or SESSION_COOKIE not in req.cookies:
+        return
+    if req.headers.get(SESSION_HEADER) or req.headers.get(API_KEY_HEADER):
+        return
+    if req.mimetype == "application/json":
+        return
+    raise Forbidden("Cookie-authenticated requests that change state must send JSON (Content-Type: "
+                    "application/json) or the X-Metabase-Session header.")
+
+
+def request_token(req: Request) -> str | None:
+    return req.cookies.get(SESSION_COOKIE) or req.headers.get(SESSION_HEADER) or None
+
+
+@hookimpl(tryfirst=True)
+def authenticate(request, session):
+    token = request_token(request)
+    if not token:
+        return None
+    return user_for_token(session, token, tessera().config["TESSERA_MAX_SESSION_AGE"])
+
+
+# --------------------------------------------------------------------------------------------------
+# Logging in
+# --------------------------------------------------------------------------------------------------
+
+
+def login(session: Session, username: str, password: str, ip: str | None) -> str:
+    """Check the credentials (throttled per IP and per username, in the app DB) and return a new session token."""
+    state = tessera()
+    key = username.strip().lower()
+    if state.config["TESSERA_DISABLE_SESSION_THROTTLE"]:
+        return _login(session, state, key, password)
+    pairs = [(state.throttlers["ip"], ip)] if ip else []
+    pairs.append((state.throttlers["username"], key))
+    with throttle.attempt(state.db.engine, pairs):
+        return _login(session, state, key, password)
+
+
+def _login(session: Session, state, key: str, password: str) -> str:
+    user = session.scalar(select(User).where(User.email == key, User.type == "personal"))
+    # Always verify, against a dummy hash when there is no such user: timing reveals nothing.
+    ok = state.hasher.verify(user.password_hash if user else None, password)
+    if not ok or user is None:
+        raise Unauthenticated(body={"errors": {"password": "did not match stored password"}})
+    if not user.is_active:
+        raise Unauthenticated(body={"errors": {"_error": "Your account is disabled."}})
+    if state.hasher.needs_rehash(user.password_hash):
+        user.password_hash = state.hasher.hash(password)
+    token = create_session(session, user)
+    session.commit()
+    return token
+
+
+def request_is_https(req: Request) -> bool:
+    if req.is_secure:
+        return True
+    for header in HTTPS_HEADERS:
+        value = (req.headers.get(header) or "").lower()
+        if value in ("https", "on"):
+            return True
+    return (req.headers.get("Origin") or "").lower().startswith("https://")
+
+
+def set_session_cookies(response: Response, token: str, remember: bool = False) -> Response:
+    state = tessera()
+    max_age = state.config["TESSERA_MAX_SESSION_AGE"] * 60 if remember else None
+    secure = request_is_https(request)
+    response.set_cookie(SESSION_COOKIE, token, max_age=max_age, path="/", httponly=True, samesite="Lax",
+                        secure=secure)
+    response.set_cookie(TIMEOUT_COOKIE, "alive", max_age=max_age, path="/", samesite="Lax", secure=secure)
+    return response
+
+
+def clear_session_cookies(response: Response) -> Response:
+    for name in (SESSION_COOKIE, EMBEDDED_SESSION_COOKIE, TIMEOUT_COOKIE):
+        response.set_cookie(name, "", expires=0, path="/")
+    return response
+
+
+# --------------------------------------------------------------------------------------------------
+# The request's user and the gates
+# --------------------------------------------------------------------------------------------------
+
+_UNSET = object()
+
+
+def current_user() -> User | None:
+    """The authenticated user of this request, or None. Asked of the `authenticate` hook once."""
+    user = g.get("tessera_user", _UNSET)
+    if user is _UNSET:
+        from core.appdb.db import session
+
+        user = tessera().pm.hook.authenticate(request=request, session=session())
+        g.tessera_user = user
+    return user
+
+
+def require_user() -> User:
+    user = current_user()
+    if user is None:
+        raise Unauthenticated()
+    return user
+
+
+def require_superuser() -> User:
+    user = require_user()
+    if not user.is_superuser:
+        raise Forbidden()
+    return user
+
+
+def check_password_rules(password: object, field: str = "password") -> str:
+    state = tessera()
+    from core.identity.passwords import TOO_COMMON, is_valid
+
+    if not isinstance(password, str) or not is_valid(
+        password, state.config["TESSERA_PASSWORD_COMPLEXITY"], state.config["TESSERA_PASSWORD_LENGTH"]
+    ):
+        # The password itself is never echoed back in the error.
+        received = "nil" if password is None else '"[redacted]"'
+        raise Invalid({field: TOO_COMMON}, {field: [f"{TOO_COMMON}, received: {received}"]})
+    return password

@@ -1,0 +1,70 @@
+"""Sending e-mail over SMTP with the email-* settings (declared by plugins.email).
+
+Used for invitations now and for subscriptions later. Without a configured host nothing is sent and
+the caller is told (MailNotConfigured), so that no feature reports a success it did not achieve.
+"""
+from __future__ import annotations
+
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import formataddr
+
+from sqlalchemy.orm import Session
+
+from core.assembly.settings import SettingsRegistry
+
+SMTP_TIMEOUT_SECONDS = 15
+
+
+class MailError(Exception):
+    """The message could not be handed to the SMTP server."""
+
+
+class MailNotConfigured(MailError):
+    """No SMTP host (or sender address) is set."""
+
+
+def _get(registry: SettingsRegistry, session: Session, key: str):
+    if key not in registry.definitions:
+        return None
+    return registry.get(session, key)
+
+
+def is_configured(registry: SettingsRegistry, session: Session) -> bool:
+    return bool(_get(registry, session, "email-smtp-host") and _get(registry, session, "email-from-address"))
+
+
+def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject: str, text: str,
+         html: str | None = None) -> None:
+    """Send one message to `to`, or raise MailNotConfigured / MailError."""
+    if not is_configured(registry, session):
+        raise MailNotConfigured("E-mail is not configured: set the SMTP settings first.")
+    host = _get(registry, session, "email-smtp-host")
+    security = (_get(registry, session, "email-smtp-security") or "none").lower()
+    port = _get(registry, session, "email-smtp-port") or (465 if security == "ssl" else 587 if security in ("tls", "starttls") else 25)
+    username = _get(registry, session, "email-smtp-username")
+    password = _get(registry, session, "email-smtp-password")
+    message = EmailMessage()
+    message["Subject"] = subject
+    message["From"] = formataddr((_get(registry, session, "email-from-name") or "", _get(registry, session, "email-from-address")))
+    message["To"] = ", ".join(to)
+    reply_to = _get(registry, session, "email-reply-to")
+    if reply_to:
+        message["Reply-To"] = ", ".join(reply_to) if isinstance(reply_to, list) else str(reply_to)
+    message.set_content(text)
+    if html:
+        message.add_alternative(html, subtype="html")
+    try:
+        if security == "ssl":
+            client = smtplib.SMTP_SSL(host, int(port), timeout=SMTP_TIMEOUT_SECONDS, context=ssl.create_default_context())
+        else:
+            client = smtplib.SMTP(host, int(port), timeout=SMTP_TIMEOUT_SECONDS)
+        with client:
+            if security in ("tls", "starttls"):
+                client.starttls(context=ssl.create_default_context())
+            if username:
+                client.login(username, password or "")
+            client.send_message(message)
+    except (smtplib.SMTPException, OSError) as exc:
+        raise MailError(f"{type(exc).__name__}: {exc}") from exc

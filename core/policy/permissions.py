@@ -1,0 +1,455 @@
+"""The one permission policy: who may read or write collections, see and query databases, download
+results and edit the data model. Every plugin asks here; none reads permission rows itself.
+
+Rules (Metabase's): administrators hold every right. A user's right is the most permissive value
+over the groups they belong to; a group without a row holds the least permissive value. Data rows
+are per database, or per table when a group's access was set table by table. Personal collections
+belong to their owner (and administrators), whatever the graph says.
+
+The `check_permission` hook may overrule any boolean answer: any False denies, otherwise any True
+grants; when every implementation abstains (None) the rules above decide. Any error while deciding
+denies (fail closed).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session
+
+from core.appdb.models import (
+    ADMIN_GROUP_ID, Collection, CollectionPermission, Database, DataPermission, PermissionsGroupMembership, Table,
+    User,
+)
+from core.appdb.models.permissions import DATA_PERM_VALUES
+
+COLLECTION_LEVELS = ("write", "read", "none")  # most permissive first
+
+# What a user blocked from a database may still see of it.
+BLOCKED_DATABASE_KEYS = ("id", "name", "tables")
+
+
+# --------------------------------------------------------------------------------------------------
+# Who the user is
+# --------------------------------------------------------------------------------------------------
+
+
+def is_admin(user: User | None) -> bool:
+    return bool(user is not None and user.is_active and user.is_superuser)
+
+
+# Answers are cached in session.info for the life of a transaction: a request asking about hundreds
+# of tables reads each user's groups and each database's rows once. Commit, rollback and the
+# membership helpers of core.identity.users clear the cache, so a change is seen by the next question.
+CACHE_KEY = "tessera.permissions"
+
+
+def _cache(session: Session) -> dict:
+    return session.info.setdefault(CACHE_KEY, {})
+
+
+def clear_cache(session: Session) -> None:
+    session.info.pop(CACHE_KEY, None)
+
+
+@event.listens_for(Session, "after_commit")
+@event.listens_for(Session, "after_rollback")
+def _clear_after_transaction(session: Session) -> None:
+    clear_cache(session)
+
+
+def group_ids(session: Session, user: User) -> list[int]:
+    cache = _cache(session)
+    key = ("groups", user.id)
+    if key not in cache:
+        cache[key] = tuple(session.scalars(select(PermissionsGroupMembership.group_id).where(
+            PermissionsGroupMembership.user_id == user.id)))
+    return list(cache[key])
+
+
+def _data_rows(session: Session, groups: list[int], database_id: int, perm_type: str) -> list[tuple]:
+    """(group_id, table_id, value) rows of one database and type for some groups."""
+    cache = _cache(session)
+    key = ("data", database_id, perm_type, tuple(sorted(groups)))
+    if key not in cache:
+        cache[key] = list(session.execute(select(DataPermission.group_id, DataPermission.table_id,
+                                                 DataPermission.perm_value).where(
+            DataPermission.db_id == database_id, DataPermission.perm_type == perm_type,
+            DataPermission.group_id.in_(groups))))
+    return cache[key]
+
+
+def advanced_permissions_enabled(session: Session) -> bool:
+    """Group managers exist only while the advanced-permissions setting (plugins.permissions) is on."""
+    try:
+        from flask import current_app
+
+        registry = current_app.extensions["tessera"].settings
+        if "advanced-permissions" not in registry.definitions:
+            return False
+        return bool(registry.get(session, "advanced-permissions"))
+    except RuntimeError:  # outside an app context nothing turns the feature on
+        return False
+
+
+def managed_group_ids(session: Session, user: User) -> set[int]:
+    """The groups `user` manages; empty while advanced permissions are off."""
+    if user is None or not advanced_permissions_enabled(session):
+        return set()
+    return set(session.scalars(select(PermissionsGroupMembership.group_id).where(
+        PermissionsGroupMembership.user_id == user.id, PermissionsGroupMembership.is_group_manager.is_(True))))
+
+
+def is_group_manager(session: Session, user: User, group_id: int | None = None) -> bool:
+    managed = managed_group_ids(session, user)
+    return bool(managed) if group_id is None else group_id in managed
+
+
+# --------------------------------------------------------------------------------------------------
+# The check_permission hook
+# --------------------------------------------------------------------------------------------------
+
+
+def _hook_verdict(user: User, action: str, obj: dict) -> bool | None:
+    try:
+        from flask import current_app
+
+        pm = current_app.extensions["tessera"].pm
+    except (RuntimeError, KeyError):
+        return None
+    answers = [a for a in pm.hook.check_permission(user=user, action=action, obj=obj) if a is not None]
+    if any(a is False for a in answers):
+        return False
+    if any(a is True for a in answers):
+        return True
+    return None
+
+
+def _decide(user: User, action: str, obj: dict, default: bool) -> bool:
+    verdict = _hook_verdict(user, action, obj)
+    return default if verdict is None else verdict
+
+
+# --------------------------------------------------------------------------------------------------
+# Collections
+# --------------------------------------------------------------------------------------------------
+
+
+def _most_permissive(values, order: tuple[str, ...]) -> str:
+    best = len(order) - 1
+    for value in values:
+        if value in order:
+            best = min(best, order.index(value))
+    return order[best]
+
+
+def personal_owner_id(session: Session, collection: Collection) -> int | None:
+    """The owner of the personal collection that is or contains `collection`, else None."""
+    if collection.personal_owner_id is not None:
+        return collection.personal_owner_id
+    ancestors = [int(part) for part in (collection.location or "/").strip("/").split("/") if part]
+    if not ancestors:
+        return None
+    return session.scalar(select(Collection.personal_owner_id).where(Collection.id == ancestors[0]))
+
+
+def collection_level(session: Session, user: User | None, collection_id: int | None,
+                     namespace: str | None = None) -> str:
+    """"write", "read" or "none" for `user` on a collection (None: the root of `namespace`)."""
+    if user is None or not user.is_active:
+        return "none"
+    if user.is_superuser:
+        return "write"
+    groups = group_ids(session, user)
+    if collection_id is None:
+        rows = session.scalars(select(CollectionPermission.level).where(
+            CollectionPermission.collection_id.is_(None), CollectionPermission.namespace == (namespace or ""),
+            CollectionPermission.group_id.in_(groups)))
+        return _most_permissive(rows, COLLECTION_LEVELS)
+    collection = session.get(Collection, collection_id)
+    if collection is None:
+        return "none"
+    owner = personal_owner_id(session, collection)
+    if owner is not None:
+        return "write" if owner == user.id else "none"
+    rows = session.scalars(select(CollectionPermission.level).where(
+        CollectionPermission.collection_id == collection_id, CollectionPermission.group_id.in_(groups)))
+    return _most_permissive(rows, COLLECTION_LEVELS)
+
+
+def can_read_collection(session: Session, user: User | None, collection_id: int | None,
+                        namespace: str | None = None) -> bool:
+    """May `user` see this collection and the items in it? (None: the root collection.)"""
+    try:
+        allowed = collection_level(session, user, collection_id, namespace) in ("read", "write")
+    except Exception:
+        return False
+    return _decide(user, "read", {"model": "collection", "id": collection_id, "namespace": namespace}, allowed)
+
+
+def can_write_collection(session: Session, user: User | None, collection_id: int | None,
+                         namespace: str | None = None) -> bool:
+    """May `user` add, change or archive items in this collection, or the collection itself?"""
+    try:
+        allowed = collection_level(session, user, collection_id, namespace) == "write"
+    except Exception:
+        return False
+    return _decide(user, "write", {"model": "collection", "id": collection_id, "namespace": namespace}, allowed)
+
+
+# An item (card, dashboard, snippet, timeline...) is readable or writable exactly as its collection.
+can_read_item = can_read_collection
+can_write_item = can_write_collection
+
+
+def readable_collection_ids(session: Session, user: User, namespace: str | None = None) -> set[int] | None:
+    """Ids of every non-root collection `user` may read, or None meaning all (administrators).
+
+    For list queries: filter with `Collection.id.in_(ids)` unless None; the root is asked separately
+    with can_read_collection(session, user, None)."""
+    if is_admin(user):
+        return None
+    groups = group_ids(session, user)
+    ids = set(session.scalars(select(CollectionPermission.collection_id).where(
+        CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
+        CollectionPermission.level.in_(("read", "write")))))
+    own = session.scalar(select(Collection.id).where(Collection.personal_owner_id == user.id))
+    if own is not None:
+        ids.add(own)
+        ids.update(session.scalars(select(Collection.id).where(Collection.location.like(f"/{own}/%"))))
+    return ids
+
+
+def writable_collection_ids(session: Session, user: User) -> set[int] | None:
+    """Ids of every non-root collection `user` may write, or None meaning all (administrators).
+
+    The bulk twin of can_write_collection for listings; like readable_collection_ids it does not
+    consult the check_permission hook, so callers use it only while permission_hooks_active() is
+    False and ask can_write_collection per object otherwise."""
+    if is_admin(user):
+        return None
+    groups = group_ids(session, user)
+    ids = set(session.scalars(select(CollectionPermission.collection_id).where(
+        CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
+        CollectionPermission.level == "write")))
+    own = session.scalar(select(Collection.id).where(Collection.personal_owner_id == user.id))
+    if own is not None:
+        ids.add(own)
+        ids.update(session.scalars(select(Collection.id).where(Collection.location.like(f"/{own}/%"))))
+    return ids
+
+
+def permission_hooks_active() -> bool:
+    """Does any plugin implement check_permission? While none does, the bulk id sets above give
+    exactly the per-object answers."""
+    try:
+        from flask import current_app
+
+        pm = current_app.extensions["tessera"].pm
+    except (RuntimeError, KeyError):
+        return False
+    return bool(pm.hook.check_permission.get_hookimpls())
+
+
+# --------------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------------
+
+
+class _Row(NamedTuple):
+    group_id: int
+    table_id: int | None
+    perm_value: str
+
+
+def _group_value(rows: list[_Row], perm_type: str, table_id: int | None, whole_db: bool,
+                 table_count: int) -> str:
+    """One group's value from its rows for one database: the table's row, else the database row.
+    Asked about the whole database of a group set table by table: the most permissive table value,
+    or with whole_db the least permissive one (a right over the whole database needs every table)."""
+    order = DATA_PERM_VALUES[perm_type]
+    db_rows = [r.perm_value for r in rows if r.table_id is None]
+    if db_rows:
+        return _most_permissive(db_rows, order)
+    if table_id is not None:
+        return _most_permissive([r.perm_value for r in rows if r.table_id == table_id], order)
+    table_rows = [r.perm_value for r in rows]
+    if not table_rows:
+        return order[-1]
+    if whole_db:
+        if len({r.table_id for r in rows}) < table_count:
+            return order[-1]
+        return order[max(order.index(v) if v in order else len(order) - 1 for v in table_rows)]
+    return _most_permissive(table_rows, order)
+
+
+def data_permission(session: Session, user: User | None, database_id: int, perm_type: str,
+                    table_id: int | None = None, whole_db: bool = False) -> str:
+    """The user's value of one data permission type on a database (or one of its tables)."""
+    order = DATA_PERM_VALUES[perm_type]
+    if user is None or not user.is_active:
+        return order[-1]
+    if user.is_superuser:
+        return order[0]
+    groups = group_ids(session, user)
+    rows = [_Row(*row) for row in _data_rows(session, groups, database_id, perm_type)]
+    by_group: dict[int, list[_Row]] = {}
+    for row in rows:
+        by_group.setdefault(row.group_id, []).append(row)
+    table_count = 0
+    if whole_db and table_id is None and any(r.table_id is not None for r in rows):
+        table_count = session.scalar(select(func.count()).select_from(Table).where(Table.db_id == database_id))
+    values = [_group_value(group_rows, perm_type, table_id, whole_db, table_count)
+              for group_rows in by_group.values()]
+    return _most_permissive(values, order)
+
+
+def data_access(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> str:
+    """view-data: "unrestricted", "legacy-no-self-service", "blocked" (or "sandboxed"/"impersonated"
+    when an extension wrote such rows). Without a table: the best access to any of its tables."""
+    try:
+        value = data_permission(session, user, database_id, "view-data", table_id)
+    except Exception:
+        return "blocked"
+    verdict = _hook_verdict(user, "view-data", {"model": "database", "id": database_id, "table_id": table_id})
+    if verdict is False:
+        return "blocked"
+    if verdict is True and value == "blocked":
+        return "unrestricted"
+    return value
+
+
+def can_see_data(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> bool:
+    return data_access(session, user, database_id, table_id) != "blocked"
+
+
+def tables_with_data_access(session: Session, user: User | None, database_id: int, table_ids) -> set[int]:
+    """The ids among `table_ids` (tables of one database) whose data `user` may see: can_see_data
+    for many tables with one query for the rows. With a check_permission hook registered, each
+    table is asked of can_see_data so that the hook decides as usual."""
+    table_ids = list(table_ids)
+    if not table_ids:
+        return set()
+    if permission_hooks_active():
+        return {t for t in table_ids if can_see_data(session, user, database_id, t)}
+    if user is None or not user.is_active:
+        return set()
+    if user.is_superuser:
+        return set(table_ids)
+    try:
+        groups = group_ids(session, user)
+        by_group: dict[int, list[_Row]] = {}
+        for row in _data_rows(session, groups, database_id, "view-data"):
+            by_group.setdefault(row[0], []).append(_Row(*row))
+        order = DATA_PERM_VALUES["view-data"]
+        return {t for t in table_ids if _most_permissive(
+            [_group_value(rows, "view-data", t, False, 0) for rows in by_group.values()], order) != "blocked"}
+    except Exception:  # fail closed, as every other answer here
+        return set()
+
+
+def restrict_blocked(database_json: dict) -> dict:
+    """What a user blocked from a database sees of it: only its name, id and tables."""
+    return {key: database_json[key] for key in BLOCKED_DATABASE_KEYS if key in database_json}
+
+
+def can_query(session: Session, user: User | None, database_id: int, native: bool = False,
+              table_id: int | None = None) -> bool:
+    """May `user` run (and save) a query builder query on the database (on `table_id` when given),
+    or, with native=True, a native query (which needs the right over the whole database)?"""
+    try:
+        if user is None or not user.is_active:
+            return False
+        if native:
+            allowed = (data_access(session, user, database_id) not in ("blocked", "sandboxed")
+                       and data_permission(session, user, database_id, "create-queries", whole_db=True)
+                       == "query-builder-and-native")
+        else:
+            allowed = (data_access(session, user, database_id, table_id) != "blocked"
+                       and data_permission(session, user, database_id, "create-queries", table_id) != "no")
+    except Exception:
+        return False
+    obj = {"model": "database", "id": database_id, "table_id": table_id}
+    return _decide(user, "native" if native else "query", obj, allowed)
+
+
+def has_any_native_permission(session: Session, user: User | None) -> bool:
+    """May `user` write native queries on at least one database? (What snippets require.)"""
+    if user is None or not user.is_active:
+        return False
+    if is_admin(user):
+        return True
+    if permission_hooks_active():  # a hook may grant native rights that no row holds
+        db_ids = session.scalars(select(Database.id))
+    else:
+        db_ids = session.scalars(select(DataPermission.db_id).where(
+            DataPermission.group_id.in_(group_ids(session, user)), DataPermission.perm_type == "create-queries",
+            DataPermission.perm_value == "query-builder-and-native").distinct())
+    return any(can_query(session, user, db_id, native=True) for db_id in db_ids)
+
+
+def can_read_snippet(session: Session, user: User | None, collection_id: int | None) -> bool:
+    """Snippets are for native-query writers (Metabase: native rights on some database, not
+    sandboxed) who may also read the snippet's folder (a collection of the snippets namespace)."""
+    return (has_any_native_permission(session, user) and not is_sandboxed(session, user)
+            and can_read_collection(session, user, collection_id, "snippets"))
+
+
+def can_write_snippet(session: Session, user: User | None, collection_id: int | None) -> bool:
+    """As can_read_snippet, with write permission on the folder."""
+    return (has_any_native_permission(session, user) and not is_sandboxed(session, user)
+            and can_write_collection(session, user, collection_id, "snippets"))
+
+
+def download_level(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> str:
+    """"full" (up to 1,000,000 rows), "limited" (10,000 rows) or "none"."""
+    try:
+        if data_access(session, user, database_id, table_id) == "blocked":
+            return "none"
+        value = data_permission(session, user, database_id, "download", table_id)
+    except Exception:
+        return "none"
+    verdict = _hook_verdict(user, "download", {"model": "database", "id": database_id, "table_id": table_id})
+    if verdict is False:
+        return "none"
+    return value
+
+
+def can_edit_data_model(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> bool:
+    """May `user` change table and field metadata (display names, semantic types, visibility)?"""
+    try:
+        allowed = data_permission(session, user, database_id, "data-model", table_id) == "all"
+    except Exception:
+        return False
+    return _decide(user, "data-model", {"model": "database", "id": database_id, "table_id": table_id}, allowed)
+
+
+def can_manage_database(session: Session, user: User | None, database_id: int) -> bool:
+    """May `user` see and edit the connection details of the database ("details: yes")?"""
+    try:
+        allowed = data_permission(session, user, database_id, "details") == "yes"
+    except Exception:
+        return False
+    return _decide(user, "details", {"model": "database", "id": database_id}, allowed)
+
+
+def can_execute_actions(session: Session, user: User | None, database_id: int) -> bool:
+    """May `user` run actions against the database (the execution graph)?"""
+    try:
+        allowed = data_permission(session, user, database_id, "execute") == "all"
+    except Exception:
+        return False
+    return _decide(user, "execute", {"model": "database", "id": database_id}, allowed)
+
+
+def is_sandboxed(session: Session, user: User | None) -> bool:
+    """Does row-level security (a "sandboxed" view-data value) restrict `user` anywhere?
+
+    Tessera refuses to write sandboxes (402), so only an extension writing rows makes this true."""
+    if user is None or is_admin(user):
+        return False
+    groups = group_ids(session, user)
+    db_ids = set(session.scalars(select(DataPermission.db_id).where(
+        DataPermission.group_id.in_(groups), DataPermission.perm_type == "view-data",
+        DataPermission.perm_value == "sandboxed")))
+    return any(data_permission(session, user, db_id, "view-data") == "sandboxed" for db_id in db_ids)
