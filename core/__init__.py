@@ -1,11 +1,7 @@
 """Tessera's core. Its public API for plugins and drivers is what this module exports."""
-import pluggy
-
-hookimpl = pluggy.HookimplMarker("tessera")
-
-__version__ = "0.1.0"
-
-from core.assembly.records import Event, Exporter, SettingDef  # noqa: E402
+from core.assembly import __version__
+from core.assembly.hookspecs import hookimpl
+from core.assembly.records import Event, Exporter, SettingDef
 
 __all__ = ["hookimpl", "__version__", "create_app", "Driver", "SQLDriver", "Event", "Exporter", "SettingDef"]
 

@@ -5,3 +5,5 @@ specification, the small records hooks return, the settings registry, events, th
 `tessera` CLI and the gunicorn runner. Must not know any feature area or engine by name beyond the
 built-in plugin list.
 """
+
+__version__ = "0.1.0"

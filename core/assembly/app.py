@@ -18,7 +18,7 @@ from flask.json.provider import JSONProvider
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
-from core import __version__
+from core.assembly import __version__
 from core.http.api import Api, Endpoint, dumps, json_response
 from .config import load_config, split_names
 from core.driver import disconnects

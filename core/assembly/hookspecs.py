@@ -8,6 +8,9 @@ from __future__ import annotations
 import pluggy
 
 hookspec = pluggy.HookspecMarker("tessera")
+# Plugins take it from `core` (the public API); modules of the core take it from here, so that none of
+# them imports the `core` facade, which loads the app lazily.
+hookimpl = pluggy.HookimplMarker("tessera")
 
 # --------------------------------------------------------------------------------------------------
 # Assembly: called once by create_app, in this order, before the first request.

@@ -152,7 +152,7 @@ def unique_by(contributions: list[Contribution], key: Callable[[Any], str], what
 
 def describe_plugins(pm: pluggy.PluginManager) -> list[dict]:
     """Each registered plugin with its version and the hooks it implements (for `tessera plugins`)."""
-    from core import __version__
+    from core.assembly import __version__
 
     rows = []
     for name, plugin in pm.list_name_plugin():

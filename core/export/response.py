@@ -22,7 +22,7 @@ def filename(prefix: str, extension: str, now: dt.datetime | None = None) -> str
 
 
 def download(result, exporter: Exporter, options: dict, prefix: str = "query_result") -> Response:
-    """Stream `result` (a core.query.processor.Result) through `exporter` as an attachment."""
+    """Stream `result` (a core.query.result.Result) through `exporter` as an attachment."""
 
     from ..query.remaps import Projected, export_order
 

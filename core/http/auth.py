@@ -14,7 +14,7 @@ from flask import Request, Response, current_app, g, request
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, joinedload
 
-from core import hookimpl
+from core.assembly.hookspecs import hookimpl
 from core.http import throttle
 from core.appdb.deferred import after_response
 from .errors import Forbidden, Invalid, Unauthenticated

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from core.policy import permissions
 from core.http.errors import Forbidden, Invalid
 from core.appdb.models import Card, Field, User
-from .mbql import Query, Stage
+from .mbql import Query, Stage, referenced_ids
 
 # The Saved Questions database: clients send it with a card source when they do not know the card's database.
 VIRTUAL_DATABASE = -1337
@@ -125,8 +125,6 @@ def readable_field_ids(session: Session, user: User | None, field_ids) -> set[in
 def _tables_named(session: Session, stages: list[Stage]) -> set[int]:
     """The tables the query's own stages read: source tables of stages and joins at any depth, and
     the tables of every field they reference (implicit joins included). Not those inside cards."""
-    from .compiler import referenced_ids
-
     field_ids, table_ids = referenced_ids(stages)
     if field_ids:
         table_ids |= set(session.scalars(select(Field.table_id).where(Field.id.in_(field_ids))))

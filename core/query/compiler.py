@@ -23,7 +23,8 @@ from .autobucket import auto_bucket
 from .clauses import ClauseCompiler
 from .dialect import SUNDAY
 from .macros import expand as expand_macros
-from .mbql import Query, Stage
+from .mbql import Query, Stage, referenced_ids
+from .natives import native_source
 from .refs import Col, Context, QuerySource
 
 __all__ = ["Compiled", "compile_query", "apply_limit"]
@@ -61,7 +62,7 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
     query = expand_macros(session, query)
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), week_start=week_start,
-                      remapper=remapper)
+                      remapper=remapper, compile_stages=compile_stages)
     context.prefetch(*referenced_ids(query.stages))
     auto_bucket(query, context.field_types)
     tree, cols = compile_stages(context, query.stages)
@@ -93,41 +94,6 @@ def bind_colon_literals(tree: exp.Expression) -> dict:
     return params
 
 
-def referenced_ids(stages: list[Stage]) -> tuple[set[int], set[int]]:
-    """The field ids and table ids a query names anywhere (joins and nested stages included)."""
-    fields: set[int] = set()
-    tables: set[int] = set()
-
-    def walk(x) -> None:
-        if isinstance(x, list):
-            if len(x) == 3 and x[0] == "field" and isinstance(x[2], dict):
-                if isinstance(x[1], int):
-                    fields.add(x[1])
-                if isinstance(x[2].get("source-field"), int):
-                    fields.add(x[2]["source-field"])
-            for item in x:
-                walk(item)
-        elif isinstance(x, dict):
-            for item in x.values():
-                walk(item)
-
-    def stage_ids(stage: Stage) -> None:
-        if stage.source_table is not None:
-            tables.add(stage.source_table)
-        for join in stage.joins:
-            for inner in join.stages:
-                stage_ids(inner)
-            walk(join.condition)
-            walk(join.fields)
-        for part in (stage.expressions, stage.filters, stage.aggregations, stage.breakouts, stage.fields,
-                     stage.order_by):
-            walk(part)
-
-    for stage in stages:
-        stage_ids(stage)
-    return fields, tables
-
-
 def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, list[Col]]:
     tree, cols = None, None
     for i, stage in enumerate(stages):
@@ -136,8 +102,6 @@ def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, l
         if stage.native is not None:
             if i > 0:
                 raise Invalid("Invalid MBQL: only the first stage may be a native query.")
-            from .cards import native_source
-
             tree, cols = native_source(context, stage)
             continue
         if stage.source_card is not None:

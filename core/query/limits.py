@@ -8,7 +8,7 @@ may raise for csv and json but never for xlsx.
 """
 from __future__ import annotations
 
-from .. import hookimpl
+from core.assembly.hookspecs import hookimpl
 from core.assembly.records import SettingDef
 
 DEFAULT_UNAGGREGATED = 2000
@@ -46,7 +46,7 @@ def _explicit_limit(query) -> int | None:
 
 def row_limit(context) -> tuple[int, bool]:
     """(max rows, whether the cap came from the userland constraints rather than the query)."""
-    from .processor import setting
+    from .context import setting
 
     session = context.session
     if context.download:

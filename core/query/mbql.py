@@ -94,6 +94,41 @@ class Query:
 # Tokens and keys
 # --------------------------------------------------------------------------------------------------
 
+def referenced_ids(stages: list[Stage]) -> tuple[set[int], set[int]]:
+    """The field ids and table ids a query names anywhere (joins and nested stages included)."""
+    fields: set[int] = set()
+    tables: set[int] = set()
+
+    def walk(x) -> None:
+        if isinstance(x, list):
+            if len(x) == 3 and x[0] == "field" and isinstance(x[2], dict):
+                if isinstance(x[1], int):
+                    fields.add(x[1])
+                if isinstance(x[2].get("source-field"), int):
+                    fields.add(x[2]["source-field"])
+            for item in x:
+                walk(item)
+        elif isinstance(x, dict):
+            for item in x.values():
+                walk(item)
+
+    def stage_ids(stage: Stage) -> None:
+        if stage.source_table is not None:
+            tables.add(stage.source_table)
+        for join in stage.joins:
+            for inner in join.stages:
+                stage_ids(inner)
+            walk(join.condition)
+            walk(join.fields)
+        for part in (stage.expressions, stage.filters, stage.aggregations, stage.breakouts, stage.fields,
+                     stage.order_by):
+            walk(part)
+
+    for stage in stages:
+        stage_ids(stage)
+    return fields, tables
+
+
 def token(value: Any) -> str:
     """Metabase's normalize-token: a keyword-like string, lower-case, kebab-case, no leading colon."""
     if not isinstance(value, str):

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from core.appdb.models import User
 from . import processor as QP
 from . import results as R
+from .result import Result
 from .errors import QueryFailed
 
 PIVOT_GROUPING = {
@@ -40,12 +41,12 @@ class Split:
 class Pivoted:
     """Every grouping's rows, raw (engine values), with the context that ran them."""
 
-    context: Any  # QP.QueryContext
+    context: Any  # core.query.context.QueryContext
     cols: list[dict]  # breakouts, pivot-grouping, aggregations
     rows: list[list]
     split: Split
     native_form: dict | None
-    result: Any  # the first sub-query's QP.Result, for timings
+    result: Any  # the first sub-query's Result, for timings
 
 
 def groupings(count: int, rows: list[int] | None, cols: list[int] | None) -> list[tuple[int, ...]]:
@@ -183,7 +184,7 @@ def run_pivot(session: Session, user: User | None, dataset_query: Any, pivot_row
         pivoted = collect(session, user, dataset_query, pivot_rows, pivot_cols, column_split=column_split,
                           context=context, **options)
         ctx = pivoted.context
-        envelope_result = QP.Result(ctx, pivoted.cols, iter(()), pivoted.native_form)
+        envelope_result = Result(ctx, pivoted.cols, iter(()), pivoted.native_form)
         envelope_result.finished_at = time.monotonic()
         return QP.completed(ctx, envelope_result, pivoted.rows), R.SUCCESS_STATUS
     except QueryFailed as exc:

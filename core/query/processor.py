@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
-import itertools
 import logging
-import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .. import hookimpl
-from core.http.errors import ApiError, Invalid, NotFound
+from core.assembly.hookspecs import hookimpl
+from core.http.errors import ApiError, Invalid
 from core.appdb.models import Database, Field, Query as QueryStats, Table, User
 from . import native as N
 from . import parameters as P
@@ -36,290 +33,12 @@ from . import results as R
 from . import access
 from .cards import expand as expand_cards
 from .cards import resolving as card_resolution
-from .cards import splice as splice_natives
+from .context import PARAMSTYLE, SETTINGS_MEMO, QueryContext, query_hash, setting, timeout_seconds, week_start
 from .errors import QueryFailed
+from .natives import splice as splice_natives
+from .result import Result, as_failure, error_message
 
 log = logging.getLogger("tessera.query")
-
-DEFAULT_TIMEOUT_MINUTES = 20
-# The four engines' DBAPIs all take SQLAlchemy text() binds through Driver.execute.
-PARAMSTYLE = "sqlalchemy"
-
-
-@dataclass
-class QueryContext:
-    """Everything one run needs; hook implementations read it and wrappers may adjust it."""
-
-    session: Session
-    user: User | None
-    dataset_query: dict
-    query: Any  # core.query.mbql.Query
-    database: Database
-    driver: Any
-    context: str = "ad-hoc"
-    constraints: dict | None = None
-    export_format: str | None = None
-    card_id: int | None = None
-    dashboard_id: int | None = None
-    ignore_cache: bool = True
-    cache_ttl: int | None = None  # hours, as Metabase's card and database cache_ttl
-    native: N.NativeSQL | None = None
-    download_cap: int | None = None  # "limited" download permission: 10,000 rows
-    max_rows: int | None = None
-    limit_from_constraints: bool = False
-    timeout: float | None = None
-    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
-    started: float = field(default_factory=time.monotonic)
-    query_hash: str = ""
-    js_int_to_string: bool = True
-    # Metabase's `disable-remaps?` middleware option: no remapped columns (core.query.remaps).
-    disable_remaps: bool = False
-    average_execution_time: int | None = None
-    extras: dict = field(default_factory=dict)
-
-    @property
-    def is_native(self) -> bool:
-        return self.native is not None
-
-    @property
-    def aggregated(self) -> bool:
-        return not self.is_native and bool(self.query.aggregated)
-
-    @property
-    def download(self) -> bool:
-        return self.export_format is not None
-
-
-BATCH = 2000
-_END = object()
-
-
-class Result:
-    """Columns known up front, rows streamed once; closing runs the callbacks exactly once."""
-
-    def __init__(self, context: QueryContext, cols: list[dict], rows: Iterator[tuple], native_form: dict | None,
-                 closer: Callable[[], None] | None = None, cached: dt.datetime | None = None,
-                 csv: Callable | None = None):
-        self.context = context
-        self.cols = cols
-        self._rows = rows
-        self._csv = csv
-        self._started = False
-        self.native_form = native_form
-        self._closer = closer
-        self.cached = cached
-        self.row_count = 0
-        self.truncated = False
-        self.error: BaseException | None = None
-        self.finished_at: float | None = None
-        self._callbacks: list[Callable[["Result"], None]] = []
-        self._taps: list[Callable[[tuple], None]] = []
-        self._closed = False
-
-    def on_close(self, callback: Callable[["Result"], None]) -> None:
-        self._callbacks.append(callback)
-
-    def tap(self, callback: Callable[[list], None]) -> None:
-        """Called with every batch of rows as it streams past (the cache keeps a copy this way)."""
-        self._taps.append(callback)
-
-    @property
-    def running_time(self) -> int:
-        end = self.finished_at or time.monotonic()
-        return int((end - self.context.started) * 1000)
-
-    @property
-    def writes_csv(self) -> bool:
-        """Whether csv_chunks can be read: the driver writes CSV text itself (core.driver.base.QueryResult.csv),
-        no row has been read, and nothing needs the rows as values (the cache's tap does)."""
-        return self._csv is not None and not self._started and not self._taps
-
-    def csv_chunks(self, layout, size: int) -> Iterator[bytes]:
-        """The rows as CSV text written by the driver (core.driver.base.CsvLayout), in chunks of about
-        `size` bytes, cut at the row limit; closes the result at the end. Only when writes_csv."""
-        assert self.writes_csv
-        self._started = True
-        limit = self.context.max_rows
-        with self._reading():
-            while True:
-                text, count, more = self._csv(layout, size, None if limit is None else limit - self.row_count)
-                self.row_count += count
-                if text:
-                    yield text
-                if not more:
-                    break
-                if limit is not None and self.row_count >= limit:
-                    self.truncated = True
-                    break
-            self._note_limit()
-
-    def batches(self, size: int = BATCH) -> Iterator[list]:
-        """The rows in lists of up to `size`, cut at the row limit; closes the result at the end."""
-        self._started = True
-        limit = self.context.max_rows
-        source = iter(self._rows)
-        with self._reading():
-            while True:
-                want = size if limit is None else min(size, limit - self.row_count)
-                if want <= 0:
-                    if next(source, _END) is not _END:  # the core fetched one row past the limit
-                        self.truncated = True
-                    break
-                batch = list(itertools.islice(source, want))
-                if not batch:
-                    break
-                self.row_count += len(batch)
-                for tap in self._taps:
-                    tap(batch)
-                yield batch
-            self._note_limit()
-
-    def _note_limit(self) -> None:
-        limit = self.context.max_rows
-        if limit is not None and self.row_count == limit and self.context.limit_from_constraints:
-            self.truncated = True
-
-    @contextlib.contextmanager
-    def _reading(self):
-        """Around reading the rows: a failure is recorded (as QueryFailed) and the result closes at the end."""
-        try:
-            yield
-        except QueryFailed as exc:
-            self.error = exc
-            raise
-        except Exception as exc:
-            self.error = _failure(self.context, exc)
-            raise self.error from exc
-        finally:
-            self.close()
-
-    def __iter__(self) -> Iterator[tuple]:
-        for batch in self.batches():
-            yield from batch
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.finished_at = time.monotonic()
-        try:
-            if self._closer is not None:
-                self._closer()
-        finally:
-            for callback in self._callbacks:
-                try:
-                    callback(self)
-                except Exception:  # a failed audit write must not fail the query
-                    log.exception("query close callback failed")
-
-    def __enter__(self) -> "Result":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _failure(context: QueryContext, exc: BaseException) -> QueryFailed:
-    from core.driver.base import QueryError, QueryTimeout
-
-    if isinstance(exc, QueryFailed):
-        return exc
-    if isinstance(exc, QueryTimeout):
-        return QueryFailed(exc.message, "timed-out")
-    if isinstance(exc, QueryError):
-        return QueryFailed(exc.message, "driver")
-    if isinstance(exc, Invalid):
-        return QueryFailed(_message(exc), "invalid-query")
-    from sqlalchemy.exc import DBAPIError
-
-    if isinstance(exc, DBAPIError):  # connecting failed (the driver translates statement errors)
-        original = exc.orig or exc
-        return QueryFailed(str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__,
-                           "driver")
-    log.exception("query failed unexpectedly")
-    return QueryFailed(str(exc) or type(exc).__name__, "qp")
-
-
-def _message(error: ApiError) -> str:
-    body = error.body
-    if isinstance(body, dict):
-        errors = body.get("errors")
-        if isinstance(errors, dict) and errors:
-            return "; ".join(f"{k}: {v}" for k, v in errors.items())
-        return str(body.get("message") or error.message)
-    return str(body)
-
-
-# --------------------------------------------------------------------------------------------------
-# Settings and small lookups
-# --------------------------------------------------------------------------------------------------
-
-
-SETTINGS_MEMO = "tessera.query.settings"
-# The settings a run reads, fetched together on its first setting() call. Every stored key asked for
-# joins the set (plugins' keys too), so a run's settings cost one app-DB read however many it consults.
-_SNAPSHOT_KEYS = dict.fromkeys(("report-timezone", "start-of-week", "db-query-timeout-minutes",
-                                "aggregated-query-row-limit", "unaggregated-query-row-limit", "download-row-limit"))
-_SNAPSHOT_LOCK = threading.Lock()
-
-
-def setting(session: Session, key: str, default: Any = None) -> Any:
-    """A setting's value, or `default` when no plugin declares it (the plugin may be disabled).
-
-    Read once per query run: the snapshot lives in the session's info and prepare() clears it, so
-    the next run (and every other request) reads the values afresh."""
-    memo = session.info.get(SETTINGS_MEMO)
-    if memo is None or key not in memo:
-        memo = _snapshot(session, key, memo)
-    value = memo[key]
-    return default if value is None else value
-
-
-def _snapshot(session: Session, key: str, memo: dict | None) -> dict:
-    from core.http.auth import tessera
-    from core.assembly.settings import normalise_key
-
-    registry = tessera().settings
-    definition = registry.definitions.get(normalise_key(key))
-    with _SNAPSHOT_LOCK:
-        if definition is not None and definition.getter is None:  # computed ones only when asked for
-            _SNAPSHOT_KEYS.setdefault(key)
-        keys = list(dict.fromkeys([key, *_SNAPSHOT_KEYS])) if memo is None else [key]
-    values = registry.get_many(session, keys)
-    memo = {**(memo or {}), **{k: values.get(normalise_key(k)) for k in keys}}
-    session.info[SETTINGS_MEMO] = memo
-    return memo
-
-
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-
-
-def week_start(session: Session) -> int:
-    name = str(setting(session, "start-of-week", "sunday")).lower()
-    return WEEKDAYS.index(name) if name in WEEKDAYS else 6
-
-
-def query_hash(dataset_query: dict) -> str:
-    """SHA-256 of the query without the keys that do not change its answer (Metabase's query hash)."""
-    keep = {k: v for k, v in dataset_query.items() if k not in ("constraints", "middleware", "info", "async?",
-                                                               "cache-strategy")}
-    try:
-        text = orjson.dumps(keep, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
-    except TypeError:  # integers beyond 64 bits
-        import json
-
-        text = json.dumps(keep, sort_keys=True, default=str).encode()
-    return hashlib.sha256(text).hexdigest()
-
-
-def timeout_seconds(session: Session, database: Database) -> float:
-    """The database's own query timeout (settings "query-timeout-seconds"), else the server's."""
-    own = (database.settings or {}).get("query-timeout-seconds")
-    if isinstance(own, (int, float)) and not isinstance(own, bool) and own > 0:
-        return float(own)
-    minutes = setting(session, "db-query-timeout-minutes", DEFAULT_TIMEOUT_MINUTES)
-    return float(minutes) * 60
-
 
 # --------------------------------------------------------------------------------------------------
 # Preparation: normalise, permissions, parameters
@@ -377,7 +96,7 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
     try:
         card = access.card_source(session, user, card_id, database.id, saved=saved)
     except Invalid as exc:
-        raise QueryFailed(_message(exc), "invalid-query") from None
+        raise QueryFailed(error_message(exc), "invalid-query") from None
     query = card.dataset_query if isinstance(card.dataset_query, dict) else orjson.loads(card.dataset_query)
     persisted = persisted_source(session, card)
     if persisted is not None:
@@ -390,7 +109,7 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
                 return _strip_semicolon(prepared.native)
             return _strip_semicolon(mbql_native(prepared, compile_mbql(prepared, limit=None)))
     except Invalid as exc:
-        raise QueryFailed(_message(exc), "invalid-query") from None
+        raise QueryFailed(error_message(exc), "invalid-query") from None
 
 
 def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
@@ -448,12 +167,12 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     try:
         query = normalize(dataset_query)
     except Invalid as exc:
-        raise QueryFailed(_message(exc), "invalid-query") from None
+        raise QueryFailed(error_message(exc), "invalid-query") from None
     saved = options.get("card_id") is not None
     try:
         database_id = access.resolve_database(session, query)
     except Invalid as exc:
-        raise QueryFailed(_message(exc), "invalid-query") from None
+        raise QueryFailed(error_message(exc), "invalid-query") from None
     database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
     if database is None:
         raise QueryFailed(f"Database {database_id} does not exist.", "invalid-query")
@@ -466,7 +185,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     try:
         query = expand_cards(session, user, query, saved=saved)
     except Invalid as exc:
-        raise QueryFailed(_message(exc), "invalid-query") from None
+        raise QueryFailed(error_message(exc), "invalid-query") from None
     ctx = QueryContext(session=session, user=user, dataset_query=dataset_query, query=query, database=database,
                        driver=driver, context=context, **options)
     if ctx.constraints is None:
@@ -537,7 +256,7 @@ def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int
             holder = normalize({"database": query.database, "type": "query",
                                 "query": {"source-table": 1, "filter": P.to_mbql(flt, ref)}})
         except Invalid as exc:
-            raise QueryFailed(_message(exc), "invalid-parameter") from None
+            raise QueryFailed(error_message(exc), "invalid-parameter") from None
         stage.filters.extend(holder.stages[-1].filters)
 
 
@@ -598,7 +317,7 @@ def compile_mbql(ctx: QueryContext, limit: int | None):
         return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, now=now,
                              week_start=week_start(ctx.session), remapper=remapper)
     except Invalid as exc:
-        raise QueryFailed(_message(exc), "invalid-query") from None
+        raise QueryFailed(error_message(exc), "invalid-query") from None
 
 
 @dataclass
@@ -645,7 +364,7 @@ def execute_query(context: QueryContext) -> Result:
         stack.close()
         if isinstance(exc, ApiError) and not isinstance(exc, Invalid):
             raise
-        raise _failure(context, exc) from exc
+        raise as_failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
     rows, csv = raw.rows, raw.csv
@@ -789,3 +508,24 @@ def compile_native(session: Session, user: User | None, dataset_query: Any, *, p
         except sqlglot.errors.SqlglotError:
             pass
     return {"query": sql, "params": stmt.native_form["params"]}
+
+
+# Rows read to type the columns of engines that report no column types (SQLite).
+METADATA_SAMPLE_ROWS = 100
+
+
+def result_metadata(session: Session, user: User | None, dataset_query: dict) -> list[dict]:
+    """The query's result columns in SELECT order, as Metabase's results_metadata.columns (what a card
+    is saved with).
+
+    The query runs with a small row cap: the columns are known from the cursor, and the first rows
+    type the columns an engine leaves untyped. Invalid when the query cannot run."""
+    try:
+        result = open_query(session, user, dataset_query, context="question", max_rows=METADATA_SAMPLE_ROWS)
+        with result:
+            rows = [row for _, row in zip(range(METADATA_SAMPLE_ROWS), result)]
+    except QueryFailed as exc:
+        raise Invalid(exc.message) from None
+    cols = [dict(c) for c in result.cols]
+    R.infer_base_types(cols, rows)
+    return R.results_metadata(cols)["columns"]

@@ -64,6 +64,9 @@ class Context:
     natives: dict = dc_field(default_factory=dict)
     # Adds the columns of external remappings to the query's own stages (core.query.remaps); None: off.
     remapper: Any = None
+    # compile_stages(context, stages) of core.query.compiler, which imports this module: a join's own
+    # stages are compiled through it.
+    compile_stages: Any = None
 
     def prefetch(self, field_ids: set[int], table_ids: set[int]) -> None:
         """Load the fields (and their FK targets) and tables a query names in a few queries, not one each."""
@@ -246,8 +249,6 @@ class RefResolver:
         return _subquery(self.main.tree, self.main.alias)
 
     def add_join(self, join) -> None:
-        from .compiler import compile_stages
-
         alias = join.alias or f"join_{len(self.joins) + 1}"
         if alias in self.joins or (isinstance(self.main, TableSource) and alias == self.main.alias):
             raise Invalid(f"Invalid MBQL: join alias {alias!r} is used twice.")
@@ -260,7 +261,7 @@ class RefResolver:
             scope: TableSource | QuerySource = TableSource(table, alias)
             target = _table_ast(table, alias)
         else:
-            tree, cols = compile_stages(self.context, join.stages)
+            tree, cols = self.context.compile_stages(self.context, join.stages)
             scope = QuerySource(alias, tree, cols)
             target = _subquery(tree, alias)
         self.joins[alias] = scope

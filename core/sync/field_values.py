@@ -158,7 +158,7 @@ def store_many(session: Session, items: dict[int, tuple[list[Any], bool]]) -> No
         updates.append({"id": row_id, "values": values, "human_readable_values": names,
                         "has_more_values": has_more, "updated_at": now})
     if inserts:
-        from core.sync.schema import insert_rows
+        from core.appdb.bulk import insert_rows
 
         insert_rows(session, FieldValues.__table__, inserts)
     if updates:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import operator
 import secrets
 import threading
 import time
@@ -21,6 +20,7 @@ from sqlalchemy import select, update
 from sqlglot import exp
 
 from core.sync import analyze
+from core.appdb.bulk import insert_rows
 from .field_values import (
     LIST_KINDS,
     UNLISTABLE_VISIBILITY,
@@ -39,7 +39,6 @@ from core.appdb.models import Database, Field, Table, utcnow
 log = logging.getLogger("tessera.sync")
 
 SAMPLE_TIMEOUT = 120
-_UNSET = object()
 
 
 def new_entity_id() -> str:
@@ -366,44 +365,6 @@ def _resolve_fks(tables: dict) -> None:
                 f.set("semantic_type", "type/FK")
             # A target the database does not declare is kept: admins and dbt-metabase set FKs by hand
             # on warehouses without constraints, and Metabase's sync never removes them either.
-
-
-def insert_rows(session, table, rows: list[dict]) -> None:
-    """INSERT many rows that share their keys, as one DBAPI executemany.
-
-    SQLAlchemy's executemany builds parameters row by row in Python, which costs more than reading
-    the schema on a wide database; here the statement is compiled once and each value goes through
-    its column's bind processor only (once for a run of the same object).
-    """
-    if not rows:
-        return
-    conn = session.connection()
-    keys = list(rows[0])
-    compiled = table.insert().compile(dialect=conn.dialect, column_keys=keys)
-    processors = compiled._bind_processors
-    names = list(compiled.positiontup) if compiled.positional else list(compiled.binds)
-    defaults = {}
-    for name in names:
-        if name not in rows[0]:  # a column with a Python-side default the rows leave out
-            default = table.c[name].default
-            defaults[name] = default.arg(None) if default is not None and default.is_callable else \
-                (default.arg if default is not None else None)
-    if defaults:
-        rows = [{**defaults, **row} for row in rows]
-    pick = operator.itemgetter(*names) if len(names) > 1 else (lambda row: (row[names[0]],))
-    # Rows of a sync mostly repeat the same objects in a column (one timestamp, True, None): each
-    # processor runs once per distinct object in a row, and its last answer is reused.
-    memo = [(i, processors[name], [_UNSET, None]) for i, name in enumerate(names) if processors.get(name)]
-    params = []
-    for row in rows:
-        values = list(pick(row))
-        for i, process, last in memo:
-            value = values[i]
-            if value is not last[0]:
-                last[0], last[1] = value, process(value)
-            values[i] = last[1]
-        params.append(tuple(values) if compiled.positional else dict(zip(names, values)))
-    conn.exec_driver_sql(compiled.string, params)
 
 
 def _only_table_named(tables: dict, name: str):

@@ -40,7 +40,7 @@ def valid_metric(dataset_query: dict) -> bool:
 
 def compute(session: Session, user: User, dataset_query: dict) -> list[dict] | None:
     """The result columns of the query, in result order, or None when it cannot run right now."""
-    from core.query import cards as card_queries
+    from core.query import processor as card_queries
 
     try:
         return card_queries.result_metadata(session, user, dataset_query)

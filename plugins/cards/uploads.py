@@ -126,7 +126,7 @@ def _sa_type(base_type: str):
 
 def _register(session: Session, user: User, database: Database, schema: str | None, name: str, filename: str,
               parsed: csvfile.Parsed, collection_id: int | None) -> int:
-    from core.query import cards as card_queries
+    from core.query import processor as card_queries
 
     display = _display(filename)
     table = Table(db_id=database.id, schema=schema, name=name, display_name=display, is_upload=True,

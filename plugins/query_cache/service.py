@@ -6,7 +6,8 @@ import datetime as dt
 import orjson
 
 from core.appdb.models import QueryCache, utcnow
-from core.query.processor import Result, setting
+from core.query.context import setting
+from core.query.result import Result
 from core.query.results import json_rows
 
 

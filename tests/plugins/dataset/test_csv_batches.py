@@ -25,7 +25,7 @@ def both_ways(admin, monkeypatch, body: dict, formatted: bool | None = True, dri
     csv module alone, asserted equal; returned. `formatted`: whether some batch passed the batch
     formatter's check (True), none did (False), or either (None); `driver`: whether the driver
     wrote the rows (SQLite's C reader), when not None."""
-    from core.query.processor import Result
+    from core.query.result import Result
 
     outcomes, drivers = [], []
     real, real_chunks = csv_export.format_batch, Result.csv_chunks

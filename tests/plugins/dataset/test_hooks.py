@@ -33,7 +33,7 @@ def test_core_implementation_is_last(tmp_path, monkeypatch, app_config):
     """A plugin's execute_query (not trylast) answers before the core's; wrappers still wrap it."""
     name = write_plugin(tmp_path, monkeypatch, """
         from core import hookimpl
-        from core.query.processor import Result
+        from core.query.result import Result
 
         @hookimpl
         def execute_query(context):

@@ -75,13 +75,13 @@ def test_get_many_answers_as_get_does(app):
 
 def test_the_snapshot_learns_stored_keys_but_not_computed_ones(app, admin):
     from core.appdb.db import session as request_session
-    from core.query import processor
+    from core.query import context
 
     with app.test_request_context():
         session = request_session()
-        assert processor.setting(session, "site-name") is not None  # stored (or default): learnt
-        assert processor.setting(session, "version")["tag"]  # computed by a getter: read, not learnt
-        assert processor.setting(session, "no-plugin-declares-this", "fallback") == "fallback"
-    assert "site-name" in processor._SNAPSHOT_KEYS
-    assert "version" not in processor._SNAPSHOT_KEYS
-    assert "no-plugin-declares-this" not in processor._SNAPSHOT_KEYS
+        assert context.setting(session, "site-name") is not None  # stored (or default): learnt
+        assert context.setting(session, "version")["tag"]  # computed by a getter: read, not learnt
+        assert context.setting(session, "no-plugin-declares-this", "fallback") == "fallback"
+    assert "site-name" in context._SNAPSHOT_KEYS
+    assert "version" not in context._SNAPSHOT_KEYS
+    assert "no-plugin-declares-this" not in context._SNAPSHOT_KEYS
