@@ -35,8 +35,8 @@ def main(rows: int = 1_000_000) -> dict:
                 return response.json["row_count"]
 
             # The raw DBAPI connection (same file, same lock-down), outside SQLAlchemy and Tessera.
-            from core.driver import connections
             from core.appdb.models import Database
+            from core.driver import connections
 
             with bench.app.app_context():
                 database = bench.app.extensions["tessera"].db.Session().get(Database, bench.databases[engine]["database"])

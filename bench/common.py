@@ -90,8 +90,8 @@ class Bench:
         self.databases = {engine: self._register(engine) for engine in engines}
 
     def _register(self, engine: str) -> dict:
-        from core.driver import crypto
         from core.appdb.models import Database, Field, Table
+        from core.driver import crypto
 
         details = {"db": str(self.paths["sqlite"])} if engine == "sqlite" else {"database_file": str(self.paths["duckdb"])}
         state = self.app.extensions["tessera"]

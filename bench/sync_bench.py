@@ -55,10 +55,10 @@ def reflect_once(path: Path) -> tuple[float, float]:
 def sync_once(source: Path, workdir: Path, template: Path) -> tuple[float, dict, int]:
     from sqlalchemy import func, select
 
+    from core.appdb.models import Database, Field
+    from core.assembly.app import create_app
     from core.driver import crypto
     from core.sync import schema as sync
-    from core.assembly.app import create_app
-    from core.appdb.models import Database, Field
 
     data_dir = workdir / f"run-{time.monotonic_ns()}"
     (data_dir / "files").mkdir(parents=True)

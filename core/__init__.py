@@ -14,7 +14,7 @@ def __getattr__(name):
 
         return create_app
     if name in {"Driver", "SQLDriver"}:
-        from core.driver import base as driver
+        from core import driver
 
         return getattr(driver, name)
     raise AttributeError(name)

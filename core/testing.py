@@ -474,8 +474,22 @@ ORDERS = [(1, 1, Decimal("5.00"), "first"), (2, 1, Decimal("7.50"), None), (3, 3
 
 
 def conformance_schema():
-    from sqlalchemy import (BigInteger, Boolean, Column, Date, DateTime, Float, ForeignKey, Integer, MetaData,
-                            Numeric, String, Table, Text, Time)
+    from sqlalchemy import (
+        BigInteger,
+        Boolean,
+        Column,
+        Date,
+        DateTime,
+        Float,
+        ForeignKey,
+        Integer,
+        MetaData,
+        Numeric,
+        String,
+        Table,
+        Text,
+        Time,
+    )
 
     metadata = MetaData()
     people = Table(
@@ -585,7 +599,7 @@ class DriverConformance:
     @classmethod
     def conformance(cls, conformance_target):
         from core.driver.connections import build_engine, check
-        from core.driver.base import ConnectionPolicy
+        from core.driver.sources import ConnectionPolicy
 
         metadata, people, orders = conformance_schema()
         admin = conformance_target.admin_engine
@@ -618,7 +632,7 @@ class DriverConformance:
     # ---- declaration -----------------------------------------------------------------------------
 
     def test_declaration(self):
-        from core.driver.base import SQLDriver
+        from core.driver.sql import SQLDriver
 
         assert issubclass(self.driver, SQLDriver) and self.driver.available()
         info = self.driver.engine_info()
@@ -740,7 +754,7 @@ class DriverConformance:
     def test_timeout_stops_the_statement(self, conformance):
         import time
 
-        from core.driver.base import QueryTimeout
+        from core.driver.records import QueryTimeout
 
         started = time.monotonic()
         with pytest.raises(QueryTimeout):
@@ -749,7 +763,7 @@ class DriverConformance:
         assert self.run(conformance.engine, "SELECT 1") == [(1,)]  # the connection is usable again
 
     def test_engine_errors_are_query_errors(self, conformance):
-        from core.driver.base import QueryError, QueryTimeout
+        from core.driver.records import QueryError, QueryTimeout
 
         with pytest.raises(QueryError) as error:
             self.run(conformance.engine, "SELECT no_such_column FROM conf_people")
@@ -767,7 +781,7 @@ class DriverConformance:
         import sqlalchemy as sa
         from sqlglot import exp
 
-        from core.driver.base import LockdownError, QueryError
+        from core.driver.records import LockdownError, QueryError
 
         schema = self.driver.owned_schema
         table = sa.Table("tessera_cache_conf_probe", sa.MetaData(), sa.Column("id", sa.BigInteger),
@@ -879,7 +893,7 @@ class DriverConformance:
 
     @pytest.mark.security_row(8)
     def test_writes_are_refused_by_the_engine(self, conformance):
-        from core.driver.base import QueryError
+        from core.driver.records import QueryError
 
         before = (self.count(conformance), self.count(conformance, "conf_people"))
         for statement in WRITE_STATEMENTS + self.extra_write_statements:
@@ -890,7 +904,7 @@ class DriverConformance:
 
     @pytest.mark.security_row(4, 5, 6)
     def test_escapes_fail_without_touching_disk(self, conformance, tmp_path):
-        from core.driver.base import QueryError
+        from core.driver.records import QueryError
 
         out = tmp_path / "escape.out"
         for statement in self.escape_statements:
@@ -902,7 +916,7 @@ class DriverConformance:
     def test_guards_have_teeth(self, conformance, monkeypatch, tmp_path):
         """The same statement succeeds once the lockdown is removed: the guard, nothing else, stops it."""
         from core.driver.connections import build_engine
-        from core.driver.base import QueryError
+        from core.driver.records import QueryError
 
         out = tmp_path / "teeth.out"
         sql = self.teeth_sql.format(out=out)

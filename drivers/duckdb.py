@@ -14,14 +14,20 @@ import contextlib
 import os
 import threading
 
-from sqlalchemy.pool import NullPool
-
 from pydantic import Field
 from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import NullPool
 from sqlglot import exp
 
 from core import hookimpl
-from core.driver.base import FieldMeta, FileDetails, FKMeta, LockdownError, SQLDriver, TableMeta
+from core.driver import (
+    FieldMeta,
+    FileDetails,
+    FKMeta,
+    LockdownError,
+    SQLDriver,
+    TableMeta,
+)
 from core.query.dialect import lit
 
 LOCKED_CONFIG = {

@@ -17,7 +17,7 @@ from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
 from core import hookimpl
-from core.driver.base import LockdownError, NetworkDetails, SQLDriver
+from core.driver import LockdownError, NetworkDetails, SQLDriver
 from core.query.dialect import SUNDAY, lit
 
 REFUSED_PRIVILEGES = ("FILE", "SUPER")

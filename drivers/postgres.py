@@ -14,7 +14,7 @@ import contextlib
 from sqlalchemy.engine import Engine
 
 from core import hookimpl
-from core.driver.base import LockdownError, NetworkDetails, SQLDriver
+from core.driver import LockdownError, NetworkDetails, SQLDriver
 
 ROLE_CHECK = """
 SELECT r.rolsuper, r.rolcreaterole,

@@ -15,11 +15,10 @@ from urllib.parse import quote
 
 from pydantic import Field
 from sqlalchemy.engine import URL
-
 from sqlglot import exp
 
 from core import hookimpl
-from core.driver.base import FileDetails, LockdownError, SQLDriver
+from core.driver import FileDetails, LockdownError, SQLDriver
 from core.query import urls
 from core.query.dialect import SUNDAY, lit
 from drivers import sqlite_rows

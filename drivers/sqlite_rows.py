@@ -4,7 +4,7 @@ module's SQLite library, else nothing (the driver then reads through SQLAlchemy 
 The C reader runs the statement on the sqlite3 module connection's own handle, so the driver's
 lockdown, functions and timeout apply as they do to a cursor; it gives rows as the same tuples a
 cursor gives, and can also write them as CSV text without a Python value per cell
-(core.driver.base.CsvLayout), which is what makes a large CSV download cheap.
+(core.driver.records.CsvLayout), which is what makes a large CSV download cheap.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from core.driver.base import ColumnMeta, CsvLayout, QueryError, QueryResult
+from core.driver import ColumnMeta, CsvLayout, QueryError, QueryResult
 
 log = logging.getLogger(__name__)
 

@@ -212,8 +212,8 @@ def test_group_names_collide_case_insensitively(admin, first, second):
 def test_integrity_errors_are_4xx_naming_the_field_not_the_sql(app_config, message, status, body):
     from sqlalchemy.exc import IntegrityError
 
-    from core.http.api import Api
     from core.assembly.app import create_app
+    from core.http.api import Api
 
     app = create_app(app_config)
     probe = Api("integrity_probe", __name__, "/integrity-probe", auth="public")
@@ -231,8 +231,8 @@ def test_integrity_errors_are_4xx_naming_the_field_not_the_sql(app_config, messa
 
 
 def test_unexpected_errors_keep_the_500_shape_and_a_request_id(app_config, caplog):
-    from core.http.api import Api
     from core.assembly.app import create_app
+    from core.http.api import Api
 
     app = create_app(app_config)
     probe = Api("boom_probe", __name__, "/boom-probe", auth="public")

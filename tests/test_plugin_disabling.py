@@ -3,6 +3,7 @@ exist.") and every other plugin still answers. Nothing here lists plugins or the
 plugins come from core.assembly.plugins, their routes from their own register_routes, and a plugin's smoke
 requests are its parameterless GET routes, called by an administrator (not a 404, not a 5xx)."""
 import re
+
 import pytest
 
 from core.assembly.app import create_app

@@ -26,7 +26,7 @@ def test_essential_plugins_refuse_to_be_disabled(app_config, essential):
 
 DRIVER_PLUGIN = '''
 from core import hookimpl
-from core.driver.base import Driver
+from core.driver import Driver
 
 class {cls}(Driver):
     engine = "fakeengine"
@@ -117,7 +117,7 @@ import click
 from flask import current_app
 from core import Exporter, SettingDef, hookimpl
 from core.http.api import Api
-from core.driver.base import Driver
+from core.driver import Driver
 
 api = Api("hooktest", __name__, url_prefix="/hooktest")
 STARTED = []

@@ -94,8 +94,8 @@ def call(client, endpoint, ids: dict, headers=None, body=None):
 
 def fresh_session(app, user_id: int) -> dict:
     """A new session per call: some calls (logout, password change) end the caller's sessions."""
-    from core.http import auth
     from core.appdb.models import User
+    from core.http import auth
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:

@@ -36,7 +36,7 @@ PENDING_ON_BRANCH: dict[int, str] = {}
 GUARD_REMOVED = {
     1: "setup-token consumption (the concurrency test fails); with the has_users checks too (replay succeeds)",
     2: "Details extra='forbid' -> 'ignore'; a detail-dependent key added to the PostgreSQL connect args (fuzz)",
-    3: "allowed-directory check and regular-file check in core.driver.base.check_file_path",
+    3: "allowed-directory check and regular-file check in core.driver.sources.check_file_path",
     4: "each SQLite lockdown layer alone (attach limit, authorizer, function denylist, query_only, trusted_schema)"
        " and the whole lockdown",
     5: "enable_external_access in DuckDB's LOCKED_CONFIG together with its read-back",

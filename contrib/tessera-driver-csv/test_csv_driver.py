@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine
 
-from core.driver import connections
-from core.driver.base import ConnectionPolicy, QueryError
+from core.driver import ConnectionPolicy, QueryError, connections
 from core.http.errors import Invalid
 from core.testing import ConformanceTarget, DriverConformance
 from tessera_driver_csv import driver as csv_driver
@@ -118,7 +117,7 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, csv_dir):
 def test_a_snapshot_connection_must_be_locked_down():
     import duckdb
 
-    from core.driver.base import LockdownError
+    from core.driver import LockdownError
 
     locked = duckdb.connect(":memory:", config=csv_driver.LOCKED_CONFIG)
     CSVDriver.lockdown(locked, None)  # passes: nothing to say

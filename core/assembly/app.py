@@ -18,19 +18,20 @@ from flask.json.provider import JSONProvider
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
-from core.assembly import __version__
-from core.http.api import Api, Endpoint, dumps, json_response
-from .config import load_config, split_names
-from core.driver import disconnects
 from core.appdb.db import AppDatabase, close_request_session
 from core.appdb.deferred import run_deferred_writes
+from core.assembly import __version__
+from core.driver import disconnects
+from core.http.api import Api, Endpoint, dumps, json_response
 from core.http.errors import ApiError, NoEndpoint, PayloadTooLarge
-from .logs import RingBufferHandler, install
+from core.http.throttle import Throttler
 from core.identity.passwords import Hasher
+
+from .config import load_config, split_names
+from .logs import RingBufferHandler, install
 from .plugins import PluginError, collect, make_plugin_manager, unique_by
 from .records import Exporter
 from .settings import SettingsRegistry
-from core.http.throttle import Throttler
 
 log = logging.getLogger("tessera")
 

@@ -67,10 +67,11 @@ def migrate():
 @click.option("--last-name", default=None)
 def create_admin(email: str, password: str, first_name: str | None, last_name: str | None):
     """Create a superuser without the setup flow (headless installs)."""
-    from .app import create_app
-    from core.identity.passwords import is_valid
     from core.http.types import EMAIL_RE
+    from core.identity.passwords import is_valid
     from core.identity.users import create_user, email_taken
+
+    from .app import create_app
 
     app = create_app()
     state = app.extensions["tessera"]

@@ -28,7 +28,7 @@ def register_settings():
 
 @hookspec
 def register_drivers():
-    """Fires once while the app is built. Return a list of core.driver.base.Driver subclasses.
+    """Fires once while the app is built. Return a list of core.driver.contract.Driver subclasses.
 
     All lists are concatenated and keyed by `Driver.engine`; a duplicate engine stops startup with
     an error naming both plugins. A driver whose DBAPI module cannot be imported is hidden.

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pluggy
 
 from core.assembly import hookspecs
+
 from .config import split_names
 
 BUILTIN_PLUGINS: tuple[str, ...] = (

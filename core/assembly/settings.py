@@ -12,9 +12,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb.models import Setting
 from core.http import jsontext
 from core.http.errors import Invalid, NotFound
-from core.appdb.models import Setting
+
 from .records import SettingDef
 
 VISIBILITY_ORDER = {"public": 0, "authenticated": 1, "admin": 2, "internal": 3}

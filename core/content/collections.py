@@ -14,10 +14,10 @@ import urllib.parse
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
-from core.http.errors import Invalid, NotFound, check_403
 from core.appdb.models import Collection, User
 from core.appdb.models.collection import new_entity_id  # noqa: F401 - re-exported for plugins
+from core.http.errors import Invalid, NotFound, check_403
+from core.policy import permissions
 
 SNIPPETS = "snippets"
 ROOT_NAMES = {SNIPPETS: "Top folder"}

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.sync.analyze import inferred_has_field_values
 from core.appdb.models import Database, Dimension, Field, Table
+from core.sync.analyze import inferred_has_field_values
 from core.sync.schedules import cron_to_schedule
+
 
 def database_json(database: Database, driver: Any = None, details: dict | None = None) -> dict:
     """A database as GET /api/database lists it; `details` (already masked) only for its managers."""

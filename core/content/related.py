@@ -20,16 +20,17 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
+from core.appdb.models import Card, Collection, Field, LegacyMetric, Revision, Segment, Table, User
 from core.content import segments
+from core.http.errors import Invalid
+from core.policy import permissions
+from core.query import macros
+from core.query.mbql import normalize
+
 from .cards import base_json, query_fields
 from .collections import Access, personal_names
 from .collections import row_json as collection_row_json
-from core.http.errors import Invalid
 from .metadata import field_json, table_json
-from core.appdb.models import Card, Collection, Field, LegacyMetric, Revision, Segment, Table, User
-from core.query import macros
-from core.query.mbql import normalize
 
 MAX_BEST = 3
 MAX_SERENDIPITY = 2

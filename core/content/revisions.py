@@ -15,8 +15,8 @@ from typing import Any, Callable
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from core.http.errors import NotFound
 from core.appdb.models import Collection, Revision, User, utcnow
+from core.http.errors import NotFound
 
 # Metabase keeps the latest 15 revisions of each object.
 MAX_REVISIONS = 15

@@ -12,11 +12,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
-from core.http.errors import Forbidden, Invalid, NotFound
 from core.appdb.models import Card, LegacyMetric, Segment, Table, User
-from .revisions import Kind
+from core.http.errors import Forbidden, Invalid, NotFound
 from core.identity.users import creator_json
+from core.policy import permissions
+
+from .revisions import Kind
 
 SEGMENT = Kind(model="Segment", label="Segment", diff_keys=("name", "description", "definition"))
 LEGACY_METRIC = Kind(model="Metric", label="Metric", diff_keys=("name", "description", "definition"))
@@ -99,8 +100,8 @@ def check_definition(session: Session, table_id: int, definition: Any, *, metric
     """The definition's table, once the definition is known to compile over it: a segment needs a
     filter, a legacy metric exactly one aggregation (and may filter); a segment's new definition may
     not reach the segment itself (`segment_id`) through other segments. 400 otherwise."""
-    from core.driver.connections import driver_for
     from core.appdb.models import Database
+    from core.driver.connections import driver_for
     from core.query.compiler import compile_query
     from core.query.macros import definition_query, segments_reached
     from core.query.mbql import normalize
@@ -145,6 +146,7 @@ def table_metrics(session: Session, user: User, table_ids: list[int]) -> dict[in
     """The non-archived metric cards over each table that the user may read (Metabase v0.50+ lists
     metric cards, not legacy metrics, in a table's metadata)."""
     from core.policy import permissions
+
     from .cards import base_json
 
     out: dict[int, list[dict]] = {t: [] for t in table_ids}

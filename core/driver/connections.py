@@ -16,7 +16,10 @@ from pydantic import ValidationError
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 
-from core.driver.base import ConnectionPolicy, Details, LockdownError, SQLDriver
+from core.driver.contract import Details
+from core.driver.records import LockdownError
+from core.driver.sources import ConnectionPolicy
+from core.driver.sql import SQLDriver
 from core.http.errors import Invalid, NotFound
 
 _lock = threading.Lock()

@@ -113,8 +113,9 @@ def _secret_keys(driver, details: dict) -> set[str]:
     keys = set()
     model = getattr(driver, "Details", None)
     if model is not None:
-        from pydantic import SecretStr
         import typing
+
+        from pydantic import SecretStr
 
         for name, info in model.model_fields.items():
             if SecretStr in (typing.get_args(info.annotation) or (info.annotation,)):

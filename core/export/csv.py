@@ -13,7 +13,7 @@ module's output, one that fails is written by the csv module instead. Both paths
 decides which does the work. (Why the database does not build the lines: docs/ARCHITECTURE.md,
 "Exports, CSV speed".)
 
-A driver that writes CSV text itself (core.driver.base.QueryResult.csv, SQLite's C reader) is given the
+A driver that writes CSV text itself (core.driver.records.QueryResult.csv, SQLite's C reader) is given the
 rules as a CsvLayout and writes the rows without a Python value per cell: the same file again.
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ import csv
 import itertools
 from typing import Any, Callable, Iterable, Iterator
 
-from core.driver.base import CsvLayout
+from core.driver.records import CsvLayout
+
 from . import batched
 from .formatting import MIDNIGHT, formatter, is_temporal, plain, text_datetime, titles
 
@@ -81,7 +82,7 @@ def _canonical_datetimes(values: tuple) -> list | None:
 class _AsTheyAre:
     """A column whose values are written as they are (str, int, float, None). A value of another type
     among them (bytes in an untyped SQLite column, say) goes through the column's writer, as it does
-    when a driver writes the CSV (core.driver.base.CsvLayout's "plain")."""
+    when a driver writes the CSV (core.driver.records.CsvLayout's "plain")."""
 
     TYPES = frozenset({str, int, float, type(None)})
 
@@ -147,7 +148,7 @@ def _quotes_lone_cr() -> bool:
 
 def layout(columns: list[dict], options: dict) -> CsvLayout | None:
     """How a driver that writes CSV itself must write these columns to give this module's file
-    (core.driver.base.CsvLayout); None when the separator is one it cannot be given."""
+    (core.driver.records.CsvLayout); None when the separator is one it cannot be given."""
     separator = options.get("separator") or ","
     if len(separator) != 1 or not separator.isascii() or separator in '"\r\n' or not DRIVER_WRITES:
         return None

@@ -3,10 +3,11 @@ embed): Metabase's headers and file name, and a streamed body that closes the qu
 from __future__ import annotations
 
 import datetime as dt
+
 from flask import Response, stream_with_context
 
-from core.http.api import dumps
 from core.assembly.records import Exporter
+from core.http.api import dumps
 
 NO_CACHE = {
     "Cache-Control": "max-age=0, no-cache, must-revalidate, proxy-revalidate",
@@ -56,6 +57,7 @@ def download_pivot(session, user, exporter: Exporter, dataset_query, column_spli
     core.export.pivot, or the failed-query body (400) when it cannot be pivoted. `run_options` go to
     the processor (card_id, parameters, export_format, download_cap, ...)."""
     from core.http.api import json_response
+
     from ..query import processor
     from ..query.errors import QueryFailed
     from ..query.pivot import collect

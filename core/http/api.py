@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
 from core.http import jsontext
 from core.http import types as mbt
+
 from .errors import Invalid, NotFound, PayloadTooLarge
 
 Auth = Literal["public", "user", "superuser"]

@@ -14,11 +14,12 @@ from flask import Request, Response, current_app, g, request
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, joinedload
 
+from core.appdb.deferred import after_response
+from core.appdb.models import LoginSession, User, utcnow
 from core.assembly.hookspecs import hookimpl
 from core.http import throttle
-from core.appdb.deferred import after_response
+
 from .errors import Forbidden, Invalid, Unauthenticated
-from core.appdb.models import LoginSession, User, utcnow
 
 SESSION_COOKIE = "metabase.SESSION"
 TIMEOUT_COOKIE = "metabase.TIMEOUT"

@@ -26,8 +26,9 @@ from typing import Callable, Iterator, Sequence
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from .errors import Invalid
 from core.appdb.models import ThrottleAttempt, ThrottleGuard
+
+from .errors import Invalid
 
 GUARD = "throttle"
 

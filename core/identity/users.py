@@ -170,7 +170,6 @@ def user_for_reset_token(session: Session, token: str, ttl_hours: int = 48) -> U
     import hmac
 
     from core.appdb.models import utcnow
-
     from core.http.types import BIGINT_MAX
 
     user_id, _, _rest = token.partition("_")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
-from core.http.errors import Forbidden
 from core.appdb.models import User
+from core.http.errors import Forbidden
+from core.policy import permissions
 
 
 def can_read(session: Session, user: User, database_id: int, table_id: int | None = None) -> bool:

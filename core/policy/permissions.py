@@ -18,7 +18,13 @@ from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import (
-    ADMIN_GROUP_ID, Collection, CollectionPermission, Database, DataPermission, PermissionsGroupMembership, Table,
+    ADMIN_GROUP_ID,
+    Collection,
+    CollectionPermission,
+    Database,
+    DataPermission,
+    PermissionsGroupMembership,
+    Table,
     User,
 )
 from core.appdb.models.permissions import DATA_PERM_VALUES

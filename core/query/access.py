@@ -23,9 +23,10 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
-from core.http.errors import Forbidden, Invalid
 from core.appdb.models import Card, Field, User
+from core.http.errors import Forbidden, Invalid
+from core.policy import permissions
+
 from .mbql import Query, Stage, referenced_ids
 
 # The Saved Questions database: clients send it with a card source when they do not know the card's database.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from core.http.errors import Invalid
+
 from .arity import check_clause
 from .dialect import lit
 from .macros import METRIC_SOURCE

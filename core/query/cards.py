@@ -8,11 +8,11 @@ import contextvars
 
 from sqlalchemy.orm import Session
 
-from core.http.errors import Invalid
 from core.appdb.models import User
+from core.http.errors import Invalid
+
 from . import access
 from .mbql import Query, Stage
-
 
 # --------------------------------------------------------------------------------------------------
 # Cards as sources: `card__N` and `source-card` expanded into the stages of the card

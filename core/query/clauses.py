@@ -10,13 +10,13 @@ import json
 from sqlglot import exp
 
 from core.http.errors import Invalid
+
 from . import temporal
 from .aggregations import AGGREGATIONS, AggregationCompiler
 from .arity import check_clause
-from .dialect import lit
+from .dialect import SUNDAY, lit
 from .filters import FilterCompiler
 from .functions import FUNCTIONS, FunctionCompiler
-from .dialect import SUNDAY
 from .refs import Col, Info, RefResolver, is_temporal, week_of_year, week_of_year_from_january
 from .windows import WindowCompiler
 

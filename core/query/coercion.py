@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from core.http.errors import Invalid
 from core.sync.semantic_types import COERCIONS, coercible
+
 from .dialect import lit
 
 UNIX_DIVISORS = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from core.http.errors import Invalid
+
 from .autobucket import auto_bucket
 from .clauses import ClauseCompiler
 from .dialect import SUNDAY

@@ -91,8 +91,8 @@ def setting(session: Session, key: str, default: Any = None) -> Any:
 
 
 def _snapshot(session: Session, key: str, memo: dict | None) -> dict:
-    from core.http.auth import tessera
     from core.assembly.settings import normalise_key
+    from core.http.auth import tessera
 
     registry = tessera().settings
     definition = registry.definitions.get(normalise_key(key))

@@ -1,6 +1,6 @@
 """The engine-dependent pieces of compiled MBQL, as sqlglot AST methods a driver may override.
 
-core.driver.base.SQLDriver inherits these defaults (standard SQL as PostgreSQL speaks it); a driver in
+core.driver.sql.SQLDriver inherits these defaults (standard SQL as PostgreSQL speaks it); a driver in
 drivers/ overrides a method when sqlglot's rendering of the default is wrong for its engine. Every
 method takes and returns sqlglot expressions: no SQL text is produced here, only by the driver's
 `to_sql`. Units are Metabase's. Weeks start on the day `week_start` names (a Python weekday, 0 = Monday

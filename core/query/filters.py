@@ -11,6 +11,7 @@ import datetime as dt
 from sqlglot import exp
 
 from core.http.errors import Invalid
+
 from . import temporal
 from .arity import check_clause
 from .dialect import lit

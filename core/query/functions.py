@@ -14,9 +14,11 @@ from functools import lru_cache
 from sqlglot import exp
 
 from core.http.errors import Invalid
+
 from .coercion import compact_to_datetime, round_to_integer, text_to_integer
 from .dialect import lit
-from .refs import NUMERIC_TYPES as NUMERIC, is_temporal
+from .refs import NUMERIC_TYPES as NUMERIC
+from .refs import is_temporal
 
 URL_PARTS = ("host", "domain", "subdomain", "path")
 DATETIME_MODES = {"iso": "iso", "simple": "simple", "unixseconds": "unix-seconds",

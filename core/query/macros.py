@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.http.errors import Invalid
+
 from .mbql import Query, Stage, normalize
 
 # Options key carrying the metric's own aggregation, from which the compiler names the column.

@@ -20,7 +20,7 @@ from . import parameters as P
 from .errors import QueryFailed
 
 if TYPE_CHECKING:
-    from core.driver.base import SQLDriver
+    from core.driver.sql import SQLDriver
 
 VARIABLE = re.compile(r"^[A-Za-z0-9_.]+$")
 SNIPPET = re.compile(r"^snippet:\s*(.+?)\s*$", re.S)

@@ -16,10 +16,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.appdb.models import User
+
 from . import processor as QP
 from . import results as R
-from .result import Result
 from .errors import QueryFailed
+from .result import Result
 
 PIVOT_GROUPING = {
     "name": "pivot-grouping", "display_name": "pivot-grouping", "base_type": "type/Integer",

@@ -24,13 +24,15 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb.models import Database, Field, Table, User
+from core.appdb.models import Query as QueryStats
 from core.assembly.hookspecs import hookimpl
 from core.http.errors import ApiError, Invalid
-from core.appdb.models import Database, Field, Query as QueryStats, Table, User
+
+from . import access
 from . import native as N
 from . import parameters as P
 from . import results as R
-from . import access
 from .cards import expand as expand_cards
 from .cards import resolving as card_resolution
 from .context import PARAMSTYLE, SETTINGS_MEMO, QueryContext, query_hash, setting, timeout_seconds, week_start
@@ -305,9 +307,8 @@ def remap_dimensions(ctx: QueryContext):
 
 def compile_mbql(ctx: QueryContext, limit: int | None):
     from .compiler import compile_query
-    from .remaps import ExternalRemaps
-
     from .dates import now_in
+    from .remaps import ExternalRemaps
 
     dimensions = remap_dimensions(ctx)
     remapper = ExternalRemaps(dimensions, ctx.query.stages) if dimensions is not None else None

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 from sqlalchemy import select as sa_select
 from sqlglot import exp
 
-from core.http.errors import Invalid
 from core.appdb.models.database import Field, Table
+from core.http.errors import Invalid
+
 from . import temporal
 from .coercion import coerce
 from .dialect import SUNDAY, lit

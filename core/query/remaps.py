@@ -30,8 +30,9 @@ from typing import Any, Iterable, Iterator
 
 from sqlalchemy import select
 
-from core.http.errors import Invalid
 from core.appdb.models import Dimension, FieldValues
+from core.http.errors import Invalid
+
 from .refs import HIDDEN_VISIBILITY, Col, QuerySource
 
 NUMERIC_TYPES = ("type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number")

@@ -57,12 +57,12 @@ class Result:
 
     @property
     def writes_csv(self) -> bool:
-        """Whether csv_chunks can be read: the driver writes CSV text itself (core.driver.base.QueryResult.csv),
+        """Whether csv_chunks can be read: the driver writes CSV text itself (core.driver.records.QueryResult.csv),
         no row has been read, and nothing needs the rows as values (the cache's tap does)."""
         return self._csv is not None and not self._started and not self._taps
 
     def csv_chunks(self, layout, size: int) -> Iterator[bytes]:
-        """The rows as CSV text written by the driver (core.driver.base.CsvLayout), in chunks of about
+        """The rows as CSV text written by the driver (core.driver.records.CsvLayout), in chunks of about
         `size` bytes, cut at the row limit; closes the result at the end. Only when writes_csv."""
         assert self.writes_csv
         self._started = True
@@ -147,7 +147,7 @@ class Result:
 
 
 def as_failure(context: QueryContext, exc: BaseException) -> QueryFailed:
-    from core.driver.base import QueryError, QueryTimeout
+    from core.driver.records import QueryError, QueryTimeout
 
     if isinstance(exc, QueryFailed):
         return exc

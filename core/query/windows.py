@@ -16,6 +16,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from core.http.errors import Invalid
+
 from .dialect import lit
 from .refs import Col
 

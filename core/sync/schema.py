@@ -13,14 +13,17 @@ import logging
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlglot import exp
 
-from core.sync import analyze
 from core.appdb.bulk import insert_rows
+from core.appdb.models import Database, Field, Table, utcnow
+from core.sync import analyze
+
 from .field_values import (
     LIST_KINDS,
     UNLISTABLE_VISIBILITY,
@@ -34,7 +37,6 @@ from .field_values import (
     with_limit,
 )
 from .humanize import humanize, is_generated
-from core.appdb.models import Database, Field, Table, utcnow
 
 log = logging.getLogger("tessera.sync")
 
@@ -481,8 +483,8 @@ def _restore_sample(database) -> None:
     """A Sample Database whose file went missing (a cleaned data dir) is generated again, as before."""
     from pathlib import Path
 
-    from core.sync import sample_data
     from core.driver.crypto import decrypt_details
+    from core.sync import sample_data
 
     path = Path(decrypt_details(database.details).get("db") or "")
     if path.name == sample_data.FILE_NAME and not path.exists():

@@ -1,6 +1,8 @@
 """/api/api-key, and authentication by the X-API-KEY header when no session authenticates."""
 from core import hookimpl
-from core.http.auth import API_KEY_HEADER  # werkzeug headers are case-insensitive: x-api-key works too
+from core.http.auth import (
+    API_KEY_HEADER,  # werkzeug headers are case-insensitive: x-api-key works too
+)
 
 from . import service
 from .views import api_key_api

@@ -15,12 +15,17 @@ import uuid
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.assembly import events
-from core.identity import users
-from core.http.errors import Invalid, check_404
 from core.appdb.models import (
-    ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, ApiKey, PermissionsGroup, PermissionsGroupMembership, User,
+    ADMIN_GROUP_ID,
+    ALL_USERS_GROUP_ID,
+    ApiKey,
+    PermissionsGroup,
+    PermissionsGroupMembership,
+    User,
 )
+from core.assembly import events
+from core.http.errors import Invalid, check_404
+from core.identity import users
 
 PREFIX_LENGTH = 7
 KEY_LENGTH = 47

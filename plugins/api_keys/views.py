@@ -1,6 +1,6 @@
 """/api/api-key (superusers only)."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params
 from core.http.types import NameStr, PositiveInt
 

@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.appdb.models import BookmarkOrdering, Card, Collection, User
 from core.content import bookmarks
 from core.content.collections import Access, personal_names
 from core.http.errors import Forbidden, Invalid, NotFound, check_404
-from core.appdb.models import BookmarkOrdering, Card, Collection, User
 
 
 def _json(kind: str, item_id: int, **values) -> dict:

@@ -1,6 +1,6 @@
 """/api/bookmark endpoints: parse, call one service function, return what it gives."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 
 from . import service

@@ -7,9 +7,9 @@ import logging
 
 from sqlalchemy.orm import Session
 
+from core.appdb.models import User
 from core.content.cards import is_native
 from core.http.errors import ApiError, Invalid
-from core.appdb.models import User
 
 log = logging.getLogger("tessera.cards")
 

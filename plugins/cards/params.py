@@ -7,11 +7,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.http.errors import Invalid, NotFound
 from core.appdb.models import Card, Field, FieldValues, Table, User
-from core.query import access
+from core.http.errors import Invalid, NotFound
+from core.query import access, processor
 from core.query import parameters as P
-from core.query import processor
 from core.query.errors import QueryFailed
 
 from .running import runnable_card

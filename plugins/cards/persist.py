@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.http.errors import Invalid, NotFound, check_404
 from core.appdb.models import Database, User
+from core.http.errors import Invalid, NotFound, check_404
 from core.query.persistence import persisted_info
 
 from . import persistence

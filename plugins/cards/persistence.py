@@ -1,7 +1,7 @@
 """Persisted models, the write side: filling, refreshing and dropping the table that holds a model's
 result inside the model's own database, and switching persistence on and off per database.
 
-Data connections are read-only by design (core.driver.base); this module (with uploads, which use it) is
+Data connections are read-only by design (core.driver.sql); this module (with uploads, which use it) is
 the one place Tessera writes to a registered database, and only to names it owns: the driver's
 `owned_schema`, or the table prefix `tessera_cache_` in the default schema. How an engine opens a
 writable transaction is its driver's `writable`; which engines can is the `persist-models` feature.
@@ -18,10 +18,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from core.appdb.models import Card, Database, PersistedInfo, User, utcnow
 from core.driver.connections import driver_for, engine_for, validate_details
 from core.driver.crypto import decrypt_details
 from core.http.errors import Invalid
-from core.appdb.models import Card, Database, PersistedInfo, User, utcnow
 from core.query.persistence import TABLE_PREFIX, definition_hash, persisted_info
 
 FEATURE = "persist-models"

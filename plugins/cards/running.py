@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.policy import permissions as perms
+from core.appdb.models import Card, User
+from core.export.response import api_stream, download, download_pivot, pivots
 from core.http.api import json_response
 from core.http.errors import Forbidden, NotFound
-from core.export.response import api_stream, download, download_pivot, pivots
-from core.appdb.models import Card, User
+from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
 from core.query.errors import QueryFailed

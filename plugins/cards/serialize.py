@@ -4,14 +4,14 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions as perms
+from core.appdb.models import Card, Database, PersistedInfo, Table, User
 from core.content import revisions
 from core.content.cards import base_json
 from core.content.collections import Access
 from core.content.collections import collection_json as hydrated_collection
-from core.query.persistence import is_fresh
-from core.appdb.models import Card, Database, PersistedInfo, Table, User
 from core.identity.users import creator_json
+from core.policy import permissions as perms
+from core.query.persistence import is_fresh
 
 
 def collection_json(session: Session, user: User, collection_id: int | None, access=None) -> dict | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.http.errors import Invalid
 from core.appdb.models import Card, User
+from core.http.errors import Invalid
 
 from .service import readable, readable_card
 

@@ -11,16 +11,16 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core.policy import permissions as perms
-from core.content import bookmarks, revisions, segments
 from core.appdb import deferred
+from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
-from core.policy import sharing
+from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
 from core.content.cards import is_native, query_fields, referenced_card_ids
-from core.query.access import VIRTUAL_DATABASE, database_of
 from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
-from core.appdb.models import Card, Database, Segment, Table, User, utcnow
+from core.policy import permissions as perms
+from core.policy import sharing
+from core.query.access import VIRTUAL_DATABASE, database_of
 
 from . import metadata
 from .serialize import base_json
@@ -243,8 +243,9 @@ def _release_persisted(session: Session, card: Card) -> None:
     """An archived model, or a model turned question, gives up its persisted table."""
     if card.type == "model" and not card.archived:
         return
-    from . import persistence
     from core.query.persistence import persisted_info
+
+    from . import persistence
 
     info = persisted_info(session, card)
     if info is None or info.state == "off":

@@ -17,10 +17,10 @@ import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.assembly import events
-from core.policy import permissions as perms
-from core.http.errors import Forbidden, Invalid
 from core.appdb.models import Card, Database, Field, Table, User
+from core.assembly import events
+from core.http.errors import Forbidden, Invalid
+from core.policy import permissions as perms
 
 from . import csvfile, persistence
 from .service import _check_collection, _entity_id, _record
@@ -41,9 +41,9 @@ def _default_database(session: Session) -> Database:
     """Tessera's own uploads SQLite file, created and registered on first use."""
     import sqlite3
 
-    from core.http.auth import tessera
+    from core.driver import ConnectionPolicy
     from core.driver.crypto import encrypt_details
-    from core.driver.base import ConnectionPolicy
+    from core.http.auth import tessera
 
     policy = ConnectionPolicy.from_config(tessera().config)
     folder = policy.file_dirs[0] if policy.file_dirs else Path(tessera().config["TESSERA_DATA_DIR"]) / "files"

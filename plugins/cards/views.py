@@ -1,13 +1,12 @@
 """/api/card endpoints: parse, call one service function, return what it gives."""
-from core.http import auth
 from core.appdb import db
-from core.http.api import Api
 from core.content.collections import Access
+from core.http import auth
+from core.http.api import Api
 from core.http.errors import Invalid
 
-from . import params, persist, running, series, uploads, virtual
+from . import params, persist, running, series, service, uploads, virtual
 from . import schemas as s
-from . import service
 from .serialize import card_json, summary_json
 
 card_api = Api("card", __name__, url_prefix="/card")

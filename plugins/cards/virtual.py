@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions as perms
-from core.http.errors import NotFound
 from core.appdb.models import Card, Collection, Database, User
+from core.http.errors import NotFound
+from core.policy import permissions as perms
 
 from .service import readable, readable_card
 

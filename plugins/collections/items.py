@@ -16,12 +16,25 @@ from typing import Any
 from sqlalchemy import and_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from core.content.collections import (
-    SNIPPETS, Access, children_location, location_ids, namespace_clause, normalize_namespace, personal_names,
+from core.appdb.models import (
+    Card,
+    Collection,
+    NativeQuerySnippet,
+    Revision,
+    Timeline,
+    User,
 )
-from core.appdb.models import Card, Collection, NativeQuerySnippet, Revision, Timeline, User
-from core.http.paging import Paging
+from core.content.collections import (
+    SNIPPETS,
+    Access,
+    children_location,
+    location_ids,
+    namespace_clause,
+    normalize_namespace,
+    personal_names,
+)
 from core.content.timelines import shown_icon
+from core.http.paging import Paging
 
 # Metabase's ranks for sort_column=model.
 MODEL_RANKING = {"dashboard": 1, "pulse": 2, "dataset": 3, "metric": 4, "card": 5, "snippet": 6,

@@ -5,10 +5,18 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from core.http.api import Params
 from core.content.collections import COLOR
+from core.http.api import Params
 from core.http.paging import PagingParams
-from core.http.types import BoolStr, Enum, MbType, NameStr, NonBlankDescriptionStr, NonBlankStr, PositiveInt
+from core.http.types import (
+    BoolStr,
+    Enum,
+    MbType,
+    NameStr,
+    NonBlankDescriptionStr,
+    NonBlankStr,
+    PositiveInt,
+)
 
 
 def _color(value: str) -> str:

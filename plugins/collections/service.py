@@ -11,14 +11,26 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb.models import ADMIN_GROUP_ID, Collection, CollectionPermission, User
 from core.assembly import events
-from core.content.collections import row_json as collection_json  # also imported by tree.py
 from core.content.collections import (
-    Access, children_location, location_ids, namespace_clause, new_entity_id, normalize_namespace, parent_id,
-    personal_names, personal_owner, personal_root_ids, root_json, slugify,
+    Access,
+    children_location,
+    location_ids,
+    namespace_clause,
+    new_entity_id,
+    normalize_namespace,
+    parent_id,
+    personal_names,
+    personal_owner,
+    personal_root_ids,
+    root_json,
+    slugify,
+)
+from core.content.collections import (
+    row_json as collection_json,  # also imported by tree.py
 )
 from core.http.errors import Invalid, NotFound, check_403
-from core.appdb.models import ADMIN_GROUP_ID, Collection, CollectionPermission, User
 
 from . import items as item_sources
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.content.collections import Access, location_ids, personal_names
 from core.appdb.models import Card, Collection, User
+from core.content.collections import Access, location_ids, personal_names
 
 from .items import CARD_TYPE_MODEL
 from .service import collection_json, readable_collections

@@ -1,7 +1,7 @@
 """/api/collection endpoints. The graph endpoints (/api/collection/graph) belong to the permissions
 plugin; its more specific prefix wins over /<id> here."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 from core.http.paging import paging
 

@@ -7,7 +7,16 @@ from pydantic import Field
 
 from core.http.api import Params
 from core.http.types import (
-    Bool, BoolStr, DescriptionStr, Enum, Map, MbType, NameStr, NonBlankStr, StoredPositiveInt, Str,
+    Bool,
+    BoolStr,
+    DescriptionStr,
+    Enum,
+    Map,
+    MbType,
+    NameStr,
+    NonBlankStr,
+    StoredPositiveInt,
+    Str,
 )
 
 # A 32-bit column on every app-DB backend.

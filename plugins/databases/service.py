@@ -9,14 +9,21 @@ from __future__ import annotations
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from core.driver import connections, crypto
-from core.policy import data_access
-from core.sync import field_values, sample_data, schema as sync
-from core.content import segments
-from core.http.errors import Invalid, NotFound, check_404
-from core.sync.humanize import STRATEGIES
-from core.content.metadata import database_json, field_json, ordered_fields, schedules_json, table_json
 from core.appdb.models import Card, Database, Field, Segment, Table, User
+from core.content import segments
+from core.content.metadata import (
+    database_json,
+    field_json,
+    ordered_fields,
+    schedules_json,
+    table_json,
+)
+from core.driver import connections, crypto
+from core.http.errors import Invalid, NotFound, check_404
+from core.policy import data_access
+from core.sync import field_values, sample_data
+from core.sync import schema as sync
+from core.sync.humanize import STRATEGIES
 from core.sync.schedules import schedule_to_cron
 
 AUTOCOMPLETE_LIMIT = 50

@@ -1,7 +1,7 @@
 """/api/database endpoints (saved-questions virtual database, card autocomplete and model
 persistence belong to the cards plugin)."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 
 from . import service

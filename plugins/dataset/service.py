@@ -6,14 +6,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
+from core.appdb.models import Field, FieldValues, Table, User
+from core.appdb.models import Query as QueryStats
+from core.export.response import api_stream, download, download_pivot, pivots
 from core.http.api import json_response
 from core.http.errors import Forbidden, Invalid, NotFound
-from core.export.response import api_stream, download, download_pivot, pivots
-from core.appdb.models import Field, FieldValues, Query as QueryStats, Table, User
-from core.query import access
+from core.policy import permissions
+from core.query import access, processor
 from core.query import pivot as pivot_query
-from core.query import processor
 from core.query.errors import QueryFailed
 from core.query.results import FAILED_STATUS
 

@@ -5,8 +5,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
 
-from core.http import auth, jsontext
 from core.appdb import db
+from core.http import auth, jsontext
 from core.http.api import Api, Params
 from core.http.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.content import revisions, segments
-from core.assembly.events import emit
 from core.appdb.models import LegacyMetric, Segment, Table, User
+from core.assembly.events import emit
+from core.content import revisions, segments
 from core.content.segments import fetch, readable
 
 Model = type[Segment] | type[LegacyMetric]

@@ -2,8 +2,8 @@
 table (as Metabase's); writes are for administrators."""
 from __future__ import annotations
 
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 
 from . import metrics as service

@@ -4,10 +4,11 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from . import logic as definitions
+from core.appdb.models import Field, LegacyMetric, MetricImportantField, User
 from core.content import related as core_related
 from core.http.errors import Invalid
-from core.appdb.models import Field, LegacyMetric, MetricImportantField, User
+
+from . import logic as definitions
 
 MAX_IMPORTANT_FIELDS = 3
 

@@ -4,7 +4,15 @@ important fields."""
 from __future__ import annotations
 
 from core.http.api import Params
-from core.http.types import Bool, DescriptionStr, Map, NameStr, NonBlankStr, PositiveInt, Str
+from core.http.types import (
+    Bool,
+    DescriptionStr,
+    Map,
+    NameStr,
+    NonBlankStr,
+    PositiveInt,
+    Str,
+)
 
 
 class DefinitionId(Params):

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from . import logic as definitions
-from core.content import related as core_related
 from core.appdb.models import Segment, User
+from core.content import related as core_related
+
+from . import logic as definitions
 
 
 def list_segments(session: Session, user: User) -> list[dict]:

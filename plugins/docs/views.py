@@ -3,6 +3,7 @@ from flask import Response
 
 from core.http import auth
 from core.http.api import Api
+
 from .openapi import document
 
 docs_api = Api("docs", __name__, url_prefix="/docs", auth="public")

@@ -6,10 +6,18 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator
 
 from core.http.api import Params
-from core.sync.semantic_types import valid_coercion, valid_semantic_type
 from core.http.types import (
-    Bool, BoolStr, Enum, Map, MbType, NameStr, NonBlankDescriptionStr, NonBlankStr, StoredPositiveInt,
+    Bool,
+    BoolStr,
+    Enum,
+    Map,
+    MbType,
+    NameStr,
+    NonBlankDescriptionStr,
+    NonBlankStr,
+    StoredPositiveInt,
 )
+from core.sync.semantic_types import valid_coercion, valid_semantic_type
 
 
 def _value_pairs(value: Any) -> list:

@@ -10,15 +10,16 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from sqlglot import exp
 
-from core.policy import data_access
-from core.sync import field_values, schema as sync
-from core.content import related as core_related
-from core.sync.analyze import kind
-from core.http.errors import Invalid, check_404
-from core.sync.field_values import column, query_rows, table_expression
-from core.content.metadata import database_json, dimension_json, field_json, table_json
 from core.appdb.models import Database, Dimension, Field, FieldValues, Table, User
+from core.content import related as core_related
+from core.content.metadata import database_json, dimension_json, field_json, table_json
+from core.http.errors import Invalid, check_404
+from core.policy import data_access
 from core.query import access
+from core.sync import field_values
+from core.sync import schema as sync
+from core.sync.analyze import kind
+from core.sync.field_values import column, query_rows, table_expression
 from core.sync.semantic_types import COERCIONS, coercible
 
 SEARCH_LIMIT = 1000

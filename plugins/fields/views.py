@@ -1,10 +1,20 @@
 """/api/field endpoints (the saved-questions field values belong to the cards plugin)."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 
 from . import service
-from .schemas import EditableQuery, FieldId, FieldUpdate, NewDimension, NewValues, RemappingPath, SearchPath, SearchQuery, ValueQuery
+from .schemas import (
+    EditableQuery,
+    FieldId,
+    FieldUpdate,
+    NewDimension,
+    NewValues,
+    RemappingPath,
+    SearchPath,
+    SearchQuery,
+    ValueQuery,
+)
 
 field_api = Api("field", __name__, url_prefix="/field")
 

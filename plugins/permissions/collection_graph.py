@@ -11,10 +11,16 @@ from typing import Any
 from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
+from core.appdb.models import (
+    ADMIN_GROUP_ID,
+    Collection,
+    CollectionPermission,
+    PermissionsGroup,
+    User,
+)
+from core.appdb.models.permissions import COLLECTION_GRAPH
 from core.assembly import events
 from core.http.errors import Invalid
-from core.appdb.models import ADMIN_GROUP_ID, Collection, CollectionPermission, PermissionsGroup, User
-from core.appdb.models.permissions import COLLECTION_GRAPH
 
 from . import revisions
 

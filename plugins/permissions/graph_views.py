@@ -7,10 +7,16 @@ from typing import Any
 
 from pydantic import Field
 
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params
-from core.http.types import Bool, IntGreaterThanOrEqualToZero, Map, NonBlankStr, PositiveInt
+from core.http.types import (
+    Bool,
+    IntGreaterThanOrEqualToZero,
+    Map,
+    NonBlankStr,
+    PositiveInt,
+)
 
 from . import collection_graph, graphs
 from .views import permissions_api

@@ -11,10 +11,17 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
+from core.appdb.models import (
+    ADMIN_GROUP_ID,
+    Database,
+    DataPermission,
+    PermissionsGroup,
+    Table,
+    User,
+)
+from core.appdb.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
 from core.assembly import events
 from core.http.errors import Invalid, PaymentRequired, check_404
-from core.appdb.models import ADMIN_GROUP_ID, Database, DataPermission, PermissionsGroup, Table, User
-from core.appdb.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
 
 from . import revisions
 

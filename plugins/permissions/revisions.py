@@ -4,8 +4,8 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core.http.errors import Conflict
 from core.appdb.models import PermissionsGraphRevision, PermissionsRevision, User
+from core.http.errors import Conflict
 
 
 def current(session: Session, graph: str) -> int:

@@ -9,13 +9,19 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.assembly import events
-from core.policy import permissions
-from core.identity import users
-from core.http.errors import Forbidden, Invalid, NotFound, PaymentRequired, check_404
 from core.appdb.models import (
-    ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, Database, DataPermission, PermissionsGroup, PermissionsGroupMembership, User,
+    ADMIN_GROUP_ID,
+    ALL_USERS_GROUP_ID,
+    Database,
+    DataPermission,
+    PermissionsGroup,
+    PermissionsGroupMembership,
+    User,
 )
+from core.assembly import events
+from core.http.errors import Forbidden, Invalid, NotFound, PaymentRequired, check_404
+from core.identity import users
+from core.policy import permissions
 
 MAGIC_GROUPS = {ALL_USERS_GROUP_ID: "all-internal-users", ADMIN_GROUP_ID: "admin"}
 NAME_TAKEN = "A group with that name already exists."

@@ -1,6 +1,6 @@
 """/api/permissions: groups and memberships (graph endpoints are in graph_views)."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params
 from core.http.types import Bool, NameStr, PositiveInt
 

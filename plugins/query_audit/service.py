@@ -13,7 +13,8 @@ import time
 
 from sqlalchemy import insert, select, update
 
-from core.appdb.models import Query as QueryStats, QueryExecution
+from core.appdb.models import Query as QueryStats
+from core.appdb.models import QueryExecution
 
 log = logging.getLogger("tessera.query.audit")
 IDLE_SECONDS = 2.0

@@ -13,13 +13,27 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, aliased, load_only
 
-from core.content import bookmarks
-from core.policy import permissions
-from core.content.collections import (
-    Access, location_ids, namespace_clause, personal_names, personal_owner, personal_root_ids,
+from core.appdb.models import (
+    Card,
+    Collection,
+    Database,
+    Revision,
+    Segment,
+    Table,
+    User,
+    utcnow,
 )
-from core.appdb.models import Card, Collection, Database, Revision, Segment, Table, User, utcnow
+from core.content import bookmarks
+from core.content.collections import (
+    Access,
+    location_ids,
+    namespace_clause,
+    personal_names,
+    personal_owner,
+    personal_root_ids,
+)
 from core.http.paging import Paging
+from core.policy import permissions
 
 from . import scoring
 

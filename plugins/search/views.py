@@ -1,6 +1,6 @@
 """GET /api/search."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 from core.http.paging import PagingParams, paging
 from core.http.types import BoolStr, Enum, PositiveInt, Str

@@ -11,12 +11,12 @@ import logging
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.http import auth
-from core.outbound import mail
-from core.identity import users
-from core.http.errors import Invalid
 from core.appdb.models import User
 from core.assembly.settings import SettingsRegistry
+from core.http import auth
+from core.http.errors import Invalid
+from core.identity import users
+from core.outbound import mail
 
 log = logging.getLogger("tessera.session")
 

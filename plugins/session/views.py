@@ -1,11 +1,12 @@
 """/api/session and /api/health."""
 from flask import request
-from core.http import auth
+
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params, json_response
 from core.http.errors import NotFound
-from core.http.types import Bool, Email, NonBlankStr, Str
 from core.http.throttle import Throttler
+from core.http.types import Bool, Email, NonBlankStr, Str
 
 from . import reset
 

@@ -8,8 +8,8 @@ from urllib.parse import urlparse
 
 from sqlalchemy.orm import Session
 
-from core.http.errors import Invalid
 from core.assembly.settings import SettingsRegistry
+from core.http.errors import Invalid
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 LOCALE_RE = re.compile(r"^[a-z]{2}(_[A-Za-z]{2})?$")

@@ -3,8 +3,8 @@ from typing import Any
 
 from pydantic import RootModel
 
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params
 from core.http.types import NonBlankStr
 

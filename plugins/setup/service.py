@@ -9,9 +9,9 @@ from flask import current_app
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from core.identity import users
-from core.http.errors import ApiError, Invalid
 from core.appdb.models import Setting
+from core.http.errors import ApiError, Invalid
+from core.identity import users
 from core.identity.passwords import constant_time_equals
 
 TOKEN_KEY = "setup-token"

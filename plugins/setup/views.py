@@ -1,6 +1,6 @@
 """/api/setup."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params, json_response
 from core.http.types import Email, NameStr, NonBlankStr, Str
 

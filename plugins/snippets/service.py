@@ -8,12 +8,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
+from core.appdb.models import NativeQuerySnippet, User
+from core.assembly.events import emit
 from core.content.collections import SNIPPETS, check_target
 from core.http.errors import Invalid, NotFound, check_403
-from core.assembly.events import emit
-from core.appdb.models import NativeQuerySnippet, User
 from core.identity.users import creator_json
+from core.policy import permissions
 
 ALPHABET = string.ascii_letters + string.digits + "_-"
 DUPLICATE = "A snippet with that name already exists. Please pick a different name."

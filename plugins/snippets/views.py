@@ -1,8 +1,8 @@
 """/api/native-query-snippet endpoints."""
 from __future__ import annotations
 
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params
 from core.http.types import Bool, BoolStr, DescriptionStr, NameStr, PositiveInt, Str
 

@@ -6,7 +6,16 @@ from typing import Annotated
 from pydantic import BeforeValidator, RootModel
 
 from core.http.api import Params
-from core.http.types import Bool, BoolStr, DescriptionStr, Enum, MbType, NameStr, StoredPositiveInt, Str
+from core.http.types import (
+    Bool,
+    BoolStr,
+    DescriptionStr,
+    Enum,
+    MbType,
+    NameStr,
+    StoredPositiveInt,
+    Str,
+)
 
 
 def _entity_type(value):

@@ -5,14 +5,21 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.driver import crypto
-from core.policy import data_access
-from core.sync import field_values, schema as sync
-from core.content import segments
-from core.content import related as core_related
-from core.http.errors import Invalid, check_404
-from core.content.metadata import database_json, dimension_json, field_json, ordered_fields, table_json
 from core.appdb.models import Database, Dimension, Field, Table, User
+from core.content import related as core_related
+from core.content import segments
+from core.content.metadata import (
+    database_json,
+    dimension_json,
+    field_json,
+    ordered_fields,
+    table_json,
+)
+from core.driver import crypto
+from core.http.errors import Invalid, check_404
+from core.policy import data_access
+from core.sync import field_values
+from core.sync import schema as sync
 
 EDITABLE = ("display_name", "entity_type", "visibility_type", "field_order", "description", "caveats",
             "points_of_interest", "show_in_getting_started")

@@ -1,10 +1,17 @@
 """/api/table endpoints (virtual card__ tables belong to the cards plugin)."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 
 from . import service
-from .schemas import EditableQuery, FieldOrderBody, QueryMetadataQuery, TableId, TablesUpdate, TableUpdate
+from .schemas import (
+    EditableQuery,
+    FieldOrderBody,
+    QueryMetadataQuery,
+    TableId,
+    TablesUpdate,
+    TableUpdate,
+)
 
 table_api = Api("table", __name__, url_prefix="/table")
 

@@ -1,9 +1,18 @@
 """Request models of the timeline endpoints (Metabase's field types and error texts)."""
 from __future__ import annotations
 
-from core.http.api import Params
 from core.content.timelines import ICONS
-from core.http.types import Bool, BoolStr, DescriptionStr, Enum, NameStr, StoredPositiveInt, Str, TemporalStr
+from core.http.api import Params
+from core.http.types import (
+    Bool,
+    BoolStr,
+    DescriptionStr,
+    Enum,
+    NameStr,
+    StoredPositiveInt,
+    Str,
+    TemporalStr,
+)
 
 Icon = Enum(*ICONS, nullable=True)
 Include = Enum("events", nullable=True)

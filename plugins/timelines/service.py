@@ -6,12 +6,12 @@ from __future__ import annotations
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from core.policy import permissions
-from core.content.collections import Access, check_target
-from core.http.errors import NotFound, check_403, check_404
 from core.appdb.models import Card, Collection, Timeline, TimelineEvent, User
+from core.content.collections import Access, check_target
 from core.content.timelines import DEFAULT_ICON
+from core.http.errors import NotFound, check_403, check_404
 from core.http.types import parse_temporal
+from core.policy import permissions
 
 from .shapes import one_event_json, timelines_json, with_events
 

@@ -8,8 +8,8 @@ from collections import defaultdict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.content.collections import Access, collection_json
 from core.appdb.models import Timeline, TimelineEvent, User
+from core.content.collections import Access, collection_json
 from core.content.timelines import shown_icon
 from core.identity.users import creator_json
 

@@ -5,8 +5,8 @@ whose prefixes (`/card/<id>/timelines`, `/collection/<id>/timelines`, `/collecti
 no other plugin claims (docs/ARCHITECTURE.md, "Prefixes")."""
 from __future__ import annotations
 
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api
 
 from . import service

@@ -9,11 +9,11 @@ import logging
 
 from sqlalchemy.orm import Session
 
-from core.outbound import mail
-from core.identity import users
-from core.http.errors import Invalid
 from core.appdb.models import User
 from core.assembly.settings import SettingsRegistry
+from core.http.errors import Invalid
+from core.identity import users
+from core.outbound import mail
 
 log = logging.getLogger("tessera.users")
 

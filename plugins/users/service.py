@@ -10,13 +10,18 @@ import re
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from core.assembly import events
-from core.policy import permissions
-from core.identity import users
-from core.http.errors import ApiError, Forbidden, Invalid, NotFound
 from core.appdb.models import (
-    ALL_USERS_GROUP_ID, ADMIN_GROUP_ID, Collection, PermissionsGroup, PermissionsGroupMembership, User,
+    ADMIN_GROUP_ID,
+    ALL_USERS_GROUP_ID,
+    Collection,
+    PermissionsGroup,
+    PermissionsGroupMembership,
+    User,
 )
+from core.assembly import events
+from core.http.errors import ApiError, Forbidden, Invalid, NotFound
+from core.identity import users
+from core.policy import permissions
 
 from .shapes import detail_json, manager_json, public_json
 

@@ -1,12 +1,20 @@
 """/api/user endpoints."""
 from flask import request
 
-from core.http import auth
 from core.appdb import db
 from core.assembly import events
+from core.http import auth
 from core.http.api import Api, Params, json_response
 from core.http.types import (
-    BoolStr, Email, Enum, IntGreaterThanOrEqualToZero, Map, NameStr, NonBlankStr, PositiveInt, Str,
+    BoolStr,
+    Email,
+    Enum,
+    IntGreaterThanOrEqualToZero,
+    Map,
+    NameStr,
+    NonBlankStr,
+    PositiveInt,
+    Str,
 )
 
 from . import invites, service, shapes

@@ -1,6 +1,6 @@
 """/api/util endpoints."""
-from core.http import auth
 from core.appdb import db
+from core.http import auth
 from core.http.api import Api, Params
 from core.http.types import NonBlankStr, Str
 

@@ -44,8 +44,8 @@ def test_app_db_file_is_kept_from_data_sources(tmp_path):
 
     from sqlalchemy.dialects import postgresql, sqlite
 
-    from core.driver.base import ConnectionPolicy
     from core.appdb.models.base import UTCDateTime
+    from core.driver.sources import ConnectionPolicy
 
     elsewhere = tmp_path / "elsewhere" / "app.db"
     data_dir = tmp_path / "data"

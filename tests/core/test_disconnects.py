@@ -10,10 +10,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from core.driver import disconnects
 from core.appdb.models import QueryExecution
-from core.testing import (ADMIN_EMAIL, ADMIN_PASSWORD, mariadb_data_source, postgres_data_source, setup_admin, sqlite_file,
-                          wait_for_sync)
+from core.driver import disconnects
+from core.testing import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    mariadb_data_source,
+    postgres_data_source,
+    setup_admin,
+    sqlite_file,
+    wait_for_sync,
+)
 
 SLOW_SQLITE = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000000000) "
                "SELECT count(*) FROM c")

@@ -1,8 +1,8 @@
 """core.policy.permissions: the policy every plugin asks, including the check_permission hook and the
 sandboxed-user rules of /api/user."""
 from core import hookimpl
-from core.policy import permissions
 from core.appdb.models import DataPermission, User
+from core.policy import permissions
 from core.testing import add_collection, add_database, make_user
 
 

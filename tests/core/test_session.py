@@ -4,8 +4,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from core.http.auth import hash_token
 from core.appdb.models import LoginSession
+from core.http.auth import hash_token
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD
 
 

@@ -103,10 +103,9 @@ def test_value_limits(app, admin):
 
 
 def test_after_sync_hook_and_foreground(app_config, tmp_path, monkeypatch):
-    from tests.support import write_plugin
-
     from core.assembly.app import create_app
     from core.testing import setup_admin
+    from tests.support import write_plugin
 
     record = tmp_path / "synced.txt"
     name = write_plugin(tmp_path, monkeypatch, f'''

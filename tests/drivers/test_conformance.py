@@ -10,7 +10,7 @@ import contextlib
 import pytest
 from sqlalchemy import create_engine
 
-from core.driver.base import ConnectionPolicy
+from core.driver.sources import ConnectionPolicy
 from core.testing import ConformanceTarget, DriverConformance, mariadb_data_source, postgres_data_source
 from drivers.duckdb import DuckDBDriver
 from drivers.mysql import MySQLDriver

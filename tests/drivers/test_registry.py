@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from core.assembly.app import create_app
-from core.driver.base import NetworkDetails, SQLDriver
+from core.driver.contract import NetworkDetails
+from core.driver.sql import SQLDriver
 
 
 def test_engines_in_session_properties(client):
@@ -83,7 +84,7 @@ def test_duckdb_lockdown_refuses_an_unlocked_session(tmp_path):
     """The per-query check reads the settings back: a session opened without the locked
     configuration is refused, naming what is open; Tessera's own sessions pass."""
     duckdb = pytest.importorskip("duckdb", reason="the DuckDB driver is installed with the duckdb extra")
-    from core.driver.base import LockdownError
+    from core.driver.records import LockdownError
     from drivers.duckdb import Anchor, DuckDBDriver
 
     path = str(tmp_path / "plain.duckdb")
@@ -106,7 +107,7 @@ def test_duckdb_anchor_refuses_an_instance_that_is_not_locked(tmp_path, monkeypa
     """The Anchor reads the settings back when it opens the instance; without the lock it hands out
     no session at all."""
     duckdb = pytest.importorskip("duckdb", reason="the DuckDB driver is installed with the duckdb extra")
-    from core.driver.base import LockdownError
+    from core.driver.records import LockdownError
     from drivers import duckdb as driver
 
     path = str(tmp_path / "plain.duckdb")

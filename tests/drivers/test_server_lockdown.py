@@ -17,10 +17,19 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from core.driver import connections
-from core.driver.base import ConnectionPolicy, LockdownError
+from core.driver.records import LockdownError
+from core.driver.sources import ConnectionPolicy
 from core.http.errors import Invalid
-from core.testing import (MARIADB_HOST, MARIADB_PORT, POSTGRES_HOST, POSTGRES_PORT, mariadb_data_source,
-                          postgres_data_source, require_mariadb, require_postgres)
+from core.testing import (
+    MARIADB_HOST,
+    MARIADB_PORT,
+    POSTGRES_HOST,
+    POSTGRES_PORT,
+    mariadb_data_source,
+    postgres_data_source,
+    require_mariadb,
+    require_postgres,
+)
 from drivers.mysql import MySQLDriver
 from drivers.postgres import PostgresDriver
 
@@ -92,7 +101,7 @@ def test_postgres_limited_role_is_accepted_and_cannot_reach_the_server():
     with postgres_data_source() as source:
         assert _first_value(PostgresDriver, source.details, "SELECT current_user") == source.details["user"]
         engine = _connect(PostgresDriver, source.details)
-        from core.driver.base import QueryError
+        from core.driver.records import QueryError
 
         for statement in ("COPY (SELECT 1) TO PROGRAM 'true'", "SELECT pg_read_file('/etc/hostname')",
                           "CREATE TABLE t (a int)"):
@@ -149,7 +158,7 @@ def test_mysql_file_privilege_guard_has_teeth(monkeypatch):
 
 @pytest.mark.security_row(8)
 def test_mysql_limited_user_is_read_only_even_after_changing_the_session():
-    from core.driver.base import QueryError
+    from core.driver.records import QueryError
 
     with mariadb_data_source() as source:
         admin = create_engine(source.admin_url)
@@ -296,7 +305,7 @@ def _wait_until(predicate, seconds=3.0):
 
 @pytest.mark.security_row(24)
 def test_postgres_timeout_cancels_the_server_statement():
-    from core.driver.base import QueryTimeout
+    from core.driver.records import QueryTimeout
 
     with postgres_data_source() as source:
         engine = _connect(PostgresDriver, source.details)
@@ -318,7 +327,7 @@ def test_postgres_timeout_cancels_the_server_statement():
 
 @pytest.mark.security_row(24)
 def test_mariadb_timeout_kills_the_server_statement():
-    from core.driver.base import QueryTimeout
+    from core.driver.records import QueryTimeout
 
     with mariadb_data_source() as source:
         engine = _connect(MySQLDriver, source.details)
@@ -356,7 +365,8 @@ def test_can_connect_messages(app):
 
 # ---- threat row 2: whatever the details, only allowlisted parameters reach the DBAPI ------------
 
-from hypothesis import example, given, settings, strategies as st  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 DANGEROUS = ["options", "passfile", "service", "servicefile", "sslkey", "sslcert", "sslrootcert", "hostaddr",
              "init_command", "read_default_file", "read_default_group", "local_infile", "client_flag", "unix_socket",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.driver import connections
-from core.driver.base import ConnectionPolicy, QueryError
+from core.driver.records import QueryError
+from core.driver.sources import ConnectionPolicy
 from core.http.errors import Invalid
 from drivers.sqlite import SQLiteDriver
 
@@ -111,8 +112,9 @@ def test_every_lockdown_layer_is_in_place(files):
 
 @pytest.mark.security_row(24)
 def test_timeout_stops_a_runaway_statement(engine):
-    from core.driver.base import QueryTimeout
     import time
+
+    from core.driver.records import QueryTimeout
 
     started = time.monotonic()
     with pytest.raises(QueryTimeout):
@@ -174,7 +176,8 @@ def test_unknown_detail_keys_are_refused_by_name(files, policy, key):
 
 
 # Threat row 8: the engine, not a pattern match, refuses writes, however the statement is dressed.
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 WRITES = ["DELETE FROM birds", "UPDATE birds SET name = 'x'", "INSERT INTO birds VALUES (9, 'x')",
           "DROP TABLE birds", "CREATE TABLE t (a)", "WITH d AS (SELECT 1) DELETE FROM birds",

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.driver import connections
-from core.driver.base import ConnectionPolicy, CsvLayout, QueryError, QueryTimeout
+from core.driver.records import CsvLayout, QueryError, QueryTimeout
+from core.driver.sources import ConnectionPolicy
 from core.export import csv as csv_export
 from drivers import sqlite_rows
 from drivers.sqlite import SQLiteDriver

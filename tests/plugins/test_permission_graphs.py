@@ -57,8 +57,8 @@ def test_v2_put_fragment_granular_and_revision(app, admin, user):
 
     # the policy follows: the user in the group may query ORDERS, not PEOPLE, never native
     admin.post("/api/permissions/membership", json={"group_id": gid, "user_id": user.user["id"]})
-    from core.policy import permissions
     from core.appdb.models import User
+    from core.policy import permissions
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -157,8 +157,8 @@ def test_v1_put_and_admin_group_untouchable(app, admin, user):
     assert response.json["groups"]["2"][str(db_id)]["data"] == {"native": "write", "schemas": "all"}
     v2 = admin.get("/api/permissions/graph-v2").json["groups"]["1"][str(db_id)]
     assert v2["view-data"] == "blocked" and v2["create-queries"] == "no"
-    from core.policy import permissions
     from core.appdb.models import User
+    from core.policy import permissions
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
@@ -218,8 +218,8 @@ def test_collection_graph(app, admin, user):
     assert admin.get("/api/collection/graph").json["revision"] == 1
     assert user.get("/api/collection/graph").status_code == 403
 
-    from core.policy import permissions
     from core.appdb.models import User
+    from core.policy import permissions
 
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:

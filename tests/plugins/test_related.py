@@ -7,8 +7,8 @@ from sqlalchemy import delete
 from core import hookimpl
 from core.appdb.models import ALL_USERS_GROUP_ID, DataPermission
 from core.testing import make_user
-from tests.plugins.test_collections import create, set_perm, store
 from tests.plugins.definitions.support import grant_data_model
+from tests.plugins.test_collections import create, set_perm, store
 from tests.plugins.test_tables import sample
 
 CARD_KEYS = {"table", "metrics", "segments", "dashboard-mates", "similar-questions", "canonical-metric",

@@ -187,8 +187,8 @@ def test_table_level_data_access_decides_which_tables_are_found(app, admin):
     can_see_data's for every table, with rows set table by table."""
     from sqlalchemy import delete, select
 
-    from core.policy import permissions
     from core.appdb.models import User
+    from core.policy import permissions
 
     user = make_user(app)
     db_id, (open_t, blocked_t, unlisted_t) = add_database(app, "Granular", ["granular_a", "granular_b", "granular_c"])

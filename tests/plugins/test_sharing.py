@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from core.policy import sharing
 from core.http.errors import Invalid
+from core.policy import sharing
 
 
 def test_public_sharing_off_by_default_then_on(app, admin):

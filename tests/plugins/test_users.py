@@ -1,9 +1,7 @@
 """/api/user: listing, visibility, creation, updates, passwords, deactivation and reactivation."""
 import pytest
 
-from core.testing import USER_PASSWORD, make_user
-
-from core.testing import set_setting
+from core.testing import USER_PASSWORD, make_user, set_setting
 
 
 def test_list_envelope_status_and_deprecated_flag(app, admin, user):

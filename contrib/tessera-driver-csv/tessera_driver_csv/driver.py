@@ -21,8 +21,14 @@ from duckdb_engine import ConnectionWrapper
 from pydantic import Field
 from sqlalchemy.engine import URL, Engine
 
-from core.driver.base import (
-    ConnectionPolicy, FieldMeta, FileDetails, FKMeta, LockdownError, TableMeta, check_file_path,
+from core.driver import (
+    ConnectionPolicy,
+    FieldMeta,
+    FileDetails,
+    FKMeta,
+    LockdownError,
+    TableMeta,
+    check_file_path,
 )
 from drivers.duckdb import DuckDBDriver, SessionPerQuery, unlocked_settings
 

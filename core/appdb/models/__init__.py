@@ -6,8 +6,8 @@ from .card import CARD_TYPES, Card, PersistedInfo, Revision
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
-from .segment import LegacyMetric, MetricImportantField, Segment
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
+from .segment import LegacyMetric, MetricImportantField, Segment
 from .setting import Setting
 from .throttle import ThrottleAttempt, ThrottleGuard
 from .timeline import Timeline, TimelineEvent

@@ -93,10 +93,10 @@ def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
     """The sample data on all four engines, registered and synced as a user would (sync writes the
     tables, fields, types and fingerprints), queried through the locked-down engines Tessera opens.
     PostgreSQL and MariaDB get their own database and unprivileged user, dropped afterwards."""
+    from core.appdb.models.database import Database, Field
+    from core.assembly.app import create_app
     from core.driver import connections, crypto
     from core.sync import schema as sync
-    from core.assembly.app import create_app
-    from core.appdb.models.database import Database, Field
     from core.testing import FAST_HASHING, mariadb_data_source, postgres_data_source
 
     require_postgres()

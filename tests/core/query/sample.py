@@ -16,7 +16,6 @@ import sqlalchemy as sa
 
 from core.appdb.models.database import Database, Field, Table
 
-
 # name -> (sqlalchemy type, base type, semantic type, fk "TABLE.COLUMN" or None)
 COLUMNS = {
     "PRODUCTS": [

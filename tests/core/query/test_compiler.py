@@ -14,8 +14,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from core.http.errors import Invalid
 from core.appdb.models import User
+from core.http.errors import Invalid
 from core.query import access
 from core.query.cards import expand as expand_cards
 from core.query.compiler import apply_limit, compile_query

@@ -1134,7 +1134,13 @@ def remap_samples(samples):
 
 def run_remapped(sample_db, query) -> tuple[list[dict], list[tuple]]:
     """Compiled with the external remapper and run; internal remaps added to the rows as the processor does."""
-    from core.query.remaps import Dimensions, ExternalRemaps, internal_remaps, with_internal_columns, with_internal_values
+    from core.query.remaps import (
+        Dimensions,
+        ExternalRemaps,
+        internal_remaps,
+        with_internal_columns,
+        with_internal_values,
+    )
 
     normalized = normalize(sample.resolve({"database": "$db", "type": "query", "query": query}, sample_db.ids))
     dimensions = Dimensions(sample_db.session)

@@ -29,8 +29,8 @@ def make_warehouse(data_dir: Path) -> Path:
 
 def register_warehouse(app, path: Path) -> dict:
     """Database, Table and Field rows for the warehouse; returns their ids by name."""
-    from core.driver.crypto import encrypt_details
     from core.appdb.models import Database, Field, Table
+    from core.driver.crypto import encrypt_details
 
     state = app.extensions["tessera"]
     ids: dict = {}

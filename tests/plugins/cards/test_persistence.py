@@ -73,8 +73,8 @@ def test_sqlite_model_persistence(app, app_config, admin, user, warehouse):
 
 
 def test_postgres_model_persistence(app, admin, user):
-    from core.driver.crypto import encrypt_details
     from core.appdb.models import Database
+    from core.driver.crypto import encrypt_details
 
     with postgres_data_source("tessera_cards") as source:
         engine = create_engine(source.admin_url, isolation_level="AUTOCOMMIT")
@@ -119,8 +119,8 @@ def test_postgres_model_persistence(app, admin, user):
 
 
 def test_mariadb_model_persistence(app, admin, user):
-    from core.driver.crypto import encrypt_details
     from core.appdb.models import Database
+    from core.driver.crypto import encrypt_details
     from core.testing import mariadb_data_source
 
     with mariadb_data_source("tessera_cards") as source:

@@ -72,10 +72,11 @@ def test_bad_csv_is_a_clear_400_and_leaves_nothing(app, app_config, user):
 
 
 def test_uploads_go_where_the_setting_says(app, admin, user):
-    from core.testing import postgres_data_source
-    from core.driver.crypto import encrypt_details
-    from core.appdb.models import Database
     from sqlalchemy import create_engine, text
+
+    from core.appdb.models import Database
+    from core.driver.crypto import encrypt_details
+    from core.testing import postgres_data_source
 
     with postgres_data_source("tessera_upl") as source:
         engine = create_engine(source.admin_url, isolation_level="AUTOCOMMIT")

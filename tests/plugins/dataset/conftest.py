@@ -28,8 +28,8 @@ class Orders:
 
 
 def make_orders(app, count: int = 2500, name: str = "orders.db") -> Orders:
-    from core.driver import crypto
     from core.appdb.models import Database, Field, Table
+    from core.driver import crypto
 
     files = Path(app.config["TESSERA_DATA_DIR"]) / "files"
     files.mkdir(exist_ok=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from core.driver import crypto
 from core.appdb.models import Database, Field, Table
+from core.driver import crypto
 from core.testing import mariadb_data_source, postgres_data_source
 from tests.core.query.test_native_engines import CASES, ROWS
 

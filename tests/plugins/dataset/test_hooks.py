@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 from sqlalchemy import select
 
-from core.assembly.app import create_app
 from core.appdb.models import Database, QueryExecution, User
+from core.assembly.app import create_app
 from core.query import limits, processor
 from core.testing import make_user, setup_admin
 from plugins.query_audit.service import flush
@@ -135,8 +135,9 @@ def test_runs_without_remaps_skip_the_cache(app, admin, orders):
 
 
 def test_cache_expires(app, admin, orders):
-    from core.appdb.models import QueryCache
     import datetime as dt
+
+    from core.appdb.models import QueryCache
 
     with app.test_request_context():
         from core.appdb.db import session as request_session

@@ -3,8 +3,8 @@
 Revision ID: 0008
 Revises: 0002
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = '0008'
 down_revision = '0002'

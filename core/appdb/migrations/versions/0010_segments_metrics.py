@@ -3,8 +3,9 @@
 Revision ID: 0010
 Revises: 0008
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
+
 import core.appdb.models.base
 
 revision = '0010'

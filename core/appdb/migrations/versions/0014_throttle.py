@@ -3,8 +3,8 @@
 Revision ID: 0014
 Revises: 0003
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision = '0014'
 down_revision = '0003'

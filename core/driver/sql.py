@@ -1,4 +1,4 @@
-"""The driver contract: what a database engine plugin declares and the few methods it may override.
+"""SQLDriver: the base of every driver for an engine SQLAlchemy speaks.
 
 A driver is a declarative class, in the manner of Superset's db_engine_specs but small: `engine`,
 `display_name`, `sqlglot_dialect`, a pydantic `Details` model (which also yields Metabase's
@@ -11,318 +11,31 @@ statement is made read-only and time-limited (`guard`).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import itertools
 from collections import deque
-import os
-import typing
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator
 
 import sqlglot
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from core.driver import disconnects
 from core.http.errors import Invalid
+from core.query.dialect import QueryDialect
 
-SECRET_MASK = "**MetabasePass**"
-
-# Keys the Metabase frontend sends with every details form. They carry no connection setting, so
-# they are accepted and dropped. SSH tunnels and client certificates are not supported: switched
-# on, they are refused rather than ignored.
-UI_ONLY_KEYS = ("advanced-options", "let-user-control-scheduling", "schedules", "refingerprint", "json-unfolding")
-OFF_ONLY_KEYS = ("tunnel-enabled", "ssl-use-client-auth")
-
-
-class Details(BaseModel):
-    """Connection details. Unknown keys are refused: a detail never reaches a driver unchecked."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_ui_keys(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = {k: v for k, v in data.items() if k not in UI_ONLY_KEYS}
-        for key in OFF_ONLY_KEYS:
-            if data.pop(key, False):
-                raise ValueError(f"{key} is not supported by Tessera")
-        if data.get("schema-filters-type") in ("all", None):
-            data.pop("schema-filters-type", None)
-        return data
-
-    def secret_keys(self) -> list[str]:
-        return [info.alias or name for name, info in type(self).model_fields.items()
-                if SecretStr in (typing.get_args(info.annotation) or (info.annotation,))]
-
-    def plain(self) -> dict:
-        """The details as stored: JSON-able, secrets revealed, only keys that were set or defaulted."""
-        out = {}
-        for name, info in type(self).model_fields.items():
-            value = getattr(self, name)
-            if isinstance(value, SecretStr):
-                value = value.get_secret_value()
-            out[info.alias or name] = value
-        return out
-
-
-def _safe_name(value: str | None) -> str | None:
-    """A host, database or user name that libpq/MySQL cannot read as a socket path or an option string."""
-    if value is None:
-        return value
-    if any(ch in value for ch in "\x00\r\n\t ,;=?") or value.startswith(("/", "@", "-")):
-        raise ValueError("must be a plain name (no sockets, lists, options or URLs)")
-    return value
-
-
-class NetworkDetails(Details):
-    """host/port/dbname/user/password/ssl, the fields of Metabase's server engines."""
-
-    host: str = Field("localhost", title="Host", json_schema_extra={"placeholder": "db.example.com"})
-    port: int | None = Field(None, title="Port", ge=1, le=65535)
-    dbname: str = Field(title="Database name", json_schema_extra={"placeholder": "analytics"})
-    user: str = Field(title="Username", json_schema_extra={"placeholder": "tessera_reader"},
-                      description="Use a read-only role: superusers and roles that can read or write the "
-                                  "server's files are refused.")
-    password: SecretStr | None = Field(None, title="Password")
-    ssl: bool = Field(False, title="Use a secure connection (SSL)")
-
-    _check_names = field_validator("host", "dbname", "user")(_safe_name)
-
-
-class FileDetails(Details):
-    """A database file on the Tessera host; the path rules are in `SQLDriver.check_details`."""
-
-    # The name of the path field (Metabase calls it "db" for SQLite); it is also its JSON key.
-    file_field: ClassVar[str] = "db"
-
-    def path(self) -> str:
-        return getattr(self, self.file_field)
-
-
-def _property_type(annotation: Any) -> str:
-    args = typing.get_args(annotation)
-    candidates = [a for a in args if a is not type(None)] or [annotation]
-    kind = candidates[0]
-    if kind is SecretStr:
-        return "password"
-    if kind is bool:
-        return "boolean"
-    if kind is int:
-        return "integer"
-    return "string"
-
-
-class Driver:
-    engine: ClassVar[str]
-    display_name: ClassVar[str]
-    sqlglot_dialect: ClassVar[str]
-    Details: ClassVar[type[Details]] = Details
-    features: ClassVar[frozenset[str]] = frozenset()
-    dbapi_modules: ClassVar[tuple[str, ...]] = ()
-    # Metabase's driver source: "official" for built-ins, "community" or "partner" for others.
-    source_type: ClassVar[str] = "official"
-
-    @classmethod
-    def available(cls) -> bool:
-        """False when the DBAPI package is not installed: the driver is then hidden, not an error."""
-        try:
-            return all(importlib.util.find_spec(module) is not None for module in cls.dbapi_modules)
-        except (ImportError, ValueError):  # a parent package missing, or a module blocked in sys.modules
-            return False
-
-    @classmethod
-    def connection_properties(cls) -> list[dict]:
-        """Metabase's `details-fields`, generated from the Details model."""
-        properties = []
-        for name, info in cls.Details.model_fields.items():
-            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-            prop = {
-                "name": info.alias or name,
-                "display-name": info.title or name.replace("-", " ").replace("_", " ").capitalize(),
-                "type": extra.get("property_type") or _property_type(info.annotation),
-                "required": info.is_required(),
-            }
-            if not info.is_required() and info.default is not None:
-                prop["default"] = info.default.get_secret_value() if isinstance(info.default, SecretStr) else info.default
-            if info.description:
-                prop["helper-text"] = info.description
-            if "placeholder" in extra:
-                prop["placeholder"] = extra["placeholder"]
-            if extra.get("visible_if"):
-                prop["visible-if"] = extra["visible_if"]
-            properties.append(prop)
-        return properties
-
-    @classmethod
-    def engine_info(cls) -> dict:
-        """One entry of `engines` in /api/session/properties."""
-        return {
-            "driver-name": cls.display_name,
-            "details-fields": cls.connection_properties(),
-            "superseded-by": None,
-            "extra-info": None,
-            "source": {"type": cls.source_type, "contact": None},
-        }
-
-
-# --------------------------------------------------------------------------------------------------
-# What introspection and execution return
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TableMeta:
-    name: str
-    schema: str | None = None
-    description: str | None = None
-
-
-@dataclass(frozen=True)
-class FieldMeta:
-    name: str
-    database_type: str
-    base_type: str
-    position: int
-    pk: bool = False
-    required: bool = False
-    auto_increment: bool = False
-    description: str | None = None
-
-
-@dataclass(frozen=True)
-class FKMeta:
-    column: str
-    target_table: str
-    target_column: str
-    target_schema: str | None = None
-
-
-@dataclass(frozen=True)
-class ColumnMeta:
-    """A result column: its name, the engine's type name and the Metabase base type."""
-
-    name: str
-    database_type: str
-    base_type: str
-
-
-@dataclass(frozen=True)
-class CsvLayout:
-    """How core.export.csv has a driver write cells when the driver writes CSV text itself
-    (QueryResult.csv), so that the file is the one core.export.csv writes from the values.
-
-    `separator` is one ASCII character (not a quote or line break). A text cell is quoted, with its
-    double quotes doubled, when it holds the separator, a double quote, a newline, or (when
-    `quote_cr`) a carriage return; a row whose only cell is empty is written `""`; rows end in
-    "\n". Per column, `kinds` says how a value is written and `calls` gives the callable for the
-    values the driver does not write itself; what it returns is written as the csv module writes a
-    cell (None empty, a float its repr(), anything else its str()):
-    - "plain": NULL empty, an integer as str(), a float as repr(), text as it is; other values
-      (bytes, say) through the call.
-    - "text-datetime": as plain, but text shaped "YYYY-MM-DD HH:MM:SS..." as
-      core.export.formatting.text_datetime writes it; text of another shape through the call.
-    - "call": NULL empty, every other value through the call.
-    """
-
-    KINDS: ClassVar[tuple[str, ...]] = ("plain", "text-datetime", "call")
-
-    separator: str
-    quote_cr: bool
-    kinds: tuple[str, ...]
-    calls: tuple[Any, ...]
-
-
-@dataclass
-class QueryResult:
-    """What `execute` yields: columns known up front, rows streamed from the cursor.
-
-    A driver that can write its rows as CSV text without a Python value per cell also gives
-    `csv(layout, max_bytes, max_rows) -> (text, rows, more)`: the next rows, until the text reaches
-    max_bytes or max_rows rows (None: no limit) are written, and whether rows remain. A consumer
-    reads `rows` or `csv`, never both.
-    """
-
-    columns: list[ColumnMeta]
-    rows: Iterator[tuple]
-    csv: Callable[[CsvLayout, int, int | None], tuple[bytes, int, bool]] | None = None
-
-
-class QueryError(Exception):
-    """The engine refused or failed the statement; `message` is the engine's own text."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-
-class QueryTimeout(QueryError):
-    """The statement ran past the database's query timeout and the engine stopped it."""
-
-
-class LockdownError(RuntimeError):
-    """A new connection could not be locked down (or its role is too powerful): it is not used."""
-
-
-@dataclass(frozen=True)
-class ConnectionPolicy:
-    """What the server allows data connections to reach, from configuration."""
-
-    file_dirs: tuple[Path, ...] = ()
-    app_db_url: str | None = None
-    forbidden_files: tuple[Path, ...] = ()
-    extras: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_config(cls, config: dict) -> "ConnectionPolicy":
-        from core.assembly.config import split_names
-        from core.appdb.db import database_file
-
-        data_dir = Path(config["TESSERA_DATA_DIR"])
-        dirs = split_names(config.get("TESSERA_FILE_DB_DIRS")) or [str(data_dir / "files")]
-        # The Sample Database (core.sync.sample_data) is generated there; it is always readable.
-        dirs = [*dirs, str(data_dir / "sample")]
-        app_url = config.get("TESSERA_DB_URL")
-        forbidden = [data_dir / "tessera.db", data_dir / "encryption.key"]
-        app_file = database_file(app_url) if app_url else None
-        if app_file is not None:
-            forbidden.append(app_file)
-        return cls(file_dirs=tuple(Path(os.path.realpath(d)) for d in dirs), app_db_url=app_url,
-                   forbidden_files=tuple(forbidden))
-
-
-def check_file_path(raw: str, policy: ConnectionPolicy, key: str = "db", *, directory: bool = False) -> str:
-    """The real path of a database file the policy allows, or Invalid naming `key`.
-
-    Every check runs before anything opens the file, so an error never tells whether a path outside
-    the allowed directories exists (SQLite's "not a database" would).
-    """
-    def refuse(why: str) -> Invalid:
-        return Invalid({key: why}, message=why)
-
-    if not raw or raw.startswith("file:") or "?" in raw or "\x00" in raw:
-        raise refuse("Give the path of a database file, not a URI.")
-    real = Path(os.path.realpath(raw))
-    if not any(real.is_relative_to(d) for d in policy.file_dirs):
-        allowed = ", ".join(str(d) for d in policy.file_dirs) or "none configured"
-        raise refuse(f"Database files must be inside the directories in TESSERA_FILE_DB_DIRS ({allowed}).")
-    if directory and not real.is_dir():
-        raise refuse(f"No directory at {raw}.")
-    if not directory and not real.is_file():
-        raise refuse(f"No database file at {raw}.")
-    for other in policy.forbidden_files:
-        for candidate in (other, Path(f"{other}-wal"), Path(f"{other}-shm"), Path(f"{other}-journal")):
-            if candidate.exists() and os.path.samefile(real, candidate):
-                raise refuse("The Tessera application database cannot be added as a data source.")
-    return str(real)
-
-
-from core.query.dialect import QueryDialect  # noqa: E402
+from .contract import Details, Driver, FileDetails, NetworkDetails
+from .records import (
+    ColumnMeta,
+    FieldMeta,
+    FKMeta,
+    LockdownError,
+    QueryError,
+    QueryResult,
+    QueryTimeout,
+    TableMeta,
+)
+from .sources import ConnectionPolicy, check_file_path
 
 
 class SQLDriver(QueryDialect, Driver):
