@@ -7,6 +7,7 @@ id must be readable; the SQLite app DB must also pass `PRAGMA integrity_check`. 
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -115,8 +116,8 @@ def _writer(server: Server, session: str, kind: str, db_id: int, stop: threading
                                                          "native": {"query": "SELECT 1 AS one"}}}
         try:
             status, created = server.call("POST", path, body, session=session)
-        except OSError:
-            return  # the server died mid-request: this write was never acknowledged
+        except (OSError, http.client.HTTPException):
+            return  # the server died mid-request or mid-answer: this write was never acknowledged
         if status == 200:
             acked.append((kind, created["id"], name))
 
