@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = range(1, 27)
 # Where marked tests live: the test trees and the shared driver conformance suite.
-SOURCES = (ROOT / "tests", ROOT / "contrib", ROOT / "core" / "testing.py")
+SOURCES = (ROOT / "tests", ROOT / "contrib", ROOT / "core" / "testing")
 
 # row -> (feature that would implement it, route prefixes whose presence means the feature exists)
 NOT_BUILT = {
