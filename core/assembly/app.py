@@ -29,7 +29,7 @@ from core.identity.passwords import Hasher
 
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
-from .plugins import PluginError, collect, make_plugin_manager, unique_by
+from .plugins import collect, make_plugin_manager, unique_by
 from .records import Exporter
 from .settings import SettingsRegistry
 

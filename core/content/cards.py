@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from core.query.mbql import CARD_TABLE  # one spelling of "card__N", shared with the MBQL reader
+from core.query.model import CARD_TABLE  # one spelling of "card__N", shared with the MBQL reader
 
 CARD_TAG = re.compile(r"^#([1-9]\d*)")
 

@@ -15,7 +15,6 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Collection, User
-from core.appdb.models.collection import new_entity_id  # noqa: F401 - re-exported for plugins
 from core.http.errors import Invalid, NotFound, check_403
 from core.policy import permissions
 

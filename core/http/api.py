@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 import orjson

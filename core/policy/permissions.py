@@ -18,7 +18,6 @@ from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import (
-    ADMIN_GROUP_ID,
     Collection,
     CollectionPermission,
     Database,

@@ -27,7 +27,7 @@ from core.appdb.models import Card, Field, User
 from core.http.errors import Forbidden, Invalid
 from core.policy import permissions
 
-from .mbql import Query, Stage, referenced_ids
+from .model import Query, Stage, referenced_ids
 
 # The Saved Questions database: clients send it with a card source when they do not know the card's database.
 VIRTUAL_DATABASE = -1337

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
-from .mbql import Query, Stage
+from .model import Query, Stage
 
 # Base types that derive from type/Date or type/DateTime in Metabase's hierarchy (Time ones do not).
 DATE_OR_DATETIME = frozenset({

@@ -12,7 +12,7 @@ from core.appdb.models import User
 from core.http.errors import Invalid
 
 from . import access
-from .mbql import Query, Stage
+from .model import Query, Stage
 
 # --------------------------------------------------------------------------------------------------
 # Cards as sources: `card__N` and `source-card` expanded into the stages of the card

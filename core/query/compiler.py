@@ -24,7 +24,7 @@ from .autobucket import auto_bucket
 from .clauses import ClauseCompiler
 from .dialect import SUNDAY
 from .macros import expand as expand_macros
-from .mbql import Query, Stage, referenced_ids
+from .model import Query, Stage, referenced_ids
 from .natives import native_source
 from .refs import Col, Context, QuerySource
 

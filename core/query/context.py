@@ -30,7 +30,7 @@ class QueryContext:
     session: Session
     user: User | None
     dataset_query: dict
-    query: Any  # core.query.mbql.Query
+    query: Any  # core.query.model.Query
     database: Database
     driver: Any
     context: str = "ad-hoc"

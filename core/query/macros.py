@@ -23,7 +23,8 @@ from sqlalchemy.orm import Session
 
 from core.http.errors import Invalid
 
-from .mbql import Query, Stage, normalize
+from .mbql import normalize
+from .model import Query, Stage
 
 # Options key carrying the metric's own aggregation, from which the compiler names the column.
 METRIC_SOURCE = "tessera/metric-source"

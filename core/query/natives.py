@@ -9,7 +9,7 @@ from sqlglot import exp
 from core.http.errors import Invalid
 
 from . import native as N
-from .mbql import Stage
+from .model import Stage
 from .refs import Col
 
 PLACEHOLDER = "__tessera_native_source_{}__"

@@ -264,7 +264,7 @@ def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int
 
 def _apply_temporal_unit(query, ref: list, unit: Any) -> None:
     """A "temporal-unit" parameter re-buckets the breakouts on its field (Metabase's time grouping)."""
-    from .mbql import TEMPORAL_UNITS
+    from .model import TEMPORAL_UNITS
 
     if P.is_empty(unit):
         return

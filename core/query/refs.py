@@ -21,7 +21,7 @@ from core.http.errors import Invalid
 from . import temporal
 from .coercion import coerce
 from .dialect import SUNDAY, lit
-from .mbql import MAX_BINS
+from .model import MAX_BINS
 
 TEMPORAL_TYPES = ("type/Date", "type/DateTime", "type/Time", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
                   "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/TimeWithTZ",

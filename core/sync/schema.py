@@ -10,107 +10,30 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import secrets
 import threading
 import time
-from dataclasses import dataclass
-from dataclasses import field as dc_field
-from typing import Any
 
 from sqlalchemy import select, update
-from sqlglot import exp
 
 from core.appdb.bulk import insert_rows
 from core.appdb.models import Database, Field, Table, utcnow
+from core.appdb.models.base import new_entity_id
 from core.sync import analyze
 
 from .field_values import (
-    LIST_KINDS,
-    UNLISTABLE_VISIBILITY,
-    column,
-    fetch_distinct,
-    limit_values,
     store,
     store_many,
-    table_ref,
-    too_many,
-    with_limit,
 )
 from .humanize import humanize, is_generated
+from .sampling import (
+    _listed,
+    _scan,
+    analyze_tables,
+)
+from .state import FieldState, TableState, _key, load_state
 
 log = logging.getLogger("tessera.sync")
 
-SAMPLE_TIMEOUT = 120
-
-
-def new_entity_id() -> str:
-    return secrets.token_urlsafe(16)[:21]
-
-
-def _key(schema: str | None, name: str) -> tuple[str, str]:
-    return (schema or "", name)
-
-
-@dataclass
-class FieldState:
-    """One field as it will be stored: its existing row (if any) merged with what sync found."""
-
-    name: str
-    values: dict[str, Any]
-    id: int | None = None
-    changed: set[str] = dc_field(default_factory=set)
-    fk_target: tuple[tuple[str, str], str] | None = None
-    distinct: tuple[list[Any], bool, bool] | None = None  # values, has_more_values, too many for a list
-
-    def set(self, key: str, value: Any) -> None:
-        if self.values.get(key) != value:
-            self.values[key] = value
-            self.changed.add(key)
-
-
-@dataclass
-class TableState:
-    key: tuple[str, str]
-    values: dict[str, Any]
-    id: int | None = None
-    changed: set[str] = dc_field(default_factory=set)
-    fields: dict[str, FieldState] = dc_field(default_factory=dict)
-
-    def set(self, key: str, value: Any) -> None:
-        if self.values.get(key) != value:
-            self.values[key] = value
-            self.changed.add(key)
-
-
-FIELD_COLUMNS = ("id", "table_id", "name", "display_name", "description", "database_type", "base_type",
-                 "effective_type", "semantic_type", "coercion_strategy", "fk_target_field_id", "active",
-                 "visibility_type", "has_field_values", "position", "database_position",
-                 "database_is_auto_increment", "database_required", "fingerprint", "fingerprint_version",
-                 "preview_display", "parent_id")
-TABLE_COLUMNS = ("id", "schema", "name", "display_name", "description", "entity_type", "active",
-                 "initial_sync_status")
-
-
-# --------------------------------------------------------------------------------------------------
-# Reading the stored state
-# --------------------------------------------------------------------------------------------------
-
-
-def load_state(session, database_id: int) -> dict[tuple[str, str], TableState]:
-    tables: dict[tuple[str, str], TableState] = {}
-    by_id: dict[int, TableState] = {}
-    for row in session.execute(select(*(getattr(Table, c) for c in TABLE_COLUMNS)).where(Table.db_id == database_id)):
-        values = dict(zip(TABLE_COLUMNS, row))
-        state = TableState(key=_key(values["schema"], values["name"]), values=values, id=values["id"])
-        tables[state.key] = state
-        by_id[state.id] = state
-    if by_id:
-        query = select(*(getattr(Field, c) for c in FIELD_COLUMNS)).join(Table, Field.table_id == Table.id).where(
-            Table.db_id == database_id, Field.parent_id.is_(None))
-        for row in session.execute(query):
-            values = dict(zip(FIELD_COLUMNS, row))
-            by_id[values["table_id"]].fields[values["name"]] = FieldState(values["name"], values, id=values["id"])
-    return tables
 
 
 # --------------------------------------------------------------------------------------------------
@@ -193,110 +116,6 @@ def _merge_fields(table: TableState, metas, strategy: str) -> None:
     for name, state in table.fields.items():
         if name not in seen:
             state.set("active", False)
-
-
-# --------------------------------------------------------------------------------------------------
-# Analysis: fingerprints, classification, values
-# --------------------------------------------------------------------------------------------------
-
-
-ANALYSIS_THREADS = 4
-
-
-def analyze_tables(tables: dict, driver, engine, refingerprint: bool, scan_values: bool) -> None:
-    """Fingerprint and classify the fields that need it, and read the values of list fields.
-
-    Tables are independent, so a few are read at once: a network database answers one query while
-    the next is sent (the pool holds more connections than the threads used here). An in-process
-    engine (SQLite, DuckDB) is read from one thread: there threads only take turns at the GIL.
-    """
-    work = [t for t in tables.values() if t.values["active"] and any(f.values["active"] for f in t.fields.values())]
-    if len(work) < 2 or driver.in_process():
-        for table in work:
-            _analyze_table(table, driver, engine, refingerprint, scan_values)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=ANALYSIS_THREADS, thread_name_prefix="tessera-analyze") as pool:
-        for _ in pool.map(lambda t: _analyze_table(t, driver, engine, refingerprint, scan_values), work):
-            pass
-
-
-def _analyze_table(table: TableState, driver, engine, refingerprint: bool, scan_values: bool) -> None:
-    active = [f for f in table.fields.values() if f.values["active"]]
-    needs = [f for f in active if refingerprint or not f.values.get("fingerprint")
-             or f.values.get("fingerprint_version", 0) < analyze.FINGERPRINT_VERSION]
-    try:
-        complete = False
-        if needs:
-            complete = _fingerprint(table, active, needs, driver, engine)
-        if scan_values:
-            _scan(table, active, driver, engine, complete)
-        else:
-            for state in active:
-                state.distinct = None
-    except Exception as exc:  # one unreadable table (a broken view) must not stop the sync
-        log.warning("analysis of table %s failed: %s", table.values["name"], exc)
-
-
-def _fingerprint(table: TableState, active: list[FieldState], needs: list[FieldState], driver, engine) -> bool:
-    """Sample the table once; return whether the sample holds every row (values then need no query)."""
-    tree = with_limit(exp.select(*(column(f.name) for f in active), copy=False).from_(_table_expr(table), copy=False),
-                      analyze.MAX_SAMPLE_ROWS)
-    sql = driver.to_sql(tree, owned=True)
-    with driver.execute(engine, sql, {}, timeout=SAMPLE_TIMEOUT, max_rows=analyze.MAX_SAMPLE_ROWS) as result:
-        rows = list(result.rows)
-    columns = analyze.columns_of(rows, len(active))
-    complete = len(rows) < analyze.MAX_SAMPLE_ROWS
-    needed = {id(f) for f in needs}
-    now = utcnow()
-    for state, values in zip(active, columns):
-        if complete:
-            distinct = _distinct(values)
-            state.distinct = (*limit_values(distinct, complete=True), too_many(distinct))
-        if id(state) not in needed:
-            continue
-        v = state.values
-        fp = analyze.fingerprint(v["base_type"], values)
-        state.set("fingerprint", fp)
-        state.set("fingerprint_version", analyze.FINGERPRINT_VERSION)
-        state.set("last_analyzed", now)
-        semantic = v["semantic_type"] or ("type/FK" if state.fk_target else None)
-        for key, value in analyze.classify(v["name"], v["base_type"], semantic, v["has_field_values"], fp).items():
-            state.set(key, value)
-    return complete
-
-
-def _distinct(values: list[Any]) -> list[Any]:
-    seen: dict = {}
-    for value in values:
-        try:
-            seen.setdefault(value, None)
-        except TypeError:  # unhashable (JSON arrays): compare by text
-            seen.setdefault(str(value), None)
-    return list(seen)
-
-
-def _listed(state: FieldState) -> bool:
-    v = state.values
-    return (v["has_field_values"] in LIST_KINDS and v["visibility_type"] not in UNLISTABLE_VISIBILITY
-            and v.get("preview_display") is not False and v["base_type"] != "type/*")
-
-
-def _scan(table: TableState, active: list[FieldState], driver, engine, complete: bool) -> None:
-    for state in active:
-        if not _listed(state):
-            continue
-        if state.distinct is None or not complete:
-            state.distinct = fetch_distinct(driver, engine, _table_expr(table), state.name)
-        if state.distinct[2] and state.values["has_field_values"] == "auto-list":
-            # Too many values for a list: Metabase turns the field into a search field.
-            state.set("has_field_values", None)
-            state.distinct = None
-
-
-def _table_expr(table: TableState) -> exp.Table:
-    return table_ref(table.values["name"], table.values["schema"])
 
 
 # --------------------------------------------------------------------------------------------------

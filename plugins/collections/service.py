@@ -12,13 +12,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import ADMIN_GROUP_ID, Collection, CollectionPermission, User
+from core.appdb.models.base import new_entity_id
 from core.assembly import events
 from core.content.collections import (
     Access,
     children_location,
     location_ids,
     namespace_clause,
-    new_entity_id,
     normalize_namespace,
     parent_id,
     personal_names,

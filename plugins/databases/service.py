@@ -10,6 +10,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, Database, Field, Segment, Table, User
+from core.appdb.models.base import new_entity_id
 from core.content import segments
 from core.content.metadata import (
     database_json,
@@ -225,7 +226,7 @@ def create_database(session: Session, state, user: User, body) -> dict:
     _check_engine(state, body.engine)
     details = _connectable_details(state, body.engine, body.details)
     database = Database(name=body.name, engine=body.engine, details=crypto.encrypt_details(details),
-                        creator_id=user.id, initial_sync_status="incomplete", entity_id=sync.new_entity_id())
+                        creator_id=user.id, initial_sync_status="incomplete", entity_id=new_entity_id())
     for key in ("is_full_sync", "is_on_demand", "auto_run_queries", "cache_ttl", "refingerprint",
                 "description", "caveats", "points_of_interest", "settings", "connection_source"):
         value = getattr(body, key, None)
@@ -296,7 +297,7 @@ def add_sample_database(session: Session, state, user: User | None, background: 
         existing = Database(name=sample_data.NAME, engine="sqlite", is_sample=True,
                             details=crypto.encrypt_details({"db": str(path)}),
                             creator_id=user.id if user else None, initial_sync_status="incomplete",
-                            entity_id=sync.new_entity_id())
+                            entity_id=new_entity_id())
         session.add(existing)
         session.commit()
         if background:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from sqlglot import exp
 
 from core.appdb.models import Database, Dimension, Field, FieldValues, Table, User
+from core.appdb.models.base import new_entity_id
 from core.content import related as core_related
 from core.content.metadata import database_json, dimension_json, field_json, table_json
 from core.http.errors import Invalid, check_404
@@ -187,7 +188,7 @@ def set_dimension(session: Session, user: User, field_id: int, kind: str, name: 
         human_readable_field_id = None
     dimension = session.scalar(select(Dimension).where(Dimension.field_id == field.id))
     if dimension is None:
-        dimension = Dimension(field_id=field.id, entity_id=sync.new_entity_id())
+        dimension = Dimension(field_id=field.id, entity_id=new_entity_id())
         session.add(dimension)
     dimension.type = kind
     dimension.name = name

@@ -1,8 +1,6 @@
 """Cache policy and storage (the query_cache table, one row per query hash)."""
 from __future__ import annotations
 
-import datetime as dt
-
 import orjson
 
 from core.appdb.models import QueryCache, utcnow

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 
 from sqlalchemy import JSON, DateTime, MetaData, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase
@@ -47,3 +48,11 @@ class UTCDateTime(TypeDecorator):
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
+
+
+_NANOID_ALPHABET = "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def new_entity_id() -> str:
+    """A 21-character NanoID, the format of Metabase's entity ids."""
+    return "".join(secrets.choice(_NANOID_ALPHABET) for _ in range(21))

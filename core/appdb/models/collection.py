@@ -6,19 +6,11 @@ as Metabase stores it, so subtree queries are a LIKE on one indexed column.
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UTCDateTime, utcnow
-
-_NANOID_ALPHABET = "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def new_entity_id() -> str:
-    """A 21-character NanoID, the format of Metabase's entity ids."""
-    return "".join(secrets.choice(_NANOID_ALPHABET) for _ in range(21))
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 
 class Collection(Base):

@@ -12,8 +12,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UTCDateTime, utcnow
-from .collection import new_entity_id
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 
 class _Definition:

@@ -10,8 +10,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UTCDateTime, utcnow
-from .collection import new_entity_id
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 
 class Timeline(Base):
