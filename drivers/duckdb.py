@@ -28,7 +28,7 @@ from core.driver import (
     SQLDriver,
     TableMeta,
 )
-from core.query.dialect import lit
+from core.driver.dialect import lit
 
 LOCKED_CONFIG = {
     "enable_external_access": False,
@@ -265,7 +265,7 @@ class DuckDBDriver(SQLDriver):
 
     @classmethod
     def url_part(cls, expr, part):
-        from core.query import urls
+        from core.driver import urls
 
         extract = exp.RegexpExtract(this=expr, expression=lit(urls.GROUPED[part]), group=lit(1))
         return exp.Nullif(this=extract, expression=lit(""))

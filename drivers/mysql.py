@@ -18,7 +18,7 @@ from sqlglot.dialects.mysql import MySQL
 
 from core import hookimpl
 from core.driver import LockdownError, NetworkDetails, SQLDriver
-from core.query.dialect import SUNDAY, lit
+from core.driver.dialect import SUNDAY, lit
 
 REFUSED_PRIVILEGES = ("FILE", "SUPER")
 PRIVILEGE_CHECK = """
@@ -255,7 +255,7 @@ class MySQLDriver(SQLDriver):
     def url_part(cls, expr, part):
         # REGEXP_SUBSTR has no capture groups: Metabase's own lookaround patterns match the part itself;
         # MariaDB refuses path's variable-length lookbehind, so path is cut from its match at the first '/'.
-        from core.query import urls
+        from core.driver import urls
 
         if part != "path":
             return cls.regex_match_first(expr, urls.WHOLE[part])
@@ -265,7 +265,7 @@ class MySQLDriver(SQLDriver):
     @classmethod
     def split_part(cls, expr, delimiter, position):
         # SUBSTRING_INDEX answers the last piece for a position past the end: count the pieces first.
-        from core.query.dialect import position_guard
+        from core.driver.dialect import position_guard
 
         without = _fn("REPLACE", expr.copy(), lit(delimiter), lit(""))
         removed = exp.Sub(this=_fn("CHAR_LENGTH", expr.copy()), expression=_fn("CHAR_LENGTH", without))

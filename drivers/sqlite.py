@@ -18,9 +18,8 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from core import hookimpl
-from core.driver import FileDetails, LockdownError, SQLDriver
-from core.query import urls
-from core.query.dialect import SUNDAY, lit
+from core.driver import FileDetails, LockdownError, SQLDriver, urls
+from core.driver.dialect import SUNDAY, lit
 from drivers import sqlite_rows
 
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"})
@@ -145,7 +144,7 @@ class SQLiteDriver(SQLDriver):
             raise LockdownError(f"cannot lock the SQLite connection down: {exc}") from exc
         dbapi_connection.set_authorizer(authorizer)
         # SQLite has no regular expressions: URL and email parts (host, domain, ...) come from a fixed-pattern
-        # function (the patterns are core.query.urls', never the caller's: no regex of a user's choosing runs).
+        # function (the patterns are core.driver.urls', never the caller's: no regex of a user's choosing runs).
         dbapi_connection.create_function(URL_PART_FUNCTION, 2, urls.extract, deterministic=True)
         # Nor named time zones: convert-timezone's named zones go through Python's zoneinfo.
         dbapi_connection.create_function(CONVERT_TZ_FUNCTION, 3, convert_tz, deterministic=True)

@@ -4,7 +4,6 @@ path values, query strings and bodies, answers with a status below 500.
 The walk reads the endpoint declarations, so routes that plugins add later are covered without
 touching this file.
 """
-import typing
 
 import pytest
 

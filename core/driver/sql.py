@@ -21,8 +21,8 @@ from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from core.driver import disconnects
+from core.driver.dialect import QueryDialect
 from core.http.errors import Invalid
-from core.query.dialect import QueryDialect
 
 from .contract import Details, Driver, FileDetails, NetworkDetails
 from .records import (
@@ -42,7 +42,7 @@ class SQLDriver(QueryDialect, Driver):
     """A driver for an engine SQLAlchemy speaks. Subclasses declare; they override only what differs.
 
     The AST methods compiled MBQL needs (truncate_temporal, extract_temporal, date_add, ...) come
-    from core.query.dialect.QueryDialect; a driver overrides those its engine needs differently.
+    from core.driver.dialect.QueryDialect; a driver overrides those its engine needs differently.
 
     A concrete driver (one that sets `engine`) must give `sqlalchemy_dialect`, a Details model and
     its own `lockdown` and `guard`; that is checked when the class is defined, not at first use.

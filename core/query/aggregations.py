@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from core.driver.dialect import lit
 from core.http.errors import Invalid
 
 from .arity import check_clause
-from .dialect import lit
 from .macros import METRIC_SOURCE
 from .refs import Col
 

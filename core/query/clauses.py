@@ -9,12 +9,12 @@ import json
 
 from sqlglot import exp
 
+from core.driver.dialect import SUNDAY, lit
 from core.http.errors import Invalid
 
 from . import temporal
 from .aggregations import AGGREGATIONS, AggregationCompiler
 from .arity import check_clause
-from .dialect import SUNDAY, lit
 from .filters import FilterCompiler
 from .functions import FUNCTIONS, FunctionCompiler
 from .refs import Col, Info, RefResolver, is_temporal, week_of_year, week_of_year_from_january

@@ -4,7 +4,7 @@ it: selected, bucketed, filtered, sorted, joined on or in an expression.
 
 `coerce` is the one place a strategy becomes SQL. It runs on a column read straight from a table (a
 later stage reads the converted column of the stage before, so nothing is converted twice) and builds
-the conversion from the driver's dialect methods (core.query.dialect), so an engine that differs
+the conversion from the driver's dialect methods (core.driver.dialect), so an engine that differs
 overrides one of those, not this module. The conversions are the ones the `datetime`, `integer` and
 `float` expressions use, so a coerced column and the matching expression give the same values:
 
@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from core.driver.dialect import lit
 from core.http.errors import Invalid
 from core.sync.semantic_types import COERCIONS, coercible
-
-from .dialect import lit
 
 UNIX_DIVISORS = {
     "Coercion/UNIXSeconds->DateTime": 1,

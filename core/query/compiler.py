@@ -4,7 +4,7 @@
 first; each stage is one SELECT whose FROM is a synced table or the previous stage as a subquery.
 Table and column names come from the app DB's Table and Field rows looked up by id; values become
 literals with sqlglot's `exp.convert`. The driver renders the tree (`driver.to_sql`) and supplies
-the engine-dependent forms (core.query.dialect). Alongside the tree the compiler returns the result
+the engine-dependent forms (core.driver.dialect). Alongside the tree the compiler returns the result
 column metadata in SELECT order, shaped as Metabase's `data.cols`.
 
 Concerns live in sibling modules: refs.py (sources, field references, joins), clauses.py (filters,
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from core.driver.dialect import SUNDAY
 from core.http.errors import Invalid
 
 from .autobucket import auto_bucket
 from .clauses import ClauseCompiler
-from .dialect import SUNDAY
 from .macros import expand as expand_macros
 from .model import Query, Stage, referenced_ids
 from .natives import native_source

@@ -10,11 +10,11 @@ import datetime as dt
 
 from sqlglot import exp
 
+from core.driver.dialect import lit
 from core.http.errors import Invalid
 
 from . import temporal
 from .arity import check_clause
-from .dialect import lit
 from .refs import is_date, is_temporal
 
 COMPARISONS = {"=": exp.EQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}

@@ -3,7 +3,7 @@ conversions (`text`, `integer`, `float`, `date`, `datetime`, `today`) and `conve
 
 Mixed into core.query.clauses.ClauseCompiler (needs `value`, `infer_type`, `driver`, `context`). Each clause
 checks what Metabase's schema accepts and answers a 400 naming the clause otherwise; the engine-dependent SQL
-is a core.query.dialect method the drivers override.
+is a core.driver.dialect method the drivers override.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from sqlglot import exp
 
+from core.driver.dialect import lit
 from core.http.errors import Invalid
 
 from .coercion import compact_to_datetime, round_to_integer, text_to_integer
-from .dialect import lit
 from .refs import NUMERIC_TYPES as NUMERIC
 from .refs import is_temporal
 

@@ -243,7 +243,7 @@ class Context:
     tags: dict
     values: dict
     resolvers: Resolvers
-    driver: "SQLDriver"  # its AST forms (core.query.dialect) and to_sql write field filters
+    driver: "SQLDriver"  # its AST forms (core.driver.dialect) and to_sql write field filters
     now: dt.datetime | None
     week_start: int
     snippet_depth: int = 0

@@ -16,8 +16,9 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from core.driver.dialect import QueryDialect
+
 from . import dates
-from .dialect import QueryDialect
 from .errors import QueryFailed
 
 NUMERIC_TYPES = ("type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number")

@@ -16,11 +16,11 @@ from sqlalchemy import select as sa_select
 from sqlglot import exp
 
 from core.appdb.models.database import Field, Table
+from core.driver.dialect import SUNDAY, lit
 from core.http.errors import Invalid
 
 from . import temporal
 from .coercion import coerce
-from .dialect import SUNDAY, lit
 from .model import MAX_BINS
 
 TEMPORAL_TYPES = ("type/Date", "type/DateTime", "type/Time", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from core.driver.dialect import lit
 from core.http.errors import Invalid
 
-from .dialect import lit
 from .refs import Col
 
 # Metabase's temporal granularity (nest-breakouts): lower is finer, extracted parts rank between the

@@ -383,7 +383,7 @@ class DriverConformance:
         with pytest.raises(QueryError):
             self.run(conformance.engine, read)
 
-    # ---- compiled-MBQL forms (core.query.dialect methods) ------------------------------------------
+    # ---- compiled-MBQL forms (core.driver.dialect methods) ------------------------------------------
 
     TRUNCATE_UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
     EXTRACT_UNITS = ("second", "minute-of-hour", "hour-of-day", "day-of-week", "day-of-month", "day-of-year",

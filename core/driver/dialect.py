@@ -14,7 +14,7 @@ from typing import Callable, ClassVar
 
 from sqlglot import exp
 
-from . import urls
+from core.driver import urls
 
 EPOCH = dt.datetime(1970, 1, 1)
 SUNDAY = 6  # Python's weekday number for Sunday, Metabase's default start-of-week
@@ -139,7 +139,7 @@ class QueryDialect:
 
     @classmethod
     def url_part(cls, expr: exp.Expression, part: str) -> exp.Expression:
-        """host, domain, subdomain or path of a URL or email (core.query.urls), NULL when there is none.
+        """host, domain, subdomain or path of a URL or email (core.driver.urls), NULL when there is none.
         Called only for drivers with the `regex` feature or `url_parts_without_regex`."""
         return cls.regex_match_first(expr, urls.GROUPED[part])
 
