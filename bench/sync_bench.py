@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> None:
 
     logging.getLogger("tessera").setLevel(logging.WARNING)
     from core.appdb.db import AppDatabase
+    from core.assembly.plugins import migrate_app_db
 
     with tempfile.TemporaryDirectory(prefix="tessera-bench-") as tmp:
         workdir = Path(tmp)
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         generate(source, args.tables, args.columns, args.rows)
         template = workdir / "template.db"
         app_db = AppDatabase(f"sqlite:///{template}")
-        app_db.migrate()
+        migrate_app_db(app_db, {"TESSERA_PLUGINS_AUTOLOAD": False})
         app_db.dispose()
         reflections, runs = [], []
         for _ in range(args.repeat):  # interleaved, so that a busy machine hurts both alike

@@ -272,3 +272,45 @@ def test_former_definition_plugin_names_still_disable_it(app_config, former_name
     for path in ("/api/segment/", "/api/metric/"):
         response = admin.get(path)
         assert response.status_code == 404 and response.json == "API endpoint does not exist."
+
+
+def _tables(app) -> set[str]:
+    from sqlalchemy import inspect
+
+    return set(inspect(app.extensions["tessera"].db.engine).get_table_names())
+
+
+def test_hook_register_migrations_runs_each_plugin_set_in_its_own_version_table(app_config, tmp_path, monkeypatch):
+    """A plugin's tables come with it: absent while it is disabled, created once it is enabled, and
+    recorded apart from the core's revisions, so disabling it again starts without error."""
+    from sqlalchemy import text
+
+    fresh = {**app_config, "TESSERA_DB_URL": f"sqlite:///{tmp_path / 'fresh.db'}", "TESSERA_RUN_MIGRATIONS": True}
+    without = create_app({**fresh, "TESSERA_PLUGINS_DISABLED": "plugins.dashboards"})
+    assert "report_card" in _tables(without) and "report_dashboard" not in _tables(without)
+    without.extensions["tessera"].db.dispose()
+
+    enabled = create_app(fresh)
+    assert {"report_dashboard", "dashboard_tab", "report_dashboardcard", "alembic_version_dashboards"} <= _tables(enabled)
+    with enabled.extensions["tessera"].db.engine.connect() as connection:
+        assert connection.execute(text("SELECT version_num FROM alembic_version_dashboards")).scalars().all() == \
+            ["dashboards_0001"]
+        assert "dashboards_0001" not in connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    enabled.extensions["tessera"].db.dispose()
+
+    again = create_app({**fresh, "TESSERA_PLUGINS_DISABLED": "plugins.dashboards"})
+    assert "report_dashboard" in _tables(again)  # kept, untouched
+    again.extensions["tessera"].db.dispose()
+
+
+def test_duplicate_migrations_name_fails_naming_both_plugins(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from pathlib import Path
+        from core import Migrations, hookimpl
+        @hookimpl
+        def register_migrations():
+            return [Migrations("dashboards", Path("."))]
+    ''')
+    with pytest.raises(PluginError, match=f"migrations name 'dashboards'.*plugins.dashboards.*{name}|"
+                                          f"migrations name 'dashboards'.*{name}.*plugins.dashboards"):
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})

@@ -88,20 +88,31 @@ class AppDatabase:
         finally:
             session.close()
 
-    def migrate(self) -> None:
+    def migrate(self, plugin_migrations=()) -> None:
+        """The core's revisions, then each plugin's (core.assembly.records.Migrations), each set in
+        its own version table."""
         from alembic import command
 
         command.upgrade(alembic_config(self.url, self.engine), "heads")
+        for migrations in plugin_migrations:
+            cfg = alembic_config(self.url, self.engine, migrations.directory, migrations.version_table)
+            command.upgrade(cfg, "heads")
 
     def dispose(self) -> None:
         self.engine.dispose()
 
 
-def alembic_config(url: str, engine: Engine | None = None):
+def alembic_config(url: str, engine: Engine | None = None, versions: Path | None = None,
+                   version_table: str = "alembic_version"):
+    """The core's environment; with `versions`, a plugin's revision directory run in the same
+    environment and recorded in its own `version_table`."""
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if versions is not None:
+        cfg.set_main_option("version_locations", str(versions))
+    cfg.attributes["version_table"] = version_table
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     cfg.attributes["engine"] = engine
     return cfg

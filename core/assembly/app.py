@@ -29,7 +29,7 @@ from core.identity.passwords import Hasher
 
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
-from .plugins import collect, make_plugin_manager, unique_by
+from .plugins import collect, make_plugin_manager, plugin_migrations, unique_by
 from .records import Exporter
 from .settings import SettingsRegistry
 
@@ -81,9 +81,10 @@ def create_app(config: dict | None = None) -> Flask:
     app.url_map.strict_slashes = False
 
     db = AppDatabase(cfg["TESSERA_DB_URL"])
-    if cfg["TESSERA_RUN_MIGRATIONS"]:
-        db.migrate()
     pm = make_plugin_manager(cfg)
+    migrations = plugin_migrations(pm)  # collected even when not run: a duplicate name stops startup
+    if cfg["TESSERA_RUN_MIGRATIONS"]:
+        db.migrate(migrations)
 
     settings = {key: c.item for key, c in unique_by(collect(pm, "register_settings"), lambda s: s.key, "setting key").items()}
     disabled_engines = set(split_names(cfg["TESSERA_DRIVERS_DISABLED"]))

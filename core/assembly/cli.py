@@ -55,8 +55,10 @@ def migrate():
     """Apply the app-DB migrations."""
     from core.appdb.db import AppDatabase
 
+    from core.assembly.plugins import migrate_app_db
+
     config = load_config()
-    AppDatabase(config["TESSERA_DB_URL"]).migrate()
+    migrate_app_db(AppDatabase(config["TESSERA_DB_URL"]), config)
     click.echo("app database is up to date")
 
 

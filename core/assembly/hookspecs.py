@@ -27,6 +27,17 @@ def register_settings():
 
 
 @hookspec
+def register_migrations():
+    """Fires when the app DB is migrated (create_app, `tessera migrate`), before any other assembly
+    hook. Return a list of core.assembly.records.Migrations: the plugin's own Alembic revisions.
+
+    All lists are concatenated and keyed by `name`; a duplicate name stops startup naming both
+    plugins. The core's own revisions run first, then each set in plugin order, each tracked in its
+    own version table, so a disabled plugin's tables stay untouched and enabling it later migrates it.
+    """
+
+
+@hookspec
 def register_drivers():
     """Fires once while the app is built. Return a list of core.driver.contract.Driver subclasses.
 

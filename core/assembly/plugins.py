@@ -39,6 +39,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.exports",
     "plugins.snippets",
     "plugins.timelines",
+    "plugins.dashboards",
     "plugins.query_cache",
     "plugins.query_audit",
 )
@@ -149,6 +150,16 @@ def unique_by(contributions: list[Contribution], key: Callable[[Any], str], what
             )
         seen[k] = contribution
     return seen
+
+
+def plugin_migrations(pm: pluggy.PluginManager) -> list:
+    """The plugins' own migration sets (core.assembly.records.Migrations), in plugin order."""
+    return [c.item for c in unique_by(collect(pm, "register_migrations"), lambda m: m.name, "migrations name").values()]
+
+
+def migrate_app_db(db, config: dict, pm: pluggy.PluginManager | None = None) -> None:
+    """Bring the app DB up to date: the core's tables, then those of every enabled plugin."""
+    db.migrate(plugin_migrations(pm or make_plugin_manager(config)))
 
 
 def describe_plugins(pm: pluggy.PluginManager) -> list[dict]:

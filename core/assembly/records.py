@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
 
 Visibility = Literal["public", "authenticated", "admin", "internal"]
@@ -32,6 +33,20 @@ class SettingDef:
     @property
     def env_name(self) -> str:
         return "TESSERA_" + self.key.upper().replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Migrations:
+    """A plugin's own app-DB tables: the Alembic revisions in `directory`, recorded in the version
+    table `alembic_version_<name>`. Its models use core.appdb.models.Base, so they may reference
+    the core's tables (which are always migrated first)."""
+
+    name: str
+    directory: Path
+
+    @property
+    def version_table(self) -> str:
+        return f"alembic_version_{self.name}"
 
 
 @dataclass(frozen=True)

@@ -46,10 +46,11 @@ class ApiClient:
 @pytest.fixture(scope="session")
 def app_db_template(tmp_path_factory) -> Path:
     from core.appdb.db import AppDatabase
+    from core.assembly.plugins import migrate_app_db
 
     path = tmp_path_factory.mktemp("template") / "tessera.db"
     database = AppDatabase(f"sqlite:///{path}")
-    database.migrate()
+    migrate_app_db(database, {"TESSERA_PLUGINS_AUTOLOAD": False})
     database.dispose()
     return path
 

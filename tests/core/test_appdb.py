@@ -10,7 +10,10 @@ from core.testing import ApiClient, setup_admin
 def test_migrations_match_models(any_app):
     engine = any_app.extensions["tessera"].db.engine
     with engine.connect() as connection:
-        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        # Each plugin's migrations keep their own alembic_version_<name> table, which no model describes.
+        context = MigrationContext.configure(connection, opts={
+            "include_name": lambda name, kind, _: not (kind == "table" and name.startswith("alembic_version"))})
+        diff = compare_metadata(context, Base.metadata)
     assert diff == []
 
 

@@ -16,6 +16,7 @@ def run_migrations_online() -> None:
             connection=connection,
             target_metadata=target_metadata,
             render_as_batch=backend_of(connection.dialect.name).batch_migrations,
+            version_table=config.attributes.get("version_table", "alembic_version"),
         )
         with context.begin_transaction():
             context.run_migrations()
@@ -23,7 +24,8 @@ def run_migrations_online() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata)
+    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
+                      version_table=config.attributes.get("version_table", "alembic_version"))
     with context.begin_transaction():
         context.run_migrations()
 else:

@@ -5,7 +5,7 @@ Revises: ${down_revision | comma,n}
 """
 from alembic import op
 import sqlalchemy as sa
-import core.models.base
+import core.appdb.models.base
 ${imports if imports else ""}
 revision = ${repr(up_revision)}
 down_revision = ${repr(down_revision)}

@@ -1,0 +1,13 @@
+"""/api/dashboard: dashboards with tabs and dashcards, filters wired to their cards, dashcard queries
+and exports, copies and revisions; and the dashboards' place in collections, search, bookmarks and
+related lists, which the core asks for through hooks."""
+from pathlib import Path
+
+from core import Migrations, hookimpl
+
+from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+
+
+@hookimpl
+def register_migrations():
+    return [Migrations("dashboards", Path(__file__).parent / "migrations")]
