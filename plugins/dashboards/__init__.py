@@ -6,8 +6,14 @@ from pathlib import Path
 from core import Migrations, hookimpl
 
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from .blueprint import dashboard_api
 
 
 @hookimpl
 def register_migrations():
     return [Migrations("dashboards", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_routes():
+    return [dashboard_api]
