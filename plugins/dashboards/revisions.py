@@ -33,6 +33,12 @@ def _plural(count: int, one: str, many: str) -> str:
     return one if count == 1 else many.format(count)
 
 
+def _without_layout(cards: list[dict]) -> list:
+    """The dashcards with their place and size left out: what tells a rearrangement from an edit."""
+    place = ("row", "col", "size_x", "size_y")
+    return sorted(sorted((k, str(v)) for k, v in card.items() if k not in place) for card in cards)
+
+
 def describe(key: str, old: Any, new: Any) -> str | None:
     """Metabase's dashboard phrases (diff-strings :model/Dashboard) for the keys only dashboards have."""
     if key == "cards":
@@ -42,9 +48,7 @@ def describe(key: str, old: Any, new: Any) -> str | None:
             return _plural(len(after - before), "added a card", "added {} cards")
         if after < before:
             return _plural(len(before - after), "removed a card", "removed {} cards")
-        layout = ("row", "col", "size_x", "size_y")
-        strip = lambda cards: sorted((sorted((k, str(v)) for k, v in c.items() if k not in layout) for c in cards))  # noqa: E731
-        return "rearranged the cards" if strip(old) == strip(new) else "modified the cards"
+        return "rearranged the cards" if _without_layout(old) == _without_layout(new) else "modified the cards"
     if key == "tabs":
         old_tabs = {t.get("id"): t for t in old or []}
         new_tabs = {t.get("id"): t for t in new or []}

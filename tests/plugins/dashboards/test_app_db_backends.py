@@ -17,7 +17,7 @@ def test_layout_on_each_app_db(any_app):
         "tabs": [{"id": -1, "name": "A"}, {"id": -2, "name": "B"}],
         "dashcards": [dashcard(-1, cards[0]["id"], -1, series=[{"id": cards[1]["id"]}],
                                parameter_mappings=[mapping("p", cards[0]["id"], warehouse["people.age"])]),
-                      dashcard(-2, None, -2, visualization_settings={"virtual_card": {"display": "text"}, "text": "t"})]})
+                      dashcard(-2, None, -2, visualization_settings={"virtual_card": {"display": "text"}})]})
     assert built.status_code == 200, built.json
     before = admin.get(f"/api/dashboard/{dash['id']}").json
     revisions = len(admin.get(f"/api/dashboard/{dash['id']}/revisions").json)

@@ -23,7 +23,8 @@ def stored_dashboard(app, dashboard_id):
     from plugins.dashboards.models import Dashboard
 
     with app.extensions["tessera"].db.engine.connect() as conn:  # not a Session: the GET's session stays alone
-        return conn.execute(select(Dashboard.view_count, Dashboard.updated_at).where(Dashboard.id == dashboard_id)).one()
+        query = select(Dashboard.view_count, Dashboard.updated_at).where(Dashboard.id == dashboard_id)
+        return conn.execute(query).one()
 
 
 def test_create_validates_and_answers_the_hydrated_dashboard(app, admin, user):
