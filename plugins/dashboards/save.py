@@ -54,7 +54,10 @@ def _unique_name(session: Session, name: str, parent: Collection | None) -> str:
 
 def _save_card(session: Session, user: User, card, collection_id: int) -> Card:
     """A card of the description, saved once its query is one the caller may run."""
-    query = normalize(card.dataset_query)
+    try:
+        query = normalize(card.dataset_query)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+        raise Invalid({"dataset_query": "value must be a valid query."}) from None
     database_id = access.resolve_database(session, query)
     if not isinstance(database_id, int) or database_id >= 2**31 or session.get(Database, database_id) is None:
         raise Invalid({"dataset_query": f"Database {database_id} does not exist."})
