@@ -217,3 +217,35 @@ def test_deprecated_put_cards(admin, user, cards):
     assert user.put(f"/api/dashboard/{dash['id']}/cards", json={"cards": []}).status_code == 403
     descriptions = [r["description"] for r in admin.get(f"/api/dashboard/{dash['id']}/revisions").json]
     assert descriptions[0] == "added a card and added a tab."
+
+
+def test_a_new_user_builds_a_dashboard_with_tabs_filters_and_every_kind_of_card(user, warehouse):
+    personal = user.user["personal_collection_id"]
+    mbql = mbql_card(user, warehouse, "Orders", collection_id=personal, table="orders")
+    native = native_card(user, warehouse, "People by name", collection_id=personal)
+    model = mbql_card(user, warehouse, "People model", collection_id=personal)
+    user.put(f"/api/card/{model['id']}", json={"type": "model"})
+    on_model = user.post("/api/card", json={
+        "name": "From the model", "display": "table", "visualization_settings": {}, "collection_id": personal,
+        "dataset_query": {"database": warehouse["db"], "type": "query",
+                          "query": {"source-table": f"card__{model['id']}"}}}).json
+    dash = dashboard(user, "Built", collection_id=personal,
+                     parameters=[{"id": "name", "type": "string/=", "name": "Name"},
+                                 {"id": "person", "type": "id", "name": "Person"}])
+    name_on_model = ["dimension", ["field", "first_name", {"base-type": "type/Text"}]]
+    built = put(user, dash["id"], tabs=[{"id": -1, "name": "Numbers"}, {"id": -2, "name": "Notes"}], dashcards=[
+        dashcard(-1, mbql["id"], -1, parameter_mappings=[mapping("person", mbql["id"], warehouse["orders.person_id"])]),
+        dashcard(-2, native["id"], -1, col=4, parameter_mappings=[
+            {"parameter_id": "name", "card_id": native["id"], "target": ["dimension", ["template-tag", "name"]]}]),
+        dashcard(-3, on_model["id"], -1, col=8, parameter_mappings=[
+            {"parameter_id": "name", "card_id": on_model["id"], "target": name_on_model}]),
+        dashcard(-4, None, -2, visualization_settings={"virtual_card": {"display": "text"}, "text": "Notes"})])
+    assert built.status_code == 200, built.json
+    body = user.get(f"/api/dashboard/{dash['id']}").json
+    assert [len([d for d in body["dashcards"] if d["dashboard_tab_id"] == t["id"]]) for t in body["tabs"]] == [3, 1]
+    assert {str(warehouse["orders.person_id"]), str(warehouse["people.first_name"])} <= set(body["param_fields"])
+    assert body["can_write"] is True and all(d["card"] is None or "name" in d["card"] for d in body["dashcards"])
+    revisions = revision_count(user, dash["id"])
+    again = user.put(f"/api/dashboard/{dash['id']}", json=body)
+    assert again.status_code == 200 and without_view(again.json) == without_view(body)
+    assert revision_count(user, dash["id"]) == revisions
