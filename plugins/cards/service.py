@@ -16,33 +16,19 @@ from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
 from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
-from core.content.cards import is_native, query_fields, referenced_card_ids
+from core.content.cards import is_native, query_fields, referenced_card_ids, revision_object
 from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.policy import permissions as perms
 from core.policy import sharing
 from core.query.access import VIRTUAL_DATABASE, database_of
 
 from . import metadata
-from .serialize import base_json
 
 log = logging.getLogger("tessera.cards")
 
-# Columns a revision keeps: the card's content, not its bookkeeping.
-REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
-                 "average_query_time", "last_query_start", "moderation_reviews", "card_schema",
-                 "metabase_version", "cache_invalidated_at")
-
 
 def _record(session: Session, user: User, card: Card, *, creation: bool = False) -> None:
-    obj = {k: v for k, v in base_json(card).items() if k not in REVISION_SKIP}
-    revisions.record(session, "Card", card.id, user.id, _jsonable(obj), is_creation=creation)
-
-
-def _jsonable(value):
-    import orjson
-
-    from core.http.api import dumps
-    return orjson.loads(dumps(value))
+    revisions.record(session, "Card", card.id, user.id, revision_object(card), is_creation=creation)
 
 
 # --------------------------------------------------------------------------------------------------
