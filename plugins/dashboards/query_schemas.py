@@ -2,9 +2,7 @@
 linked-filter fields and query metadata."""
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-from pydantic import AfterValidator
+from typing import Any
 
 from core.http import types as t
 from core.http.api import Params
@@ -12,15 +10,8 @@ from core.http.api import Params
 ExportFormat = t.Enum("api", "csv", "json", "xlsx")
 
 
-def _maps(value: list) -> list:
-    if not all(isinstance(item, dict) for item in value):
-        raise ValueError("not a map")
-    return value
-
-
 # Metabase: a vector of maps with :id (an id-less one is refused when the parameters are resolved).
-Parameters = Annotated[list[Any], AfterValidator(_maps),
-                       t.MbType("nullable sequence of map", ("should be a sequence of maps",))] | None
+Parameters = list[dict[str, Any]] | None
 
 
 class DashcardPath(Params):
