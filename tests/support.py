@@ -36,6 +36,25 @@ def _card(admin, name: str, dataset_query: dict, collection_id: int | None, **ex
                                              "description": f"{name} description", **extra}))["id"]
 
 
+def _dashboard(app, owner_id: int, collection_id: int, ids: dict, field_id: int) -> tuple[int, int]:
+    """A dashboard in the restricted collection showing the secret card, and the model with filter "p"
+    wired to the secret column (written as rows: the dashboard API may not be mounted)."""
+    from plugins.dashboards.models import Dashboard, DashboardCard
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        dashboard = Dashboard(name=f"{MARKER}-dashboard", description=f"{MARKER}-dashboard", creator_id=owner_id,
+                              collection_id=collection_id, parameters=[{"id": "p", "type": "category", "slug": "p"}])
+        session.add(dashboard)
+        session.flush()
+        dashcard = DashboardCard(dashboard_id=dashboard.id, card_id=ids["card"])
+        mapping = {"parameter_id": "p", "card_id": ids["model"], "target": ["dimension", ["field", field_id, None]]}
+        session.add_all([dashcard, DashboardCard(dashboard_id=dashboard.id, card_id=ids["model"], row=4,
+                                                 parameter_mappings=[mapping])])
+        session.commit()
+        return dashboard.id, dashcard.id
+
+
 def create_content(app, admin, owner=None) -> dict:
     """One object of every kind the API has, owned by `owner` (a client; default `admin`), and hidden
     from All Users: a collection without All Users' permission and the owner's personal collection
@@ -74,6 +93,7 @@ def create_content(app, admin, owner=None) -> dict:
     ids["card"] = _card(owner, f"{MARKER}-card", _native(db_id, sql), collection_id)
     ids["personal_card"] = _card(owner, f"{MARKER}-personal-card", query, personal_id)
     ids["model"] = _card(owner, f"{MARKER}-model", query, collection_id, type="model")
+    ids["dashboard"], ids["dashcard"] = _dashboard(app, owner.user["id"], collection_id, ids, field_id)
     # Snippets in the root snippet collection are readable by every user (as in Metabase): no marker.
     ids["snippet"] = _ok(owner.post("/api/native-query-snippet", json={
         "name": "open snippet", "content": "1", "collection_id": None}))["id"]

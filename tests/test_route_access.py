@@ -63,7 +63,7 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card"}
+           "bookmark": "card", "dashboard": "dashboard"}
 
 
 def key(endpoint) -> tuple[str, str]:
@@ -83,7 +83,8 @@ def secret_url(endpoint, ids: dict) -> str:
     values = {"id": ids.get(kind, 1), "group_id": ids["group"], "db_id": ids["db"], "model": "card",
               "schema": f"{MARKER}-collection" if "-1337" in rule else "main", "schema_name": "main",
               "remapped_id": ids["field"], "search_id": ids["field"], "param_key": "p", "query": "S",
-              "export_format": "csv", "key": "site-name", "modal": "qbnewb"}
+              "export_format": "csv", "key": "site-name", "modal": "qbnewb",
+              "dashboard_id": ids["dashboard"], "dashcard_id": ids["dashcard"], "card_id": ids["card"]}
     return PARAM.sub(lambda match: str(values.get(match.group(1), 1)), rule)
 
 
@@ -110,6 +111,8 @@ SECRET_READS = {
     ("GET", "/api/field/*"), ("GET", "/api/field/*/values"), ("GET", "/api/segment/*"), ("GET", "/api/metric/*"),
     ("GET", "/api/timeline/*"), ("GET", "/api/timeline-event/*"), ("GET", "/api/permissions/group/*"),
     ("GET", "/api/api-key"), ("GET", "/api/search"), ("GET", "/api/bookmark"),
+    ("POST", "/api/dashboard/*/dashcard/*/card/*/query"), ("GET", "/api/dashboard/*/params/*/values"),
+    ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
 }
 
 
