@@ -56,6 +56,10 @@ def target_field_id(card: Card | None, target: Any) -> int | None:
             return None
         target = ["dimension", definition.get("dimension")]
     ref = P.field_target(target)
+    if ref and isinstance(ref[1], str) and card is not None:
+        # A column of a card source (a model) named by name: the field its result column comes from.
+        ref = ["field", next((c.get("id") for c in card.result_metadata or []
+                              if isinstance(c, dict) and c.get("name") == ref[1]), None)]
     return ref[1] if ref and isinstance(ref[1], int) and not isinstance(ref[1], bool) else None
 
 
@@ -92,7 +96,8 @@ def values(session: Session, user: User, dashboard_id: int, param_key: str, cons
     source = param.get("values_source_type")
     config = param.get("values_source_config") if isinstance(param.get("values_source_config"), dict) else {}
     if source == "static-list":
-        rows, more = [v if isinstance(v, list) else [v] for v in config.get("values") or []], False
+        listed = config.get("values") if isinstance(config.get("values"), list) else []
+        rows, more = [v if isinstance(v, list) else [v] for v in listed], False
     elif source == "card":
         rows, more = _card_values(session, user, config, search)
     else:
@@ -124,13 +129,14 @@ def _distinct(rows: list[list]) -> list[list]:
 def _constraints(session: Session, user: User, dashboard: Dashboard, param_key: str,
                  given: dict[str, list[str]]) -> list[tuple[str, Any, list[Field]]]:
     """(type, value, fields) of each other filter with a value in the query string."""
-    declared = {p.get("id"): p for p in dashboard.parameters or [] if isinstance(p, dict)}
+    declared = {p["id"]: p for p in dashboard.parameters or [] if isinstance(p, dict) and isinstance(p.get("id"), str)}
     out = []
     for pid, raw in given.items():
         if pid == param_key or pid not in declared or P.is_empty(raw):
             continue
         value = raw if len(raw) > 1 else raw[0]
-        out.append((declared[pid].get("type") or "category", value,
+        kind = declared[pid].get("type")
+        out.append((kind if isinstance(kind, str) else "category", value,
                     mapped_fields(session, user, dashboard, pid)))
     return out
 
@@ -238,7 +244,7 @@ def remapping(session: Session, user: User, dashboard_id: int, param_key: str, v
     param = declared_parameter(dashboard, param_key)
     config = param.get("values_source_config") if isinstance(param.get("values_source_config"), dict) else {}
     if param.get("values_source_type") == "static-list":
-        for entry in config.get("values") or []:
+        for entry in config.get("values") if isinstance(config.get("values"), list) else []:
             if isinstance(entry, list) and len(entry) > 1 and str(entry[0]) == value:
                 return entry[:2]
         return [value]

@@ -70,7 +70,7 @@ def resolve_parameters(dashboard: Dashboard, dashcard: DashboardCard, card_id: i
     """The card's parameters for this request: each given dashboard parameter (400 when the dashboard
     has no parameter with its id) and each dashboard default not given, with the mapping's target;
     parameters not mapped to this card are dropped."""
-    declared = {p.get("id"): p for p in dashboard.parameters or [] if isinstance(p, dict)}
+    declared = {p["id"]: p for p in dashboard.parameters or [] if isinstance(p, dict) and isinstance(p.get("id"), str)}
     merged: dict[Any, dict] = {}
     for pid, param in declared.items():
         if param.get("default") is not None:
@@ -79,15 +79,18 @@ def resolve_parameters(dashboard: Dashboard, dashcard: DashboardCard, card_id: i
         pid = param.get("id")
         if pid is None:
             raise Invalid("Unable to resolve invalid query parameter: parameter is missing :id")
-        if pid not in declared:
+        if not isinstance(pid, str) or pid not in declared:
             raise Invalid(f"Dashboard does not have a parameter with ID \"{pid}\".")
+        if not isinstance(param.get("type", ""), (str, type(None))):
+            raise Invalid(f"Invalid parameter type for parameter \"{pid}\".")
         merged[pid] = {k: v for k, v in param.items() if k != "default"}
     resolved = []
     for pid, param in merged.items():
         mapping = mapping_for(dashcard, pid, card_id)
         if mapping is None:
             continue
-        kind = param.get("type") or declared[pid].get("type") or "category"
+        declared_type = declared[pid].get("type")
+        kind = param.get("type") or (declared_type if isinstance(declared_type, str) else None) or "category"
         out = {"type": kind, **param, "id": pid, "target": mapping["target"]}
         if "options" not in out and isinstance(declared[pid].get("options"), dict):
             out["options"] = declared[pid]["options"]

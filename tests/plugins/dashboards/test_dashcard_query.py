@@ -43,6 +43,8 @@ def test_mbql_card_with_a_dashboard_filter_and_its_default(app, admin, warehouse
     ran = _run(admin, dash, dc, card, [{"id": "nope", "value": 1}])
     assert ran.status_code == 400 and "nope" in str(ran.json)
     assert _run(admin, dash, dc, card, [{"value": 1}]).status_code == 400
+    assert _run(admin, dash, dc, card, [{"id": ["name"], "value": 1}]).status_code == 400
+    assert _run(admin, dash, dc, card, [{"id": "name", "type": 7, "value": 1}]).status_code == 400
 
 
 def test_native_field_filter_and_plain_variable(app, admin, warehouse):

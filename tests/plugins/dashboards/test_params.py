@@ -122,6 +122,14 @@ def test_static_list_native_only_and_unknown(app, admin, warehouse):
     assert admin.get(f"/api/dashboard/{dash['id']}/params/s/search/ban").json["values"] == [["b", "Banana"]]
     assert admin.get(f"/api/dashboard/{dash['id']}/params/s/remapping?value=a").json == ["a", "Apple"]
     assert admin.get(f"/api/dashboard/{dash['id']}/params/nope/values").status_code == 400
+    # Values from another card's column.
+    source = admin.post("/api/card", json=card_body("Names", native_query(
+        warehouse["db"], "SELECT last_name FROM people"))).json["id"]
+    from_card = [{"id": "c", "type": "category", "values_source_type": "card",
+                  "values_source_config": {"card_id": source, "value_field": ["field", "last_name", None]}}]
+    other = make_dashboard(app, admin.user["id"], from_card, [])
+    assert _values(admin, other["id"], "c")["values"] == [["Hopper"], ["Lovelace"], ["Turing"]]
+    assert admin.get(f"/api/dashboard/{other['id']}/params/c/search/ur").json["values"] == [["Turing"]]
     assert admin.get("/api/dashboard/999999/params/s/values").status_code == 404
 
 
@@ -151,3 +159,14 @@ def test_plain_user(app, admin, user, warehouse, blocked):
     hidden = _dashboard(app, admin, warehouse, collection_id=collection)
     refused = user.get(f"/api/dashboard/{hidden}/params/name/values")
     assert refused.status_code == 403 and "Grace" not in refused.get_data(as_text=True)
+
+
+def test_filter_on_a_model_column(app, admin, warehouse):
+    model = admin.post("/api/card", json=card_body("People model", mbql_query(
+        warehouse["db"], **{"source-table": warehouse["people"]}), type="model")).json["id"]
+    question = admin.post("/api/card", json=card_body("On the model", mbql_query(
+        warehouse["db"], **{"source-table": f"card__{model}"}))).json["id"]
+    target = ["dimension", ["field", "first_name", {"base-type": "type/Text"}]]
+    dash = make_dashboard(app, admin.user["id"], [{"id": "n", "type": "string/="}],
+                          [{"card_id": question, "parameter_mappings": [mapping("n", question, target)]}])
+    assert _values(admin, dash["id"], "n")["values"] == [["Ada"], ["Alan"], ["Grace"]]
