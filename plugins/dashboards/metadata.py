@@ -49,8 +49,10 @@ def query_metadata(session: Session, user: User, dashboard_id: int) -> dict:
 
     field_ids = access.readable_field_ids(session, user, field_ids)
     fields = list(session.scalars(select(Field).where(Field.id.in_(field_ids)))) if field_ids else []
-    # A filter's or an FK's field is shown with its table, as Metabase lists the tables fields live in.
+    # A filter's field is shown with its table, and the tables foreign keys lead to (the query
+    # builder offers their columns through implicit joins), as Metabase's dependent metadata.
     table_ids |= {f.table_id for f in fields}
+    table_ids |= _fk_target_tables(session, table_ids)
     tables = _visible_tables(session, user, table_ids)
     database_ids |= {t.db_id for t in tables}
     virtual = [c for c in (session.get(Card, i) for i in sorted(source_cards))
@@ -82,6 +84,12 @@ def _collect(session: Session, card: Card, database_ids: set, table_ids: set, fi
     except (ApiError, TypeError, ValueError, KeyError, AttributeError, IndexError):
         return
     fields, tables = referenced_ids(query.stages)
+    native = query.stages[0].native if query.stages else None
+    for tag in ((native or {}).get("template-tags") or {}).values() if isinstance(native, dict) else ():
+        if isinstance(tag, dict) and tag.get("type") == "dimension":
+            dimension = tag.get("dimension")
+            if isinstance(dimension, list) and len(dimension) > 1 and isinstance(dimension[1], int):
+                fields.add(dimension[1])
     field_ids |= fields
     table_ids |= tables
     stages = list(query.stages)
@@ -91,6 +99,14 @@ def _collect(session: Session, card: Card, database_ids: set, table_ids: set, fi
             source_cards.add(stage.source_card)
         for join in stage.joins:
             stages.extend(join.stages)
+
+
+def _fk_target_tables(session: Session, table_ids: set[int]) -> set[int]:
+    if not table_ids:
+        return set()
+    targets = select(Field.fk_target_field_id).where(Field.table_id.in_(table_ids), Field.active.is_(True),
+                                                     Field.fk_target_field_id.is_not(None))
+    return set(session.scalars(select(Field.table_id).where(Field.id.in_(targets))))
 
 
 def _visible_tables(session: Session, user: User, table_ids: set[int]) -> list[Table]:

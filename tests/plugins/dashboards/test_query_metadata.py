@@ -11,7 +11,10 @@ def _setup(app, admin, warehouse):
         w["db"], **{"source-table": f"card__{people}"}))).json["id"]
     orders = admin.post("/api/card", json=card_body("Orders", mbql_query(
         w["db"], **{"source-table": w["orders"], "aggregation": [["count"]]}))).json["id"]
-    native = admin.post("/api/card", json=card_body("Native", native_query(w["db"], "SELECT 1 AS one"))).json["id"]
+    tag = {"id": "t", "name": "who", "display-name": "Who", "type": "dimension", "widget-type": "string/=",
+           "dimension": ["field", w["people.last_name"], None]}
+    native = admin.post("/api/card", json=card_body("Native", native_query(
+        w["db"], "SELECT 1 AS one FROM people WHERE {{who}}", who=tag))).json["id"]
     dash = make_dashboard(app, admin.user["id"], [{"id": "p", "type": "id"}], [
         {"card_id": on_model, "series": [orders]},
         {"card_id": native},
@@ -29,17 +32,18 @@ def test_everything_the_cards_need(app, admin, warehouse):
     body = response.json
     assert [d["id"] for d in body["databases"]] == [w["db"]] and "details" not in body["databases"][0]
     tables = {t["id"]: t for t in body["tables"]}
-    assert set(tables) == {w["orders"], f"card__{model}"}
+    # people: where orders.person_id leads.
+    assert set(tables) == {w["orders"], w["people"], f"card__{model}"}
     assert {f["name"] for f in tables[w["orders"]]["fields"]} == {"id", "person_id", "total"}
     assert [f["name"] for f in tables[f"card__{model}"]["fields"]] == ["id", "first_name", "last_name", "age"]
-    assert [f["id"] for f in body["fields"]] == [w["orders.person_id"]]
+    assert sorted(f["id"] for f in body["fields"]) == sorted([w["orders.person_id"], w["people.last_name"]])
     assert body["cards"] == [] and body["dashboards"] == []
     assert admin.get("/api/dashboard/999999/query_metadata").status_code == 404
 
 
 def test_only_what_the_caller_may_see(app, admin, user, warehouse):
     dashboard_id, _ = _setup(app, admin, warehouse)
-    assert len(user.get(f"/api/dashboard/{dashboard_id}/query_metadata").json["tables"]) == 2
+    assert len(user.get(f"/api/dashboard/{dashboard_id}/query_metadata").json["tables"]) == 3
     block_data(admin, warehouse["db"])
     body = user.get(f"/api/dashboard/{dashboard_id}/query_metadata").json
     assert body == {"databases": [], "tables": [], "fields": [], "cards": [], "dashboards": []}
