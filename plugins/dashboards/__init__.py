@@ -6,6 +6,7 @@ from pathlib import Path
 from core import Migrations, hookimpl
 
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from . import query_views  # noqa: F401  (declares the dashcard query, filter-value and metadata endpoints)
 from . import views  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
 from .blueprint import dashboard_api
 
