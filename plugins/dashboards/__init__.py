@@ -5,6 +5,7 @@ from pathlib import Path
 
 from core import Migrations, hookimpl
 
+from . import content
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
 from .blueprint import dashboard_api
 
@@ -17,3 +18,8 @@ def register_migrations():
 @hookimpl
 def register_routes():
     return [dashboard_api]
+
+
+@hookimpl
+def register_content_kinds():
+    return [content.KIND]
