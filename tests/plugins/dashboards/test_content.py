@@ -285,3 +285,30 @@ def test_disabled_plugin_shows_no_dashboards(without_dashboards):
     assert dashboard_row(app, dash)["archived"] is False
     user = make_user(app)
     assert ok(user.get("/api/search?q=board"))["data"] == []
+
+
+# --------------------------------------------------------------------------------------------------
+# Both app-DB backends, and the timelines Metabase's frontend asks for a dashboard's collection
+# --------------------------------------------------------------------------------------------------
+
+
+def test_dashboards_elsewhere_on_each_app_db_backend(any_app):
+    app = any_app
+    admin = setup_admin(app)
+    me = admin.user["id"]
+    cid = collection(admin, "Backend")
+    card = add_card(app, "Backend card", cid, creator_id=me)
+    dash = add_dashboard(app, "Backend board", cid, creator_id=me, cards=[card], series=[card], edited_by=me)
+    assert by_model(items(admin, cid, "?models=card&models=dashboard&sort_column=last_edited_at"),
+                    "dashboard")["Backend board"]["last-edit-info"]["id"] == me
+    assert [r["id"] for r in ok(admin.get("/api/search?q=backend&models=dashboard"))["data"]] == [dash]
+    assert ok(admin.get(f"/api/card/{card}/dashboards")) == [{"id": dash, "name": "Backend board"}]
+    assert ok(admin.get(f"/api/card/{card}"))["dashboard_count"] == 1
+    ok(admin.post(f"/api/bookmark/dashboard/{dash}"))
+    assert [b["id"] for b in ok(admin.get("/api/bookmark"))] == [f"dashboard-{dash}"]
+    timeline = ok(admin.post("/api/timeline", json={"name": "Releases", "collection_id": cid}))
+    assert [t["id"] for t in ok(admin.get(f"/api/collection/{cid}/timelines"))] == [timeline["id"]]
+    ok(admin.put(f"/api/collection/{cid}", json={"archived": True}))
+    assert dashboard_row(app, dash) == {"archived": True, "archived_directly": False}
+    ok(admin.put(f"/api/collection/{cid}", json={"archived": False}))
+    assert dashboard_row(app, dash)["archived"] is False
