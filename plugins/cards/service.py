@@ -14,10 +14,9 @@ from sqlalchemy.orm.attributes import set_committed_value
 from core.appdb import deferred
 from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
-from core.content import bookmarks, kinds, revisions, segments
+from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
 from core.content.cards import is_native, query_fields, referenced_card_ids
-from core.content.collections import Access
 from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.policy import permissions as perms
 from core.policy import sharing
@@ -369,15 +368,6 @@ def list_cards(session: Session, user: User, f: str | None, model_id: int | None
         check_404(session.get(Card, model_id))
         cards = [c for c in cards if model_id in referenced_card_ids(c.dataset_query or {})]
     return readable(session, user, cards)
-
-
-def card_dashboards(session: Session, user: User, card_id: int) -> list[dict]:
-    """Metabase's `in_dashboards` of a readable card, by dashboard id, reduced to those the caller may
-    read (Metabase refuses the whole list when one is not writable; a hidden dashboard is left out here)."""
-    readable_card(session, user, card_id)
-    holders = kinds.lookup(session, "dashboard", kinds.card_holders(session, "dashboard", card_id))
-    access = Access(session, user)
-    return [{"id": d.id, "name": d.name} for _, d in sorted(holders.items()) if access.can_read(d.collection_id)]
 
 
 def readable(session: Session, user: User, cards: list[Card]) -> list[Card]:

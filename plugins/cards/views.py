@@ -4,6 +4,7 @@ from core.http import auth
 from core.http.api import Api
 from core.http.errors import Invalid
 
+from . import dashboards as card_dashboards
 from . import params, persist, running, series, service, uploads, virtual
 from . import schemas as s
 from .serialize import card_json, list_json
@@ -41,7 +42,7 @@ def get(path, query):
 @card_api.get("/<id>/dashboards", path=s.CardId)
 def dashboards(path):
     """The dashboards holding the card (as a dashcard or a series) that the caller may read: [{id, name}]."""
-    return service.card_dashboards(db.session(), auth.require_user(), path.id)
+    return card_dashboards.card_dashboards(db.session(), auth.require_user(), path.id)
 
 
 @card_api.get("/<id>/related", path=s.CardId)

@@ -16,10 +16,10 @@ def register_migrations():
 
 
 @hookimpl
-def register_routes():
-    return [dashboard_api]
+def register_content_kinds():
+    return [content.KIND]
 
 
 @hookimpl
-def register_content_kinds():
-    return [content.KIND]
+def register_routes():
+    return [dashboard_api]
