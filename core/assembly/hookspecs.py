@@ -70,7 +70,7 @@ def register_content_kinds():
     archive cascade, search, bookmarks and cards show them without importing the plugin.
 
     All lists are concatenated and keyed by `model`; a duplicate model, or one that names a built-in
-    kind (core.content.kinds.BUILTIN_MODELS), stops startup naming the plugins. Read them at request
+    kind (core.assembly.records.BUILTIN_CONTENT_MODELS), stops startup naming the plugin(s). Read them at request
     time through core.content.kinds; a disabled plugin's kind is simply absent.
     """
 

@@ -75,6 +75,7 @@ class CardSource:
         ids = [k.id for k in keys]
         cards = {c.id: c for c in ctx.session.scalars(select(Card).where(Card.id.in_(ids)))}
         edits = last_edits(ctx.session, "Card", ids)
+        placed = kinds.card_counts(ctx.session, "dashboard", ids)
         can_write = ctx.access.can_write(ctx.collection_id) if ctx.collection is not None else \
             ctx.access.can_write(None)
         parent_archived = bool(ctx.collection is not None and ctx.collection.archived)
@@ -91,7 +92,7 @@ class CardSource:
                 "collection_preview": card.collection_preview,
                 "dashboard_id": None,
                 "dashboard": None,
-                "dashboard_count": 0,
+                "dashboard_count": placed.get(card.id, 0),
                 "last_used_at": card.last_used_at,
                 "collection_id": ctx.collection_id,
                 "archived": card.archived,

@@ -213,6 +213,8 @@ def test_card_dashboard_count_and_dashboards(app, admin):
     assert ok(admin.get(f"/api/card/{card}"))["dashboard_count"] == 2  # placements, as Metabase counts them
     counts = {c["id"]: c["dashboard_count"] for c in ok(admin.get("/api/card"))}
     assert counts[card] == 2 and counts[other] == 1
+    listed = by_model(items(admin, "root", "?models=card"), "card")
+    assert listed["Shown card"]["dashboard_count"] == 2 and listed["Series card"]["dashboard_count"] == 1
     assert ok(admin.get(f"/api/card/{card}/dashboards")) == [{"id": first, "name": "First"},
                                                              {"id": second, "name": "Second"}]
     assert ok(admin.get(f"/api/card/{other}/dashboards")) == [{"id": second, "name": "Second"}]
@@ -312,3 +314,17 @@ def test_dashboards_elsewhere_on_each_app_db_backend(any_app):
     assert dashboard_row(app, dash) == {"archived": True, "archived_directly": False}
     ok(admin.put(f"/api/collection/{cid}", json={"archived": False}))
     assert dashboard_row(app, dash)["archived"] is False
+
+
+def test_search_personal_collection_filter_and_owner_only(app, admin, user):
+    mine = add_dashboard(app, "Private board", admin.user["personal_collection_id"])
+    shared = add_dashboard(app, "Shared board")
+
+    def found(client, extra=""):
+        return [r["id"] for r in ok(client.get(f"/api/search?q=board&models=dashboard{extra}"))["data"]]
+
+    assert sorted(found(admin)) == sorted([mine, shared])
+    assert found(admin, "&filter_items_in_personal_collection=only") == [mine]
+    assert found(admin, "&filter_items_in_personal_collection=exclude") == [shared]
+    assert found(user) == [shared]
+    assert found(admin, f"&created_by={user.user['id']}") == []
