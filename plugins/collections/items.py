@@ -10,8 +10,6 @@ disabled is simply not listed.
 from __future__ import annotations
 
 import datetime as dt
-import re
-from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -42,6 +40,8 @@ from core.content.items import (  # noqa: F401  (Context, Key, Options: the list
 )
 from core.content.timelines import shown_icon
 from core.http.paging import Paging
+
+from .previews import fully_parameterized
 
 # Metabase's ranks for sort_column=model.
 MODEL_RANKING = {"dashboard": 1, "pulse": 2, "dataset": 3, "metric": 4, "card": 5, "snippet": 6,
@@ -394,29 +394,3 @@ def archive_items(session: Session, collection_ids: list[int], archived: bool) -
         return
     for source in sources():
         source.archive(session, collection_ids, archived)
-
-
-_TAG = re.compile(r"\{\{\s*([^}]+?)\s*\}\}")
-_OPTIONAL = re.compile(r"\[\[.*?\]\]", re.S)
-
-
-def fully_parameterized(dataset_query: Any) -> bool:
-    """Can the card run without parameter values? A native query is when every tag outside an
-    optional [[...]] block is a field filter, snippet or card reference or has a default, and every
-    required tag has a default (Metabase's rule, used for collection previews)."""
-    if not isinstance(dataset_query, dict):
-        return True
-    native = dataset_query.get("native")
-    if not isinstance(native, dict) or not isinstance(native.get("template-tags"), dict):
-        return True
-    tags = native["template-tags"]
-    text = native.get("query") if isinstance(native.get("query"), str) else ""
-    obligatory = {name for name in _TAG.findall(_OPTIONAL.sub("", text))}
-    for name in obligatory:
-        tag = tags.get(name)
-        if not isinstance(tag, dict):
-            return False
-        if tag.get("type") not in ("dimension", "snippet", "card") and tag.get("default") is None:
-            return False
-    return all(not (isinstance(t, dict) and t.get("required")) or t.get("default") is not None
-               for t in tags.values())
