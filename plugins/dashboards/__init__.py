@@ -5,6 +5,7 @@ from pathlib import Path
 
 from core import Migrations, hookimpl
 
+from . import content
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
 from . import query_views  # noqa: F401  (declares the dashcard query, filter-value and metadata endpoints)
 from . import views  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
@@ -14,6 +15,11 @@ from .blueprint import dashboard_api
 @hookimpl
 def register_migrations():
     return [Migrations("dashboards", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_content_kinds():
+    return [content.KIND]
 
 
 @hookimpl
