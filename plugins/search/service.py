@@ -301,11 +301,11 @@ def search(session: Session, user: User, filters: Filters, paging: Paging) -> di
         if model in SEARCHABLE:
             results.extend(source(ctx))
     scored = []
-    for result in results:
-        value = scoring.score(tokens, result.pop("_texts"), model=result["model"], pinned=result.pop("_pinned"),
-                              updated_at=result.pop("_updated"), now=now)
+    for hit in results:
+        value = scoring.score(tokens, hit.pop("_texts"), model=hit["model"], pinned=hit.pop("_pinned"),
+                              updated_at=hit.pop("_updated"), now=now)
         if value > 0 or not tokens:
-            scored.append((value, result))
+            scored.append((value, hit))
     available = sorted({r["model"] for _, r in scored}, key=SEARCHABLE.index)
     if filters.models:
         scored = [(v, r) for v, r in scored if r["model"] in filters.models]
