@@ -83,7 +83,8 @@ def secret_url(endpoint, ids: dict) -> str:
     values = {"id": ids.get(kind, 1), "group_id": ids["group"], "db_id": ids["db"], "model": "card",
               "schema": f"{MARKER}-collection" if "-1337" in rule else "main", "schema_name": "main",
               "remapped_id": ids["field"], "search_id": ids["field"], "param_key": "p", "query": "S",
-              "export_format": "csv", "key": "site-name", "modal": "qbnewb"}
+              "export_format": "csv", "key": "site-name", "modal": "qbnewb",
+              "entity": "card"}
     return PARAM.sub(lambda match: str(values.get(match.group(1), 1)), rule)
 
 

@@ -33,9 +33,13 @@ REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count",
                  "metabase_version", "cache_invalidated_at")
 
 
+def revision_state(card: Card) -> dict:
+    """What a revision of the card records."""
+    return _jsonable({k: v for k, v in base_json(card).items() if k not in REVISION_SKIP})
+
+
 def _record(session: Session, user: User, card: Card, *, creation: bool = False) -> None:
-    obj = {k: v for k, v in base_json(card).items() if k not in REVISION_SKIP}
-    revisions.record(session, "Card", card.id, user.id, _jsonable(obj), is_creation=creation)
+    revisions.record(session, "Card", card.id, user.id, revision_state(card), is_creation=creation)
 
 
 def _jsonable(value):
