@@ -3,12 +3,16 @@ normalising it (the derived columns database_id, table_id, query_type, source_ca
 other cards it references (`card__N` sources, MBQL 5 `source-card`, native `{{#N-slug}}` tags).
 
 dataset_query is kept in the shape the client posted; everything here reads legacy MBQL, MBQL 5
-and native queries alike. `base_json` is a card's stored columns as the API shows them.
+and native queries alike. `base_json` is a card's stored columns as the API shows them,
+`revision_state` what a card's revision records, and `duplicate` the one way a card is copied (the
+cards plugin's POST /api/card/:id/copy, the dashboards plugin's deep copy).
 """
 from __future__ import annotations
 
 import re
 from typing import Any, Iterator
+
+from sqlalchemy.orm import Session
 
 from core.query.model import CARD_TABLE  # one spelling of "card__N", shared with the MBQL reader
 
@@ -136,3 +140,41 @@ def base_json(card) -> dict:
         "average_query_time": None, "last_query_start": None, "moderation_reviews": [],
         "card_schema": 20, "metabase_version": None,
     }
+
+
+# Columns a revision keeps: the card's content, not its bookkeeping.
+REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
+                 "average_query_time", "last_query_start", "moderation_reviews", "card_schema",
+                 "metabase_version", "cache_invalidated_at")
+
+
+def revision_state(card) -> dict:
+    """What a revision of the card records (JSON values only)."""
+    import orjson
+
+    from core.http.api import dumps
+
+    return orjson.loads(dumps({k: v for k, v in base_json(card).items() if k not in REVISION_SKIP}))
+
+
+def duplicate(session: Session, original, user_id: int, *, name: str, collection_id: int | None):
+    """A new card with `original`'s query and settings, created by `user_id` in `collection_id`, with
+    its creation revision; flushed, not committed. The caller has checked who may read the original
+    and write the collection."""
+    from core.appdb.models import Card
+    from core.appdb.models.base import new_entity_id
+    from core.content import revisions
+
+    card = Card(
+        name=name[:254], description=original.description, display=original.display,
+        dataset_query=original.dataset_query, visualization_settings=original.visualization_settings,
+        parameters=original.parameters, parameter_mappings=original.parameter_mappings,
+        result_metadata=original.result_metadata, type=original.type, collection_id=collection_id,
+        cache_ttl=original.cache_ttl, collection_preview=original.collection_preview, creator_id=user_id,
+        entity_id=new_entity_id(), database_id=original.database_id, table_id=original.table_id,
+        source_card_id=original.source_card_id, query_type=original.query_type,
+    )
+    session.add(card)
+    session.flush()
+    revisions.record(session, "Card", card.id, user_id, revision_state(card), is_creation=True)
+    return card

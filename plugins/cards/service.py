@@ -16,37 +16,18 @@ from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
 from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
-from core.content.cards import is_native, query_fields, referenced_card_ids
+from core.content.cards import duplicate, is_native, query_fields, referenced_card_ids, revision_state
 from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.policy import permissions as perms
 from core.policy import sharing
 from core.query.access import VIRTUAL_DATABASE, database_of
 
 from . import metadata
-from .serialize import base_json
 
 log = logging.getLogger("tessera.cards")
 
-# Columns a revision keeps: the card's content, not its bookkeeping.
-REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
-                 "average_query_time", "last_query_start", "moderation_reviews", "card_schema",
-                 "metabase_version", "cache_invalidated_at")
-
-
-def revision_state(card: Card) -> dict:
-    """What a revision of the card records."""
-    return _jsonable({k: v for k, v in base_json(card).items() if k not in REVISION_SKIP})
-
-
 def _record(session: Session, user: User, card: Card, *, creation: bool = False) -> None:
     revisions.record(session, "Card", card.id, user.id, revision_state(card), is_creation=creation)
-
-
-def _jsonable(value):
-    import orjson
-
-    from core.http.api import dumps
-    return orjson.loads(dumps(value))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -296,18 +277,8 @@ def archive_card(session: Session, user: User, card_id: int) -> None:
 def copy_card(session: Session, user: User, card_id: int) -> Card:
     original = readable_card(session, user, card_id)
     _check_collection(session, user, original.collection_id)
-    fields = check_query(session, user, original.dataset_query or {})
-    card = Card(
-        name=f"Copy of {original.name}"[:254], description=original.description, display=original.display,
-        dataset_query=original.dataset_query, visualization_settings=original.visualization_settings,
-        parameters=original.parameters, parameter_mappings=original.parameter_mappings,
-        result_metadata=original.result_metadata, type=original.type, collection_id=original.collection_id,
-        cache_ttl=original.cache_ttl, collection_preview=original.collection_preview, creator_id=user.id,
-        entity_id=_entity_id(), **fields,
-    )
-    session.add(card)
-    session.flush()
-    _record(session, user, card, creation=True)
+    check_query(session, user, original.dataset_query or {})
+    card = duplicate(session, original, user.id, name=f"Copy of {original.name}", collection_id=original.collection_id)
     session.commit()
     events.emit("card-create", user.id, card)
     return card
