@@ -5,6 +5,7 @@ from pathlib import Path
 
 from core import Migrations, hookimpl
 
+from . import copy_views  # noqa: F401
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
 from .blueprint import dashboard_api
 
