@@ -4,7 +4,7 @@ other cards it references (`card__N` sources, MBQL 5 `source-card`, native `{{#N
 
 dataset_query is kept in the shape the client posted; everything here reads legacy MBQL, MBQL 5
 and native queries alike. `base_json` is a card's stored columns as the API shows them,
-`revision_state` what a card's revision records, and `duplicate` the one way a card is copied (the
+`revision_object` what a card's revision records, and `duplicate` the one way a card is copied (the
 cards plugin's POST /api/card/:id/copy, the dashboards plugin's deep copy).
 """
 from __future__ import annotations
@@ -148,7 +148,7 @@ REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count",
                  "metabase_version", "cache_invalidated_at")
 
 
-def revision_state(card) -> dict:
+def revision_object(card) -> dict:
     """What a revision of the card records (JSON values only)."""
     import orjson
 
@@ -176,5 +176,5 @@ def duplicate(session: Session, original, user_id: int, *, name: str, collection
     )
     session.add(card)
     session.flush()
-    revisions.record(session, "Card", card.id, user_id, revision_state(card), is_creation=True)
+    revisions.record(session, "Card", card.id, user_id, revision_object(card), is_creation=True)
     return card

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from core.appdb.models import Card, Collection, User
 from core.assembly import events
 from core.content import revisions
-from core.content.cards import revision_state
+from core.content.cards import revision_object
 from core.http.errors import Forbidden
 from core.policy import permissions as perms
 
@@ -37,7 +37,7 @@ def revert(session: Session, user: User, card_id: int, revision_id: int) -> dict
         _restore(session, user, card, state)
         # The reversion records the card as it now is (derived columns included), not the old snapshot.
         state.clear()
-        state.update(revision_state(card))
+        state.update(revision_object(card))
 
     out = revisions.revert(session, CARD, card.id, revision_id, user.id, apply)
     session.commit()

@@ -16,7 +16,7 @@ from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
 from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
-from core.content.cards import duplicate, is_native, query_fields, referenced_card_ids, revision_state
+from core.content.cards import duplicate, is_native, query_fields, referenced_card_ids, revision_object
 from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.policy import permissions as perms
 from core.policy import sharing
@@ -27,7 +27,7 @@ from . import metadata
 log = logging.getLogger("tessera.cards")
 
 def _record(session: Session, user: User, card: Card, *, creation: bool = False) -> None:
-    revisions.record(session, "Card", card.id, user.id, revision_state(card), is_creation=creation)
+    revisions.record(session, "Card", card.id, user.id, revision_object(card), is_creation=creation)
 
 
 # --------------------------------------------------------------------------------------------------
