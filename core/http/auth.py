@@ -143,13 +143,24 @@ def request_is_https(req: Request) -> bool:
     return (req.headers.get("Origin") or "").lower().startswith("https://")
 
 
-def set_session_cookies(response: Response, token: str, remember: bool = False) -> Response:
+def cookie_samesite(session: Session) -> str:
+    """The SameSite attribute from the `session-cookie-samesite` setting (lax when no plugin declares it)."""
+    value = tessera().settings.get_or(session, "session-cookie-samesite", "lax") or "lax"
+    return str(value).capitalize()
+
+
+def set_session_cookies(response: Response, token: str, remember: bool = False, session: Session | None = None
+                        ) -> Response:
+    from core.appdb import db
+
     state = tessera()
     max_age = state.config["TESSERA_MAX_SESSION_AGE"] * 60 if remember else None
-    secure = request_is_https(request)
-    response.set_cookie(SESSION_COOKIE, token, max_age=max_age, path="/", httponly=True, samesite="Lax",
+    samesite = cookie_samesite(session or db.session())
+    # Browsers drop a SameSite=None cookie that is not Secure, so None (for cross-site embeds) implies Secure.
+    secure = request_is_https(request) or samesite == "None"
+    response.set_cookie(SESSION_COOKIE, token, max_age=max_age, path="/", httponly=True, samesite=samesite,
                         secure=secure)
-    response.set_cookie(TIMEOUT_COOKIE, "alive", max_age=max_age, path="/", samesite="Lax", secure=secure)
+    response.set_cookie(TIMEOUT_COOKIE, "alive", max_age=max_age, path="/", samesite=samesite, secure=secure)
     return response
 
 

@@ -37,6 +37,16 @@ def test_cookie_is_secure_behind_https_proxy_and_permanent_with_remember(client,
     assert "Max-Age=1209600" in cookie
 
 
+@pytest.mark.security_row(19)
+@pytest.mark.parametrize("value, flag", [("strict", "SameSite=Strict"), ("none", "SameSite=None")])
+def test_session_cookie_samesite_follows_the_setting(client, admin, value, flag):
+    assert admin.put("/api/setting/session-cookie-samesite", json={"value": value}).status_code == 204
+    cookie = next(c for c in login(client).headers.getlist("Set-Cookie") if c.startswith("metabase.SESSION="))
+    assert flag in cookie and "SameSite=Lax" not in cookie
+    # A cross-site cookie is only kept by browsers when Secure, even on plain http behind no proxy.
+    assert ("Secure" in cookie) is (value == "none")
+
+
 def test_header_and_cookie_both_authenticate(app, client, admin):
     token = login(client).json["id"]
     fresh = app.test_client()
