@@ -41,7 +41,8 @@ def create_content(app, admin, owner=None) -> dict:
     from All Users: a collection without All Users' permission and the owner's personal collection
     holding a card, a model, a timeline and its event; a database (with its table, field
     and a segment and a metric on that table) blocked for All Users, whose only cell value is a marker;
-    a group with an API key, a bookmark and a snippet (open to all).
+    a group with an API key, a bookmark and a snippet (open to all); a dashboard in the hidden collection
+    holding the secret card, with a filter mapped to the secret field.
     Names, descriptions, native SQL and cell values carry "SECRET-MARKER-<kind>". Returns the ids."""
     from core.testing import sqlite_file, wait_for_sync
 
@@ -97,4 +98,18 @@ def create_content(app, admin, owner=None) -> dict:
     ids["api_key_user"] = key["user_id"]
     ids["bookmark"] = ids["card"]
     _ok(owner.post(f"/api/bookmark/card/{ids['card']}"))
+    ids["dashboard"], ids["dashcard"] = _dashboard(owner, ids, collection_id)
     return ids
+
+
+def _dashboard(owner, ids: dict, collection_id: int) -> tuple[int, int]:
+    """A dashboard in the hidden collection with the secret card on it and a filter mapped to that card."""
+    parameter = {"id": "secret", "type": "category", "name": f"{MARKER}-parameter", "slug": "secret"}
+    dashboard_id = _ok(owner.post("/api/dashboard", json={"name": f"{MARKER}-dashboard", "collection_id": collection_id,
+                                                           "description": f"{MARKER}-dashboard",
+                                                           "parameters": [parameter]}))["id"]
+    target = ["dimension", ["field", ids["field"], None]]
+    dashboard = _ok(owner.put(f"/api/dashboard/{dashboard_id}", json={"dashcards": [{
+        "id": -1, "card_id": ids["card"], "size_x": 4, "size_y": 4, "row": 0, "col": 0,
+        "parameter_mappings": [{"parameter_id": "secret", "card_id": ids["card"], "target": target}]}]}))
+    return dashboard_id, dashboard["dashcards"][0]["id"]

@@ -63,7 +63,7 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card"}
+           "bookmark": "card", "dashboard": "dashboard"}
 
 
 def key(endpoint) -> tuple[str, str]:
@@ -84,7 +84,8 @@ def secret_url(endpoint, ids: dict) -> str:
               "schema": f"{MARKER}-collection" if "-1337" in rule else "main", "schema_name": "main",
               "remapped_id": ids["field"], "search_id": ids["field"], "param_key": "p", "query": "S",
               "export_format": "csv", "key": "site-name", "modal": "qbnewb",
-              "entity": "card"}
+              "dashboard_id": ids["dashboard"], "from_dashboard_id": ids["dashboard"], "dashcard_id": ids["dashcard"],
+              "card_id": ids["card"], "parent_collection_id": ids["collection"], "entity": "card"}
     return PARAM.sub(lambda match: str(values.get(match.group(1), 1)), rule)
 
 
@@ -111,6 +112,7 @@ SECRET_READS = {
     ("GET", "/api/field/*"), ("GET", "/api/field/*/values"), ("GET", "/api/segment/*"), ("GET", "/api/metric/*"),
     ("GET", "/api/timeline/*"), ("GET", "/api/timeline-event/*"), ("GET", "/api/permissions/group/*"),
     ("GET", "/api/api-key"), ("GET", "/api/search"), ("GET", "/api/bookmark"),
+    ("GET", "/api/dashboard/*"), ("GET", "/api/dashboard"),
 }
 
 

@@ -119,6 +119,39 @@ def native_sql(dataset_query: dict) -> str | None:
     return native.get("query") if isinstance(native, dict) else None
 
 
+# Columns a card's revision leaves out: its bookkeeping, not its content.
+REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
+                 "average_query_time", "last_query_start", "moderation_reviews", "card_schema",
+                 "metabase_version", "cache_invalidated_at")
+
+
+def revision_object(card) -> dict:
+    """What a card's revision keeps (JSON-ready: timestamps as text)."""
+    import orjson
+
+    from core.http.api import dumps
+
+    return orjson.loads(dumps({k: v for k, v in base_json(card).items() if k not in REVISION_SKIP}))
+
+
+def insert_card(session, creator_id: int, dataset_query: dict, database_id: int, **columns):
+    """Add a card row for a query the caller has checked (permissions, `database_id` resolved from a
+    -1337 query), with the columns derived from its query, an entity id and its creation revision.
+    Used where cards are made outside the cards plugin (a saved automatic dashboard); the caller commits."""
+    from core.appdb.models import Card
+    from core.appdb.models.base import new_entity_id
+    from core.content import revisions
+
+    derived = {**query_fields(dataset_query), "database_id": database_id}
+    card = Card(dataset_query=dataset_query, creator_id=creator_id, entity_id=new_entity_id(),
+                **{"type": "question", "collection_preview": True, "parameters": [], "parameter_mappings": [],
+                   **columns, **derived})
+    session.add(card)
+    session.flush()
+    revisions.record(session, "Card", card.id, creator_id, revision_object(card), is_creation=True)
+    return card
+
+
 def base_json(card) -> dict:
     """The stored columns, with `dataset` derived from `type` for clients older than 0.49."""
     return {
@@ -142,39 +175,14 @@ def base_json(card) -> dict:
     }
 
 
-# Columns a revision keeps: the card's content, not its bookkeeping.
-REVISION_SKIP = ("id", "created_at", "updated_at", "last_used_at", "view_count", "dataset", "dashboard_count",
-                 "average_query_time", "last_query_start", "moderation_reviews", "card_schema",
-                 "metabase_version", "cache_invalidated_at")
-
-
-def revision_object(card) -> dict:
-    """What a revision of the card records (JSON values only)."""
-    import orjson
-
-    from core.http.api import dumps
-
-    return orjson.loads(dumps({k: v for k, v in base_json(card).items() if k not in REVISION_SKIP}))
-
-
 def duplicate(session: Session, original, user_id: int, *, name: str, collection_id: int | None):
     """A new card with `original`'s query and settings, created by `user_id` in `collection_id`, with
-    its creation revision; flushed, not committed. The caller has checked who may read the original
-    and write the collection."""
-    from core.appdb.models import Card
-    from core.appdb.models.base import new_entity_id
-    from core.content import revisions
-
-    card = Card(
-        name=name[:254], description=original.description, display=original.display,
-        dataset_query=original.dataset_query, visualization_settings=original.visualization_settings,
-        parameters=original.parameters, parameter_mappings=original.parameter_mappings,
-        result_metadata=original.result_metadata, type=original.type, collection_id=collection_id,
-        cache_ttl=original.cache_ttl, collection_preview=original.collection_preview, creator_id=user_id,
-        entity_id=new_entity_id(), database_id=original.database_id, table_id=original.table_id,
-        source_card_id=original.source_card_id, query_type=original.query_type,
-    )
-    session.add(card)
-    session.flush()
-    revisions.record(session, "Card", card.id, user_id, revision_object(card), is_creation=True)
-    return card
+    its creation revision (`insert_card`); flushed, not committed. The caller has checked who may read
+    the original and write the collection."""
+    return insert_card(
+        session, user_id, original.dataset_query, original.database_id, name=name[:254],
+        description=original.description, display=original.display,
+        visualization_settings=original.visualization_settings, parameters=original.parameters or [],
+        parameter_mappings=original.parameter_mappings or [], result_metadata=original.result_metadata,
+        type=original.type, collection_id=collection_id, cache_ttl=original.cache_ttl,
+        collection_preview=original.collection_preview)

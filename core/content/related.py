@@ -338,6 +338,26 @@ def for_card(session: Session, user: User, card: CardLike) -> dict:
     }
 
 
+def for_dashboard(session: Session, user: User, card_ids: list[int]) -> dict:
+    """GET /api/dashboard/:id/related (the caller's read access to the dashboard is checked already):
+    questions similar to its cards (`card_ids`, in dashcard order) that are not on it, mixed."""
+    vis = Visibility(session, user)
+    own = set(card_ids)
+    cards = {c.id: c for c in session.scalars(select(Card).where(Card.id.in_(own)))} if own else {}
+    found: dict[tuple[str, int], Candidate] = {}
+    for card_id in card_ids:
+        card = cards.get(card_id)
+        table = session.get(Table, card.table_id) if card is not None and isinstance(card.table_id, int) else None
+        if table is None or not vis.table(table):
+            continue
+        others = session.scalars(select(Card).where(Card.table_id == table.id, Card.type.in_(("question", "model")),
+                                                    Card.archived.is_(False)).order_by(Card.id))
+        for candidate in rank(query_forms(card.dataset_query), _card_candidates(vis, others), positive=True):
+            if candidate.key[1] not in own:
+                found.setdefault(candidate.key, candidate)
+    return {"cards": _json(interesting_mix(list(found.values())))}
+
+
 def for_table(session: Session, user: User, table: Table) -> dict:
     """GET /api/table/:id/related (the caller's read access to `table` is checked already)."""
     vis = Visibility(session, user)

@@ -32,6 +32,8 @@ class Kind:
     model: str
     label: str
     diff_keys: tuple[str, ...] | None = None
+    # The kind's own phrase for a changed key (a dashboard's "added a card"), asked before the shared ones.
+    describe: Callable[[str, Any, Any], str | None] | None = None
 
 
 def record(session: Session, model: str, model_id: int, user_id: int | None, obj: dict, *,
@@ -144,7 +146,8 @@ def _changes(session: Session, kind: Kind, previous: Revision | None, revision: 
         if before.get(key) == after.get(key):
             continue
         identifier = f"this {kind.label}" if not out else "it"
-        text = _describe(session, key, before.get(key), after.get(key), identifier)
+        text = kind.describe(key, before.get(key), after.get(key)) if kind.describe is not None else None
+        text = text or _describe(session, key, before.get(key), after.get(key), identifier)
         if text:
             out.append(text)
     return out

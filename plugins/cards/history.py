@@ -9,7 +9,6 @@ from core.appdb.models import Card, Collection, User
 from core.assembly import events
 from core.content import revisions
 from core.content.cards import revision_object
-from core.http.errors import Forbidden
 from core.policy import permissions as perms
 
 from . import service
@@ -48,11 +47,11 @@ def revert(session: Session, user: User, card_id: int, revision_id: int) -> dict
 def _restore(session: Session, user: User, card: Card, state: dict) -> None:
     changes = {key: state[key] for key in REVERTIBLE if key in state}
     target = changes.get("collection_id", card.collection_id)
-    if target != card.collection_id:
-        if target is not None and session.get(Collection, target) is None:
-            changes.pop("collection_id")  # the recorded collection is gone: the card stays where it is
-        elif not perms.can_write_item(session, user, target):
-            raise Forbidden()
+    if target != card.collection_id and ((target is not None and session.get(Collection, target) is None)
+                                         or not perms.can_write_item(session, user, target)):
+        # The recorded collection is gone or not the caller's to write: the card stays where it is
+        # (as a dashboard's revert does).
+        changes.pop("collection_id")
     query = changes.get("dataset_query") or card.dataset_query or {}
     changes.update(service.check_query(session, user, query, card.id))
     for key, value in changes.items():

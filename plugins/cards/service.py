@@ -26,6 +26,7 @@ from . import metadata
 
 log = logging.getLogger("tessera.cards")
 
+
 def _record(session: Session, user: User, card: Card, *, creation: bool = False) -> None:
     revisions.record(session, "Card", card.id, user.id, revision_object(card), is_creation=creation)
 

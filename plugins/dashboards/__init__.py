@@ -3,10 +3,11 @@ and exports, copies and revisions; and the dashboards' place in collections, sea
 related lists, which the core asks for through hooks."""
 from pathlib import Path
 
-from core import Migrations, hookimpl
+from core import Migrations, Revisable, hookimpl
 
 from . import copy_views  # noqa: F401
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from . import views  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
 from .blueprint import dashboard_api
 
 
@@ -18,3 +19,24 @@ def register_migrations():
 @hookimpl
 def register_routes():
     return [dashboard_api]
+
+
+@hookimpl
+def register_revisables():
+    from . import revisions
+
+    return [Revisable("dashboard", revisions.history, revisions.revert)]
+
+
+@hookimpl
+def dashboard_cards(session, card_ids, dashboard_ids):
+    from .service import dashboard_cards as pairs
+
+    return pairs(session, card_ids, dashboard_ids)
+
+
+@hookimpl
+def visible_dashboards(session, user, dashboard_ids):
+    from .service import visible_dashboards as visible
+
+    return visible(session, user, dashboard_ids)

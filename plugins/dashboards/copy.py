@@ -19,9 +19,11 @@ from core.appdb.models.base import new_entity_id
 from core.assembly import events
 from core.content import cards as content_cards
 from core.content.collections import Access, check_target
-from core.http.errors import Forbidden, NotFound
 
+from . import revisions
 from .models import Dashboard, DashboardCard, DashboardCardSeries, DashboardTab
+from .serialize import dashboard_json
+from .service import readable_dashboard
 
 
 @dataclass
@@ -36,7 +38,7 @@ class Plan:
 def copy_json(session: Session, user: User, dashboard_id: int, **options) -> dict:
     """POST /api/dashboard/:id/copy's answer: the new dashboard, with `uncopied` when cards were left out."""
     copy, uncopied = copy_dashboard(session, user, dashboard_id, **options)
-    out = _dashboard_json(session, user, copy)
+    out = dashboard_json(session, user, copy)
     if uncopied:
         out["uncopied"] = uncopied
     return out
@@ -46,13 +48,9 @@ def copy_dashboard(session: Session, user: User, dashboard_id: int, *, name: str
                    collection_id: int | None, collection_position: int | None, deep: bool) -> tuple[Dashboard, list]:
     """The new dashboard (committed) and the `uncopied` cards; read on the source and write on the
     destination collection (None: the root) are required."""
-    source = session.get(Dashboard, dashboard_id)
-    if source is None:
-        raise NotFound()
-    access = Access(session, user)
-    if not access.can_read(source.collection_id):
-        raise Forbidden()
+    source = readable_dashboard(session, user, dashboard_id)
     check_target(session, user, collection_id)
+    access = Access(session, user)
     copy = Dashboard(
         name=name or source.name, description=description if description is not None else source.description,
         parameters=source.parameters or [], width=source.width, auto_apply_filters=source.auto_apply_filters,
@@ -68,8 +66,7 @@ def copy_dashboard(session: Session, user: User, dashboard_id: int, *, name: str
     plan = _duplicate_cards(session, user, access, dashcards, series, collection_id) if deep else None
     for dashcard in dashcards:
         _copy_dashcard(session, copy.id, dashcard, series.get(dashcard.id, []), tabs, plan)
-    session.flush()
-    _record_creation(session, user, copy)
+    revisions.record(session, user, copy, creation=True)
     session.commit()
     for card in plan.created if plan else ():
         events.emit("card-create", user.id, card)
@@ -163,14 +160,3 @@ def _rewire(mapping, new_ids: dict[int, int]):
         return None
     return {**mapping, "card_id": new_ids[mapping["card_id"]]}
 
-
-def _record_creation(session: Session, user: User, dashboard: Dashboard) -> None:
-    from core.content import revisions
-
-    revisions.record(session, "Dashboard", dashboard.id, user.id,
-                     {"name": dashboard.name, "description": dashboard.description,
-                      "collection_id": dashboard.collection_id}, is_creation=True)
-
-
-def _dashboard_json(session: Session, user: User, dashboard: Dashboard) -> dict:
-    return {c.name: getattr(dashboard, c.key) for c in Dashboard.__table__.columns}

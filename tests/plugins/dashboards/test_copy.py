@@ -1,7 +1,6 @@
 """POST /api/dashboard/:id/copy: shallow and deep copies, tabs, series and filter mappings rewired,
 cards the caller cannot read left out and listed, the permission checks and the one transaction."""
 import pytest
-from sqlalchemy import select
 
 from tests.plugins.cards.fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
 
@@ -19,52 +18,32 @@ def new_collection(admin, name: str, level: str | None = "write") -> int:
     return collection
 
 
-def make_dashboard(app, admin, collection_id, tabs, dashcards, parameters=()):
-    """A dashboard with tabs (names) and dashcards ({card_id, tab (index), series, parameter_mappings,
-    visualization_settings}); returns its id."""
-    from plugins.dashboards.models import Dashboard, DashboardCard, DashboardCardSeries, DashboardTab
-
-    state = app.extensions["tessera"]
-    with app.app_context(), state.db.session() as session:
-        dashboard = Dashboard(name="Sales", description="All of it", creator_id=admin.user["id"],
-                              collection_id=collection_id, parameters=list(parameters))
-        session.add(dashboard)
-        session.flush()
-        tab_ids = []
-        for position, name in enumerate(tabs):
-            tab = DashboardTab(dashboard_id=dashboard.id, name=name, position=position)
-            session.add(tab)
-            session.flush()
-            tab_ids.append(tab.id)
-        for i, spec in enumerate(dashcards):
-            dashcard = DashboardCard(dashboard_id=dashboard.id, card_id=spec.get("card_id"), row=i * 4, col=0,
-                                     dashboard_tab_id=tab_ids[spec["tab"]] if "tab" in spec else None,
-                                     parameter_mappings=spec.get("parameter_mappings", []),
-                                     visualization_settings=spec.get("visualization_settings", {}))
-            session.add(dashcard)
-            session.flush()
-            for position, card_id in enumerate(spec.get("series", [])):
-                session.add(DashboardCardSeries(dashboardcard_id=dashcard.id, card_id=card_id, position=position))
-        session.commit()
-        return dashboard.id
+def make_dashboard(admin, collection_id, tabs, dashcards, parameters=()):
+    """A dashboard built through the API with tabs (names) and dashcards ({card_id, tab (index), series,
+    parameter_mappings, visualization_settings}); returns its id."""
+    created = admin.post("/api/dashboard", json={"name": "Sales", "description": "All of it",
+                                                 "collection_id": collection_id, "parameters": list(parameters)})
+    assert created.status_code == 200, created.json
+    body = {"tabs": [{"id": -(i + 1), "name": name} for i, name in enumerate(tabs)], "dashcards": [
+        {"id": -(i + 1), "card_id": spec.get("card_id"), "row": i * 4, "col": 0, "size_x": 4, "size_y": 4,
+         "series": [{"id": card_id} for card_id in spec.get("series", [])],
+         "parameter_mappings": spec.get("parameter_mappings", []),
+         "visualization_settings": spec.get("visualization_settings", {}),
+         **({"dashboard_tab_id": -(spec["tab"] + 1)} if "tab" in spec else {})}
+        for i, spec in enumerate(dashcards)]}
+    updated = admin.put(f"/api/dashboard/{created.json['id']}", json=body)
+    assert updated.status_code == 200, updated.json
+    return created.json["id"]
 
 
-def layout(app, dashboard_id):
-    """(tabs by id -> name, dashcards as dicts with their series) of a dashboard, read from the app DB."""
-    from plugins.dashboards.models import DashboardCard, DashboardCardSeries, DashboardTab
-
-    state = app.extensions["tessera"]
-    with app.app_context(), state.db.session() as session:
-        tabs = {t.id: t.name for t in session.scalars(select(DashboardTab).where(DashboardTab.dashboard_id == dashboard_id))}
-        out = []
-        for d in session.scalars(select(DashboardCard).where(DashboardCard.dashboard_id == dashboard_id)
-                                 .order_by(DashboardCard.row)):
-            series = list(session.scalars(select(DashboardCardSeries.card_id)
-                                          .where(DashboardCardSeries.dashboardcard_id == d.id)
-                                          .order_by(DashboardCardSeries.position)))
-            out.append({"card_id": d.card_id, "tab": d.dashboard_tab_id, "series": series,
-                        "parameter_mappings": d.parameter_mappings, "visualization_settings": d.visualization_settings})
-        return tabs, out
+def layout(admin, dashboard_id):
+    """(tab id -> name, dashcards in row order) of a dashboard, as GET /api/dashboard/:id shows them."""
+    dashboard = admin.get(f"/api/dashboard/{dashboard_id}").json
+    tabs = {t["id"]: t["name"] for t in dashboard["tabs"]}
+    cards = [{"card_id": d["card_id"], "tab": d["dashboard_tab_id"], "series": [c["id"] for c in d["series"]],
+              "parameter_mappings": d["parameter_mappings"], "visualization_settings": d["visualization_settings"]}
+             for d in sorted(dashboard["dashcards"], key=lambda d: d["row"])]
+    return tabs, cards
 
 
 def mapping(card_id, field_id):
@@ -86,7 +65,7 @@ def sales(app, admin, warehouse):
     ids["model"] = admin.post("/api/card", json=card_body("People model", people, collection_id=shared,
                                                           type="model")).json["id"]
     text = {"virtual_card": {"display": "text"}, "text": "Hello"}
-    ids["dashboard"] = make_dashboard(app, admin, shared, ["One", "Two"], [
+    ids["dashboard"] = make_dashboard(admin, shared, ["One", "Two"], [
         {"card_id": ids["mbql"], "tab": 0, "series": [ids["series"]],
          "parameter_mappings": [mapping(ids["mbql"], warehouse["people.age"])]},
         {"card_id": ids["native"], "tab": 1},
@@ -104,17 +83,33 @@ def test_shallow_copy_references_the_same_cards(app, admin, sales):
     assert new["id"] != sales["dashboard"] and new["name"] == "Copy" and new["collection_id"] == target
     assert new["description"] == "All of it" and "uncopied" not in new
     assert new["parameters"] == [{"id": "p1", "name": "Age", "slug": "age", "type": "number/="}]
-    old_tabs, old_cards = layout(app, sales["dashboard"])
-    tabs, cards = layout(app, new["id"])
+    old_tabs, old_cards = layout(admin, sales["dashboard"])
+    tabs, cards = layout(admin, new["id"])
     assert sorted(tabs.values()) == ["One", "Two"] and not set(tabs) & set(old_tabs)
     assert [c["card_id"] for c in cards] == [c["card_id"] for c in old_cards]
     assert [tabs[c["tab"]] for c in cards] == [old_tabs[c["tab"]] for c in old_cards]
     assert [(c["series"], c["parameter_mappings"], c["visualization_settings"]) for c in cards] == \
         [(c["series"], c["parameter_mappings"], c["visualization_settings"]) for c in old_cards]
     assert len(admin.get(f"/api/collection/{target}/items?models=card").json["data"]) == 0
-    history = admin.get(f"/api/revision?entity=dashboard&id={new['id']}")
-    if history.status_code == 200:
-        assert [r["is_creation"] for r in history.json] == [True]
+    assert len(new["dashcards"]) == 4 and len(new["tabs"]) == 2 and new["can_write"] is True  # hydrated
+    assert new["dashcards"][0]["card"]["name"] in ("People", "Ages", "People model")
+
+
+def test_the_copy_records_its_creation_with_its_layout(admin, sales):
+    """The creation revision holds the copied tabs and dashcards: reverting to it after emptying the copy
+    brings them back (through /api/revision, the dashboards' registered kind)."""
+    new = admin.post(f"/api/dashboard/{sales['dashboard']}/copy", json={"name": "Copy"}).json
+    history = admin.get(f"/api/revision?entity=dashboard&id={new['id']}").json
+    assert [(r["is_creation"], r["description"]) for r in history] == [(True, "created this.")]
+    emptied = admin.put(f"/api/dashboard/{new['id']}", json={"tabs": [], "dashcards": []})
+    assert emptied.status_code == 200 and emptied.json["dashcards"] == []
+    reverted = admin.post("/api/revision/revert", json={"entity": "dashboard", "id": new["id"],
+                                                        "revision_id": history[0]["id"]})
+    assert reverted.status_code == 200 and reverted.json["is_reversion"] is True
+    tabs, cards = layout(admin, new["id"])
+    assert sorted(tabs.values()) == ["One", "Two"]
+    assert sorted(c["card_id"] or 0 for c in cards) == sorted([sales["mbql"], sales["native"], sales["model"], 0])
+    assert admin.get(f"/api/revision/dashboard/{new['id']}").json[0]["is_reversion"] is True
 
 
 def test_deep_copy_duplicates_cards_and_rewires_everything(app, admin, user, sales, warehouse):
@@ -124,7 +119,7 @@ def test_deep_copy_duplicates_cards_and_rewires_everything(app, admin, user, sal
     assert copied.status_code == 200, copied.json
     new = copied.json
     assert new["name"] == "Sales" and new["creator_id"] == user.user["id"] and "uncopied" not in new
-    tabs, cards = layout(app, new["id"])
+    tabs, cards = layout(admin, new["id"])
     by_old = dict(zip((sales["mbql"], sales["native"], sales["model"], None), cards))
     items = {i["name"]: i["id"] for i in admin.get(f"/api/collection/{target}/items?models=card").json["data"]}
     assert set(items) == {"People", "Orders", "Ages"}  # the model is referenced, not copied
@@ -161,7 +156,7 @@ def test_deep_copy_leaves_out_cards_the_caller_cannot_read(app, admin, user, sal
                                                     collection_id=hidden)).json["id"]
     secret_series = admin.post("/api/card", json=card_body("Secret series", native_query(warehouse["db"], "SELECT 2 AS s"),
                                                            collection_id=hidden)).json["id"]
-    dashboard = make_dashboard(app, admin, sales["collection"], [], [
+    dashboard = make_dashboard(admin, sales["collection"], [], [
         {"card_id": sales["mbql"], "series": [secret_series, sales["series"]]},
         {"card_id": secret, "series": [sales["native"]]},
     ])
@@ -170,7 +165,7 @@ def test_deep_copy_leaves_out_cards_the_caller_cannot_read(app, admin, user, sal
     assert copied.status_code == 200, copied.json
     assert sorted(c["id"] for c in copied.json["uncopied"]) == sorted([secret, secret_series, sales["native"]])
     assert all(set(c) == {"id"} for c in copied.json["uncopied"])
-    _, cards = layout(app, copied.json["id"])
+    _, cards = layout(admin, copied.json["id"])
     items = {i["name"]: i["id"] for i in admin.get(f"/api/collection/{target}/items?models=card").json["data"]}
     assert set(items) == {"People", "Orders"}
     assert [(c["card_id"], c["series"]) for c in cards] == [(items["People"], [items["Orders"]])]
@@ -179,7 +174,7 @@ def test_deep_copy_leaves_out_cards_the_caller_cannot_read(app, admin, user, sal
 def test_permissions(app, admin, user, sales, warehouse):
     hidden = new_collection(admin, "Hidden", level="none")
     readonly = new_collection(admin, "Read only", level="read")
-    secret_dashboard = make_dashboard(app, admin, hidden, [], [{"card_id": sales["mbql"]}])
+    secret_dashboard = make_dashboard(admin, hidden, [], [{"card_id": sales["mbql"]}])
     assert user.post(f"/api/dashboard/{secret_dashboard}/copy", json={}).status_code == 403
     assert user.post(f"/api/dashboard/{sales['dashboard']}/copy", json={"collection_id": readonly}).status_code == 403
     assert user.post(f"/api/dashboard/{sales['dashboard']}/copy", json={"collection_id": 99999}).status_code == 404
@@ -190,19 +185,22 @@ def test_permissions(app, admin, user, sales, warehouse):
 
 
 def test_a_failing_copy_writes_nothing(app, admin, sales, monkeypatch):
+    """The creation revision is the copy's last write: when it fails, no dashboard, tab or card remains."""
     from core.appdb.models import Card
-    from plugins.dashboards import copy as copy_module
-    from plugins.dashboards.models import Dashboard
+    from core.http.errors import Forbidden
+    from plugins.dashboards import revisions
+    from plugins.dashboards.models import Dashboard, DashboardTab
 
     def fail(*args, **kwargs):
-        raise copy_module.Forbidden()
+        raise Forbidden()
 
-    monkeypatch.setattr(copy_module, "_record_creation", fail)
+    monkeypatch.setattr(revisions, "record", fail)
     target = new_collection(admin, "Target")
     state = app.extensions["tessera"]
     with app.app_context(), state.db.session() as session:
-        before = (session.query(Dashboard).count(), session.query(Card).count())
+        before = (session.query(Dashboard).count(), session.query(DashboardTab).count(), session.query(Card).count())
     refused = admin.post(f"/api/dashboard/{sales['dashboard']}/copy", json={"collection_id": target, "is_deep_copy": True})
     assert refused.status_code == 403
     with app.app_context(), state.db.session() as session:
-        assert (session.query(Dashboard).count(), session.query(Card).count()) == before
+        assert (session.query(Dashboard).count(), session.query(DashboardTab).count(),
+                session.query(Card).count()) == before

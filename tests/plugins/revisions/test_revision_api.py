@@ -91,17 +91,22 @@ def test_reading_needs_read_and_reverting_needs_write(admin, user, warehouse):
     assert len(admin.get(f"/api/revision?entity=card&id={readable['id']}").json) == 1
 
 
-def test_a_revert_into_a_collection_the_caller_cannot_write_is_refused(admin, user, warehouse):
+def test_a_revert_leaves_the_card_where_it_is_when_the_recorded_collection_is_not_writable(admin, user, warehouse):
     closed = admin.post("/api/collection", json={"name": "Closed", "color": "#509EE3"}).json["id"]
     set_collection_access(admin, closed, "read")
     shared = shared_collection(admin, "write")
     card = admin.post("/api/card", json=card_body("Moving", native_query(warehouse["db"], "SELECT 1 AS x"),
                                                   collection_id=closed)).json
     assert admin.put(f"/api/card/{card['id']}", json={"collection_id": shared}).status_code == 200
+    assert admin.put(f"/api/card/{card['id']}", json={"name": "Moved"}).status_code == 200
     creation = user.get(f"/api/revision?entity=card&id={card['id']}").json[-1]
-    refused = user.post("/api/revision/revert", json={"entity": "card", "id": card["id"], "revision_id": creation["id"]})
-    assert refused.status_code == 403
-    assert user.get(f"/api/card/{card['id']}").json["collection_id"] == shared
+    reverted = user.post("/api/revision/revert", json={"entity": "card", "id": card["id"], "revision_id": creation["id"]})
+    assert reverted.status_code == 200, reverted.json
+    now = user.get(f"/api/card/{card['id']}").json
+    assert now["name"] == "Moving" and now["collection_id"] == shared
+    assert admin.post("/api/revision/revert", json={"entity": "card", "id": card["id"],
+                                                    "revision_id": creation["id"]}).status_code == 200
+    assert admin.get(f"/api/card/{card['id']}").json["collection_id"] == closed
 
 
 def test_bad_requests(admin, warehouse):
