@@ -1,4 +1,4 @@
-"""/api/revision: card (and segment, legacy metric) histories and reverts by entity name, the
+"""/api/revision: card, dashboard (and segment, legacy metric) histories and reverts by entity name, the
 register_revisables hook that feeds it, and its 400/403/404 answers."""
 import pytest
 
@@ -129,6 +129,40 @@ def test_bad_requests(admin, warehouse):
                                                     "revision_id": foreign}).status_code == 404
 
 
+def test_dashboard_history_and_revert(admin, user, warehouse):
+    shared = shared_collection(admin, "write")
+    card = user.post("/api/card", json=card_body("On it", native_query(warehouse["db"], "SELECT 1 AS x"),
+                                                 collection_id=shared)).json
+    dashboard = user.post("/api/dashboard", json={"name": "Board", "collection_id": shared}).json
+    added = user.put(f"/api/dashboard/{dashboard['id']}", json={"name": "Board 2", "dashcards": [
+        {"id": -1, "card_id": card["id"], "row": 0, "col": 0, "size_x": 4, "size_y": 4}]})
+    assert added.status_code == 200, added.json
+    listed = user.get(f"/api/revision?entity=dashboard&id={dashboard['id']}")
+    assert listed.status_code == 200, listed.json
+    assert [r["is_creation"] for r in listed.json] == [False, True]
+    assert listed.json[0]["description"] == 'renamed this Dashboard from "Board" to "Board 2" and added a card.'
+    assert user.get(f"/api/revision/dashboard/{dashboard['id']}").json == listed.json
+    assert listed.json == user.get(f"/api/dashboard/{dashboard['id']}/revisions").json
+
+    reverted = user.post("/api/revision/revert", json={"entity": "dashboard", "id": dashboard["id"],
+                                                       "revision_id": listed.json[-1]["id"]})
+    assert reverted.status_code == 200 and reverted.json["is_reversion"] is True
+    now = user.get(f"/api/dashboard/{dashboard['id']}").json
+    assert now["name"] == "Board" and now["dashcards"] == []
+
+    assert user.get("/api/revision?entity=dashboard&id=999999").status_code == 404
+    assert user.post("/api/revision/revert", json={"entity": "dashboard", "id": 999999,
+                                                   "revision_id": 1}).status_code == 404
+    secret = admin.post("/api/dashboard", json={"name": "Mine", "collection_id": admin.user["personal_collection_id"]}).json
+    assert user.get(f"/api/revision?entity=dashboard&id={secret['id']}").status_code == 403
+    readonly = shared_collection(admin, "read")
+    visible = admin.post("/api/dashboard", json={"name": "Look only", "collection_id": readonly}).json
+    history = user.get(f"/api/revision/dashboard/{visible['id']}")
+    assert history.status_code == 200
+    assert user.post("/api/revision/revert", json={"entity": "dashboard", "id": visible["id"],
+                                                   "revision_id": history.json[0]["id"]}).status_code == 403
+
+
 def test_segments_and_legacy_metrics_are_served_too(admin, user, warehouse):
     definition = {"source-table": warehouse["people"], "filter": [">", ["field", warehouse["people.age"], None], 40]}
     segment = admin.post("/api/segment", json={"name": "Old", "table_id": warehouse["people"],
@@ -174,7 +208,7 @@ def test_a_plugin_registers_a_revisable_kind(app_config, tmp_path, monkeypatch):
     assert admin.get("/api/revision/widget/8").status_code == 404
     assert admin.post("/api/revision/revert", json={"entity": "widget", "id": 7, "revision_id": 5}).json == {
         "id": 2, "is_reversion": True, "reverted_to": 5}
-    assert set(app.extensions["tessera"].revisables) >= {"card", "segment", "metric", "widget"}
+    assert set(app.extensions["tessera"].revisables) == {"card", "dashboard", "segment", "metric", "widget"}
     app.extensions["tessera"].db.dispose()
 
 
