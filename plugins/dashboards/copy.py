@@ -1,17 +1,19 @@
 """Copying a dashboard (POST /api/dashboard/:id/copy): its tabs, dashcards, series and filters, either
 pointing at the same cards (shallow) or at duplicates of them (deep).
 
-A deep copy duplicates each card the caller can read into the destination collection (models are
-referenced, not duplicated, as Metabase does) through core.content.cards.duplicate, the same function
-the cards plugin copies with, and rewires dashcards, series and parameter mappings to the duplicates.
-A dashcard whose card the caller cannot read is left out and its card listed in `uncopied` as `{id}`
-(never more: the caller may not see it). Everything is written in one transaction.
+The copy's layout is the source's as the dashboard shows it (`dashcards.load_layout`: dashcards of
+archived cards are hidden, so they are not copied) and is written by the layout's one writer,
+`dashcards.sync`, with new temporary ids. A deep copy duplicates each card the caller can read into the
+destination collection (models are referenced, not duplicated, as Metabase does) through
+core.content.cards.duplicate, the same function the cards plugin copies with, and rewires dashcards,
+series and parameter mappings to the duplicates. A dashcard whose card the caller cannot read is left
+out and its cards listed in `uncopied` as `{id}` (never more: the caller may not see them). Everything is
+written in one transaction, with the copy's creation revision.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
@@ -20,15 +22,15 @@ from core.assembly import events
 from core.content import cards as content_cards
 from core.content.collections import Access, check_target
 
-from . import revisions
-from .models import Dashboard, DashboardCard, DashboardCardSeries, DashboardTab
+from . import dashcards, revisions
+from .models import Dashboard
 from .serialize import dashboard_json
 from .service import readable_dashboard
 
 
 @dataclass
 class Plan:
-    """Which card each source card becomes in the copy (absent: left out) and what could not be copied."""
+    """Which card each source card becomes in a deep copy (absent: left out) and what could not be copied."""
 
     new_ids: dict[int, int] = field(default_factory=dict)
     uncopied: list[int] = field(default_factory=list)
@@ -50,7 +52,7 @@ def copy_dashboard(session: Session, user: User, dashboard_id: int, *, name: str
     destination collection (None: the root) are required."""
     source = readable_dashboard(session, user, dashboard_id)
     check_target(session, user, collection_id)
-    access = Access(session, user)
+    layout = dashcards.load_layout(session, source.id)
     copy = Dashboard(
         name=name or source.name, description=description if description is not None else source.description,
         parameters=source.parameters or [], width=source.width, auto_apply_filters=source.auto_apply_filters,
@@ -59,13 +61,17 @@ def copy_dashboard(session: Session, user: User, dashboard_id: int, *, name: str
     )
     session.add(copy)
     session.flush()
-    tabs = _copy_tabs(session, source.id, copy.id)
-    dashcards = list(session.scalars(select(DashboardCard).where(DashboardCard.dashboard_id == source.id)
-                                     .order_by(DashboardCard.id)))
-    series = _series(session, [d.id for d in dashcards])
-    plan = _duplicate_cards(session, user, access, dashcards, series, collection_id) if deep else None
-    for dashcard in dashcards:
-        _copy_dashcard(session, copy.id, dashcard, series.get(dashcard.id, []), tabs, plan)
+    plan = _duplicate_cards(session, Access(session, user), layout, collection_id) if deep else None
+    # Negative ids are new rows to sync; tab -(i+1) is the copy of the source's i-th tab.
+    temporary_tab = {tab.id: -(i + 1) for i, tab in enumerate(layout.tabs)}
+    tabs = [{"id": temporary_tab[tab.id], "name": tab.name} for tab in layout.tabs]
+    rows = []
+    for row in dashcards.dashcard_rows(layout):
+        row = _rewire(row, plan) if plan is not None else row
+        if row is not None:
+            rows.append({**row, "id": -(len(rows) + 1), "dashboard_tab_id": temporary_tab.get(row["dashboard_tab_id"])})
+    dashcards.sync(session, user, copy.id, tabs, rows, check=False)
+    copy = session.get(Dashboard, copy.id)
     revisions.record(session, user, copy, creation=True)
     session.commit()
     for card in plan.created if plan else ():
@@ -74,89 +80,54 @@ def copy_dashboard(session: Session, user: User, dashboard_id: int, *, name: str
     return copy, [{"id": card_id} for card_id in plan.uncopied] if plan else []
 
 
-def _copy_tabs(session: Session, source_id: int, copy_id: int) -> dict[int, int]:
-    mapping = {}
-    for tab in session.scalars(select(DashboardTab).where(DashboardTab.dashboard_id == source_id)
-                               .order_by(DashboardTab.position, DashboardTab.id)):
-        new = DashboardTab(dashboard_id=copy_id, name=tab.name, position=tab.position, entity_id=new_entity_id())
-        session.add(new)
-        session.flush()
-        mapping[tab.id] = new.id
-    return mapping
-
-
-def _series(session: Session, dashcard_ids: list[int]) -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
-    if dashcard_ids:
-        for row in session.scalars(select(DashboardCardSeries).where(DashboardCardSeries.dashboardcard_id
-                                                                     .in_(dashcard_ids))
-                                   .order_by(DashboardCardSeries.position, DashboardCardSeries.id)):
-            out.setdefault(row.dashboardcard_id, []).append(row.card_id)
-    return out
-
-
-def _duplicate_cards(session: Session, user: User, access: Access, dashcards: list[DashboardCard],
-                     series: dict[int, list[int]], collection_id: int | None) -> Plan:
+def _duplicate_cards(session: Session, access: Access, layout: dashcards.Layout, collection_id: int | None) -> Plan:
     """Metabase's cards-to-copy: a dashcard's readable card and readable series are copied; an unreadable
-    card takes its whole series with it into `uncopied` (there is nothing left to draw them on)."""
+    card takes its whole series with it into `uncopied` (there is nothing left to draw them on).
+    Archived series cards are dropped, not revived as copies."""
     plan = Plan()
     wanted: list[int] = []
-    for dashcard in dashcards:
+
+    def readable(card_id: int) -> bool:
+        card = layout.cards.get(card_id)
+        return card is not None and access.can_read(card.collection_id)
+
+    for dashcard in layout.dashcards:
         if dashcard.card_id is None:
             continue
-        ids = [dashcard.card_id, *series.get(dashcard.id, [])]
-        cards = {c.id: c for c in session.scalars(select(Card).where(Card.id.in_(ids)))}
-        main = cards.get(dashcard.card_id)
-        if main is None or not access.can_read(main.collection_id):
+        ids = [dashcard.card_id, *layout.series.get(dashcard.id, [])]
+        if not readable(dashcard.card_id):
             plan.uncopied.extend(ids)
             continue
         for card_id in ids:
-            card = cards.get(card_id)
-            if card is not None and access.can_read(card.collection_id):
-                wanted.append(card_id)
-            else:
-                plan.uncopied.append(card_id)
+            (wanted if readable(card_id) else plan.uncopied).append(card_id)
     for card_id in dict.fromkeys(wanted):
-        card = session.get(Card, card_id)
+        card = layout.cards[card_id]
         if card.type == "model":
             plan.new_ids[card_id] = card_id
-            continue
-        same_place = card.collection_id == collection_id
-        new = content_cards.duplicate(session, card, user.id, collection_id=collection_id,
-                                      name=f"{card.name} - Duplicate" if same_place else card.name)
-        plan.new_ids[card_id] = new.id
-        plan.created.append(new)
+        elif not card.archived:
+            same_place = card.collection_id == collection_id
+            new = content_cards.duplicate(session, card, access.user.id,
+                                          collection_id=collection_id,
+                                          name=f"{card.name} - Duplicate" if same_place else card.name)
+            plan.new_ids[card_id] = new.id
+            plan.created.append(new)
     plan.uncopied = [i for i in dict.fromkeys(plan.uncopied) if i not in plan.new_ids]
     return plan
 
 
-def _copy_dashcard(session: Session, copy_id: int, dashcard: DashboardCard, series: list[int],
-                   tabs: dict[int, int], plan: Plan | None) -> None:
-    card_id, mappings = dashcard.card_id, list(dashcard.parameter_mappings or [])
-    if plan is not None and card_id is not None:
-        if card_id not in plan.new_ids:
-            return  # its card could not be copied: the dashcard is left out
-        card_id = plan.new_ids[card_id]
-        series = [plan.new_ids[i] for i in series if i in plan.new_ids]
-        mappings = [_rewire(m, plan.new_ids) for m in mappings]
-        mappings = [m for m in mappings if m is not None]
-    new = DashboardCard(
-        dashboard_id=copy_id, dashboard_tab_id=tabs.get(dashcard.dashboard_tab_id), card_id=card_id,
-        action_id=dashcard.action_id, size_x=dashcard.size_x, size_y=dashcard.size_y, row=dashcard.row,
-        col=dashcard.col, parameter_mappings=mappings, visualization_settings=dashcard.visualization_settings or {},
-        entity_id=new_entity_id(),
-    )
-    session.add(new)
-    session.flush()
-    for position, series_card in enumerate(series):
-        session.add(DashboardCardSeries(dashboardcard_id=new.id, card_id=series_card, position=position))
-
-
-def _rewire(mapping, new_ids: dict[int, int]):
-    """A parameter mapping pointing at the copy of its card (None: its card was not copied)."""
-    if not isinstance(mapping, dict) or not isinstance(mapping.get("card_id"), int):
-        return mapping
-    if mapping["card_id"] not in new_ids:
+def _rewire(row: dict, plan: Plan) -> dict | None:
+    """A dashcard row of the source pointing at the copies of its cards (None: its card was not copied).
+    A virtual dashcard (no card) is copied as it is."""
+    if row["card_id"] is None:
+        return row
+    if row["card_id"] not in plan.new_ids:
         return None
-    return {**mapping, "card_id": new_ids[mapping["card_id"]]}
-
+    mappings = []
+    for mapping in row["parameter_mappings"]:
+        if isinstance(mapping, dict) and isinstance(mapping.get("card_id"), int):
+            if mapping["card_id"] not in plan.new_ids:
+                continue
+            mapping = {**mapping, "card_id": plan.new_ids[mapping["card_id"]]}
+        mappings.append(mapping)
+    return {**row, "card_id": plan.new_ids[row["card_id"]], "parameter_mappings": mappings,
+            "series": [plan.new_ids[i] for i in row["series"] if i in plan.new_ids]}
