@@ -204,3 +204,14 @@ def test_a_failing_copy_writes_nothing(app, admin, sales, monkeypatch):
     with app.app_context(), state.db.session() as session:
         assert (session.query(Dashboard).count(), session.query(DashboardTab).count(),
                 session.query(Card).count()) == before
+
+
+def test_dashcards_of_archived_cards_are_not_copied(admin, sales):
+    assert admin.put(f"/api/card/{sales['native']}", json={"archived": True}).status_code == 200
+    for deep in (False, True):
+        copied = admin.post(f"/api/dashboard/{sales['dashboard']}/copy", json={"is_deep_copy": deep})
+        assert copied.status_code == 200, copied.json
+        _, cards = layout(admin, copied.json["id"])
+        assert len(cards) == 3 and sales["native"] not in [c["card_id"] for c in cards]
+    names = [i["name"] for i in admin.get("/api/collection/root/items?models=card").json["data"]]
+    assert "Ages" not in names
