@@ -103,13 +103,15 @@ def create_content(app, admin, owner=None) -> dict:
 
 
 def _dashboard(owner, ids: dict, collection_id: int) -> tuple[int, int]:
-    """A dashboard in the hidden collection with the secret card on it and a filter mapped to that card."""
-    parameter = {"id": "secret", "type": "category", "name": f"{MARKER}-parameter", "slug": "secret"}
+    """A dashboard in the hidden collection showing the secret card and the model, with filter "p" wired to
+    the secret column on the model; returns its id and the secret card's dashcard id."""
+    parameter = {"id": "p", "type": "category", "name": f"{MARKER}-parameter", "slug": "p"}
     dashboard_id = _ok(owner.post("/api/dashboard", json={"name": f"{MARKER}-dashboard", "collection_id": collection_id,
                                                            "description": f"{MARKER}-dashboard",
                                                            "parameters": [parameter]}))["id"]
     target = ["dimension", ["field", ids["field"], None]]
-    dashboard = _ok(owner.put(f"/api/dashboard/{dashboard_id}", json={"dashcards": [{
-        "id": -1, "card_id": ids["card"], "size_x": 4, "size_y": 4, "row": 0, "col": 0,
-        "parameter_mappings": [{"parameter_id": "secret", "card_id": ids["card"], "target": target}]}]}))
-    return dashboard_id, dashboard["dashcards"][0]["id"]
+    dashboard = _ok(owner.put(f"/api/dashboard/{dashboard_id}", json={"dashcards": [
+        {"id": -1, "card_id": ids["card"], "size_x": 4, "size_y": 4, "row": 0, "col": 0},
+        {"id": -2, "card_id": ids["model"], "size_x": 4, "size_y": 4, "row": 4, "col": 0,
+         "parameter_mappings": [{"parameter_id": "p", "card_id": ids["model"], "target": target}]}]}))
+    return dashboard_id, next(d["id"] for d in dashboard["dashcards"] if d["card_id"] == ids["card"])

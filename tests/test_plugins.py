@@ -314,3 +314,76 @@ def test_duplicate_migrations_name_fails_naming_both_plugins(app_config, tmp_pat
     with pytest.raises(PluginError, match=f"migrations name 'dashboards'.*plugins.dashboards.*{name}|"
                                           f"migrations name 'dashboards'.*{name}.*plugins.dashboards"):
         create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+
+
+KINDS_PLUGIN = '''
+from core import ContentKind, hookimpl
+from core.content.items import Key
+from core.content.search import result
+
+ARCHIVED = []
+
+class PulseSource:
+    models = ("pulse",)
+    namespaces = (None,)
+
+    def keys(self, ctx, model):
+        return [] if ctx.collection is not None or ctx.options.archived else [Key("pulse", 7, "Weekly pulse")]
+
+    def hydrate(self, ctx, keys):
+        return {("pulse", k.id): {"id": k.id, "name": k.name, "model": "pulse"} for k in keys}
+
+    def holds(self, session, collection_ids):
+        return [(cid, "pulse") for cid in collection_ids or ()]
+
+    def archive(self, session, collection_ids, archived):
+        ARCHIVED.append((sorted(collection_ids), archived))
+
+def search(ctx):
+    return [result("action", 3, "Toy action", _texts=["Toy action"], _pinned=False, _updated=None)]
+
+@hookimpl
+def register_content_kinds():
+    return [ContentKind("pulse", items=PulseSource()), ContentKind("action", search=search)]
+'''
+
+
+def test_hook_register_content_kinds_feeds_items_search_and_archiving(app_config, tmp_path, monkeypatch):
+    """A plugin's kinds reach the plugins that list content (collections, search), which import nothing
+    of it; the archive cascade asks its source too."""
+    name = write_plugin(tmp_path, monkeypatch, KINDS_PLUGIN)
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+    assert set(app.extensions["tessera"].content_kinds) == {"dashboard", "pulse", "action"}
+    admin = setup_admin(app)
+    root = admin.get("/api/collection/root/items?models=pulse").json
+    assert root["data"] == [{"id": 7, "name": "Weekly pulse", "model": "pulse"}] and root["models"] == ["pulse"]
+    assert "pulse" in admin.get("/api/collection/root/items").json["models"]
+    found = admin.get("/api/search?q=toy").json
+    assert [(r["model"], r["id"], r["name"]) for r in found["data"]] == [("action", 3, "Toy action")]
+    collection_id = admin.post("/api/collection", json={"name": "Holder"}).json["id"]
+    assert admin.get("/api/collection/root/items?models=collection").json["data"][0]["here"] == ["pulse"]
+    assert admin.put(f"/api/collection/{collection_id}", json={"archived": True}).status_code == 200
+    assert sys.modules[name].ARCHIVED == [([collection_id], True)]
+
+
+def test_duplicate_content_kind_fails_naming_both_plugins(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from core import ContentKind, hookimpl
+        @hookimpl
+        def register_content_kinds():
+            return [ContentKind("dashboard")]
+    ''')
+    with pytest.raises(PluginError, match=f"content kind 'dashboard'.*plugins.dashboards.*{name}|"
+                                          f"content kind 'dashboard'.*{name}.*plugins.dashboards"):
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+
+
+def test_content_kind_may_not_take_a_built_in_name(app_config, tmp_path, monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, '''
+        from core import ContentKind, hookimpl
+        @hookimpl
+        def register_content_kinds():
+            return [ContentKind("card")]
+    ''')
+    with pytest.raises(PluginError, match=f"content kind 'card' from {name} is a built-in kind"):
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})

@@ -113,6 +113,8 @@ SECRET_READS = {
     ("GET", "/api/timeline/*"), ("GET", "/api/timeline-event/*"), ("GET", "/api/permissions/group/*"),
     ("GET", "/api/api-key"), ("GET", "/api/search"), ("GET", "/api/bookmark"),
     ("GET", "/api/dashboard/*"), ("GET", "/api/dashboard"),
+    ("POST", "/api/dashboard/*/dashcard/*/card/*/query"), ("GET", "/api/dashboard/*/params/*/values"),
+    ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
 }
 
 

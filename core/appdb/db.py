@@ -110,6 +110,7 @@ def alembic_config(url: str, engine: Engine | None = None, versions: Path | None
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("path_separator", "os")
     if versions is not None:
         cfg.set_main_option("version_locations", str(versions))
     cfg.attributes["version_table"] = version_table

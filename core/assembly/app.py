@@ -29,8 +29,8 @@ from core.identity.passwords import Hasher
 
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
-from .plugins import collect, make_plugin_manager, plugin_migrations, unique_by
-from .records import Exporter, Revisable
+from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, unique_by
+from .records import ContentKind, Exporter, Revisable
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -52,6 +52,7 @@ class Tessera:
     hasher: Hasher
     throttlers: dict[str, Throttler]
     logs: RingBufferHandler
+    content_kinds: dict[str, ContentKind] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -97,6 +98,7 @@ def create_app(config: dict | None = None) -> Flask:
     exporters = {key: c.item for key, c in unique_by(collect(pm, "register_exporters"), lambda e: e.format, "export format").items()}
     revisables = {key: c.item for key, c in unique_by(collect(pm, "register_revisables"), lambda r: r.entity,
                                                       "revisable entity").items()}
+    kinds = content_kinds(pm)
 
     blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
     endpoints: list[Endpoint] = []
@@ -117,6 +119,7 @@ def create_app(config: dict | None = None) -> Flask:
         hasher=Hasher(cfg["TESSERA_PASSWORD_HASH_TIME_COST"], cfg["TESSERA_PASSWORD_HASH_MEMORY_KIB"]),
         throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
+        content_kinds=kinds,
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves

@@ -73,6 +73,18 @@ def register_routes():
 
 
 @hookspec
+def register_content_kinds():
+    """Fires once while the app is built. Return a list of core.assembly.records.ContentKind: the kinds
+    of collection content the plugin owns (dashboards), so that collection items and the tree, the
+    archive cascade, search, bookmarks and cards show them without importing the plugin.
+
+    All lists are concatenated and keyed by `model`; a duplicate model, or one that names a built-in
+    kind (core.assembly.records.BUILTIN_CONTENT_MODELS), stops startup naming the plugin(s). Read them at request
+    time through core.content.kinds; a disabled plugin's kind is simply absent.
+    """
+
+
+@hookspec
 def register_commands(cli):
     """Fires when the `tessera` command line is built. Add click commands to the `cli` group.
 

@@ -158,6 +158,18 @@ def plugin_migrations(pm: pluggy.PluginManager) -> list:
     return [c.item for c in unique_by(collect(pm, "register_migrations"), lambda m: m.name, "migrations name").values()]
 
 
+def content_kinds(pm: pluggy.PluginManager) -> dict:
+    """The contributed content kinds (core.assembly.records.ContentKind) by model; a duplicate or a
+    built-in model name stops startup naming the plugin(s)."""
+    from .records import BUILTIN_CONTENT_MODELS
+
+    kinds = unique_by(collect(pm, "register_content_kinds"), lambda k: k.model, "content kind")
+    for model, contribution in kinds.items():
+        if model in BUILTIN_CONTENT_MODELS:
+            raise PluginError(f"content kind {model!r} from {contribution.plugin} is a built-in kind")
+    return {model: contribution.item for model, contribution in kinds.items()}
+
+
 def migrate_app_db(db, config: dict, pm: pluggy.PluginManager | None = None) -> None:
     """Bring the app DB up to date: the core's tables, then those of every enabled plugin."""
     db.migrate(plugin_migrations(pm or make_plugin_manager(config)))

@@ -73,6 +73,49 @@ class Event:
 
 
 @dataclass(frozen=True)
+class ItemRef:
+    """Where one stored item lives and what a short listing (a bookmark) shows of it."""
+
+    id: int
+    name: str
+    collection_id: int | None
+    archived: bool
+    description: str | None = None
+
+
+# Kinds the built-in plugins list themselves (collections, cards, snippets, timelines, the data model):
+# a contributed ContentKind may not take these names.
+BUILTIN_CONTENT_MODELS = frozenset({"card", "dataset", "metric", "collection", "snippet", "timeline", "database",
+                                    "table", "segment"})
+
+
+@dataclass(frozen=True)
+class ContentKind:
+    """A kind of collection content that a plugin owns (dashboards), told to the plugins that list
+    content without importing it (collections, search, bookmarks, cards). Every part is optional:
+
+    - `items`: a core.content.items.ItemSource (collection items, the tree's here/below, the archive
+      cascade when its collection is archived or unarchived);
+    - `search`: `(core.content.search.SearchContext) -> list[dict]`, the readable results built with
+      core.content.search.result;
+    - `bookmark`: `(ORM model, item-id column)` of the kind's bookmark table;
+    - `lookup`: `(session, ids) -> {id: ItemRef}` for the existing items among `ids` (bookmarks, card
+      holders; readers check archived state and collection access themselves);
+    - `card_counts`: `(session, card_ids) -> {card_id: n}`, how many times the kind places each card
+      (a card's `dashboard_count`); `card_holders`: `(session, card_id) -> [item ids]`, which items
+      hold the card (GET /api/card/:id/dashboards).
+    """
+
+    model: str
+    items: Any = None
+    search: Callable[..., list] | None = None
+    bookmark: tuple[Any, Any] | None = None
+    lookup: Callable[..., dict] | None = None
+    card_counts: Callable[..., dict] | None = None
+    card_holders: Callable[..., list] | None = None
+
+
+@dataclass(frozen=True)
 class Revisable:
     """A kind of content whose revisions /api/revision serves, as `entity` ("card", "dashboard"...).
 

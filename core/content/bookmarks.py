@@ -15,12 +15,20 @@ from sqlalchemy.orm import Session
 
 from core.appdb.models import BookmarkOrdering, CardBookmark, CollectionBookmark, User
 
-# The kinds Metabase's bookmark API accepts; dashboards have no table until dashboards exist.
+from . import kinds
+
+# The kinds Metabase's bookmark API accepts; a dashboard has a table only while the dashboards plugin
+# is enabled (its ContentKind.bookmark).
 TYPES = ("card", "dashboard", "collection")
 TABLES = {
     "card": (CardBookmark, CardBookmark.card_id),
     "collection": (CollectionBookmark, CollectionBookmark.collection_id),
 }
+
+
+def tables() -> dict[str, tuple]:
+    """kind -> (ORM model, item-id column): the built-in tables, then the contributed kinds' ones."""
+    return {**TABLES, **{k: v for k, v in kinds.bookmark_tables().items() if k in TYPES}}
 
 
 @dataclass
@@ -32,11 +40,12 @@ class Bookmark:
 
 
 def bookmarked_ids(session: Session, user: User, kind: str, candidates=None) -> set[int]:
-    """Ids of `kind` items ("card", "collection") the user has bookmarked, optionally only among
-    `candidates`."""
-    if kind not in TABLES:
+    """Ids of `kind` items ("card", "collection", "dashboard") the user has bookmarked, optionally
+    only among `candidates`."""
+    table = tables().get(kind)
+    if table is None:
         return set()
-    model, column = TABLES[kind]
+    model, column = table
     query = select(column).where(model.user_id == user.id)
     if candidates is not None:
         candidates = list(candidates)
@@ -52,7 +61,7 @@ def bookmarks(session: Session, user: User) -> list[Bookmark]:
         select(BookmarkOrdering.type, BookmarkOrdering.item_id, BookmarkOrdering.ordering)
         .where(BookmarkOrdering.user_id == user.id))}
     out = []
-    for kind, (model, column) in TABLES.items():
+    for kind, (model, column) in tables().items():
         for item_id, created_at in session.execute(select(column, model.created_at).where(model.user_id == user.id)):
             out.append(Bookmark(kind, item_id, created_at, positions.get((kind, item_id))))
     newest_first = sorted(out, key=lambda b: b.created_at, reverse=True)

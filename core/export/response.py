@@ -92,3 +92,31 @@ def api_stream(envelope_head: dict, result, js_int_to_string: bool = True) -> Re
             result.close()
 
     return Response(stream_with_context(body()), status=200, content_type="application/json", headers=NO_CACHE)
+
+
+def saved_download(session, user, exporter: Exporter | None, export_format: str, dataset_query: dict, *,
+                   context: str, options: dict, column_split=None, pivot: bool = False, **run_options) -> Response:
+    """A saved card's download (from the card or from a dashboard card): laid out as a pivot table
+    when `pivot` (the card's display) and the format can, the `api` format streamed as JSON, any
+    other format streamed through `exporter`; the failed-query body (400) when it cannot start.
+    `run_options` go to the processor (card_id, dashboard_id, parameters, download_cap, ...)."""
+    from core.http.api import json_response
+
+    from ..query import processor
+    from ..query.errors import QueryFailed
+    from ..query.results import FAILED_STATUS
+
+    if pivot and pivots(exporter, options):
+        return download_pivot(session, user, exporter, dataset_query, column_split, options, context=context,
+                              export_format=export_format, **run_options)
+    try:
+        result = processor.open_query(session, user, dataset_query, context=context, export_format=export_format,
+                                      **run_options)
+    except QueryFailed as exc:
+        return json_response(processor.failed_now(dataset_query, exc, context), FAILED_STATUS)
+    if export_format == "api":
+        ctx = result.context
+        head = {"status": "completed", "context": ctx.context, "database_id": ctx.database.id,
+                "started_at": processor.R.iso(ctx.started_at), "json_query": dataset_query}
+        return api_stream(head, result, ctx.js_int_to_string)
+    return download(result, exporter, options)

@@ -1,4 +1,4 @@
-"""/api/bookmark: a user's bookmarked cards and collections (dashboards once they exist), and their
+"""/api/bookmark: a user's bookmarked cards, collections and dashboards (while their plugin is enabled), and their
 order in the sidebar."""
 from core import hookimpl
 

@@ -1,7 +1,9 @@
 """Bookmarks: list (Metabase's bookmark shape), create, delete and order a user's bookmarks.
 
 Which rows exist is core.content.bookmarks; this module adds what the endpoints decide: read checks on
-create, and hiding archived or no-longer-readable items on list (the rows stay, as in Metabase).
+create, and hiding archived or no-longer-readable items on list (the rows stay, as in Metabase). Cards
+and collections are read here; other kinds (dashboards) through their plugin's ContentKind.lookup
+(core.content.kinds), so without that plugin they are 404 and never listed.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.appdb.models import BookmarkOrdering, Card, Collection, User
-from core.content import bookmarks
+from core.content import bookmarks, kinds
 from core.content.collections import Access, personal_names
 from core.http.errors import Forbidden, Invalid, NotFound, check_404
 
@@ -25,11 +27,13 @@ def _json(kind: str, item_id: int, **values) -> dict:
 
 def list_bookmarks(session: Session, user: User) -> list[dict]:
     rows = bookmarks.bookmarks(session, user)
-    ids = {kind: [b.item_id for b in rows if b.type == kind] for kind in ("card", "collection")}
+    ids = {kind: [b.item_id for b in rows if b.type == kind] for kind in bookmarks.TYPES}
     cards = {c.id: c for c in session.scalars(select(Card).where(Card.id.in_(ids["card"])))} if ids["card"] else {}
     collections = {c.id: c for c in session.scalars(select(Collection).where(Collection.id.in_(ids["collection"])))} \
         if ids["collection"] else {}
     names = personal_names(session, [c.personal_owner_id for c in collections.values() if c.personal_owner_id])
+    others = {kind: kinds.lookup(session, kind, ids[kind]) for kind in bookmarks.TYPES
+              if kind not in ("card", "collection")}
     access = Access(session, user)
     out = []
     for row in rows:
@@ -46,6 +50,11 @@ def list_bookmarks(session: Session, user: User) -> list[dict]:
             name = names.get(collection.personal_owner_id, collection.name)
             out.append(_json("collection", collection.id, name=name, description=collection.description,
                              authority_level=collection.authority_level))
+        else:
+            item = others.get(row.type, {}).get(row.item_id)
+            if item is None or item.archived or not access.can_read(item.collection_id):
+                continue
+            out.append(_json(row.type, item.id, name=item.name, description=item.description))
     return out
 
 
@@ -57,8 +66,11 @@ def _check_readable(session: Session, user: User, kind: str, item_id: int) -> No
     elif kind == "collection":
         collection = check_404(session.get(Collection, item_id))
         readable = Access(session, user).can_read(collection.id)
-    else:  # no dashboard exists before the dashboards plugin brings its model and bookmark table
-        raise NotFound()
+    else:  # dashboards: known only while their plugin is enabled
+        item = kinds.lookup(session, kind, [item_id]).get(item_id)
+        if item is None or kind not in bookmarks.tables():
+            raise NotFound()
+        readable = Access(session, user).can_read(item.collection_id)
     if not readable:
         raise Forbidden()
 
@@ -67,7 +79,7 @@ def create(session: Session, user: User, kind: str, item_id: int) -> dict:
     _check_readable(session, user, kind, item_id)
     if item_id in bookmarks.bookmarked_ids(session, user, kind, [item_id]):
         raise Invalid("Bookmark already exists")
-    model, column = bookmarks.TABLES[kind]
+    model, column = bookmarks.tables()[kind]
     row = model(user_id=user.id, **{column.key: item_id})
     session.add(row)
     try:
@@ -79,9 +91,10 @@ def create(session: Session, user: User, kind: str, item_id: int) -> dict:
 
 
 def delete(session: Session, user: User, kind: str, item_id: int) -> None:
-    if kind not in bookmarks.TABLES:
-        return  # no dashboard bookmark can exist yet
-    model, column = bookmarks.TABLES[kind]
+    table = bookmarks.tables().get(kind)
+    if table is None:
+        return  # the kind's plugin is disabled: its bookmarks stay for when it comes back
+    model, column = table
     session.execute(sql_delete(model).where(model.user_id == user.id, column == item_id))
     session.commit()
 

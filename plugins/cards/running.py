@@ -9,14 +9,12 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
-from core.export.response import api_stream, download, download_pivot, pivots
+from core.export.response import saved_download
 from core.http.api import json_response
 from core.http.errors import Forbidden, NotFound
 from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
-from core.query.errors import QueryFailed
-from core.query.results import FAILED_STATUS
 
 from .service import readable_card
 
@@ -60,25 +58,11 @@ def export(session: Session, user: User, exporters: dict, card_id: int, export_f
     if level == "none":
         raise Forbidden()
     extra = {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
-    context = EXPORT_CONTEXTS[export_format]
-    params = card_parameters(card, parameters)
-    if card.display == "pivot" and pivots(exporter, options):
-        viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
-        return download_pivot(session, user, exporter, card.dataset_query, _column_split(card),
-                              {**options, "visualization_settings": viz}, context=context, card_id=card.id,
-                              parameters=params, export_format=export_format, **extra)
-    try:
-        result = processor.open_query(session, user, card.dataset_query, context=context, card_id=card.id,
-                                      parameters=params, export_format=export_format, **extra)
-    except QueryFailed as exc:
-        return json_response(processor.failed_now(card.dataset_query, exc, context), FAILED_STATUS)
-    if export_format == "api":
-        ctx = result.context
-        head = {"status": "completed", "context": ctx.context, "database_id": ctx.database.id,
-                "started_at": processor.R.iso(ctx.started_at), "json_query": card.dataset_query}
-        return api_stream(head, result, ctx.js_int_to_string)
-    options = {**options, "visualization_settings": card.visualization_settings or {}}
-    return download(result, exporter, options)
+    viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
+    return saved_download(session, user, exporter, export_format, card.dataset_query,
+                          context=EXPORT_CONTEXTS[export_format], options={**options, "visualization_settings": viz},
+                          pivot=card.display == "pivot", column_split=_column_split(card), card_id=card.id,
+                          parameters=card_parameters(card, parameters), **extra)
 
 
 def pivot(session: Session, user: User, card_id: int, parameters: list | None):

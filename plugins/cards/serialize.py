@@ -5,7 +5,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, Database, PersistedInfo, Table, User
-from core.content import revisions
+from core.content import kinds, revisions
 from core.content.cards import base_json
 from core.content.collections import Access
 from core.content.collections import collection_json as hydrated_collection
@@ -27,10 +27,26 @@ def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:
             "query_hash": info.query_hash, "card_name": card.name, "creator_id": info.creator_id}
 
 
-def summary_json(session: Session, user: User, card: Card, access=None) -> dict:
+def dashboard_counts(session: Session, cards: list[Card]) -> dict[int, int]:
+    """How many dashboard cards show each card (Metabase's `dashboard_count`: placements, not distinct
+    dashboards); all 0 while the dashboards plugin is disabled."""
+    return kinds.card_counts(session, "dashboard", [c.id for c in cards])
+
+
+def list_json(session: Session, user: User, cards: list[Card]) -> list[dict]:
+    """GET /api/card: each card's summary, permissions and dashboard counts read once for the list."""
+    access = Access(session, user)
+    counts = dashboard_counts(session, cards)
+    return [summary_json(session, user, c, access, counts.get(c.id, 0)) for c in cards]
+
+
+def summary_json(session: Session, user: User, card: Card, access=None, dashboard_count: int | None = None) -> dict:
     """A card in lists: the columns with its creator, collection and last-edit-info (pass one
     core.content.collections.Access for a whole list so that permissions are read once)."""
     out = base_json(card)
+    if dashboard_count is None:
+        dashboard_count = dashboard_counts(session, [card]).get(card.id, 0)
+    out["dashboard_count"] = dashboard_count
     out["creator"] = creator_json(session.get(User, card.creator_id))
     out["collection"] = collection_json(session, user, card.collection_id, access)
     info = revisions.last_edit_info(session, "Card", card.id)

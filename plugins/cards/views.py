@@ -1,13 +1,13 @@
 """/api/card endpoints: parse, call one service function, return what it gives."""
 from core.appdb import db
-from core.content.collections import Access
 from core.http import auth
 from core.http.api import Api
 from core.http.errors import Invalid
 
+from . import dashboards as card_dashboards
 from . import params, persist, running, series, service, uploads, virtual
 from . import schemas as s
-from .serialize import card_json, summary_json
+from .serialize import card_json, list_json
 
 card_api = Api("card", __name__, url_prefix="/card")
 
@@ -17,8 +17,7 @@ def list_cards(query):
     """Cards the caller may read, filtered by f (all, mine, bookmarked, database, table, using_model,
     using_segment, archived)."""
     session, user = db.session(), auth.require_user()
-    access = Access(session, user)
-    return [summary_json(session, user, c, access) for c in service.list_cards(session, user, query.f, query.model_id)]
+    return list_json(session, user, service.list_cards(session, user, query.f, query.model_id))
 
 
 @card_api.get("/embeddable", auth="superuser")
@@ -38,6 +37,12 @@ def get(path, query):
     """One card, hydrated."""
     session, user = db.session(), auth.require_user()
     return card_json(session, user, service.view_card(session, user, path.id, bool(query.ignore_view)))
+
+
+@card_api.get("/<id>/dashboards", path=s.CardId)
+def dashboards(path):
+    """The dashboards holding the card (as a dashcard or a series) that the caller may read: [{id, name}]."""
+    return card_dashboards.card_dashboards(db.session(), auth.require_user(), path.id)
 
 
 @card_api.get("/<id>/related", path=s.CardId)
@@ -182,9 +187,8 @@ def card_autocomplete(path, query):
 def series_cards(path, query):
     """Cards that can be combined with this one as series; paged by last_cursor (id descending)."""
     session, user = db.session(), auth.require_user()
-    found = series.series(session, user, path.id, query.last_cursor, query.query, query.exclude_ids)
-    access = Access(session, user)
-    return [summary_json(session, user, c, access) for c in found]
+    return list_json(session, user, series.series(session, user, path.id, query.last_cursor, query.query,
+                                                  query.exclude_ids))
 
 
 @card_api.get("/<id>/params/<param_key>/values", path=s.ParamPath)

@@ -1,92 +1,53 @@
-"""The items of a collection (or of the root): child collections, cards, models, metrics, snippets
-and timelines, in one sorted, paged listing.
+"""The items of a collection (or of the root): child collections, cards, models, metrics, snippets,
+timelines and the kinds other plugins contribute (dashboards), in one sorted, paged listing.
 
-Each kind of item is an `ItemSource`: it lists the sort keys of its rows in a collection (cheap
-columns only) and turns the rows of the requested page into JSON. The listing merges the keys of
-every requested source, sorts them as Metabase does, pages, then hydrates only that page. Adding a
-kind (dashboards) is one more source in SOURCES.
+Each kind of item is a core.content.items.ItemSource: it lists the sort keys of its rows in a
+collection (cheap columns only) and turns the rows of the requested page into JSON. The listing merges
+the keys of every requested source, sorts them as Metabase does, pages, then hydrates only that page.
+The built-in sources are here; contributed ones come from core.content.kinds, so a kind whose plugin is
+disabled is simply not listed.
 """
 from __future__ import annotations
 
 import datetime as dt
-import re
-from dataclasses import dataclass, field
-from typing import Any
 
-from sqlalchemy import and_, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from core.appdb.models import (
     Card,
     Collection,
     NativeQuerySnippet,
-    Revision,
     Timeline,
-    User,
 )
+from core.content import kinds
 from core.content.collections import (
     SNIPPETS,
-    Access,
     children_location,
     location_ids,
     namespace_clause,
     normalize_namespace,
     personal_names,
 )
+from core.content.items import (  # noqa: F401  (Context, Key, Options: the listing's types, used by the service)
+    Context,
+    Key,
+    Options,
+    in_collection,
+    last_edits,
+    pinned_clause,
+    with_last_edit,
+)
 from core.content.timelines import shown_icon
 from core.http.paging import Paging
+
+from .previews import fully_parameterized
 
 # Metabase's ranks for sort_column=model.
 MODEL_RANKING = {"dashboard": 1, "pulse": 2, "dataset": 3, "metric": 4, "card": 5, "snippet": 6,
                  "collection": 7, "timeline": 8}
 CARD_TYPE_MODEL = {"question": "card", "model": "dataset", "metric": "metric"}
 MODEL_CARD_TYPE = {model: card_type for card_type, model in CARD_TYPE_MODEL.items()}
-
-
-@dataclass
-class Options:
-    archived: bool = False
-    pinned_state: str | None = None
-    sort_column: str = "name"
-    sort_direction: str = "asc"
-    official_collections_first: bool = True
-    show_dashboard_questions: bool = False
-
-
-@dataclass
-class Context:
-    session: Session
-    access: Access
-    collection: Collection | None  # None: the root
-    namespace: str | None
-    options: Options
-
-    @property
-    def collection_id(self) -> int | None:
-        return self.collection.id if self.collection is not None else None
-
-
-@dataclass
-class Key:
-    """One item's sort keys; `ref` is whatever the source needs to hydrate it."""
-
-    model: str
-    id: int
-    name: str
-    authority_level: str | None = None
-    collection_type: str | None = None
-    last_edit_at: dt.datetime | None = None
-    last_edit_first_name: str | None = None
-    last_edit_last_name: str | None = None
-    ref: Any = field(default=None, repr=False)
-
-
-def _pinned_clause(column, pinned_state: str | None):
-    if pinned_state == "is_pinned":
-        return column.is_not(None)
-    if pinned_state == "is_not_pinned":
-        return column.is_(None)
-    return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -101,18 +62,10 @@ class CardSource:
     namespaces = (None,)
 
     def keys(self, ctx: Context, model: str) -> list[Key]:
-        editor = aliased(User)
-        revision = aliased(Revision)
-        query = (
-            select(Card.id, Card.name, revision.timestamp, editor.first_name, editor.last_name)
-            .outerjoin(revision, and_(revision.model == "Card", revision.model_id == Card.id,
-                                      revision.most_recent.is_(True)))
-            .outerjoin(editor, editor.id == revision.user_id)
-            .where(Card.type == MODEL_CARD_TYPE[model], Card.archived.is_(ctx.options.archived))
-        )
-        query = query.where(Card.collection_id.is_(None) if ctx.collection is None
-                            else Card.collection_id == ctx.collection.id)
-        pinned = _pinned_clause(Card.collection_position, ctx.options.pinned_state)
+        query = with_last_edit(select(Card.id, Card.name), "Card", Card.id).where(
+            Card.type == MODEL_CARD_TYPE[model], Card.archived.is_(ctx.options.archived),
+            in_collection(Card.collection_id, ctx))
+        pinned = pinned_clause(Card.collection_position, ctx.options.pinned_state)
         if pinned is not None:
             query = query.where(pinned)
         return [Key(model, cid, name, last_edit_at=ts, last_edit_first_name=first, last_edit_last_name=last)
@@ -121,7 +74,8 @@ class CardSource:
     def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
         ids = [k.id for k in keys]
         cards = {c.id: c for c in ctx.session.scalars(select(Card).where(Card.id.in_(ids)))}
-        edits = _last_edits(ctx.session, "Card", ids)
+        edits = last_edits(ctx.session, "Card", ids)
+        placed = kinds.card_counts(ctx.session, "dashboard", ids)
         can_write = ctx.access.can_write(ctx.collection_id) if ctx.collection is not None else \
             ctx.access.can_write(None)
         parent_archived = bool(ctx.collection is not None and ctx.collection.archived)
@@ -138,7 +92,7 @@ class CardSource:
                 "collection_preview": card.collection_preview,
                 "dashboard_id": None,
                 "dashboard": None,
-                "dashboard_count": 0,
+                "dashboard_count": placed.get(card.id, 0),
                 "last_used_at": card.last_used_at,
                 "collection_id": ctx.collection_id,
                 "archived": card.archived,
@@ -155,6 +109,17 @@ class CardSource:
                 item["last-edit-info"] = edits[card.id]
             out[(key.model, card.id)] = item
         return out
+
+    def holds(self, session: Session, collection_ids: list[int] | None):
+        query = select(Card.collection_id, Card.type).distinct().where(Card.archived.is_(False))
+        query = query.where(Card.collection_id.is_not(None) if collection_ids is None
+                            else Card.collection_id.in_(collection_ids))
+        return [(cid, CARD_TYPE_MODEL.get(card_type, "card")) for cid, card_type in session.execute(query)]
+
+    def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
+        # Cards archived on their own (archived_directly) keep their state.
+        session.execute(update(Card).where(Card.collection_id.in_(collection_ids), Card.archived_directly.is_(False))
+                        .values(archived=archived), execution_options={"synchronize_session": False})
 
 
 class CollectionSource:
@@ -200,6 +165,12 @@ class CollectionSource:
             out[("collection", c.id)] = item
         return out
 
+    def holds(self, session: Session, collection_ids: list[int] | None):
+        return ()  # child collections are annotated from the locations, which the access filter needs
+
+    def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
+        pass  # the collections service archives descendant collections itself
+
 
 class SnippetSource:
     """SQL snippets, which live in collections of the snippets namespace."""
@@ -222,6 +193,12 @@ class SnippetSource:
         return {("snippet", s.id): {"id": s.id, "name": s.name, "entity_id": s.entity_id, "model": "snippet",
                                     "archived": s.archived, "collection_id": ctx.collection_id}
                 for s in rows}
+
+    def holds(self, session: Session, collection_ids: list[int] | None):
+        return ()  # Metabase's here/below name only cards, dashboards and collections
+
+    def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
+        _follow_collection(session, NativeQuerySnippet, collection_ids, archived)
 
 
 class TimelineSource:
@@ -246,19 +223,36 @@ class TimelineSource:
                                      "icon": shown_icon(t.icon)}
                 for t in rows}
 
+    def holds(self, session: Session, collection_ids: list[int] | None):
+        return ()
 
-SOURCES: list = [CollectionSource(), CardSource(), SnippetSource(), TimelineSource()]
+    def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
+        _follow_collection(session, Timeline, collection_ids, archived)  # its events keep their own state
+
+
+def _follow_collection(session: Session, model, collection_ids: list[int], archived: bool) -> None:
+    """Snippets and timelines have no archived_directly: they follow their collection, as in Metabase."""
+    session.execute(update(model).where(model.collection_id.in_(collection_ids)).values(archived=archived),
+                    execution_options={"synchronize_session": False})
+
+
+BUILTIN_SOURCES: tuple = (CollectionSource(), CardSource(), SnippetSource(), TimelineSource())
+
+
+def sources() -> list:
+    """The built-in sources, then those the enabled plugins contribute."""
+    return [*BUILTIN_SOURCES, *kinds.item_sources()]
 
 
 def _source_for(model: str):
-    return next((s for s in SOURCES if model in s.models), None)
+    return next((s for s in sources() if model in s.models), None)
 
 
 def available_models(namespace: str | None) -> list[str]:
     """The item models a collection of `namespace` can hold (collections go everywhere)."""
     namespace = normalize_namespace(namespace)
     out = []
-    for source in SOURCES:
+    for source in sources():
         if source.namespaces is None or namespace in source.namespaces:
             out.extend(source.models)
     return out
@@ -282,7 +276,7 @@ def list_items(ctx: Context, models: set[str], paging: Paging) -> dict:
     by_source: dict[int, list[Key]] = {}
     for key in page:
         by_source.setdefault(id(_source_for(key.model)), []).append(key)
-    for source in SOURCES:
+    for source in sources():
         if id(source) in by_source:
             hydrated.update(source.hydrate(ctx, by_source[id(source)]))
     result = {"total": len(keys), "data": [hydrated[(k.model, k.id)] for k in page], "models": wanted}
@@ -356,12 +350,7 @@ def annotate(ctx: Context, collections: list[Collection]) -> dict[int, dict]:
         return {}
     below = _readable_below(ctx)
     ids = [c.id for c in below]
-    holds: dict[int, set[str]] = {}
-    if ids:
-        query = select(Card.collection_id, Card.type).distinct().where(
-            Card.archived.is_(False), Card.collection_id.in_(ids))
-        for collection_id, card_type in ctx.session.execute(query):
-            holds.setdefault(collection_id, set()).add(CARD_TYPE_MODEL.get(card_type, "card"))
+    holds = kinds_held(ctx.session, ids) if ids else {}
     visible = set(ids)
     for c in below:
         parents = [a for a in location_ids(c.location) if a in visible]
@@ -385,54 +374,23 @@ def annotate(ctx: Context, collections: list[Collection]) -> dict[int, dict]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Helpers shared with archiving
+# What collections hold, and archiving with them
 # --------------------------------------------------------------------------------------------------
 
 
-def _last_edits(session: Session, model: str, ids: list[int]) -> dict[int, dict]:
-    if not ids:
-        return {}
-    query = (select(Revision.model_id, Revision.timestamp, User.id, User.first_name, User.last_name, User.email)
-             .join(User, User.id == Revision.user_id)
-             .where(Revision.model == model, Revision.model_id.in_(ids), Revision.most_recent.is_(True)))
-    return {model_id: {"id": uid, "first_name": first, "last_name": last, "email": email, "timestamp": ts}
-            for model_id, ts, uid, first, last, email in session.execute(query)}
+def kinds_held(session: Session, collection_ids: list[int] | None) -> dict[int, set[str]]:
+    """collection id -> the models of the non-archived items directly inside (every source's holds)."""
+    held: dict[int, set[str]] = {}
+    for source in sources():
+        for collection_id, model in source.holds(session, collection_ids):
+            held.setdefault(collection_id, set()).add(model)
+    return held
 
 
 def archive_items(session: Session, collection_ids: list[int], archived: bool) -> None:
-    """Archive (or unarchive) what lies in these collections along with them. Cards archived on their
-    own (archived_directly) keep their state; snippets and timelines have no such flag and follow their
-    collection, as in Metabase (a timeline's events keep their own state)."""
+    """Archive (or unarchive) what lies in these collections along with them: each source decides
+    which of its items follow (cards and dashboards archived on their own keep their state)."""
     if not collection_ids:
         return
-    session.execute(update(Card).where(Card.collection_id.in_(collection_ids), Card.archived_directly.is_(False))
-                    .values(archived=archived), execution_options={"synchronize_session": False})
-    for model in (NativeQuerySnippet, Timeline):
-        session.execute(update(model).where(model.collection_id.in_(collection_ids))
-                        .values(archived=archived), execution_options={"synchronize_session": False})
-
-
-_TAG = re.compile(r"\{\{\s*([^}]+?)\s*\}\}")
-_OPTIONAL = re.compile(r"\[\[.*?\]\]", re.S)
-
-
-def fully_parameterized(dataset_query: Any) -> bool:
-    """Can the card run without parameter values? A native query is when every tag outside an
-    optional [[...]] block is a field filter, snippet or card reference or has a default, and every
-    required tag has a default (Metabase's rule, used for collection previews)."""
-    if not isinstance(dataset_query, dict):
-        return True
-    native = dataset_query.get("native")
-    if not isinstance(native, dict) or not isinstance(native.get("template-tags"), dict):
-        return True
-    tags = native["template-tags"]
-    text = native.get("query") if isinstance(native.get("query"), str) else ""
-    obligatory = {name for name in _TAG.findall(_OPTIONAL.sub("", text))}
-    for name in obligatory:
-        tag = tags.get(name)
-        if not isinstance(tag, dict):
-            return False
-        if tag.get("type") not in ("dimension", "snippet", "card") and tag.get("default") is None:
-            return False
-    return all(not (isinstance(t, dict) and t.get("required")) or t.get("default") is not None
-               for t in tags.values())
+    for source in sources():
+        source.archive(session, collection_ids, archived)

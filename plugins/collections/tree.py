@@ -1,18 +1,17 @@
 """GET /api/collection/tree: the readable collections as nested nodes with `children`, and the
-kinds of cards `here` (directly inside) and `below` (deeper).
+kinds of items `here` (directly inside) and `below` (deeper): cards, models, metrics, dashboards.
 
 A node hangs under its nearest ancestor in the listing, so collections below one the user cannot
 see still appear, one level up, as in Metabase.
 """
 from __future__ import annotations
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, Collection, User
+from core.appdb.models import Collection, User
 from core.content.collections import Access, location_ids, personal_names
 
-from .items import CARD_TYPE_MODEL
+from .items import kinds_held
 from .service import collection_json, readable_collections
 
 
@@ -27,15 +26,6 @@ def _shallow_filter(rows: list[Collection], collection_id: int | None) -> list[C
         elif collection_id in ids and len(ids) - ids.index(collection_id) <= 2:
             out.append(c)
     return out
-
-
-def _card_kinds(session: Session) -> dict[int, set[str]]:
-    holds: dict[int, set[str]] = {}
-    query = select(Card.collection_id, Card.type).distinct().where(
-        Card.archived.is_(False), Card.collection_id.is_not(None))
-    for collection_id, card_type in session.execute(query):
-        holds.setdefault(collection_id, set()).add(CARD_TYPE_MODEL.get(card_type, "card"))
-    return holds
 
 
 def build_tree(rows: list[Collection], names: dict[int, str], holds: dict[int, set[str]] | None) -> list[dict]:
@@ -73,4 +63,4 @@ def collection_tree(session: Session, user: User, *, exclude_archived: bool = Fa
         for node in top:
             node["children"] = bool(node["children"])
         return top
-    return build_tree(rows, names, _card_kinds(session))
+    return build_tree(rows, names, kinds_held(session, None))

@@ -5,8 +5,10 @@ from pathlib import Path
 
 from core import Migrations, Revisable, hookimpl
 
+from . import content
 from . import copy_views  # noqa: F401
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from . import query_views  # noqa: F401  (declares the dashcard query, filter-value and metadata endpoints)
 from . import views  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
 from .blueprint import dashboard_api
 
@@ -14,6 +16,11 @@ from .blueprint import dashboard_api
 @hookimpl
 def register_migrations():
     return [Migrations("dashboards", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_content_kinds():
+    return [content.KIND]
 
 
 @hookimpl

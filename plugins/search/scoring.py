@@ -5,22 +5,14 @@ prefix), then small bonuses for pinned and recently changed items and for the ki
 from __future__ import annotations
 
 import datetime as dt
-import unicodedata
+
+from core.content.search import normalize, tokenize
 
 TEXT_SCORERS_WEIGHT = 10
 STALE_DAYS = 180
 # Earlier kinds rank higher when everything else is equal (Metabase's models-search-order).
 MODEL_ORDER = ["dashboard", "metric", "segment", "indexed-entity", "card", "dataset", "collection", "table",
                "action", "database"]
-
-
-def normalize(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def tokenize(text: str) -> list[str]:
-    return [t for t in text.split() if t]
 
 
 def _occurrences(query: list[str], match: list[str], exact: bool) -> int:

@@ -1,29 +1,26 @@
 """Search: candidates of every searchable kind the caller may see, scored, filtered and paged.
 
-Each kind is a function that returns result dicts (with private `_texts`, `_pinned`, `_updated`
-keys for scoring). Permissions: cards and collections through the collections they live in,
-databases and tables through data access (core.policy.permissions); nothing else is ever a candidate.
-Adding dashboards is one more function in SOURCES.
+Each kind is a function that returns result dicts (core.content.search.result, with private `_texts`,
+`_pinned`, `_updated` keys for scoring). Permissions: cards and collections through the collections
+they live in, databases and tables through data access (core.policy.permissions); nothing else is ever
+a candidate. The built-in kinds are here; other plugins' kinds (dashboards) come from
+core.content.kinds and follow the same rules.
 """
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass, field
-
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased, load_only
 
 from core.appdb.models import (
     Card,
     Collection,
     Database,
-    Revision,
     Segment,
     Table,
     User,
     utcnow,
 )
-from core.content import bookmarks
+from core.content import bookmarks, kinds
 from core.content.collections import (
     Access,
     location_ids,
@@ -32,6 +29,16 @@ from core.content.collections import (
     personal_owner,
     personal_root_ids,
 )
+from core.content.search import (  # noqa: F401  (Filters: the views build it)
+    ROOT_REF,
+    Filters,
+    common_names,
+    last_editors,
+    personal_ok,
+    result,
+    text_clause,
+)
+from core.content.search import SearchContext as Context
 from core.http.paging import Paging
 from core.policy import permissions
 
@@ -41,82 +48,10 @@ CARD_MODELS = {"card": "question", "dataset": "model", "metric": "metric"}
 CARD_TYPE_MODEL = {card_type: model for model, card_type in CARD_MODELS.items()}
 SEARCHABLE = ("dashboard", "card", "dataset", "metric", "collection", "database", "table", "segment", "action",
               "indexed-entity")
-RESULT_KEYS = (
-    "model", "id", "name", "display_name", "description", "archived", "collection", "collection_position",
-    "creator_id", "creator_common_name", "last_editor_id", "last_editor_common_name", "last_edited_at",
-    "created_at", "updated_at", "dashboardcard_count", "moderated_status", "database_id", "database_name",
-    "table_id", "table_name", "table_schema", "table_description", "display", "dataset_query", "query_type",
-    "bookmark", "can_write", "effective_location", "location", "personal_owner_id", "authority_level",
-    "initial_sync_status", "dashboard", "context",
-)
 # What a card result shows: its large JSON columns (visualization, parameters, metadata) stay unloaded.
 CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, Card.collection_id,
                 Card.collection_position, Card.creator_id, Card.created_at, Card.updated_at, Card.database_id,
                 Card.table_id, Card.display, Card.dataset_query, Card.query_type)
-ROOT_REF = {"id": None, "name": None, "authority_level": None, "type": None}
-
-
-@dataclass
-class Filters:
-    q: str | None = None
-    models: list[str] | None = None
-    archived: bool = False
-    table_db_id: int | None = None
-    created_by: set[int] = field(default_factory=set)
-    last_edited_by: set[int] = field(default_factory=set)
-    personal: str | None = None  # filter_items_in_personal_collection
-    ids: set[int] = field(default_factory=set)
-    search_native_query: bool = False
-
-    @property
-    def tokens(self) -> list[str]:
-        return scoring.tokenize(scoring.normalize(self.q or ""))
-
-
-@dataclass
-class Context:
-    session: Session
-    access: Access
-    filters: Filters
-    roots: dict[int, int]
-
-
-def _result(model: str, id: int, name: str, **values) -> dict:
-    out = dict.fromkeys(RESULT_KEYS)
-    values.setdefault("bookmark", False)
-    out.update(model=model, id=id, name=name, dashboardcard_count=0, **values)
-    return out
-
-
-def _text_clause(ctx: Context, *columns):
-    """Any query token inside any searchable column (lower case), as Metabase's prefilter."""
-    tokens = ctx.filters.tokens
-    if not tokens:
-        return None
-    return or_(*(func.lower(column).contains(token, autoescape=True) for column in columns for token in tokens))
-
-
-def _personal_ok(ctx: Context, owner: int | None) -> bool:
-    mode = ctx.filters.personal
-    me = ctx.access.user.id
-    if mode in (None, "all"):
-        return True
-    if mode == "only":
-        return owner is not None
-    if mode == "only-mine":
-        return owner == me
-    if mode == "exclude":
-        return owner is None
-    if mode == "exclude-others":
-        return owner in (None, me)
-    return True
-
-
-def _common_names(session: Session, ids) -> dict[int, str]:
-    ids = {i for i in ids if i is not None}
-    if not ids:
-        return {}
-    return {user.id: user.common_name for user in session.scalars(select(User).where(User.id.in_(ids)))}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -129,7 +64,7 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     if f.table_db_id is not None or f.created_by or f.last_edited_by:
         return []
     query = select(Collection).where(namespace_clause(None), Collection.archived.is_(f.archived))
-    text = _text_clause(ctx, Collection.name, Collection.description)
+    text = text_clause(ctx, Collection.name, Collection.description)
     if text is not None:
         query = query.where(text)
     if f.ids:
@@ -138,14 +73,14 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     if readable is not None:
         query = query.where(Collection.id.in_(readable))
     rows = [c for c in ctx.session.scalars(query)
-            if ctx.access.can_read(c.id) and _personal_ok(ctx, personal_owner(c, ctx.roots))]
+            if ctx.access.can_read(c.id) and personal_ok(ctx, personal_owner(c, ctx.roots))]
     names = personal_names(ctx.session, [c.personal_owner_id for c in rows])
     marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "collection")
     out = []
     for c in rows:
         name = names.get(c.personal_owner_id, c.name) if c.personal_owner_id else c.name
         effective = "/" + "".join(f"{i}/" for i in location_ids(c.location) if ctx.access.can_read(i))
-        out.append(_result(
+        out.append(result(
             "collection", c.id, name, description=c.description, archived=c.archived, created_at=c.created_at,
             updated_at=c.created_at, collection={"id": c.id, "name": name, "authority_level": c.authority_level,
                                                  "type": c.type},
@@ -162,7 +97,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
         return []
     query = select(Card).options(load_only(*CARD_COLUMNS)).where(Card.type.in_(types), Card.archived.is_(f.archived))
     columns = [Card.name, Card.description]
-    text = _text_clause(ctx, *columns)
+    text = text_clause(ctx, *columns)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -184,12 +119,12 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
         if not ctx.access.can_read(card.collection_id):
             continue
         owner = personal_owner(collection, ctx.roots) if collection is not None else None
-        if _personal_ok(ctx, owner):
+        if personal_ok(ctx, owner):
             visible.append(card)
-    edits = _last_editors(ctx.session, [c.id for c in visible])
+    edits = last_editors(ctx.session, "Card", [c.id for c in visible])
     if f.last_edited_by:
         visible = [c for c in visible if edits.get(c.id, (None, None))[0] in f.last_edited_by]
-    users = _common_names(ctx.session, [c.creator_id for c in visible] + [e[0] for e in edits.values()])
+    users = common_names(ctx.session, [c.creator_id for c in visible] + [e[0] for e in edits.values()])
     databases = dict(ctx.session.execute(select(Database.id, Database.name).where(
         Database.id.in_({c.database_id for c in visible if c.database_id is not None}))).all())
     names = personal_names(ctx.session, [c.personal_owner_id for c in collections.values()])
@@ -204,7 +139,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
             else collection.name}
         editor_id, edited_at = edits.get(card.id, (None, None))
         native_text = _native_text(card) if f.search_native_query else None
-        out.append(_result(
+        out.append(result(
             model, card.id, card.name, description=card.description, archived=card.archived, collection=ref,
             collection_position=card.collection_position, creator_id=card.creator_id,
             creator_common_name=users.get(card.creator_id), last_editor_id=editor_id,
@@ -245,20 +180,12 @@ def _with_native_matches(ctx: Context, cards: list[Card], types: list[str]) -> l
     return cards + extra
 
 
-def _last_editors(session: Session, card_ids: list[int]) -> dict[int, tuple[int | None, dt.datetime]]:
-    if not card_ids:
-        return {}
-    query = select(Revision.model_id, Revision.user_id, Revision.timestamp).where(
-        Revision.model == "Card", Revision.model_id.in_(card_ids), Revision.most_recent.is_(True))
-    return {model_id: (user_id, ts) for model_id, user_id, ts in session.execute(query)}
-
-
 def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
     if f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
         return []
     query = select(Database).where(Database.is_audit.is_(False))
-    text = _text_clause(ctx, Database.name, Database.description)
+    text = text_clause(ctx, Database.name, Database.description)
     if text is not None:
         query = query.where(text)
     if f.ids:
@@ -267,7 +194,7 @@ def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
     for db in ctx.session.scalars(query):
         if not permissions.can_see_data(ctx.session, ctx.access.user, db.id):
             continue
-        out.append(_result("database", db.id, db.name, description=db.description, archived=False,
+        out.append(result("database", db.id, db.name, description=db.description, archived=False,
                            collection=ROOT_REF, database_id=db.id, created_at=db.created_at,
                            updated_at=db.updated_at, initial_sync_status=db.initial_sync_status,
                            _texts=[db.name, db.description], _pinned=False, _updated=db.updated_at))
@@ -281,7 +208,7 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     db = aliased(Database)
     query = (select(Table, db.name).join(db, db.id == Table.db_id)
              .where(Table.active.is_(True), Table.visibility_type.is_(None), db.is_audit.is_(False)))
-    text = _text_clause(ctx, Table.name, Table.display_name, Table.description)
+    text = text_clause(ctx, Table.name, Table.display_name, Table.description)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -300,7 +227,7 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
         if table.id not in allowed:
             continue
         display = table.display_name or table.name
-        out.append(_result(
+        out.append(result(
             "table", table.id, display, display_name=display, description=table.description, archived=False,
             collection=ROOT_REF, database_id=table.db_id, database_name=database_name, table_id=table.id,
             table_name=table.name, table_schema=table.schema, table_description=table.description,
@@ -318,7 +245,7 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
         return []
     query = (select(Segment, Table).join(Table, Table.id == Segment.table_id)
              .where(Segment.archived.is_(f.archived)))
-    text = _text_clause(ctx, Segment.name, Segment.description)
+    text = text_clause(ctx, Segment.name, Segment.description)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -336,7 +263,7 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
     for segment, table in rows:
         if table.id not in allowed:
             continue
-        out.append(_result(
+        out.append(result(
             "segment", segment.id, segment.name, description=segment.description, archived=segment.archived,
             collection=ROOT_REF, database_id=table.db_id, table_id=table.id, table_name=table.name,
             table_schema=table.schema, table_description=table.description, created_at=segment.created_at,
@@ -370,13 +297,16 @@ def search(session: Session, user: User, filters: Filters, paging: Paging) -> di
     # Every kind is searched, whatever `models` asks for, because available_models reports them all.
     for source in dict.fromkeys(SOURCES.values()):
         results.extend(source(ctx, {m for m, s in SOURCES.items() if s is source}))
+    for model, source in kinds.search_sources().items():
+        if model in SEARCHABLE:
+            results.extend(source(ctx))
     scored = []
     for result in results:
         value = scoring.score(tokens, result.pop("_texts"), model=result["model"], pinned=result.pop("_pinned"),
                               updated_at=result.pop("_updated"), now=now)
         if value > 0 or not tokens:
             scored.append((value, result))
-    available = sorted({r["model"] for _, r in scored}, key=lambda m: SEARCHABLE.index(m))
+    available = sorted({r["model"] for _, r in scored}, key=SEARCHABLE.index)
     if filters.models:
         scored = [(v, r) for v, r in scored if r["model"] in filters.models]
     scored.sort(key=lambda vr: (-vr[0], SEARCHABLE.index(vr[1]["model"]), (vr[1]["name"] or "").lower(),

@@ -1,0 +1,122 @@
+"""Collection items: what a kind of content must provide to appear in /api/collection/:id/items and
+the collection tree, and to follow its collection into and out of the archive.
+
+The collections plugin lists its own kinds (collections, cards, snippets, timelines) and the
+ItemSources that other plugins contribute through register_content_kinds (core.content.kinds), all
+through this one protocol: a source lists cheap sort keys of its rows in a collection, the listing
+sorts and pages the keys of every source together, then each source hydrates only its rows of the page.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol
+
+from sqlalchemy import and_, select
+from sqlalchemy.orm import Session, aliased
+
+from core.appdb.models import Collection, Revision, User
+
+from .collections import Access
+
+
+@dataclass
+class Options:
+    archived: bool = False
+    pinned_state: str | None = None
+    sort_column: str = "name"
+    sort_direction: str = "asc"
+    official_collections_first: bool = True
+    show_dashboard_questions: bool = False
+
+
+@dataclass
+class Context:
+    session: Session
+    access: Access
+    collection: Collection | None  # None: the root
+    namespace: str | None
+    options: Options
+
+    @property
+    def collection_id(self) -> int | None:
+        return self.collection.id if self.collection is not None else None
+
+    @property
+    def parent_archived(self) -> bool:
+        return bool(self.collection is not None and self.collection.archived)
+
+
+@dataclass
+class Key:
+    """One item's sort keys; `ref` is whatever the source needs to hydrate it."""
+
+    model: str
+    id: int
+    name: str
+    authority_level: str | None = None
+    collection_type: str | None = None
+    last_edit_at: dt.datetime | None = None
+    last_edit_first_name: str | None = None
+    last_edit_last_name: str | None = None
+    ref: Any = field(default=None, repr=False)
+
+
+class ItemSource(Protocol):
+    """One or more item models ("card", "dataset", "metric"; "dashboard") listed in collections.
+
+    `namespaces`: the collection namespaces holding them (None in the tuple is the default one; the
+    attribute None means every namespace)."""
+
+    models: tuple[str, ...]
+    namespaces: tuple[str | None, ...] | None
+
+    def keys(self, ctx: Context, model: str) -> list[Key]:
+        """The sort keys of the `model` rows directly in ctx.collection, in ctx.options' archived and
+        pinned state, that the caller may see (the collection itself is already readable)."""
+
+    def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+        """The item JSON of these keys (one page), by (model, id)."""
+
+    def holds(self, session: Session, collection_ids: list[int] | None) -> Iterable[tuple[int, str]]:
+        """(collection_id, model) for the kinds of non-archived items inside these collections
+        (None: any collection), for the `here`/`below` annotations of collections."""
+
+    def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
+        """Archive (or unarchive) the items inside these collections along with them; items archived
+        on their own (`archived_directly`) keep their state. Same transaction, no commit."""
+
+
+def pinned_clause(column, pinned_state: str | None):
+    """The condition on an item's collection_position for `pinned_state`, None for "all"."""
+    if pinned_state == "is_pinned":
+        return column.is_not(None)
+    if pinned_state == "is_not_pinned":
+        return column.is_(None)
+    return None
+
+
+def in_collection(column, ctx: Context):
+    return column.is_(None) if ctx.collection is None else column == ctx.collection.id
+
+
+def with_last_edit(query, model: str, id_column):
+    """`query` with three more columns: the time and editor's first and last name of the latest
+    revision of `model` (revision.model, e.g. "Card", "Dashboard"), for sort keys."""
+    editor = aliased(User)
+    revision = aliased(Revision)
+    return (query.add_columns(revision.timestamp, editor.first_name, editor.last_name)
+            .outerjoin(revision, and_(revision.model == model, revision.model_id == id_column,
+                                      revision.most_recent.is_(True)))
+            .outerjoin(editor, editor.id == revision.user_id))
+
+
+def last_edits(session: Session, model: str, ids: list[int]) -> dict[int, dict]:
+    """`last-edit-info` ({id, first_name, last_name, email, timestamp}) of each item with a revision."""
+    if not ids:
+        return {}
+    query = (select(Revision.model_id, Revision.timestamp, User.id, User.first_name, User.last_name, User.email)
+             .join(User, User.id == Revision.user_id)
+             .where(Revision.model == model, Revision.model_id.in_(ids), Revision.most_recent.is_(True)))
+    return {model_id: {"id": uid, "first_name": first, "last_name": last, "email": email, "timestamp": ts}
+            for model_id, ts, uid, first, last, email in session.execute(query)}

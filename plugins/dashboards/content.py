@@ -1,0 +1,155 @@
+"""Dashboards as collection content: the ContentKind this plugin contributes (register_content_kinds),
+through which the collections, search, bookmarks and cards plugins show dashboards without importing
+this plugin.
+
+A dashboard is read and written exactly as its collection (root when `collection_id` is null), so every
+listing here keeps only dashboards in collections the caller may read. A dashboard archived with its
+collection has `archived_directly` false and comes back with it; one archived on its own stays archived.
+"""
+from __future__ import annotations
+
+from sqlalchemy import func, select, union, update
+from sqlalchemy.orm import Session
+
+from core import ContentKind, ItemRef
+from core.content import bookmarks
+from core.content.collections import children_location, personal_owner
+from core.content.items import Context, Key, in_collection, last_edits, pinned_clause, with_last_edit
+from core.content.search import (
+    ROOT_REF,
+    SearchContext,
+    collection_refs,
+    common_names,
+    last_editors,
+    personal_ok,
+    result,
+    text_clause,
+)
+
+from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSeries
+
+REVISION_MODEL = "Dashboard"
+
+
+class DashboardSource:
+    """Dashboards in /api/collection/:id/items, in the tree's here/below, and in the archive cascade."""
+
+    models = ("dashboard",)
+    namespaces = (None,)
+
+    def keys(self, ctx: Context, model: str) -> list[Key]:
+        query = with_last_edit(select(Dashboard.id, Dashboard.name), REVISION_MODEL, Dashboard.id).where(
+            Dashboard.archived.is_(ctx.options.archived), in_collection(Dashboard.collection_id, ctx))
+        pinned = pinned_clause(Dashboard.collection_position, ctx.options.pinned_state)
+        if pinned is not None:
+            query = query.where(pinned)
+        return [Key("dashboard", did, name, last_edit_at=ts, last_edit_first_name=first, last_edit_last_name=last)
+                for did, name, ts, first, last in ctx.session.execute(query)]
+
+    def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+        ids = [k.id for k in keys]
+        rows = ctx.session.scalars(select(Dashboard).where(Dashboard.id.in_(ids)))
+        edits = last_edits(ctx.session, REVISION_MODEL, ids)
+        can_write = ctx.access.can_write(ctx.collection_id)
+        location = children_location(ctx.collection)
+        out = {}
+        for d in rows:
+            item = {
+                "id": d.id, "name": d.name, "description": d.description, "entity_id": d.entity_id,
+                "collection_position": d.collection_position, "collection_id": ctx.collection_id,
+                "last_used_at": d.last_viewed_at, "archived": d.archived, "archived_directly": d.archived_directly,
+                "model": "dashboard", "location": location, "moderated_status": None, "can_write": can_write,
+                "can_restore": bool(d.archived and d.archived_directly and can_write and not ctx.parent_archived),
+                "can_delete": bool(d.archived and can_write),
+            }
+            if d.id in edits:
+                item["last-edit-info"] = edits[d.id]
+            out[("dashboard", d.id)] = item
+        return out
+
+    def holds(self, session: Session, collection_ids: list[int] | None):
+        query = select(Dashboard.collection_id).distinct().where(Dashboard.archived.is_(False))
+        query = query.where(Dashboard.collection_id.is_not(None) if collection_ids is None
+                            else Dashboard.collection_id.in_(collection_ids))
+        return [(collection_id, "dashboard") for collection_id in session.scalars(query)]
+
+    def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
+        session.execute(update(Dashboard).where(Dashboard.collection_id.in_(collection_ids),
+                                                Dashboard.archived_directly.is_not(True))
+                        .values(archived=archived), execution_options={"synchronize_session": False})
+
+
+def search(ctx: SearchContext) -> list[dict]:
+    """Readable dashboards matching the search, with Metabase's dashboard keys (dashboardcard_count,
+    view_count, last_viewed_at); dashboards have no database, so a table_db_id filter excludes them."""
+    f = ctx.filters
+    if f.table_db_id is not None:
+        return []
+    query = select(Dashboard).where(Dashboard.archived.is_(f.archived))
+    text = text_clause(ctx, Dashboard.name, Dashboard.description)
+    if text is not None:
+        query = query.where(text)
+    if f.created_by:
+        query = query.where(Dashboard.creator_id.in_(f.created_by))
+    if f.ids:
+        query = query.where(Dashboard.id.in_(f.ids))
+    rows = list(ctx.session.scalars(query))
+    refs = collection_refs(ctx.session, [d.collection_id for d in rows])
+    visible = []
+    for d in rows:
+        collection = refs.get(d.collection_id, (None, None))[0]
+        if d.collection_id is not None and (collection is None or collection.namespace):
+            continue
+        if not ctx.access.can_read(d.collection_id):
+            continue
+        if personal_ok(ctx, personal_owner(collection, ctx.roots) if collection is not None else None):
+            visible.append(d)
+    ids = [d.id for d in visible]
+    edits = last_editors(ctx.session, REVISION_MODEL, ids)
+    if f.last_edited_by:
+        visible = [d for d in visible if edits.get(d.id, (None, None))[0] in f.last_edited_by]
+    users = common_names(ctx.session, [d.creator_id for d in visible] + [e[0] for e in edits.values()])
+    counts = dict(ctx.session.execute(select(DashboardCard.dashboard_id, func.count()).where(
+        DashboardCard.dashboard_id.in_(ids)).group_by(DashboardCard.dashboard_id)).all()) if ids else {}
+    marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "dashboard", ids)
+    out = []
+    for d in visible:
+        editor_id, edited_at = edits.get(d.id, (None, None))
+        out.append(result(
+            "dashboard", d.id, d.name, description=d.description, archived=d.archived,
+            collection=refs[d.collection_id][1] if d.collection_id is not None else ROOT_REF,
+            collection_position=d.collection_position, creator_id=d.creator_id,
+            creator_common_name=users.get(d.creator_id), last_editor_id=editor_id,
+            last_editor_common_name=users.get(editor_id), last_edited_at=edited_at, created_at=d.created_at,
+            updated_at=d.updated_at, dashboardcard_count=counts.get(d.id, 0), view_count=d.view_count,
+            last_viewed_at=d.last_viewed_at, can_write=ctx.access.can_write(d.collection_id),
+            bookmark=d.id in marked, _texts=[d.name, d.description], _pinned=d.collection_position is not None,
+            _updated=d.updated_at))
+    return out
+
+
+def lookup(session: Session, ids: list[int]) -> dict[int, ItemRef]:
+    rows = session.execute(select(Dashboard.id, Dashboard.name, Dashboard.collection_id, Dashboard.archived,
+                                  Dashboard.description).where(Dashboard.id.in_(ids)))
+    return {row.id: ItemRef(row.id, row.name, row.collection_id, row.archived, row.description) for row in rows}
+
+
+def card_counts(session: Session, card_ids: list[int]) -> dict[int, int]:
+    """Dashcards showing each card (Metabase's dashboard_count counts placements, series not included)."""
+    query = (select(DashboardCard.card_id, func.count()).where(DashboardCard.card_id.in_(card_ids))
+             .group_by(DashboardCard.card_id))
+    return dict(session.execute(query).all())
+
+
+def card_holders(session: Session, card_id: int) -> list[int]:
+    """Dashboards showing the card on a dashcard or as one of a dashcard's series."""
+    direct = select(DashboardCard.dashboard_id).where(DashboardCard.card_id == card_id)
+    series = (select(DashboardCard.dashboard_id)
+              .join(DashboardCardSeries, DashboardCardSeries.dashboardcard_id == DashboardCard.id)
+              .where(DashboardCardSeries.card_id == card_id))
+    return sorted(session.scalars(union(direct, series)))
+
+
+KIND = ContentKind(model="dashboard", items=DashboardSource(), search=search,
+                   bookmark=(DashboardBookmark, DashboardBookmark.dashboard_id), lookup=lookup,
+                   card_counts=card_counts, card_holders=card_holders)

@@ -1,0 +1,143 @@
+"""Running a card where a dashboard shows it: POST /api/dashboard/:did/dashcard/:dcid/card/:cid/query,
+its downloads and its pivot form.
+
+The dashcard must sit on the dashboard and the card must be its card or one of its series (404
+otherwise: no route to another dashboard's data). Reading needs the dashboard's and the card's
+collections readable; the data itself is the processor's gate (core.query.access), as for any
+saved card. Each dashboard filter value reaches the card through the dashcard's parameter_mappings
+for that card; core.query.parameters then applies it to MBQL and native queries alike.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.appdb.models import Card, User
+from core.export.response import saved_download
+from core.http.api import json_response
+from core.http.errors import Forbidden, Invalid, NotFound, check_404
+from core.policy import permissions as perms
+from core.query import pivot as pivot_query
+from core.query import processor
+
+from .models import Dashboard, DashboardCard, DashboardCardSeries
+
+EXPORT_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download", "api": "dashboard"}
+LIMITED_DOWNLOAD_ROWS = 10000
+# Operator filters take a list; embedding sends a lone value (Metabase wraps it).
+OPERATOR_PREFIXES = ("string/", "number/")
+
+
+def readable_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:
+    dashboard = check_404(session.get(Dashboard, dashboard_id))
+    if not perms.can_read_item(session, user, dashboard.collection_id):
+        raise Forbidden()
+    return dashboard
+
+
+def dashcard_card(session: Session, user: User, dashboard_id: int, dashcard_id: int,
+                  card_id: int) -> tuple[Dashboard, DashboardCard, Card]:
+    """The dashboard, its dashcard and the card drawn on it (the dashcard's own or a series card)."""
+    dashboard = readable_dashboard(session, user, dashboard_id)
+    dashcard = session.get(DashboardCard, dashcard_id)
+    if dashcard is None or dashcard.dashboard_id != dashboard.id:
+        raise NotFound()
+    if dashcard.card_id != card_id and session.scalar(
+            select(DashboardCardSeries.id).where(DashboardCardSeries.dashboardcard_id == dashcard.id,
+                                                 DashboardCardSeries.card_id == card_id)) is None:
+        raise NotFound()
+    card = check_404(session.get(Card, card_id))
+    if not perms.can_read_item(session, user, card.collection_id):
+        raise Forbidden()
+    return dashboard, dashcard, card
+
+
+def mapping_for(dashcard: DashboardCard, parameter_id: Any, card_id: int) -> dict | None:
+    """The dashcard's mapping of a dashboard parameter onto one of its cards (a mapping without
+    card_id is the dashcard's own card's)."""
+    for mapping in dashcard.parameter_mappings or []:
+        if not isinstance(mapping, dict) or mapping.get("parameter_id") != parameter_id:
+            continue
+        if mapping.get("card_id", dashcard.card_id) == card_id and mapping.get("target") is not None:
+            return mapping
+    return None
+
+
+def resolve_parameters(dashboard: Dashboard, dashcard: DashboardCard, card_id: int,
+                       given: list[dict] | None) -> list[dict]:
+    """The card's parameters for this request: each given dashboard parameter (400 when the dashboard
+    has no parameter with its id) and each dashboard default not given, with the mapping's target;
+    parameters not mapped to this card are dropped."""
+    declared = {p["id"]: p for p in dashboard.parameters or [] if isinstance(p, dict) and isinstance(p.get("id"), str)}
+    merged: dict[Any, dict] = {}
+    for pid, param in declared.items():
+        if param.get("default") is not None:
+            merged[pid] = {"id": pid, "value": param["default"]}
+    for param in given or []:
+        pid = param.get("id")
+        if pid is None:
+            raise Invalid("Unable to resolve invalid query parameter: parameter is missing :id")
+        if not isinstance(pid, str) or pid not in declared:
+            raise Invalid(f"Dashboard does not have a parameter with ID \"{pid}\".")
+        if not isinstance(param.get("type", ""), (str, type(None))):
+            raise Invalid(f"Invalid parameter type for parameter \"{pid}\".")
+        merged[pid] = {k: v for k, v in param.items() if k != "default"}
+    resolved = []
+    for pid, param in merged.items():
+        mapping = mapping_for(dashcard, pid, card_id)
+        if mapping is None:
+            continue
+        declared_type = declared[pid].get("type")
+        kind = param.get("type") or (declared_type if isinstance(declared_type, str) else None) or "category"
+        out = {"type": kind, **param, "id": pid, "target": mapping["target"]}
+        if "options" not in out and isinstance(declared[pid].get("options"), dict):
+            out["options"] = declared[pid]["options"]
+        value = out.get("value")
+        if kind.startswith(OPERATOR_PREFIXES) and value not in (None, "") and not isinstance(value, list):
+            out["value"] = [value]
+        resolved.append(out)
+    return resolved
+
+
+def run(session: Session, user: User, ids: tuple[int, int, int], parameters: list | None, ignore_cache: bool):
+    dashboard, dashcard, card = dashcard_card(session, user, *ids)
+    envelope, status = processor.run_query(
+        session, user, card.dataset_query, context="dashboard", card_id=card.id, dashboard_id=dashboard.id,
+        parameters=resolve_parameters(dashboard, dashcard, card.id, parameters), ignore_cache=ignore_cache,
+        cache_ttl=card.cache_ttl)
+    return json_response(envelope, status)
+
+
+def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, int], export_format: str,
+           parameters: list | None, options: dict):
+    dashboard, dashcard, card = dashcard_card(session, user, *ids)
+    exporter = exporters.get(export_format)
+    if exporter is None and export_format != "api":
+        raise NotFound(f"Export format {export_format} is not available on this server.")
+    if card.database_id is None:
+        raise Forbidden()
+    level = perms.download_level(session, user, card.database_id, card.table_id)
+    if level == "none":
+        raise Forbidden()
+    extra = {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
+    viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
+    return saved_download(session, user, exporter, export_format, card.dataset_query,
+                          context=EXPORT_CONTEXTS[export_format], options={**options, "visualization_settings": viz},
+                          pivot=card.display == "pivot", column_split=_column_split(card), card_id=card.id,
+                          dashboard_id=dashboard.id,
+                          parameters=resolve_parameters(dashboard, dashcard, card.id, parameters), **extra)
+
+
+def pivot(session: Session, user: User, ids: tuple[int, int, int], parameters: list | None):
+    dashboard, dashcard, card = dashcard_card(session, user, *ids)
+    query = {**card.dataset_query, "parameters": resolve_parameters(dashboard, dashcard, card.id, parameters)}
+    envelope, status = pivot_query.run_pivot(session, user, query, column_split=_column_split(card),
+                                             context="dashboard", card_id=card.id, dashboard_id=dashboard.id)
+    return json_response(envelope, status)
+
+
+def _column_split(card: Card):
+    split = (card.visualization_settings or {}).get("pivot_table.column_split")
+    return split if isinstance(split, dict) else None
