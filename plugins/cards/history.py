@@ -40,12 +40,17 @@ def revert(session: Session, user: User, card_id: int, revision_id: int) -> dict
 
     out = revisions.revert(session, CARD, card.id, revision_id, user.id, apply)
     session.commit()
+    service._release_persisted(session, card)  # a model reverted to a question gives up its table, as in PUT
     events.emit("card-update", user.id, card)
     return out
 
 
 def _restore(session: Session, user: User, card: Card, state: dict) -> None:
     changes = {key: state[key] for key in REVERTIBLE if key in state}
+    if not perms.is_admin(user):
+        # Embedding is an administrator's setting (as in PUT): other writers' reverts leave it alone.
+        changes.pop("enable_embedding", None)
+        changes.pop("embedding_params", None)
     target = changes.get("collection_id", card.collection_id)
     if target != card.collection_id and ((target is not None and session.get(Collection, target) is None)
                                          or not perms.can_write_item(session, user, target)):

@@ -75,6 +75,21 @@ def test_card_revert_checks_data_permissions_of_the_reverted_query(admin, user, 
                                                     "revision_id": creation["id"]}).status_code == 200
 
 
+def test_only_an_administrator_reverts_embedding(admin, user, warehouse):
+    shared = shared_collection(admin, "write")
+    card = user.post("/api/card", json=card_body("Embedded", native_query(warehouse["db"], "SELECT 1 AS x"),
+                                                 collection_id=shared)).json
+    assert admin.put("/api/setting/enable-embedding", json={"value": True}).status_code in (200, 204)
+    assert admin.put(f"/api/card/{card['id']}", json={"enable_embedding": True, "name": "Shown"}).status_code == 200
+    creation = user.get(f"/api/revision?entity=card&id={card['id']}").json[-1]
+    revert = {"entity": "card", "id": card["id"], "revision_id": creation["id"]}
+    assert user.post("/api/revision/revert", json=revert).status_code == 200
+    now = user.get(f"/api/card/{card['id']}").json
+    assert now["name"] == "Embedded" and now["enable_embedding"] is True
+    assert admin.post("/api/revision/revert", json=revert).status_code == 200
+    assert admin.get(f"/api/card/{card['id']}").json["enable_embedding"] is False
+
+
 def test_reading_needs_read_and_reverting_needs_write(admin, user, warehouse):
     secret = admin.post("/api/card", json=card_body("Admin only", native_query(warehouse["db"], "SELECT 1 AS x"),
                                                     collection_id=admin.user["personal_collection_id"])).json
