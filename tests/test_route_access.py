@@ -85,7 +85,7 @@ def secret_url(endpoint, ids: dict) -> str:
               "remapped_id": ids["field"], "search_id": ids["field"], "param_key": "p", "query": "S",
               "export_format": "csv", "key": "site-name", "modal": "qbnewb",
               "dashboard_id": ids["dashboard"], "from_dashboard_id": ids["dashboard"], "dashcard_id": ids["dashcard"],
-              "card_id": ids["card"], "parent_collection_id": ids["collection"]}
+              "card_id": ids["card"], "parent_collection_id": ids["collection"], "entity": "card"}
     return PARAM.sub(lambda match: str(values.get(match.group(1), 1)), rule)
 
 

@@ -30,7 +30,7 @@ from core.identity.passwords import Hasher
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
 from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, unique_by
-from .records import ContentKind, Exporter
+from .records import ContentKind, Exporter, Revisable
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -47,6 +47,7 @@ class Tessera:
     settings: SettingsRegistry
     drivers: dict[str, type]
     exporters: dict[str, Exporter]
+    revisables: dict[str, Revisable]
     endpoints: list[Endpoint]
     hasher: Hasher
     throttlers: dict[str, Throttler]
@@ -95,6 +96,8 @@ def create_app(config: dict | None = None) -> Flask:
         if engine not in disabled_engines and c.item.available()
     }
     exporters = {key: c.item for key, c in unique_by(collect(pm, "register_exporters"), lambda e: e.format, "export format").items()}
+    revisables = {key: c.item for key, c in unique_by(collect(pm, "register_revisables"), lambda r: r.entity,
+                                                      "revisable entity").items()}
     kinds = content_kinds(pm)
 
     blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
@@ -111,6 +114,7 @@ def create_app(config: dict | None = None) -> Flask:
         settings=SettingsRegistry(settings),
         drivers=drivers,
         exporters=exporters,
+        revisables=revisables,
         endpoints=endpoints,
         hasher=Hasher(cfg["TESSERA_PASSWORD_HASH_TIME_COST"], cfg["TESSERA_PASSWORD_HASH_MEMORY_KIB"]),
         throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},

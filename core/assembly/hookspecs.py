@@ -55,6 +55,15 @@ def register_exporters():
 
 
 @hookspec
+def register_revisables():
+    """Fires once while the app is built. Return a list of core.assembly.records.Revisable: the kinds
+    of content this plugin records revisions of, served by /api/revision under their `entity` name.
+
+    Concatenated and keyed by `entity`; a duplicate entity stops startup naming both plugins.
+    """
+
+
+@hookspec
 def register_routes():
     """Fires once while the app is built. Return a list of core.http.api.Api blueprints.
 

@@ -113,3 +113,18 @@ class ContentKind:
     lookup: Callable[..., dict] | None = None
     card_counts: Callable[..., dict] | None = None
     card_holders: Callable[..., list] | None = None
+
+
+@dataclass(frozen=True)
+class Revisable:
+    """A kind of content whose revisions /api/revision serves, as `entity` ("card", "dashboard"...).
+
+    `history(session, user, id)` returns its revisions as Metabase's revision JSON, newest first;
+    `revert(session, user, id, revision_id)` puts it back in that revision's state, commits, and
+    returns the new revision's JSON. Both check the caller's rights (read, write) and raise
+    core.http.errors (404 absent object or revision, 403 not allowed) like the owner's own endpoints.
+    """
+
+    entity: str
+    history: Callable[..., list[dict]]
+    revert: Callable[..., dict]

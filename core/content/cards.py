@@ -3,12 +3,16 @@ normalising it (the derived columns database_id, table_id, query_type, source_ca
 other cards it references (`card__N` sources, MBQL 5 `source-card`, native `{{#N-slug}}` tags).
 
 dataset_query is kept in the shape the client posted; everything here reads legacy MBQL, MBQL 5
-and native queries alike. `base_json` is a card's stored columns as the API shows them.
+and native queries alike. `base_json` is a card's stored columns as the API shows them,
+`revision_object` what a card's revision records, and `duplicate` the one way a card is copied (the
+cards plugin's POST /api/card/:id/copy, the dashboards plugin's deep copy).
 """
 from __future__ import annotations
 
 import re
 from typing import Any, Iterator
+
+from sqlalchemy.orm import Session
 
 from core.query.model import CARD_TABLE  # one spelling of "card__N", shared with the MBQL reader
 
@@ -169,3 +173,16 @@ def base_json(card) -> dict:
         "average_query_time": None, "last_query_start": None, "moderation_reviews": [],
         "card_schema": 20, "metabase_version": None,
     }
+
+
+def duplicate(session: Session, original, user_id: int, *, name: str, collection_id: int | None):
+    """A new card with `original`'s query and settings, created by `user_id` in `collection_id`, with
+    its creation revision (`insert_card`); flushed, not committed. The caller has checked who may read
+    the original and write the collection."""
+    return insert_card(
+        session, user_id, original.dataset_query, original.database_id, name=name[:254],
+        description=original.description, display=original.display,
+        visualization_settings=original.visualization_settings, parameters=original.parameters or [],
+        parameter_mappings=original.parameter_mappings or [], result_metadata=original.result_metadata,
+        type=original.type, collection_id=collection_id, cache_ttl=original.cache_ttl,
+        collection_preview=original.collection_preview)

@@ -1,6 +1,8 @@
 """/api/card: saved questions, models and metrics; running and exporting them; model persistence and
 CSV uploads."""
-from core import SettingDef, hookimpl
+from core import Revisable, SettingDef, hookimpl
+
+from . import history
 
 from .views import card_api, card_table_api, database_cards_api, saved_questions_api
 
@@ -17,3 +19,8 @@ def register_settings():
                    description="Where CSV uploads go: {db_id, schema_name, table_prefix}; unset means "
                                "Tessera's own uploads SQLite file."),
     ]
+
+
+@hookimpl
+def register_revisables():
+    return [Revisable("card", history.history, history.revert)]

@@ -16,7 +16,7 @@ from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
 from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
-from core.content.cards import is_native, query_fields, referenced_card_ids, revision_object
+from core.content.cards import duplicate, is_native, query_fields, referenced_card_ids, revision_object
 from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
 from core.policy import permissions as perms
 from core.policy import sharing
@@ -278,18 +278,8 @@ def archive_card(session: Session, user: User, card_id: int) -> None:
 def copy_card(session: Session, user: User, card_id: int) -> Card:
     original = readable_card(session, user, card_id)
     _check_collection(session, user, original.collection_id)
-    fields = check_query(session, user, original.dataset_query or {})
-    card = Card(
-        name=f"Copy of {original.name}"[:254], description=original.description, display=original.display,
-        dataset_query=original.dataset_query, visualization_settings=original.visualization_settings,
-        parameters=original.parameters, parameter_mappings=original.parameter_mappings,
-        result_metadata=original.result_metadata, type=original.type, collection_id=original.collection_id,
-        cache_ttl=original.cache_ttl, collection_preview=original.collection_preview, creator_id=user.id,
-        entity_id=_entity_id(), **fields,
-    )
-    session.add(card)
-    session.flush()
-    _record(session, user, card, creation=True)
+    check_query(session, user, original.dataset_query or {})
+    card = duplicate(session, original, user.id, name=f"Copy of {original.name}", collection_id=original.collection_id)
     session.commit()
     events.emit("card-create", user.id, card)
     return card

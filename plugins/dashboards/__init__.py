@@ -3,9 +3,10 @@ and exports, copies and revisions; and the dashboards' place in collections, sea
 related lists, which the core asks for through hooks."""
 from pathlib import Path
 
-from core import Migrations, hookimpl
+from core import Migrations, Revisable, hookimpl
 
 from . import content
+from . import copy_views  # noqa: F401
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
 from . import query_views  # noqa: F401  (declares the dashcard query, filter-value and metadata endpoints)
 from . import views  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
@@ -25,6 +26,13 @@ def register_content_kinds():
 @hookimpl
 def register_routes():
     return [dashboard_api]
+
+
+@hookimpl
+def register_revisables():
+    from . import revisions
+
+    return [Revisable("dashboard", revisions.history, revisions.revert)]
 
 
 @hookimpl

@@ -6,8 +6,9 @@ instead. Both share one lifecycle (logic.py) and one set of request shapes (sche
 Before this package they were the plugins `plugins.segments` and `plugins.metrics`; those names still
 disable it (core.assembly.plugins.PLUGIN_ALIASES).
 """
-from core import hookimpl
+from core import Revisable, hookimpl
 
+from . import metrics, segments
 from .metric_views import metric_api
 from .segment_views import segment_api
 
@@ -15,3 +16,10 @@ from .segment_views import segment_api
 @hookimpl
 def register_routes():
     return [segment_api, metric_api]
+
+
+@hookimpl
+def register_revisables():
+    # "metric" is the legacy metric (Metabase before 0.50); metric cards are "card".
+    return [Revisable("segment", segments.revisions, segments.revert),
+            Revisable("metric", metrics.revisions, metrics.revert)]

@@ -17,6 +17,8 @@ from core.appdb.models import LegacyMetric, Segment, Table, User
 from core.assembly.events import emit
 from core.content import revisions, segments
 from core.content.segments import fetch, readable
+from core.http.errors import Forbidden
+from core.policy import permissions
 
 Model = type[Segment] | type[LegacyMetric]
 
@@ -88,8 +90,11 @@ def history(session: Session, user: User, model: Model, entity_id: int) -> list[
 
 
 def revert(session: Session, user: User, model: Model, entity_id: int, revision_id: int) -> dict:
-    """Back to the state of one of its revisions; answers with the new (reversion) revision."""
+    """Back to the state of one of its revisions; answers with the new (reversion) revision. For
+    administrators, like every write here: checked again because /api/revision/revert calls this too."""
     entity = fetch(session, user, model, entity_id)
+    if not permissions.is_admin(user):
+        raise Forbidden()
     out = revisions.revert(session, segments.kind_of(entity), entity.id, revision_id, user.id,
                            lambda state: segments.restore(entity, state))
     session.commit()
