@@ -54,7 +54,6 @@ def _print_setup_url(app, host: str, port: int) -> None:
 def migrate():
     """Apply the app-DB migrations."""
     from core.appdb.db import AppDatabase
-
     from core.assembly.plugins import migrate_app_db
 
     config = load_config()

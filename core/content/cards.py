@@ -186,3 +186,10 @@ def duplicate(session: Session, original, user_id: int, *, name: str, collection
         parameter_mappings=original.parameter_mappings or [], result_metadata=original.result_metadata,
         type=original.type, collection_id=collection_id, cache_ttl=original.cache_ttl,
         collection_preview=original.collection_preview)
+
+
+def pivot_column_split(card) -> dict | None:
+    """The card's pivot_table.column_split (names or refs of its columns), or None for the default."""
+    settings = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
+    split = settings.get("pivot_table.column_split")
+    return split if isinstance(split, dict) else None

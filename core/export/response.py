@@ -94,18 +94,45 @@ def api_stream(envelope_head: dict, result, js_int_to_string: bool = True) -> Re
     return Response(stream_with_context(body()), status=200, content_type="application/json", headers=NO_CACHE)
 
 
-def saved_download(session, user, exporter: Exporter | None, export_format: str, dataset_query: dict, *,
-                   context: str, options: dict, column_split=None, pivot: bool = False, **run_options) -> Response:
-    """A saved card's download (from the card or from a dashboard card): laid out as a pivot table
-    when `pivot` (the card's display) and the format can, the `api` format streamed as JSON, any
-    other format streamed through `exporter`; the failed-query body (400) when it cannot start.
-    `run_options` go to the processor (card_id, dashboard_id, parameters, download_cap, ...)."""
+# A download's query context by format; the `api` format keeps its caller's context (ad-hoc, question...).
+DOWNLOAD_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download"}
+# Metabase's cap for a caller whose download permission is "limited".
+LIMITED_DOWNLOAD_ROWS = 10000
+
+
+def exporter_for(exporters: dict, export_format: str) -> Exporter | None:
+    """The registered exporter of `export_format` (None for `api`, which streams JSON); 404 otherwise."""
+    from core.http.errors import NotFound
+
+    exporter = exporters.get(export_format)
+    if exporter is None and export_format != "api":
+        raise NotFound(f"Export format {export_format} is not available on this server.")
+    return exporter
+
+
+def download_cap(level: str) -> dict:
+    """The processor options a download permission level gives: 403 for none, a row cap for limited."""
+    from core.http.errors import Forbidden
+
+    if level == "none":
+        raise Forbidden()
+    return {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
+
+
+def query_download(session, user, exporter: Exporter | None, export_format: str, dataset_query: dict, *,
+                   api_context: str, options: dict, column_split=None, pivot: bool = False,
+                   **run_options) -> Response:
+    """A query's download (ad hoc, a card, a dashboard card): laid out as a pivot table when `pivot`
+    and the format can, the `api` format streamed as JSON, any other format streamed through `exporter`;
+    the failed-query body (400) when it cannot start. `run_options` go to the processor (card_id,
+    dashboard_id, parameters, download_cap, ...)."""
     from core.http.api import json_response
 
     from ..query import processor
     from ..query.errors import QueryFailed
     from ..query.results import FAILED_STATUS
 
+    context = DOWNLOAD_CONTEXTS.get(export_format, api_context)
     if pivot and pivots(exporter, options):
         return download_pivot(session, user, exporter, dataset_query, column_split, options, context=context,
                               export_format=export_format, **run_options)
@@ -120,3 +147,21 @@ def saved_download(session, user, exporter: Exporter | None, export_format: str,
                 "started_at": processor.R.iso(ctx.started_at), "json_query": dataset_query}
         return api_stream(head, result, ctx.js_int_to_string)
     return download(result, exporter, options)
+
+
+def card_download(session, user, exporters: dict, export_format: str, card, options: dict, *, api_context: str,
+                  **run_options) -> Response:
+    """A saved card's download, from the card or from a dashboard card: the caller's download permission
+    on its data decides, its visualization settings shape the file, a pivot card downloads as a pivot."""
+    from core.content.cards import pivot_column_split
+    from core.http.errors import Forbidden
+    from core.policy import permissions
+
+    exporter = exporter_for(exporters, export_format)
+    if card.database_id is None:
+        raise Forbidden()
+    cap = download_cap(permissions.download_level(session, user, card.database_id, card.table_id))
+    viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
+    return query_download(session, user, exporter, export_format, card.dataset_query, api_context=api_context,
+                          options={**options, "visualization_settings": viz}, pivot=card.display == "pivot",
+                          column_split=pivot_column_split(card), card_id=card.id, **run_options, **cap)

@@ -3,7 +3,6 @@ CSV uploads."""
 from core import Revisable, SettingDef, hookimpl
 
 from . import history
-
 from .views import card_api, card_table_api, database_cards_api, saved_questions_api
 
 

@@ -9,17 +9,15 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
-from core.export.response import saved_download
+from core.content.cards import pivot_column_split
+from core.export.response import card_download
 from core.http.api import json_response
-from core.http.errors import Forbidden, NotFound
+from core.http.errors import Forbidden
 from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
 
 from .service import readable_card
-
-EXPORT_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download", "api": "question"}
-LIMITED_DOWNLOAD_ROWS = 10000
 
 
 def runnable_card(session: Session, user: User, card_id: int) -> Card:
@@ -51,29 +49,13 @@ def run(session: Session, user: User, card_id: int, parameters: list | None, ign
 def export(session: Session, user: User, exporters: dict, card_id: int, export_format: str,
            parameters: list | None, options: dict):
     card = runnable_card(session, user, card_id)
-    exporter = exporters.get(export_format)
-    if exporter is None and export_format != "api":
-        raise NotFound(f"Export format {export_format} is not available on this server.")
-    level = perms.download_level(session, user, card.database_id, card.table_id)
-    if level == "none":
-        raise Forbidden()
-    extra = {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
-    viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
-    return saved_download(session, user, exporter, export_format, card.dataset_query,
-                          context=EXPORT_CONTEXTS[export_format], options={**options, "visualization_settings": viz},
-                          pivot=card.display == "pivot", column_split=_column_split(card), card_id=card.id,
-                          parameters=card_parameters(card, parameters), **extra)
+    return card_download(session, user, exporters, export_format, card, options, api_context="question",
+                         parameters=card_parameters(card, parameters))
 
 
 def pivot(session: Session, user: User, card_id: int, parameters: list | None):
     card = runnable_card(session, user, card_id)
     query = {**card.dataset_query, "parameters": card_parameters(card, parameters)}
-    envelope, status = pivot_query.run_pivot(session, user, query, column_split=_column_split(card),
+    envelope, status = pivot_query.run_pivot(session, user, query, column_split=pivot_column_split(card),
                                              context="question", card_id=card.id)
     return json_response(envelope, status)
-
-
-def _column_split(card: Card):
-    """The card's pivot_table.column_split (names or refs of its columns), or None for the default."""
-    split = (card.visualization_settings or {}).get("pivot_table.column_split")
-    return split if isinstance(split, dict) else None

@@ -5,7 +5,6 @@ Services take the app-DB session and the calling user; permission questions go t
 from __future__ import annotations
 
 import logging
-import uuid
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -17,7 +16,7 @@ from core.assembly import events
 from core.content import bookmarks, revisions, segments
 from core.content import related as core_related
 from core.content.cards import duplicate, is_native, query_fields, referenced_card_ids, revision_object
-from core.http.errors import Archived, Forbidden, Invalid, NotFound, check_404
+from core.http.errors import Forbidden, Invalid, check_404
 from core.policy import permissions as perms
 from core.policy import sharing
 from core.query.access import VIRTUAL_DATABASE, database_of
@@ -355,22 +354,11 @@ def readable(session: Session, user: User, cards: list[Card]) -> list[Card]:
 
 
 def embeddable_cards(session: Session, user: User) -> list[dict]:
-    _require_superuser(user)
-    cards = session.scalars(select(Card).where(Card.enable_embedding.is_(True), Card.archived.is_(False))
-                            .order_by(Card.id))
-    return [{"id": c.id, "name": c.name} for c in cards]
+    return sharing.embeddable_items(session, user, Card)
 
 
 def public_cards(session: Session, user: User) -> list[dict]:
-    _require_superuser(user)
-    cards = session.scalars(select(Card).where(Card.public_uuid.is_not(None), Card.archived.is_(False))
-                            .order_by(Card.id))
-    return [{"id": c.id, "name": c.name, "public_uuid": c.public_uuid} for c in cards]
-
-
-def _require_superuser(user: User) -> None:
-    if not user.is_superuser:
-        raise Forbidden()
+    return sharing.public_items(session, user, Card)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -379,28 +367,11 @@ def _require_superuser(user: User) -> None:
 
 
 def create_public_link(session: Session, user: User, card_id: int) -> dict:
-    _require_superuser(user)
-    sharing.check_public_sharing(session)
-    card = get_card(session, card_id)
-    if card.archived:
-        raise Archived()
-    if card.public_uuid is None:
-        card.public_uuid = str(uuid.uuid4())
-        card.made_public_by_id = user.id
-        card.initially_published_at = card.initially_published_at or utcnow()
-        session.commit()
-    return {"uuid": card.public_uuid}
+    return sharing.publish(session, user, lambda: get_card(session, card_id))
 
 
 def delete_public_link(session: Session, user: User, card_id: int) -> None:
-    _require_superuser(user)
-    sharing.check_public_sharing(session)
-    card = get_card(session, card_id)
-    if card.public_uuid is None:
-        raise NotFound()
-    card.public_uuid = None
-    card.made_public_by_id = None
-    session.commit()
+    sharing.unpublish(session, user, lambda: get_card(session, card_id))
 
 
 # --------------------------------------------------------------------------------------------------

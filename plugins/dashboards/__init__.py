@@ -5,11 +5,13 @@ from pathlib import Path
 
 from core import Migrations, Revisable, hookimpl
 
-from . import content
-from . import copy_views  # noqa: F401
-from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
-from . import query_views  # noqa: F401  (declares the dashcard query, filter-value and metadata endpoints)
-from . import views  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
+from . import (
+    content,
+    copy_views,  # noqa: F401
+    models,  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+    query_views,  # noqa: F401  (declares the dashcard query, filter-value and metadata endpoints)
+    views,  # noqa: F401  (declares the CRUD, layout, revision, sharing and save endpoints)
+)
 from .blueprint import dashboard_api
 
 

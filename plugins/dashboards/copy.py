@@ -23,9 +23,9 @@ from core.content import cards as content_cards
 from core.content.collections import Access, check_target
 
 from . import dashcards, revisions
+from .lookup import readable_dashboard
 from .models import Dashboard
 from .serialize import dashboard_json
-from .service import readable_dashboard
 
 
 @dataclass

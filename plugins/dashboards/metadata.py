@@ -16,9 +16,9 @@ from core.http.errors import ApiError
 from core.policy import permissions as perms
 from core.query import access
 
+from .lookup import readable_dashboard
 from .models import DashboardCard, DashboardCardSeries
 from .params import target_field_id
-from .queries import readable_dashboard
 
 
 def query_metadata(session: Session, user: User, dashboard_id: int) -> dict:

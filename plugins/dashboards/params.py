@@ -23,8 +23,8 @@ from core.query import parameters as P
 from core.query.errors import QueryFailed
 
 from . import links
+from .lookup import readable_dashboard
 from .models import Dashboard, DashboardCard
-from .queries import readable_dashboard
 
 VALUES_LIMIT = 1000
 TEXT_TYPES = ("type/Text", "type/TextLike")

@@ -15,26 +15,19 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
-from core.export.response import saved_download
+from core.content.cards import pivot_column_split
+from core.export.response import card_download
 from core.http.api import json_response
 from core.http.errors import Forbidden, Invalid, NotFound, check_404
 from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
 
+from .lookup import readable_dashboard
 from .models import Dashboard, DashboardCard, DashboardCardSeries
 
-EXPORT_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download", "api": "dashboard"}
-LIMITED_DOWNLOAD_ROWS = 10000
 # Operator filters take a list; embedding sends a lone value (Metabase wraps it).
 OPERATOR_PREFIXES = ("string/", "number/")
-
-
-def readable_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:
-    dashboard = check_404(session.get(Dashboard, dashboard_id))
-    if not perms.can_read_item(session, user, dashboard.collection_id):
-        raise Forbidden()
-    return dashboard
 
 
 def dashcard_card(session: Session, user: User, dashboard_id: int, dashcard_id: int,
@@ -113,31 +106,14 @@ def run(session: Session, user: User, ids: tuple[int, int, int], parameters: lis
 def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, int], export_format: str,
            parameters: list | None, options: dict):
     dashboard, dashcard, card = dashcard_card(session, user, *ids)
-    exporter = exporters.get(export_format)
-    if exporter is None and export_format != "api":
-        raise NotFound(f"Export format {export_format} is not available on this server.")
-    if card.database_id is None:
-        raise Forbidden()
-    level = perms.download_level(session, user, card.database_id, card.table_id)
-    if level == "none":
-        raise Forbidden()
-    extra = {"download_cap": LIMITED_DOWNLOAD_ROWS} if level == "limited" else {}
-    viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
-    return saved_download(session, user, exporter, export_format, card.dataset_query,
-                          context=EXPORT_CONTEXTS[export_format], options={**options, "visualization_settings": viz},
-                          pivot=card.display == "pivot", column_split=_column_split(card), card_id=card.id,
-                          dashboard_id=dashboard.id,
-                          parameters=resolve_parameters(dashboard, dashcard, card.id, parameters), **extra)
+    return card_download(session, user, exporters, export_format, card, options, api_context="dashboard",
+                         dashboard_id=dashboard.id,
+                         parameters=resolve_parameters(dashboard, dashcard, card.id, parameters))
 
 
 def pivot(session: Session, user: User, ids: tuple[int, int, int], parameters: list | None):
     dashboard, dashcard, card = dashcard_card(session, user, *ids)
     query = {**card.dataset_query, "parameters": resolve_parameters(dashboard, dashcard, card.id, parameters)}
-    envelope, status = pivot_query.run_pivot(session, user, query, column_split=_column_split(card),
+    envelope, status = pivot_query.run_pivot(session, user, query, column_split=pivot_column_split(card),
                                              context="dashboard", card_id=card.id, dashboard_id=dashboard.id)
     return json_response(envelope, status)
-
-
-def _column_split(card: Card):
-    split = (card.visualization_settings or {}).get("pivot_table.column_split")
-    return split if isinstance(split, dict) else None

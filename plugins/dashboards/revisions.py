@@ -18,6 +18,7 @@ from core.content import revisions as core_revisions
 from core.policy import permissions
 
 from . import dashcards
+from .lookup import readable_dashboard, writable_dashboard
 from .models import Dashboard
 from .serialize import MODEL, base_json
 
@@ -98,16 +99,12 @@ def record(session: Session, user: User, dashboard: Dashboard, *, creation: bool
 
 def history(session: Session, user: User, dashboard_id: int) -> list[dict]:
     """Every kept revision, newest first (read permission on the dashboard)."""
-    from .service import readable_dashboard
-
     readable_dashboard(session, user, dashboard_id)
     return core_revisions.history(session, KIND, dashboard_id)
 
 
 def revert(session: Session, user: User, dashboard_id: int, revision_id: int) -> dict:
     """Put the dashboard back as it was at `revision_id` (write permission); returns the new revision."""
-    from .service import writable_dashboard
-
     dashboard = writable_dashboard(session, user, dashboard_id)
 
     def apply(obj: dict) -> None:

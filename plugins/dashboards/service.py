@@ -17,10 +17,11 @@ from core.appdb.models.base import new_entity_id
 from core.assembly import events
 from core.content import related as core_related
 from core.content.collections import Access, check_target
-from core.http.errors import Archived, Forbidden, check_404
-from core.policy import permissions, sharing
+from core.http.errors import Archived, Forbidden
+from core.policy import sharing
 
 from . import dashcards, revisions
+from .lookup import readable_dashboard, writable_dashboard
 from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSeries, DashboardTab
 from .serialize import base_json, dashcards_json, summary_json, tab_json
 
@@ -33,24 +34,6 @@ WHEN_NOT_NULL = ("name", "parameters", "caveats", "points_of_interest", "show_in
 # --------------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------------
-
-
-def get_dashboard(session: Session, dashboard_id: int) -> Dashboard:
-    return check_404(session.get(Dashboard, dashboard_id) if dashboard_id < 2**31 else None)
-
-
-def readable_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:
-    dashboard = get_dashboard(session, dashboard_id)
-    if not permissions.can_read_item(session, user, dashboard.collection_id):
-        raise Forbidden()
-    return dashboard
-
-
-def writable_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:
-    dashboard = get_dashboard(session, dashboard_id)
-    if not permissions.can_write_item(session, user, dashboard.collection_id):
-        raise Forbidden()
-    return dashboard
 
 
 def view_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:

@@ -8,16 +8,14 @@ from sqlalchemy.orm import Session
 
 from core.appdb.models import Field, FieldValues, Table, User
 from core.appdb.models import Query as QueryStats
-from core.export.response import api_stream, download, download_pivot, pivots
+from core.export.response import download_cap, exporter_for, pivots, query_download
 from core.http.api import json_response
-from core.http.errors import Forbidden, Invalid, NotFound
+from core.http.errors import Invalid, NotFound
 from core.policy import permissions
 from core.query import access, processor
 from core.query import pivot as pivot_query
 from core.query.errors import QueryFailed
-from core.query.results import FAILED_STATUS
 
-EXPORT_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download", "api": "ad-hoc"}
 VALUES_LIMIT = 1000
 
 
@@ -37,30 +35,13 @@ def _download_level(session: Session, user: User, query: dict) -> str:
 
 def export(session: Session, user: User, exporters: dict, export_format: str, query: Any, options: dict):
     """A streamed download of all rows (up to the absolute cap), or the failed-query body."""
-    exporter = exporters.get(export_format)
-    if exporter is None and export_format != "api":
-        raise NotFound(f"Export format {export_format} is not available on this server.")
+    exporter = exporter_for(exporters, export_format)
     if not isinstance(query, dict):
         raise Invalid({"query": "value must be a valid JSON string."})
-    level = _download_level(session, user, query)
-    if level == "none":
-        raise Forbidden()
-    extra = {"download_cap": 10000} if level == "limited" else {}
+    cap = download_cap(_download_level(session, user, query))
     split = _pivot_split(query, options) if pivots(exporter, options) else None
-    if split is not None:
-        return download_pivot(session, user, exporter, query, split, options, context=EXPORT_CONTEXTS[export_format],
-                              export_format=export_format, **extra)
-    try:
-        result = processor.open_query(session, user, query, context=EXPORT_CONTEXTS[export_format],
-                                      export_format=export_format, **extra)
-    except QueryFailed as exc:
-        return json_response(processor.failed_now(query, exc, EXPORT_CONTEXTS[export_format]), FAILED_STATUS)
-    if export_format == "api":
-        ctx = result.context
-        head = {"status": "completed", "context": ctx.context, "database_id": ctx.database.id,
-                "started_at": processor.R.iso(ctx.started_at), "json_query": query}
-        return api_stream(head, result, ctx.js_int_to_string)
-    return download(result, exporter, options)
+    return query_download(session, user, exporter, export_format, query, api_context="ad-hoc", options=options,
+                          pivot=split is not None, column_split=split, **cap)
 
 
 def _pivot_split(query: dict, options: dict) -> dict | None:
