@@ -59,7 +59,8 @@ def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> 
         # Counted after the response (core.appdb.deferred); the card shows this view without becoming dirty.
         now = utcnow()
         deferred.after_response(update(Card).where(Card.id == card.id)
-                                .values(view_count=Card.view_count + 1, last_used_at=now)
+                                .values(view_count=Card.view_count + 1, last_used_at=now,
+                                        updated_at=Card.updated_at)  # a view is not an edit: no onupdate
                                 .execution_options(synchronize_session=False))
         set_committed_value(card, "view_count", (card.view_count or 0) + 1)
         set_committed_value(card, "last_used_at", now)

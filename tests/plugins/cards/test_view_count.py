@@ -53,3 +53,10 @@ def test_a_forbidden_read_counts_nothing(app, user, admin, warehouse):
     assert stored_view_count(app, card["id"]) == 0
     assert admin.get(f"/api/card/{card['id']}").json["view_count"] == 1
     assert stored_view_count(app, card["id"]) == 1
+
+
+def test_a_view_is_not_an_edit(app, user, warehouse):
+    card = user.post("/api/card/", json=card_body("People", native_query(warehouse["db"], "SELECT id FROM people"))).json
+    user.get(f"/api/card/{card['id']}")
+    after = user.get(f"/api/card/{card['id']}").json
+    assert after["view_count"] == 2 and after["updated_at"] == card["updated_at"]
