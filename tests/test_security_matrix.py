@@ -44,7 +44,8 @@ GUARD_REMOVED = {
     7: "local_infile=False in the MySQL connect args",
     8: "SQLite mode=ro with query_only; PostgreSQL READ ONLY session and transaction",
     9: "samefile check against the app DB and its -wal/-shm/-journal files",
-    15: "check_query in plugins.cards.service.update_card",
+    15: "check_query in plugins.cards.service.update_card; the card read check and the mapped-table query check"
+        " of a dashboard PUT (plugins.dashboards.dashcards, plugins.dashboards.mappings)",
     16: "known-default/length check in core.driver.crypto.fernet_for; embedding secret shortened to 64 bits",
     17: "username throttler check; IP throttler check",
     18: "dummy-hash verification, skipped in core.http.auth.login and, separately, inside Hasher.verify",

@@ -101,6 +101,7 @@ def test_bad_dashcards_are_400s(admin, cards):
     assert tabs.status_code == 400 and "tabs" in tabs.json["errors"]
 
 
+@pytest.mark.security_row(15)
 def test_cards_placed_must_exist_be_readable_and_not_archived(admin, user, cards, warehouse):
     writable = collection_for_all_users(admin, "Shared", "write")
     dash = dashboard(user, collection_id=writable)
@@ -158,6 +159,7 @@ def test_posting_the_get_body_back_changes_nothing(admin, cards, warehouse):
     assert revision_count(admin, dash["id"]) == revisions
 
 
+@pytest.mark.security_row(15)
 def test_new_mappings_need_query_permission_on_the_mapped_table(admin, user, warehouse):
     writable = collection_for_all_users(admin, "Team", "write")
     card = mbql_card(admin, warehouse, "Team card", collection_id=writable)
