@@ -354,8 +354,7 @@ def statement(ctx: QueryContext) -> Statement:
 def execute_query(context: QueryContext) -> Result:
     from core.driver.connections import engine_for
 
-    # A tryfirst implementation may have compiled it already (the cache keys on it).
-    stmt = context.extras.get("statement") or statement(context)
+    stmt = statement(context)
     context.extras["statement"] = stmt
     stack = contextlib.ExitStack()
     try:

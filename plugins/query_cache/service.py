@@ -1,11 +1,14 @@
 """Cache policy and storage (the query_cache table: one row per cache key, shared by every worker and
 instance on the app DB).
 
-The key is the SHA-256 of what decides the answer: the database, the compiled SQL and its bound
-values (so parameters, a changed card query, a changed source card, relative dates and the remapped
-columns a user may read all give another key), the row cap and the options that change how rows are
-written (js-int-to-string, report time zone). Permission is checked before the cache is asked (the
-processor's gate, the card's collection); a sandboxed user never reads or fills it.
+The key is the SHA-256 of what decides the answer: the database, the prepared query (normalised, card
+sources expanded, parameters applied as filters or as the native SQL's bound values: a changed card
+query, source card or parameter value gives another key), the row cap, the caller's groups (the
+remapped columns a caller may read depend on them), and the settings that change the SQL or how rows
+are written (js-int-to-string, report time zone, start of week). As Metabase's query hash, it does
+not follow metadata edits or the clock of relative date filters: the time to live bounds those.
+Permission is checked before the cache is asked (the processor's gate, the card's collection); a
+sandboxed user never reads or fills it.
 
 A row holds one JSON line (row count, columns, native form) and then the response's encoded `data`
 object (core.query.results.data_body); a hit is served as those bytes, its rows never decoded. The row
@@ -21,9 +24,8 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from core.appdb.models import QueryCache, utcnow
-from core.policy.permissions import is_sandboxed
-from core.query.context import setting
-from core.query.processor import statement
+from core.policy.permissions import group_ids, is_admin, is_sandboxed
+from core.query.context import PARAMSTYLE, setting
 from core.query.result import Result
 
 log = logging.getLogger("tessera.query.cache")
@@ -50,11 +52,16 @@ def ttl_seconds(context) -> float | None:
 
 
 def cache_key(context) -> str:
-    """The key of this run's answer; compiles the statement once (the core's execute_query reuses it)."""
-    stmt = context.extras.get("statement") or statement(context)
-    context.extras["statement"] = stmt
-    material = [context.database.id, stmt.sql, stmt.params, context.max_rows, context.limit_from_constraints,
-                context.js_int_to_string, setting(context.session, "report-timezone")]
+    """The key of this run's answer. Built from the prepared query, not its SQL: compiling costs more
+    than serving a hit (it reads metadata and writes SQL with sqlglot)."""
+    native = context.native.render(PARAMSTYLE) if context.native is not None else None
+    user = context.user
+    # External remaps add the columns of fields the caller may read (core.query.access): permissions
+    # are per group, so members of the same groups share entries; administrators read everything.
+    audience = "admin" if is_admin(user) else sorted(group_ids(context.session, user)) if user is not None else None
+    material = [context.database.id, context.query.stages, context.query.parameters, native, context.max_rows,
+                context.limit_from_constraints, context.js_int_to_string, audience,
+                setting(context.session, "report-timezone"), setting(context.session, "start-of-week")]
     text = orjson.dumps(material, default=repr, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS)
     return hashlib.sha256(text).hexdigest()
 
