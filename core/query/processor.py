@@ -1,6 +1,7 @@
 """The query processor: the one way any part of Tessera runs a query against a registered database.
 
-    run_query(session, user, dataset_query, *, context=..., ...)  -> the JSON envelope (dict)
+    run_json(session, user, dataset_query, *, context=..., ...)   -> the response body (bytes), encoded once
+    run_query(session, user, dataset_query, *, context=..., ...)  -> the same envelope as a dict
     open_query(session, user, dataset_query, *, ...)               -> a streaming Result (exports)
     compile_native(session, user, dataset_query, ...)              -> {"query": sql, "params": [...]}
 
@@ -427,7 +428,9 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
         if result.encoded is not None:
             result.close()
             return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
-        rows = list(result)
+        rows: list[tuple] = []
+        for batch in result.batches():  # whole batches: no Python step per row
+            rows.extend(batch)
         data = R.data_body(ctx, result, rows)
         result.body_built(data)
         return R.completed_body(ctx, result, data, len(rows)), R.SUCCESS_STATUS
