@@ -395,8 +395,9 @@ def _hook():
 
 
 def _stats(ctx: QueryContext) -> None:
-    row = ctx.session.get(QueryStats, ctx.query_hash)
-    ctx.average_execution_time = row.average_execution_time if row is not None else None
+    # The average only: the row also keeps the whole query text, which every run would load.
+    ctx.average_execution_time = ctx.session.scalar(
+        select(QueryStats.average_execution_time).where(QueryStats.query_hash == ctx.query_hash))
 
 
 def open_query(session: Session, user: User | None, dataset_query: Any, **options) -> Result:
