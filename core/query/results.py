@@ -123,6 +123,8 @@ def json_rows(rows: Iterable[tuple], js_int_to_string: bool = True) -> list[list
 # core.http.api.JSON_OPTIONS: nested values (JSON and array cells) are written as the rest of the body is.
 ROW_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z | orjson.OPT_SERIALIZE_NUMPY
 _TEMPORAL_OBJECTS = (dt.datetime, dt.date, dt.time)
+TEMPORAL_TYPES = frozenset({"type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
+                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
 
 
 def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = True) -> bytes:
@@ -132,7 +134,7 @@ def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = Tr
     JavaScript would lose, and only then is every cell converted one by one (json_rows). A column is
     converted in Python only when its values are temporal objects (written with isoformat, not orjson's
     RFC 3339 with Z) or it is a temporal column of other values (SQLite's text "2024-01-05 13:45:00"
-    becomes ISO-8601, as iso_text_datetimes does).
+    becomes ISO-8601: "2024-01-05T13:45:00", the form the other engines' values take).
     Engines other than SQLite return one Python type per column, so the first non-null value decides;
     SQLite returns no temporal objects at all. bytes and Decimal (rare) go through json_value as orjson
     meets them."""
@@ -253,19 +255,3 @@ def json_query(dataset_query: Any) -> Any:
 def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
 
-
-TEMPORAL_TYPES = frozenset({"type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
-                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
-
-
-def iso_text_datetimes(cols: list[dict], rows: list[list]) -> None:
-    """Datetimes an engine keeps as text (SQLite's "2024-01-05 13:45:00") in the ISO-8601 form the
-    other engines' values take ("2024-01-05T13:45:00"), in place."""
-    indexes = [i for i, c in enumerate(cols) if (c.get("effective_type") or c.get("base_type")) in TEMPORAL_TYPES]
-    if not indexes:
-        return
-    for row in rows:
-        for i in indexes:
-            value = row[i]
-            if type(value) is str and len(value) >= 19 and value[10] == " ":
-                row[i] = value[:10] + "T" + value[11:]
