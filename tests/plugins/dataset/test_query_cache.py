@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from core.appdb.models import QueryCache, QueryExecution
 from core.assembly.app import create_app
-from core.testing import ApiClient, make_user
+from core.testing import ApiClient, make_user, setup_admin
 from plugins.query_audit.service import flush
 
 from .conftest import make_orders
@@ -123,17 +123,23 @@ def test_a_user_who_may_not_read_the_card_gets_403_not_the_cached_rows(app, admi
     assert refused.status_code == 403 and b"Widget" not in refused.data and b"rows" not in refused.data
 
 
-def test_two_app_instances_on_one_app_db_share_the_cache(app, app_config, admin, orders):
+def test_two_app_instances_on_one_app_db_share_the_cache(any_app):
+    """Like two gunicorn workers: each app has its own process state; the entry is the app DB's."""
+    admin = setup_admin(any_app)
+    orders = make_orders(any_app, count=300)
     _caching_on(admin)
     card = _table_card(admin, orders)
-    other_app = create_app(app_config)  # another worker: its own process state, the same app DB
+    config = {key: value for key, value in any_app.config.items() if key.startswith("TESSERA_")}
+    other_app = create_app({**config, "TESSERA_RUN_MIGRATIONS": False})
     try:
         other = ApiClient(other_app, admin.headers)
         assert other.post(f"/api/card/{card}/query").json["cached"] is None
         _delete_orders(orders, 10)
         ran = admin.post(f"/api/card/{card}/query")
         assert ran.json["cached"] is not None and ran.json["row_count"] == 300
-        with app.app_context(), app.extensions["tessera"].db.session() as session:
+        again = other.post(f"/api/card/{card}/query")
+        assert again.json["cached"] == ran.json["cached"] and again.data[:200] == ran.data[:200]
+        with any_app.app_context(), any_app.extensions["tessera"].db.session() as session:
             assert len(session.scalars(select(QueryCache)).all()) == 1
     finally:
         other_app.extensions["tessera"].db.dispose()
