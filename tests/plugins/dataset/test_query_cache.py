@@ -143,3 +143,28 @@ def test_two_app_instances_on_one_app_db_share_the_cache(any_app):
             assert len(session.scalars(select(QueryCache)).all()) == 1
     finally:
         other_app.extensions["tessera"].db.dispose()
+
+
+def test_a_hit_reads_a_bounded_number_of_rows_and_writes_nothing_in_the_request(app, admin, orders):
+    import threading
+
+    from sqlalchemy import event
+
+    _caching_on(admin)
+    card = _table_card(admin, orders)
+    assert admin.post(f"/api/card/{card}/query").json["cached"] is None
+    flush(app)
+    statements: list[str] = []
+    me = threading.get_ident()  # the query log's own thread writes its row; the request must not
+
+    def seen(conn, cursor, statement, *args):
+        if threading.get_ident() == me:
+            statements.append(statement.lstrip().split(None, 1)[0].upper())
+
+    engine = app.extensions["tessera"].db.engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert admin.post(f"/api/card/{card}/query").json["cached"] is not None
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert statements and set(statements) == {"SELECT"} and len(statements) <= 6, statements
