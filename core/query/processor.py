@@ -1,6 +1,7 @@
 """The query processor: the one way any part of Tessera runs a query against a registered database.
 
-    run_query(session, user, dataset_query, *, context=..., ...)  -> the JSON envelope (dict)
+    run_json(session, user, dataset_query, *, context=..., ...)   -> the response body (bytes), encoded once
+    run_query(session, user, dataset_query, *, context=..., ...)  -> the same envelope as a dict
     open_query(session, user, dataset_query, *, ...)               -> a streaming Result (exports)
     compile_native(session, user, dataset_query, ...)              -> {"query": sql, "params": [...]}
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -393,8 +395,9 @@ def _hook():
 
 
 def _stats(ctx: QueryContext) -> None:
-    row = ctx.session.get(QueryStats, ctx.query_hash)
-    ctx.average_execution_time = row.average_execution_time if row is not None else None
+    # The average only: the row also keeps the whole query text, which every run would load.
+    ctx.average_execution_time = ctx.session.scalar(
+        select(QueryStats.average_execution_time).where(QueryStats.query_hash == ctx.query_hash))
 
 
 def open_query(session: Session, user: User | None, dataset_query: Any, **options) -> Result:
@@ -407,7 +410,15 @@ def open_query(session: Session, user: User | None, dataset_query: Any, **option
 
 def run_query(session: Session, user: User | None, dataset_query: Any, *, context: str = "ad-hoc",
               **options) -> tuple[dict, int]:
-    """(envelope, HTTP status): the whole result as Metabase's JSON body, or its failed-query body."""
+    """(envelope, HTTP status) as a dict, for callers that read the result; endpoints send run_json's bytes."""
+    body, status = run_json(session, user, dataset_query, context=context, **options)
+    return _decode(body), status
+
+
+def run_json(session: Session, user: User | None, dataset_query: Any, *, context: str = "ad-hoc",
+             **options) -> tuple[bytes, int]:
+    """(body, HTTP status): the whole result as Metabase's JSON body, or its failed-query body, encoded
+    once (a cached result's stored `data` is sent as it is, core.query.results.completed_body)."""
     started_at = dt.datetime.now(dt.timezone.utc)
     started = time.monotonic()
     ctx: QueryContext | None = None
@@ -415,56 +426,32 @@ def run_query(session: Session, user: User | None, dataset_query: Any, *, contex
         ctx = prepare(session, user, dataset_query, context=context, **options)
         _stats(ctx)
         result = _hook().execute_query(context=ctx)
-        rows = list(result)
-        return completed(ctx, result, rows), R.SUCCESS_STATUS
+        if result.encoded is not None:
+            result.close()
+            return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
+        rows: list[tuple] = []
+        for batch in result.batches():  # whole batches: no Python step per row
+            rows.extend(batch)
+        data = R.data_body(ctx, result, rows)
+        result.body_built(data)
+        return R.completed_body(ctx, result, data, len(rows)), R.SUCCESS_STATUS
     except QueryFailed as exc:
-        return failed(dataset_query, exc, context, ctx, started_at, started), R.FAILED_STATUS
+        from core.http.api import dumps
+
+        return dumps(failed(dataset_query, exc, context, ctx, started_at, started)), R.FAILED_STATUS
+
+
+def _decode(body: bytes) -> Any:
+    if re.search(rb"\d{20,}", body):  # orjson reads integers beyond 64 bits as floats
+        import json
+
+        return json.loads(body)
+    return orjson.loads(body)
 
 
 def completed(ctx: QueryContext, result: Result, rows: list[tuple]) -> dict:
-    R.infer_base_types(result.cols, rows)
-    out_rows = [list(r) for r in rows] if result.cached is not None else R.json_rows(rows, ctx.js_int_to_string)
-    R.iso_text_datetimes(result.cols, out_rows)
-    data: dict[str, Any] = {
-        "rows": out_rows,
-        "cols": result.cols,
-        "native_form": result.native_form,
-        "results_timezone": setting(ctx.session, "report-timezone") or "UTC",
-        "requested_timezone": setting(ctx.session, "report-timezone") or None,
-        "results_metadata": R.results_metadata(result.cols),
-        "insights": None,
-        "download_perms": "full",
-        "format-rows?": True,
-        "is_sandboxed": False,
-    }
-    if result.truncated:
-        data["rows_truncated"] = ctx.max_rows
-    envelope = {
-        "data": data,
-        "row_count": len(rows),
-        "status": "completed",
-        "context": ctx.context,
-        "json_query": _json_query(ctx.dataset_query),
-        "started_at": R.iso(ctx.started_at),
-        "running_time": result.running_time,
-        "average_execution_time": ctx.average_execution_time,
-        "database_id": ctx.database.id,
-        "cached": None if result.cached is None else R.iso(result.cached),
-    }
-    if result.cached is not None:
-        envelope["updated_at"] = R.iso(result.cached)
-    return envelope
-
-
-def _json_query(dataset_query: Any) -> Any:
-    if not isinstance(dataset_query, dict):
-        return dataset_query
-    query = dict(dataset_query)
-    middleware = dict(query.get("middleware") or {})
-    middleware.setdefault("js-int-to-string?", True)
-    middleware.setdefault("add-default-userland-constraints?", True)
-    query["middleware"] = middleware
-    return query
+    """The completed envelope of rows already read (pivot tables), as a dict."""
+    return _decode(R.completed_body(ctx, result, R.data_body(ctx, result, rows), len(rows)))
 
 
 def failed(dataset_query: Any, error: QueryFailed, context: str, ctx: QueryContext | None,
@@ -476,7 +463,7 @@ def failed(dataset_query: Any, error: QueryFailed, context: str, ctx: QueryConte
         "class": error.extra.get("class") or "QueryFailed",
         "stacktrace": [],
         "via": [{"status": "failed", "error": error.message, "error_type": error.error_type}],
-        "json_query": _json_query(dataset_query),
+        "json_query": R.json_query(dataset_query),
         "database_id": ctx.database.id if ctx else (dataset_query.get("database") if isinstance(dataset_query, dict)
                                                      else None),
         "context": context,

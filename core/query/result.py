@@ -1,5 +1,6 @@
 """A query's streamed result: columns known up front, rows read once in batches (or as CSV text the
-driver writes), close callbacks run exactly once; and how a failure while running becomes QueryFailed.
+driver writes, or as the JSON a cache stored), close callbacks run exactly once; and how a failure
+while running becomes QueryFailed.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class Result:
 
     def __init__(self, context: QueryContext, cols: list[dict], rows: Iterator[tuple], native_form: dict | None,
                  closer: Callable[[], None] | None = None, cached: dt.datetime | None = None,
-                 csv: Callable | None = None):
+                 csv: Callable | None = None, encoded: bytes | None = None):
         self.context = context
         self.cols = cols
         self._rows = rows
@@ -42,6 +43,9 @@ class Result:
         self._callbacks: list[Callable[["Result"], None]] = []
         self._taps: list[Callable[[tuple], None]] = []
         self._closed = False
+        # A stored response's `data` object (core.query.results.data_body), served without decoding its rows.
+        self.encoded = encoded
+        self._body_callbacks: list[Callable[[bytes], None]] = []
 
     def on_close(self, callback: Callable[["Result"], None]) -> None:
         self._callbacks.append(callback)
@@ -49,6 +53,18 @@ class Result:
     def tap(self, callback: Callable[[list], None]) -> None:
         """Called with every batch of rows as it streams past (the cache keeps a copy this way)."""
         self._taps.append(callback)
+
+    def on_body(self, callback: Callable[[bytes], None]) -> None:
+        """Called with the encoded `data` object once a completed response is built from these rows
+        (the cache stores it so); never for streamed reads (exports) or failures."""
+        self._body_callbacks.append(callback)
+
+    def body_built(self, data: bytes) -> None:
+        for callback in self._body_callbacks:
+            try:
+                callback(data)
+            except Exception:  # storing a copy must not fail the query
+                log.exception("query body callback failed")
 
     @property
     def running_time(self) -> int:

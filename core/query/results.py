@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import operator
 import uuid
 from typing import Any, Iterable
+
+import orjson
 
 SUCCESS_STATUS = 202
 FAILED_STATUS = 400
@@ -117,28 +120,138 @@ def json_rows(rows: Iterable[tuple], js_int_to_string: bool = True) -> list[list
     return out
 
 
+# core.http.api.JSON_OPTIONS: nested values (JSON and array cells) are written as the rest of the body is.
+ROW_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z | orjson.OPT_SERIALIZE_NUMPY
+_TEMPORAL_OBJECTS = (dt.datetime, dt.date, dt.time)
+TEMPORAL_TYPES = frozenset({"type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
+                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
+
+
+def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = True) -> bytes:
+    """The rows as a JSON array, cells as json_value writes them, converting only the columns that need it.
+
+    str, int, float, bool and None cells go to orjson as they are: OPT_STRICT_INTEGER refuses an integer
+    JavaScript would lose, and only then is every cell converted one by one (json_rows). A column is
+    converted in Python only when its values are temporal objects (written with isoformat, not orjson's
+    RFC 3339 with Z) or it is a temporal column of other values (SQLite's text "2024-01-05 13:45:00"
+    becomes ISO-8601: "2024-01-05T13:45:00", the form the other engines' values take).
+    Engines other than SQLite return one Python type per column, so the first non-null value decides;
+    SQLite returns no temporal objects at all. bytes and Decimal (rare) go through json_value as orjson
+    meets them."""
+    if not rows:
+        return b"[]"
+    converters = {}
+    for i, col in enumerate(cols):
+        first = next((row[i] for row in rows if row[i] is not None), None)
+        if isinstance(first, _TEMPORAL_OBJECTS):
+            converters[i] = _isoformat_column
+        elif first is not None and (col.get("effective_type") or col.get("base_type")) in TEMPORAL_TYPES:
+            converters[i] = _iso_text_column
+    if converters:
+        columns = list(zip(*rows))
+        for i, convert in converters.items():
+            columns[i] = convert(columns[i])
+        rows = list(zip(*columns))
+    option = ROW_OPTIONS | orjson.OPT_STRICT_INTEGER if js_int_to_string else ROW_OPTIONS
+    try:
+        return orjson.dumps(rows, default=_cell_default, option=option)
+    except TypeError:  # an integer beyond 53 bits (or 64): the per-cell path, as before
+        from core.http.api import dumps
+
+        return dumps(json_rows(rows, js_int_to_string))
+
+
+def _isoformat_column(values: tuple) -> list:
+    return [None if v is None else v.isoformat() for v in values]
+
+
+_AT_10 = operator.itemgetter(10)
+_FIRST_SPACE_TO_T = operator.methodcaller("replace", " ", "T", 1)
+
+
+def _iso_text_column(values: tuple) -> list:
+    # The usual column, all canonical text with its one space at index 10, is checked and converted by
+    # C loops (map); any other column value by value.
+    if set(map(type, values)) == {str} and min(map(len, values)) >= 19 and set(map(_AT_10, values)) == {" "} \
+            and "".join(values).count(" ") == len(values):
+        return list(map(_FIRST_SPACE_TO_T, values))
+    return [v[:10] + "T" + v[11:] if type(v) is str and len(v) >= 19 and v[10] == " " else v for v in values]
+
+
+def _cell_default(value: Any) -> Any:
+    """What orjson cannot write itself: Decimal, bytes, memoryview (as json_value), sets (as lists)."""
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    converted = json_value(value)
+    if converted is value:
+        raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+    return converted
+
+
 def results_metadata(cols: list[dict]) -> dict:
     keys = ("name", "display_name", "base_type", "effective_type", "semantic_type", "field_ref", "id",
             "table_id", "unit", "fingerprint", "description", "coercion_strategy", "visibility_type", "settings")
     return {"columns": [{k: c.get(k) for k in keys if k in c or k in ("semantic_type", "fingerprint")} for c in cols]}
 
 
+def data_body(ctx, result, rows: list[tuple]) -> bytes:
+    """A completed response's `data` object as JSON: the rows encoded once (encode_rows), then the columns
+    and the rest. This is what the result cache stores and serves as it is."""
+    from core.http.api import dumps
+
+    from .context import setting
+
+    infer_base_types(result.cols, rows)
+    timezone = setting(ctx.session, "report-timezone") or None
+    rest: dict[str, Any] = {
+        "cols": result.cols,
+        "native_form": result.native_form,
+        "results_timezone": timezone or "UTC",
+        "requested_timezone": timezone,
+        "results_metadata": results_metadata(result.cols),
+        "insights": None,
+        "download_perms": "full",
+        "format-rows?": True,
+        "is_sandboxed": False,
+    }
+    if result.truncated:
+        rest["rows_truncated"] = ctx.max_rows
+    return b'{"rows":' + encode_rows(result.cols, rows, ctx.js_int_to_string) + b"," + dumps(rest)[1:]
+
+
+def completed_body(ctx, result, data: bytes, row_count: int) -> bytes:
+    """The completed response around an encoded `data` object: only the fields of this run are written here
+    (context, json_query, timings, cached), so a cached `data` is never decoded."""
+    from core.http.api import dumps
+
+    outer: dict[str, Any] = {
+        "row_count": row_count,
+        "status": "completed",
+        "context": ctx.context,
+        "json_query": json_query(ctx.dataset_query),
+        "started_at": iso(ctx.started_at),
+        "running_time": result.running_time,
+        "average_execution_time": ctx.average_execution_time,
+        "database_id": ctx.database.id,
+        "cached": None if result.cached is None else iso(result.cached),
+    }
+    if result.cached is not None:
+        outer["updated_at"] = iso(result.cached)
+    return b'{"data":' + data + b"," + dumps(outer)[1:]
+
+
+def json_query(dataset_query: Any) -> Any:
+    """The query as the response echoes it, with the middleware defaults Metabase adds."""
+    if not isinstance(dataset_query, dict):
+        return dataset_query
+    query = dict(dataset_query)
+    middleware = dict(query.get("middleware") or {})
+    middleware.setdefault("js-int-to-string?", True)
+    middleware.setdefault("add-default-userland-constraints?", True)
+    query["middleware"] = middleware
+    return query
+
+
 def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
 
-
-TEMPORAL_TYPES = frozenset({"type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
-                            "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
-
-
-def iso_text_datetimes(cols: list[dict], rows: list[list]) -> None:
-    """Datetimes an engine keeps as text (SQLite's "2024-01-05 13:45:00") in the ISO-8601 form the
-    other engines' values take ("2024-01-05T13:45:00"), in place."""
-    indexes = [i for i, c in enumerate(cols) if (c.get("effective_type") or c.get("base_type")) in TEMPORAL_TYPES]
-    if not indexes:
-        return
-    for row in rows:
-        for i in indexes:
-            value = row[i]
-            if type(value) is str and len(value) >= 19 and value[10] == " ":
-                row[i] = value[:10] + "T" + value[11:]

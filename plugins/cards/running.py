@@ -6,6 +6,7 @@ download needs download permission ("limited" caps it at 10,000 rows).
 """
 from __future__ import annotations
 
+import orjson
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
@@ -40,10 +41,10 @@ def card_parameters(card: Card, given: list[dict] | None) -> list[dict]:
 
 def run(session: Session, user: User, card_id: int, parameters: list | None, ignore_cache: bool):
     card = runnable_card(session, user, card_id)
-    envelope, status = processor.run_query(
+    body, status = processor.run_json(
         session, user, card.dataset_query, context="question", card_id=card.id,
         parameters=card_parameters(card, parameters), ignore_cache=ignore_cache, cache_ttl=card.cache_ttl)
-    return json_response(envelope, status)
+    return json_response(orjson.Fragment(body), status)
 
 
 def export(session: Session, user: User, exporters: dict, card_id: int, export_format: str,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -96,11 +97,11 @@ def resolve_parameters(dashboard: Dashboard, dashcard: DashboardCard, card_id: i
 
 def run(session: Session, user: User, ids: tuple[int, int, int], parameters: list | None, ignore_cache: bool):
     dashboard, dashcard, card = dashcard_card(session, user, *ids)
-    envelope, status = processor.run_query(
+    body, status = processor.run_json(
         session, user, card.dataset_query, context="dashboard", card_id=card.id, dashboard_id=dashboard.id,
         parameters=resolve_parameters(dashboard, dashcard, card.id, parameters), ignore_cache=ignore_cache,
         cache_ttl=card.cache_ttl)
-    return json_response(envelope, status)
+    return json_response(orjson.Fragment(body), status)
 
 
 def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, int], export_format: str,

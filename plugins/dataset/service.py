@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -20,8 +21,8 @@ VALUES_LIMIT = 1000
 
 
 def run(session: Session, user: User, query: dict):
-    envelope, status = processor.run_query(session, user, query, context="ad-hoc", ignore_cache=True)
-    return json_response(envelope, status)
+    body, status = processor.run_json(session, user, query, context="ad-hoc", ignore_cache=True)
+    return json_response(orjson.Fragment(body), status)
 
 
 def _download_level(session: Session, user: User, query: dict) -> str:

@@ -1,5 +1,5 @@
 """The result cache: a tryfirst execute_query that answers from stored results while they are fresh,
-and a hookwrapper that stores a completed result once its rows have streamed past.
+and a hookwrapper that stores a completed result's encoded body once the processor has built it.
 
 Metabase's legacy rules: caching is on when `enable-query-caching` is; the time to live is the
 card's or the database's cache_ttl (hours) when set, else the query's average running time times
@@ -33,5 +33,5 @@ def answer_from_cache(context):
 @hookimpl(wrapper=True, specname="execute_query")
 def fill_cache(context):
     result = yield
-    service.fill_on_close(context, result)
+    service.fill_on_body(context, result)
     return result

@@ -1,18 +1,41 @@
-"""Cache policy and storage (the query_cache table, one row per query hash)."""
+"""Cache policy and storage (the query_cache table: one row per cache key, shared by every worker and
+instance on the app DB).
+
+The key is the SHA-256 of what decides the answer: the database, the prepared query (normalised, card
+sources expanded, parameters applied as filters or as the native SQL's bound values: a changed card
+query, source card or parameter value gives another key), the row cap, the caller's groups (the
+remapped columns a caller may read depend on them), and the settings that change the SQL or how rows
+are written (js-int-to-string, report time zone, start of week). As Metabase's query hash, it does
+not follow metadata edits or the clock of relative date filters: the time to live bounds those.
+Permission is checked before the cache is asked (the processor's gate, the card's collection); a
+sandboxed user never reads or fills it.
+
+A row holds one JSON line (row count, columns, native form) and then the response's encoded `data`
+object (core.query.results.data_body); a hit is served as those bytes, its rows never decoded. The row
+is written on a connection of its own, never in the request's transaction.
+"""
 from __future__ import annotations
 
+import hashlib
+import logging
+
 import orjson
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from core.appdb.models import QueryCache, utcnow
-from core.query.context import setting
+from core.policy.permissions import group_ids, is_admin, is_sandboxed
+from core.query.context import PARAMSTYLE, setting
 from core.query.result import Result
-from core.query.results import json_rows
+
+log = logging.getLogger("tessera.query.cache")
+KEY = "query_cache_key"
 
 
 def ttl_seconds(context) -> float | None:
     """How long this query's results stay fresh, or None when it is not to be cached."""
-    # A run without remapped columns (disable-remaps?: field values, parameter lists) has the same
-    # query hash as the card's ordinary run but not the same columns: it neither reads nor fills the cache.
+    # A run without remapped columns (disable-remaps?: field values, parameter lists) is kept out
+    # although its compiled SQL would tell it apart: such runs are never asked again the same way.
     if context.ignore_cache or context.download or context.context == "ad-hoc" or context.disable_remaps:
         return None
     session = context.session
@@ -28,39 +51,65 @@ def ttl_seconds(context) -> float | None:
     return average / 1000 * float(setting(session, "query-caching-ttl-ratio", 10))
 
 
+def cache_key(context) -> str:
+    """The key of this run's answer. Built from the prepared query, not its SQL: compiling costs more
+    than serving a hit (it reads metadata and writes SQL with sqlglot)."""
+    native = context.native.render(PARAMSTYLE) if context.native is not None else None
+    user = context.user
+    # External remaps add the columns of fields the caller may read (core.query.access): permissions
+    # are per group, so members of the same groups share entries; administrators read everything.
+    audience = "admin" if is_admin(user) else sorted(group_ids(context.session, user)) if user is not None else None
+    material = [context.database.id, context.query.stages, context.query.parameters, native, context.max_rows,
+                context.limit_from_constraints, context.js_int_to_string, audience,
+                setting(context.session, "report-timezone"), setting(context.session, "start-of-week")]
+    text = orjson.dumps(material, default=repr, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(text).hexdigest()
+
+
 def cached_result(context) -> Result | None:
     ttl = ttl_seconds(context)
-    if ttl is None:
+    if ttl is None or is_sandboxed(context.session, context.user):
         return None
-    row = context.session.get(QueryCache, context.query_hash)
+    key = context.extras[KEY] = cache_key(context)
+    row = context.session.execute(select(QueryCache.results, QueryCache.updated_at)
+                                  .where(QueryCache.query_hash == key)).first()
     if row is None or (utcnow() - row.updated_at).total_seconds() > ttl:
         return None
-    stored = orjson.loads(row.results)
-    result = Result(context, stored["cols"], iter([tuple(r) for r in stored["rows"]]), stored.get("native_form"),
-                    cached=row.updated_at)
+    head, _, data = bytes(row.results).partition(b"\n")
+    stored = orjson.loads(head)
+    result = Result(context, stored["cols"], _rows(data), stored["native_form"], cached=row.updated_at,
+                    encoded=data)
+    result.row_count = stored["row_count"]
     return result
 
 
-def fill_on_close(context, result: Result) -> None:
-    if result.cached is not None or ttl_seconds(context) is None:
+def _rows(data: bytes):
+    """The stored rows, decoded only for a caller that iterates the result instead of sending it."""
+    yield from (tuple(row) for row in orjson.loads(data)["rows"])
+
+
+def fill_on_body(context, result: Result) -> None:
+    key = context.extras.get(KEY)
+    if result.cached is not None or key is None:
         return
-    rows: list = []
-    result.tap(rows.extend)
     limit_kb = int(setting(context.session, "query-caching-max-kb", 2000))
 
-    def store(done: Result) -> None:
-        if done.error is not None or done.truncated and not context.limit_from_constraints:
+    def store(data: bytes) -> None:
+        if result.truncated and not context.limit_from_constraints or len(data) > limit_kb * 1024:
             return
-        blob = orjson.dumps({"cols": done.cols, "rows": json_rows(rows), "native_form": done.native_form},
+        head = orjson.dumps({"row_count": result.row_count, "cols": result.cols, "native_form": result.native_form},
                             default=str)
-        if len(blob) > limit_kb * 1024:
-            return
-        session = context.session
-        row = session.get(QueryCache, context.query_hash)
-        if row is None:
-            session.add(QueryCache(query_hash=context.query_hash, results=blob, updated_at=utcnow()))
-        else:
-            row.results, row.updated_at = blob, utcnow()
-        session.commit()
+        write(context.session.get_bind(), key, head + b"\n" + data)
 
-    result.on_close(store)
+    result.on_body(store)
+
+
+def write(engine, key: str, blob: bytes) -> None:
+    """Replace the key's row in a transaction of its own (the request's session never commits here)."""
+    table = QueryCache.__table__
+    try:
+        with engine.begin() as conn:
+            conn.execute(delete(table).where(table.c.query_hash == key))
+            conn.execute(insert(table).values(query_hash=key, results=blob, updated_at=utcnow()))
+    except (IntegrityError, OperationalError):  # another worker stored the same key meanwhile, or a lock
+        log.info("query cache row %s not written", key[:12], exc_info=True)
