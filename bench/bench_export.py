@@ -78,15 +78,33 @@ def run_child(engine: str, fmt: str, files: Path, rows: int) -> dict:
 # ---- references -------------------------------------------------------------------------------------
 
 
-def sqlite_shell(path: Path) -> float:
-    """Wall seconds of the sqlite3 shell writing the table as CSV with a header (.mode csv)."""
-    start = time.perf_counter()
-    subprocess.run(["sqlite3", "-csv", "-header", str(path), "SELECT * FROM orders"], stdout=subprocess.DEVNULL,
-                   check=True)
-    return time.perf_counter() - start
+class Clock:
+    """Wall and CPU seconds of a block (CPU: this process's threads and the children it waited for)."""
+
+    def __enter__(self):
+        import resource
+
+        self.resource = resource
+        self.wall, self.cpu = time.perf_counter(), self._cpu()
+        return self
+
+    def _cpu(self) -> float:
+        children = self.resource.getrusage(self.resource.RUSAGE_CHILDREN)
+        return time.process_time() + children.ru_utime + children.ru_stime
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.wall, self._cpu() - self.cpu
 
 
-def duckdb_copy(path: Path, work: Path) -> float:
+def sqlite_shell(path: Path) -> Clock:
+    """The sqlite3 shell writing the table as CSV with a header (.mode csv)."""
+    with Clock() as clock:
+        subprocess.run(["sqlite3", "-csv", "-header", str(path), "SELECT * FROM orders"], stdout=subprocess.DEVNULL,
+                       check=True)
+    return clock
+
+
+def duckdb_copy(path: Path, work: Path) -> Clock:
     """Seconds of DuckDB's own CSV writer (COPY ... TO a file), in this process, connection made first."""
     import duckdb
 
@@ -95,20 +113,25 @@ def duckdb_copy(path: Path, work: Path) -> float:
     out = work / "copy.csv"
     conn = duckdb.connect(str(path), read_only=True, config={"threads": LOCKED_CONFIG["threads"]})
     try:
-        start = time.perf_counter()
-        conn.execute(f"COPY (SELECT * FROM orders) TO '{out}' (HEADER)")
-        return time.perf_counter() - start
+        with Clock() as clock:
+            conn.execute(f"COPY (SELECT * FROM orders) TO '{out}' (HEADER)")
+        return clock
     finally:
         conn.close()
         out.unlink(missing_ok=True)
 
 
-def fetch_orjson(engine: str, path: Path) -> float:
+def fetch_orjson(engine: str, path: Path) -> Clock:
+    with Clock() as clock:
+        _fetch_orjson(engine, path)
+    return clock
+
+
+def _fetch_orjson(engine: str, path: Path) -> None:
     """Seconds to fetch every row with the engine's Python module and encode them with orjson, as an
     array of objects keyed by column name, a batch at a time."""
     import orjson
 
-    start = time.perf_counter()
     if engine == "sqlite":
         import sqlite3
 
@@ -124,7 +147,6 @@ def fetch_orjson(engine: str, path: Path) -> float:
     while batch := cursor.fetchmany(BATCH):
         size += len(orjson.dumps([dict(zip(names, row)) for row in batch]))
     conn.close()
-    return time.perf_counter() - start
 
 
 # ---- the run ----------------------------------------------------------------------------------------
@@ -141,7 +163,7 @@ def measure(rows: int, repeat: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="tessera-bench-export-"))
     try:
         small, big = work / "small", work / "big"
-        for folder, count in ((small, min(SMALL, rows)), (big, rows)):
+        for folder, count in ((small, SMALL), (big, rows)) if rows > SMALL else ((big, rows),):
             folder.mkdir()
             make_sqlite(folder / "orders.sqlite", count)
             make_duckdb(folder / "orders.duckdb", count)
@@ -159,33 +181,37 @@ def measure(rows: int, repeat: int) -> dict:
                             else duckdb_copy(big / "orders.duckdb", work))
                     elif fmt == "json":
                         refs[f"{engine}_orjson"].append(fetch_orjson(engine, big / f"orders.{engine}"))
-                runs[engine, fmt] = {"big": median_run(big_runs), "small": run_child(engine, fmt, small, min(SMALL, rows))}
-        return {"rows": rows, "refs": {k: statistics.median(v) for k, v in refs.items()}, "runs": runs}
+                big_run = median_run(big_runs)
+                runs[engine, fmt] = {"big": big_run,
+                                     "small": run_child(engine, fmt, small, SMALL) if rows > SMALL else big_run}
+        return {"rows": rows, "refs": {k: statistics.median(c.wall for c in v) for k, v in refs.items()},
+                "ref_cpu": {k: statistics.median(c.cpu for c in v) for k, v in refs.items()}, "runs": runs}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def targets(measured: dict) -> list[Target]:
-    rows, refs, runs = measured["rows"], measured["refs"], measured["runs"]
+    rows, refs, cpus, runs = measured["rows"], measured["refs"], measured["ref_cpu"], measured["runs"]
     out = []
-    for engine in ENGINES:
+
+    def versus(run: dict, ref: str) -> str:
+        return (f"{run['seconds']:.2f} s vs {refs[ref]:.2f} s; CPU {run['cpu']:.2f} s vs {cpus[ref]:.2f} s, "
+                f"{run['cpu'] / cpus[ref]:.2f}x")
+
+    for engine, ref, name, bound in (("sqlite", "shell", "CSV from SQLite / sqlite3 shell .mode csv", 1.0),
+                                     ("duckdb", "copy", "CSV from DuckDB / DuckDB COPY TO", 2.0)):
         csv_run = runs[engine, "csv"]["big"]
-        if engine == "sqlite":
-            out.append(Target("CSV from SQLite / sqlite3 shell .mode csv", csv_run["seconds"] / refs["shell"], 1.0,
-                              detail=f"{csv_run['seconds']:.2f} s vs {refs['shell']:.2f} s"))
-        else:
-            out.append(Target("CSV from DuckDB / DuckDB COPY TO", csv_run["seconds"] / refs["copy"], 2.0,
-                              detail=f"{csv_run['seconds']:.2f} s vs {refs['copy']:.2f} s"))
+        out.append(Target(name, csv_run["seconds"] / refs[ref], bound, detail=versus(csv_run, ref)))
     for engine in ENGINES:
         json_run = runs[engine, "json"]["big"]
         own = refs[f"{engine}_orjson"]
         out.append(Target(f"JSON from {engine} / sqlite3 module + orjson", json_run["seconds"] / refs["sqlite_orjson"],
-                          1.5, detail=f"{json_run['seconds']:.2f} s vs {refs['sqlite_orjson']:.2f} s; "
+                          1.5, detail=f"{versus(json_run, 'sqlite_orjson')}; "
                                       f"{json_run['seconds'] / own:.2f}x {engine} module + orjson"))
     for engine in ENGINES:
         xlsx_run = runs[engine, "xlsx"]["big"]
         out.append(Target(f"XLSX from {engine} rows per second", rows / xlsx_run["seconds"], 150_000, at_most=False,
-                          unit="", detail=f"{xlsx_run['seconds']:.2f} s"))
+                          unit="", detail=f"{xlsx_run['seconds']:.2f} s; {rows / xlsx_run['cpu']:,.0f} rows per CPU second"))
     for engine in ENGINES:
         for fmt in FORMATS:
             big, small = runs[engine, fmt]["big"], runs[engine, fmt]["small"]

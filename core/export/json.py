@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import operator
 import uuid
 from typing import Any, Callable, Iterable, Iterator
 
@@ -24,6 +25,7 @@ CHUNK = 64 * 1024
 # The types orjson writes as formatting.plain's value of them would be written.
 AS_THEY_ARE = frozenset({str, int, float, bool, type(None), dt.date, uuid.UUID})
 OPTIONS = orjson.OPT_NON_STR_KEYS
+DATETIMES = frozenset({dt.datetime, type(None)})
 
 _flatten = itertools.chain.from_iterable
 
@@ -37,11 +39,26 @@ def _value(v: Any) -> Any:
     return plain(v)
 
 
+def _naive_datetimes(values: list) -> list | None:
+    """A column of naive datetimes (and None) as formatting.plain writes them, by orjson in two C calls:
+    orjson writes a naive datetime as isoformat() does, so only midnight's "T00:00:00" (which no other
+    naive datetime's text ends with) is cut to leave the date. None when some datetime is aware (its
+    offset adds a "+" or a third "-")."""
+    encoded = orjson.dumps(values)
+    if b"+" in encoded or encoded.count(b"-") != 2 * (len(values) - values.count(None)):
+        return None
+    return orjson.loads(encoded.replace(b'T00:00:00"', b'"'))
+
+
 def _column(values: list, temporal: bool) -> list:
     """A column of a batch as orjson is to be given it (the same list when nothing changes)."""
     types = set(map(type, values))
     if types <= AS_THEY_ARE and not (temporal and str in types):
         return values
+    if types <= DATETIMES:
+        written = _naive_datetimes(values)
+        if written is not None:
+            return written
     if temporal and str in types:
         canonical = _canonical_datetimes(tuple(values)) if types == {str} else None
         if canonical is not None:
@@ -51,35 +68,47 @@ def _column(values: list, temporal: bool) -> list:
     return [v if type(v) in AS_THEY_ARE else _value(v) for v in values]
 
 
-def _converted(columns: list[dict], viz, format_rows: bool) -> Callable[[list], list]:
-    """The function turning a batch of rows into its rows of values for orjson."""
-    width = len(columns)
+def _objects(columns: list[dict], keys: list[str], viz, format_rows: bool) -> Callable[[list], list]:
+    """The function turning a batch of rows into the objects orjson writes."""
     if format_rows:
         formatters = [formatter(c, viz, True) for c in columns]
-        return lambda batch: [[f(v) for f, v in zip(formatters, row)] for row in batch]
+        return lambda batch: [dict(zip(keys, [f(v) for f, v in zip(formatters, row)])) for row in batch]
     temporal = [is_temporal(c) for c in columns]
+    getters = [operator.itemgetter(i) for i in range(len(columns))]
+    unique = len(set(keys)) == len(keys)
 
-    def convert(batch: list) -> Iterable:
-        cells = list(_flatten(batch))
-        if len(cells) != width * len(batch):
-            raise ValueError(f"rows of {len(cells) // max(len(batch), 1)} cells for {width} columns")
-        changed = False
-        for i in range(width):
-            column = cells[i::width]
+    def objects(batch: list) -> list:
+        # map() builds the objects without a Python step per row.
+        made = list(map(dict, map(zip, itertools.repeat(keys), batch)))
+        # Which columns to look at: the temporal ones (text datetimes), or all when the batch holds a
+        # value of a type orjson is not given as it is (one pass over every cell, in C).
+        if set(map(type, _flatten(batch))) <= AS_THEY_ARE:
+            todo = [i for i, t in enumerate(temporal) if t]
+        else:
+            todo = range(len(columns))
+        for i in todo:
+            column = list(map(getters[i], batch))
             written = _column(column, temporal[i])
-            if written is not column:
-                cells[i::width] = written
-                changed = True
-        return zip(*[iter(cells)] * width) if changed else batch
+            if written is column:
+                continue
+            if not unique:  # a repeated title keeps its last column's value, as dict(zip) does
+                return [dict(zip(keys, row)) for row in _rewritten(batch, temporal)]
+            list(map(dict.__setitem__, made, itertools.repeat(keys[i]), written))
+        return made
 
-    return convert
+    return objects
+
+
+def _rewritten(batch: list, temporal: list[bool]) -> Iterable:
+    columns = [_column(list(column), t) for column, t in zip(zip(*batch), temporal)]
+    return zip(*columns)
 
 
 def write(columns: list[dict], rows: Iterable[tuple], options: dict | None = None) -> Iterator[bytes]:
     options = options or {}
     viz, format_rows = options.get("visualization_settings"), bool(options.get("format_rows"))
     keys = titles(columns, viz, format_rows)
-    convert = _converted(columns, viz, format_rows)
+    objects = _objects(columns, keys, viz, format_rows)
     parts: list[bytes] = [b"["]
     size = 1
     first = True
@@ -89,7 +118,7 @@ def write(columns: list[dict], rows: Iterable[tuple], options: dict | None = Non
         if not columns:
             encoded = b",".join([b"{}"] * len(batch))
         else:
-            encoded = orjson.dumps([dict(zip(keys, row)) for row in convert(batch)], option=OPTIONS, default=str)[1:-1]
+            encoded = orjson.dumps(objects(batch), option=OPTIONS, default=str)[1:-1]
         if not first:
             parts.append(b",")
         first = False

@@ -30,7 +30,7 @@ BOOLEAN = '<c t="b"><v>%d</v></c>'
 DATE = '<c s="1"><v>%s</v></c>'
 DATETIME = '<c s="2"><v>%s</v></c>'
 CELL = "%s"
-MEMO = 65536
+MEMO = 100_000  # more than the 86,400 seconds of a day
 
 _flatten = itertools.chain.from_iterable
 def _text(value: str) -> str:
@@ -94,7 +94,7 @@ class _Serials:
 
     def __init__(self):
         self.days: dict[str, int | None] = {}
-        self.seconds: dict[str, int | None] = {}
+        self.seconds: dict[str, float | None] = {}
         self.date_days: dict[dt.date, int] = {}
 
     def _day(self, text: str) -> int | None:
@@ -103,12 +103,13 @@ class _Serials:
         except ValueError:
             return None
 
-    def _second(self, text: str) -> int | None:
+    def _fraction(self, text: str) -> float | None:
+        """The day's fraction `_cell` adds to the day number: (seconds + 0 / 1e6) / 86400."""
         try:
             t = dt.time.fromisoformat(text)
         except ValueError:
             return None
-        return t.hour * 3600 + t.minute * 60 + t.second
+        return (t.hour * 3600 + t.minute * 60 + t.second + t.microsecond / 1e6) / 86400
 
     def text(self, values: list) -> list | None:
         """Serials of "YYYY-MM-DD HH:MM:SS" texts (fromisoformat gives a datetime without microseconds);
@@ -123,25 +124,35 @@ class _Serials:
                 or joined[13::20] != ":" * n or joined[16::20] != ":" * n):
             return None
         days, seconds = self.days, self.seconds
+        try:  # most batches find every part in the memos
+            return [days[v[:10]] + seconds[v[11:]] for v in values]
+        except (KeyError, TypeError):  # a new part, or an invalid one (None in its memo)
+            pass
+        # Memos of whole-day and time-of-day parts; emptied when full (a batch's new keys always fit).
+        if len(days) > MEMO:
+            days.clear()
+        if len(seconds) > MEMO:
+            seconds.clear()
         for v in values:
             day, clock = v[:10], v[11:]
             if day not in days:
-                days[day] = self._day(day) if len(days) < MEMO else None
+                days[day] = self._day(day)
             if clock not in seconds:
-                seconds[clock] = self._second(clock) if len(seconds) < MEMO else None
-        out = [days[v[:10]] + seconds[v[11:]] / 86400
-               if days[v[:10]] is not None and seconds[v[11:]] is not None else None for v in values]
-        return None if None in out else out
+                seconds[clock] = self._fraction(clock)
+        try:
+            return [days[v[:10]] + seconds[v[11:]] for v in values]
+        except TypeError:
+            return None
 
     def dates(self, values: list) -> list:
         memo = self.date_days
+        if len(memo) > MEMO:
+            memo.clear()
         out = []
         for v in values:
             days = memo.get(v)
             if days is None:
-                days = (v - EPOCH_DATE).days
-                if len(memo) < MEMO:
-                    memo[v] = days
+                days = memo[v] = (v - EPOCH_DATE).days
             out.append(days)
         return out
 

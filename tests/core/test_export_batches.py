@@ -95,3 +95,16 @@ def test_xlsx_rows_equal_cell_by_cell():
 def test_generated_columns(rows):
     assert sheet(b"".join(xlsx.write(COLUMNS, rows))).count(cell_by_cell_rows(rows)) == 1
     assert b"".join(json_export.write(COLUMNS, rows, {})) == cell_by_cell_json(rows)
+
+
+def test_json_repeated_titles_keep_the_last_column():
+    columns = [{"name": "a", "display_name": "Same", "base_type": "type/DateTime"},
+               {"name": "b", "display_name": "Same", "base_type": "type/Text"},
+               {"name": "c", "display_name": "Other", "base_type": "type/Decimal"}]
+    rows = [("2024-01-05 00:00:00", f"text {i}", decimal.Decimal(i) / 4) for i in range(2500)]
+    keys = titles(columns)
+    formatters = [formatter(c, None, False) for c in columns]
+    expected = b"[" + b",".join(orjson.dumps({k: f(v) for k, f, v in zip(keys, formatters, row)}) for row in rows) + b"]"
+    written = b"".join(json_export.write(columns, rows, {}))
+    assert written == expected
+    assert orjson.loads(written)[1] == {"Same": "text 1", "Other": 0.25}
