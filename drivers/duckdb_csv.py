@@ -112,9 +112,28 @@ def _char(c: str) -> str:
     return f"chr({ord(c)})"
 
 
+def query_body(sql: str) -> str | None:
+    """`sql` as it can go inside `FROM (...)`: one query (SELECT, WITH, UNION...) without its trailing
+    semicolon; None for anything else (SHOW, PRAGMA, DESCRIBE, several statements, or a semicolon left
+    inside, even in a literal: such downloads are written by Python)."""
+    import sqlglot
+    from sqlglot import exp
+
+    body = sql.rstrip()
+    while body.endswith(";"):
+        body = body[:-1].rstrip()
+    if ";" in body:
+        return None
+    try:
+        statements = [s for s in sqlglot.parse(body, read="duckdb") if s is not None]
+    except sqlglot.errors.SqlglotError:
+        return None
+    return body if len(statements) == 1 and isinstance(statements[0], exp.Query) else None
+
+
 def line_sql(sql: str, columns: list[ColumnMeta], layout: CsvLayout) -> str | None:
     """`sql` wrapped in a SELECT of one column, each row's CSV line (with its newline); None when a
-    column cannot be written by SQL as core.export.csv writes it."""
+    column cannot be written by SQL as core.export.csv writes it, or `sql` is not a query to wrap."""
     picked = range(len(columns)) if layout.columns is None else layout.columns
     if not columns or len(layout.kinds) != len(picked) or not all(0 <= i < len(columns) for i in picked):
         return None
@@ -139,8 +158,11 @@ def line_sql(sql: str, columns: list[ColumnMeta], layout: CsvLayout) -> str | No
         line = f"concat({f', {_char(layout.separator)}, '.join(cells)}, chr(10))"
     # text() reads ":name" as a bind parameter; the strftime patterns' colons are literal.
     line = line.replace(":", "\\:")
+    body = query_body(sql)
+    if body is None:
+        return None
     names = ", ".join(f"c{i}" for i in range(len(columns)))
-    return f"SELECT {line} AS line FROM (\n{sql}\n) AS q({names})"
+    return f"SELECT {line} AS line FROM (\n{body}\n) AS q({names})"
 
 
 class CsvWriter:
@@ -149,16 +171,18 @@ class CsvWriter:
 
     def __init__(self, conn, sql: str, params: dict | None, columns: list[ColumnMeta], close_rows: Callable):
         self.conn, self.sql, self.params, self.columns, self.close_rows = conn, sql, params, columns, close_rows
+        self.wrapped: str | None = None
         self.result = None
         self.cursor = None
         self.pending: list = []
         self.done = False
 
     def accepts(self, layout: CsvLayout) -> bool:
-        return line_sql(self.sql, self.columns, layout) is not None
+        self.wrapped = line_sql(self.sql, self.columns, layout)
+        return self.wrapped is not None
 
     def _start(self, layout: CsvLayout) -> None:
-        wrapped = line_sql(self.sql, self.columns, layout)
+        wrapped = self.wrapped if self.wrapped is not None else line_sql(self.sql, self.columns, layout)
         if wrapped is None:
             raise ValueError("this layout is not written by DuckDB (accepts() said so)")
         self.close_rows()

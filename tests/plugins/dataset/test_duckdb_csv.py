@@ -134,3 +134,15 @@ def test_what_sql_cannot_write_goes_through_python(admin, monkeypatch, things):
                                                       "FROM things"), None, driver=False)
     both_ways(admin, monkeypatch, native(database_id, "SELECT id, (id * 1.00001)::DECIMAL(30, 5) AS wide FROM things"),
               None, driver=False)
+
+
+def test_native_statements_that_cannot_be_wrapped(admin, monkeypatch, things):
+    database_id, _ = things
+    ended = both_ways(admin, monkeypatch, native(database_id, "SELECT id, label FROM things ORDER BY id;\n  "), None,
+                      driver=True)
+    assert ended.count(b"\n") > 6000
+    commented = both_ways(admin, monkeypatch, native(database_id, "SELECT id FROM things -- every id"), None,
+                          driver=True)
+    assert commented.startswith(b"id\n1\n")
+    for sql in ("SHOW TABLES", "DESCRIBE things", "SELECT id, 'a;b' AS odd FROM things"):
+        both_ways(admin, monkeypatch, native(database_id, sql), None, driver=False)
