@@ -211,7 +211,8 @@ def targets(measured: dict) -> list[Target]:
     for engine in ENGINES:
         xlsx_run = runs[engine, "xlsx"]["big"]
         out.append(Target(f"XLSX from {engine} rows per second", rows / xlsx_run["seconds"], 150_000, at_most=False,
-                          unit="", detail=f"{xlsx_run['seconds']:.2f} s; {rows / xlsx_run['cpu']:,.0f} rows per CPU second"))
+                          unit="", detail=f"{xlsx_run['seconds']:.2f} s; "
+                                          f"{rows / xlsx_run['cpu']:,.0f} rows per CPU second"))
     for engine in ENGINES:
         for fmt in FORMATS:
             big, small = runs[engine, fmt]["big"], runs[engine, fmt]["small"]
