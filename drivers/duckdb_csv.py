@@ -62,7 +62,8 @@ def _timestamptz(v: str) -> str:
             f"ELSE (CASE WHEN epoch_us({v}) % 1000000 = 0 THEN strftime({local}, '{ISO_SECONDS}') "
             f"ELSE strftime({local}, '{ISO_MICROS}') END"
             f" || CASE WHEN {offset} < 0 THEN '-' ELSE '+' END"
-            f" || lpad(CAST({size} // 3600 AS VARCHAR), 2, '0') || ':' || lpad(CAST({size} % 3600 // 60 AS VARCHAR), 2, '0')"
+            f" || lpad(CAST({size} // 3600 AS VARCHAR), 2, '0')"
+            f" || ':' || lpad(CAST({size} % 3600 // 60 AS VARCHAR), 2, '0')"
             f" || CASE WHEN {size} % 60 = 0 THEN '' ELSE ':' || lpad(CAST({size} % 60 AS VARCHAR), 2, '0') END) END")
 
 

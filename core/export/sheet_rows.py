@@ -119,6 +119,9 @@ class _Serials:
         except TypeError:
             return None
         n = len(values)
+        if (len(joined) == 11 * n - 1 and joined.count("\n") == n - 1 and joined[10::11] == "\n" * (n - 1)
+                and joined[4::11] == "-" * n and joined[7::11] == "-" * n):
+            return self.text_dates(values)
         if (len(joined) != 20 * n - 1 or joined[10::20] != " " * n or joined[19::20] != "\n" * (n - 1)
                 or joined.count("\n") != n - 1 or joined[4::20] != "-" * n or joined[7::20] != "-" * n
                 or joined[13::20] != ":" * n or joined[16::20] != ":" * n):
@@ -143,6 +146,18 @@ class _Serials:
             return [days[v[:10]] + seconds[v[11:]] for v in values]
         except TypeError:
             return None
+
+    def text_dates(self, values: list) -> list | None:
+        """Day numbers (ints, where `text` gives floats) of "YYYY-MM-DD" texts: fromisoformat gives a
+        date and `_cell` writes its day number. None when one is not a valid date."""
+        days = self.days
+        if len(days) > MEMO:
+            days.clear()
+        for v in values:
+            if v not in days:
+                days[v] = self._day(v)
+        out = list(map(days.__getitem__, values))
+        return None if None in out else out
 
     def dates(self, values: list) -> list:
         memo = self.date_days
@@ -181,7 +196,8 @@ def _column(values: list, temporal: bool, serials: _Serials) -> tuple[str, list]
             if temporal:
                 written = serials.text(values)
                 if written is not None:
-                    return DATETIME, written
+                    # Day numbers (ints) of date texts, serials (floats) of datetime texts.
+                    return (DATE if type(written[0]) is int else DATETIME), written
             elif not ESCAPED.search("".join(values)):
                 return TEXT, values
         if kind is dt.date:

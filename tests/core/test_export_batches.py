@@ -73,7 +73,8 @@ def test_json_batches_equal_cell_by_cell():
         written = b"".join(json_export.write(COLUMNS, rows, {"format_rows": format_rows}))
         assert written == cell_by_cell_json(rows, format_rows)
     assert b"".join(json_export.write(COLUMNS, [], {})) == b"[]"
-    assert orjson.loads(b"".join(json_export.write(COLUMNS, rows[:3], {})))[0]["At"] == "2024-01-10"  # midnight: the date
+    # At midnight a datetime is written as its date.
+    assert orjson.loads(b"".join(json_export.write(COLUMNS, rows[:3], {})))[0]["At"] == "2024-01-10"
 
 
 def test_xlsx_rows_equal_cell_by_cell():
@@ -104,7 +105,23 @@ def test_json_repeated_titles_keep_the_last_column():
     rows = [("2024-01-05 00:00:00", f"text {i}", decimal.Decimal(i) / 4) for i in range(2500)]
     keys = titles(columns)
     formatters = [formatter(c, None, False) for c in columns]
-    expected = b"[" + b",".join(orjson.dumps({k: f(v) for k, f, v in zip(keys, formatters, row)}) for row in rows) + b"]"
+    expected = b"[" + b",".join(orjson.dumps({k: f(v) for k, f, v in zip(keys, formatters, row)})
+                                for row in rows) + b"]"
     written = b"".join(json_export.write(columns, rows, {}))
     assert written == expected
     assert orjson.loads(written)[1] == {"Same": "text 1", "Other": 0.25}
+
+
+def test_xlsx_text_dates_and_datetimes():
+    columns = [{"name": "d", "display_name": "D", "base_type": "type/Date"},
+               {"name": "t", "display_name": "T", "base_type": "type/DateTime"}]
+    clean = [(f"2024-0{i % 9 + 1}-1{i % 10}", f"2023-12-0{i % 9 + 1} 0{i % 10}:1{i % 10}:5{i % 10}")
+             for i in range(2000)]
+    odd = [("2024-02-30", "2024-01-05 24:00:00"), ("2024-1-05", "2024-01-05 13:45"), (None, None),
+           ("2024-01-05 ", "2024-01-05 00:00:00"), ("0001-01-01", "9999-12-31 23:59:59")] * 400
+    rows = clean + odd + clean
+    indexes = [0, 1]
+    expected = "".join("<row>" + "".join(_cell(v) for v in _parse_dates(row, indexes)) + "</row>" for row in rows)
+    body = sheet(b"".join(xlsx.write(columns, rows)))
+    assert expected in body
+    assert '<c s="1"><v>45301</v></c>' in body  # 2024-01-10's day number, from text

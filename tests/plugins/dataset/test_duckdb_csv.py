@@ -22,10 +22,12 @@ CREATE TABLE things (
     label VARCHAR, flag BOOLEAN, day DATE, happened TIMESTAMP, at_tz TIMESTAMPTZ,
     clock TIME, ident UUID);
 INSERT INTO things
-SELECT i, i % 3 + 1, (i % 250 - 125)::TINYINT, i * 1000000007 - 5000000000, i::HUGEINT * 17014118346046923173168730371588410,
+SELECT i, i % 3 + 1, (i % 250 - 125)::TINYINT, i * 1000000007 - 5000000000,
+       i::HUGEINT * 17014118346046923173168730371588410,
        (i::UBIGINT * 1844674407370955), i * 0.1 + 1 / 3, (i / 7)::FLOAT, i * 1.25 - 3000, i * 1000,
        'item ' || i, i % 2 = 0, DATE '2024-01-01' + i::INTEGER, TIMESTAMP '2024-01-01 00:00:00' + to_seconds(i * 3607),
-       TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_microseconds(i * 3607000123), TIME '00:00:00' + to_microseconds(i * 1000003),
+       TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_microseconds(i * 3607000123),
+       TIME '00:00:00' + to_microseconds(i * 1000003),
        ('00000000-0000-0000-0000-' || lpad(i::VARCHAR, 12, '0'))::UUID
 FROM range(1, 6001) t(i);
 INSERT INTO things VALUES
@@ -84,15 +86,16 @@ def test_every_type_byte_for_byte(admin, monkeypatch, things):
     lines = data.split("\n")
     assert lines[0].startswith("ID,Maker ID,Tiny,")
     assert len(data.splitlines()) > 6000
-    for expected in (",-0.0,", ",nan,", ",inf,", ",1e+16,", ",9.999999747378752e-06,", '"with,comma"', '"with ""quote"""',
+    for expected in (",-0.0,", ",nan,", ",inf,", ",1e+16,", ",9.999999747378752e-06,", '"with,comma"',
+                     '"with ""quote"""',
                      '"line\nbreak"', ",0099-01-05,", ",9999-12-31,", ",2024-01-05T13:45:00.123456,",
                      "2024-01-05T08:15:00.500000+00:00", ",23:59:59.999999,", ",1960-06-01,",
                      ",99999999.99,", ",1234567.89,", ",true,", ",false,", "00000000-0000-0000-0000-000000000007"):
         assert expected in data, expected
     # The same through native SQL, and with a separator that is a letter of nothing above.
     both_ways(admin, monkeypatch, native(database_id, "SELECT * FROM things ORDER BY id"), None, driver=True)
-    both_ways(admin, monkeypatch, {**native(database_id, "SELECT label, happened, ratio FROM things"), "separator": ";"},
-              None, driver=True)
+    semicolons = {**native(database_id, "SELECT label, happened, ratio FROM things"), "separator": ";"}
+    both_ways(admin, monkeypatch, semicolons, None, driver=True)
 
 
 def test_one_column_limits_and_time_zone(admin, monkeypatch, things):
