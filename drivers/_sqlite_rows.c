@@ -50,7 +50,18 @@ typedef struct {
     /* the text being written */
     char *buf;
     Py_ssize_t len, cap;
+    /* repr() of recently written reals, by bit pattern (prices and rates repeat; repr is most of a
+       real cell's cost) */
+    struct RealText *reals;
 } Statement;
+
+#define REAL_BITS 13
+#define REAL_SLOTS (1 << REAL_BITS)
+struct RealText {
+    sqlite3_uint64 bits;
+    char len;  /* 0: empty slot */
+    char text[31];
+};
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 
@@ -129,9 +140,23 @@ static int put_int(Statement *s, sqlite3_int64 v) {
 }
 
 static int put_real(Statement *s, double v) {
+    sqlite3_uint64 bits;
+    memcpy(&bits, &v, sizeof bits);
+    struct RealText *slot = NULL;
+    if (s->reals == NULL) s->reals = PyMem_Calloc(REAL_SLOTS, sizeof *s->reals);
+    if (s->reals != NULL) {
+        slot = &s->reals[(bits * 0x9E3779B97F4A7C15ULL) >> (64 - REAL_BITS)];
+        if (slot->len && slot->bits == bits) return put(s, slot->text, slot->len);
+    }
     char *text = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);  /* what repr() writes */
     if (text == NULL) return -1;
-    int rc = put(s, text, (Py_ssize_t)strlen(text));
+    size_t n = strlen(text);
+    if (slot != NULL && n < sizeof slot->text) {
+        slot->bits = bits;
+        slot->len = (char)n;
+        memcpy(slot->text, text, n);
+    }
+    int rc = put(s, text, (Py_ssize_t)n);
     PyMem_Free(text);
     return rc;
 }
@@ -261,17 +286,21 @@ static int put_text_datetime(Statement *s, const unsigned char *text, Py_ssize_t
     return 1;
 }
 
+/* A cell of the current row. Read through its sqlite3_value: the sqlite3_value_* calls take no
+ * mutex (each sqlite3_column_* call does), and csv() holds the connection's mutex meanwhile, which
+ * is what makes the value "protected" as those calls require. */
 static int put_cell(Statement *s, int column) {
     int kind = s->kinds[column];
-    int type = sqlite3_column_type(s->st, column);
+    sqlite3_value *value = sqlite3_column_value(s->st, column);
+    int type = sqlite3_value_type(value);
     if (type == SQLITE_NULL) return 0;
     if (kind == KIND_CALL) return put_called(s, column);
     switch (type) {
-    case SQLITE_INTEGER: return put_int(s, sqlite3_column_int64(s->st, column));
-    case SQLITE_FLOAT: return put_real(s, sqlite3_column_double(s->st, column));
+    case SQLITE_INTEGER: return put_int(s, sqlite3_value_int64(value));
+    case SQLITE_FLOAT: return put_real(s, sqlite3_value_double(value));
     case SQLITE_TEXT: {
-        const unsigned char *text = sqlite3_column_text(s->st, column);
-        Py_ssize_t n = sqlite3_column_bytes(s->st, column);
+        const unsigned char *text = sqlite3_value_text(value);
+        Py_ssize_t n = sqlite3_value_bytes(value);
         if (text == NULL) return sqlite3_errcode(s->db) == SQLITE_NOMEM ? (PyErr_NoMemory(), -1) : 0;
         if (!is_ascii(text, n)) {
             /* Checked (and, for a datetime column, written) by Python: a str's characters are not its bytes. */
@@ -441,6 +470,7 @@ static void Statement_dealloc(Statement *s) {
     Py_XDECREF(s->calls);
     PyMem_Free(s->kinds);
     PyMem_Free(s->buf);
+    PyMem_Free(s->reals);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -535,6 +565,10 @@ static PyObject *Statement_csv(Statement *s, PyObject *args) {
     }
     Py_ssize_t rows = 0;
     s->len = 0;
+    /* Every sqlite3_column_* call takes the connection's (recursive) mutex: held here for the chunk,
+       each of those is a re-entry rather than a lock. The connection is this thread's for the query. */
+    sqlite3_mutex *mutex = sqlite3_db_mutex(s->db);
+    sqlite3_mutex_enter(mutex);
     while (s->state == STATE_ROW && s->len < max_bytes && (max_rows < 0 || rows < max_rows)) {
         Py_ssize_t start = s->len;
         for (int i = 0; i < s->ncols; i++) {
@@ -546,10 +580,12 @@ static PyObject *Statement_csv(Statement *s, PyObject *args) {
         rows++;
         if (step(s) < 0) goto fail;
     }
+    sqlite3_mutex_leave(mutex);
     int more = s->state == STATE_ROW;
     if (!more) finalize(s);
     return Py_BuildValue("(y#nO)", s->buf ? s->buf : "", s->len, rows, more ? Py_True : Py_False);
 fail:
+    sqlite3_mutex_leave(mutex);
     finalize(s);
     return NULL;
 }

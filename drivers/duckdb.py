@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 
 from pydantic import Field
 from sqlalchemy.engine import URL, Engine
@@ -25,6 +26,7 @@ from core.driver import (
     FileDetails,
     FKMeta,
     LockdownError,
+    QueryResult,
     SQLDriver,
     TableMeta,
 )
@@ -191,6 +193,34 @@ class DuckDBDriver(SQLDriver):
     @classmethod
     def canceller(cls, conn):
         return conn.connection.dbapi_connection.interrupt
+
+    @classmethod
+    @contextlib.contextmanager
+    def open_result(cls, conn, sql, params, max_rows):
+        # As SQLDriver's, plus CSV text written by DuckDB itself (drivers/duckdb_csv.py) for a
+        # query whose first execution was quick enough to run again.
+        from sqlalchemy import text
+
+        from . import duckdb_csv
+
+        started = time.monotonic()
+        result = conn.execute(text(sql), params or {}, execution_options={
+            "stream_results": True, "max_row_buffer": cls.stream_batch})
+        quick = time.monotonic() - started < duckdb_csv.RERUN_BELOW
+        read = {"all": False}
+        writer = None
+        try:
+            columns = cls.column_meta(result.cursor) if result.returns_rows else []
+            if quick and columns:
+                writer = duckdb_csv.CsvWriter(conn, sql, params, columns, result.close)
+            yield QueryResult(columns, cls._rows(result, max_rows, read), writer)
+        finally:
+            if writer is not None:
+                writer.close()
+            if read["all"]:
+                result.close()
+            else:
+                cls.abandon(conn, result)
 
     @classmethod
     def syncable_schemas(cls, engine: Engine) -> list[str | None]:

@@ -59,6 +59,9 @@ class CsvLayout:
     - "text-datetime": as plain, but text shaped "YYYY-MM-DD HH:MM:SS..." as
       core.export.formatting.text_datetime writes it; text of another shape through the call.
     - "call": NULL empty, every other value through the call.
+    In "plain" and "text-datetime" columns the call writes the unformatted value
+    (core.export.formatting.plain: ISO dates, a Decimal as int or float, booleans "true"/"false"), so a
+    driver may write such values itself the same way rather than calling it (DuckDB's SQL does).
     """
 
     KINDS: ClassVar[tuple[str, ...]] = ("plain", "text-datetime", "call")
@@ -67,6 +70,9 @@ class CsvLayout:
     quote_cr: bool
     kinds: tuple[str, ...]
     calls: tuple[Any, ...]
+    # The result's columns to write, in this order (a download of remapped columns drops some and
+    # moves others); None: all of them as they come. `kinds` and `calls` follow the written columns.
+    columns: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -76,7 +82,8 @@ class QueryResult:
     A driver that can write its rows as CSV text without a Python value per cell also gives
     `csv(layout, max_bytes, max_rows) -> (text, rows, more)`: the next rows, until the text reaches
     max_bytes or max_rows rows (None: no limit) are written, and whether rows remain. A consumer
-    reads `rows` or `csv`, never both.
+    reads `rows` or `csv`, never both. A `csv` that cannot write every layout has an
+    `accepts(layout) -> bool` attribute, asked before the first call (the rows are read otherwise).
     """
 
     columns: list[ColumnMeta]

@@ -264,7 +264,7 @@ def write(columns: list[dict], rows: Iterable, options: dict | None = None) -> I
     pieces, writer = _writer(options)
     writer.writerow(titles(columns, viz, format_rows))
     laid_out = layout(columns, options) if getattr(rows, "writes_csv", False) else None
-    if laid_out is not None:
+    if laid_out is not None and rows.csv_accepts(laid_out):
         yield "".join(pieces).encode("utf-8")
         yield from rows.csv_chunks(laid_out, CHUNK)
         return

@@ -282,3 +282,19 @@ class Projected:
     def __iter__(self) -> Iterator[tuple]:
         for batch in self.batches():
             yield from batch
+
+    # CSV text written by the driver (core.export.csv), when it can pick the columns itself.
+    @property
+    def writes_csv(self) -> bool:
+        return self.result.writes_csv
+
+    def _picked(self, layout):
+        import dataclasses
+
+        return dataclasses.replace(layout, columns=tuple(self.order))
+
+    def csv_accepts(self, layout) -> bool:
+        return self.result.csv_accepts(self._picked(layout))
+
+    def csv_chunks(self, layout, size: int) -> Iterator[bytes]:
+        return self.result.csv_chunks(self._picked(layout), size)

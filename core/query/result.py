@@ -77,6 +77,12 @@ class Result:
         no row has been read, and nothing needs the rows as values (the cache's tap does)."""
         return self._csv is not None and not self._started and not self._taps
 
+    def csv_accepts(self, layout) -> bool:
+        """Whether the driver writes these columns under `layout` itself (a driver's csv may have an
+        `accepts(layout)`: DuckDB's writes only what its SQL can write as core.export.csv does)."""
+        accepts = getattr(self._csv, "accepts", None)
+        return self.writes_csv and (accepts is None or accepts(layout))
+
     def csv_chunks(self, layout, size: int) -> Iterator[bytes]:
         """The rows as CSV text written by the driver (core.driver.records.CsvLayout), in chunks of about
         `size` bytes, cut at the row limit; closes the result at the end. Only when writes_csv."""
