@@ -50,6 +50,7 @@ class Outcome:
     cache_repeats: int = 0
     failures: int = 0
     held_bytes: int = 0
+    pids: dict[str, int] = field(default_factory=dict)  # each gunicorn master, stopped when run() returns
 
 
 def scenarios(content: Content) -> list[Scenario]:
@@ -95,6 +96,54 @@ def _detail(measure: Measure, reference: str, before: Measure, after: Measure) -
             f"= mean of before {before.summary()} and after {after.summary()}")
 
 
+def check(outcome: Outcome, tessera: str, plan: list[Scenario], options: argparse.Namespace) -> bytes:
+    """One request to every path (2xx or the run stops); the cached queries repeated, the uncached one
+    not served from the cache. Returns the cached card query's response body, the held app's payload."""
+    for scenario in plan:
+        for path in scenario.load.paths:
+            status, body = request(tessera, scenario.load.method, path, scenario.load.body, scenario.load.headers)
+            outcome.checks[f"{scenario.load.method} {path}"] = status
+            if not 200 <= status < 300:
+                raise RuntimeError(f"{scenario.name}: {status} {body[:300]!r}")
+            if scenario.reference == "held" and scenario.target is None and orjson.loads(body).get("cached"):
+                raise RuntimeError(f"{scenario.name} was answered from the result cache")
+    held_body = b""
+    for scenario in plan:
+        if scenario.reference == "held" and scenario.target is not None:
+            hits, body = check_cache(tessera, scenario.load, options.cache_repeats, min(CARD_ROWS, options.rows))
+            held_body = held_body or body
+            outcome.cache_hits += hits
+            outcome.cache_repeats += options.cache_repeats
+    return held_body
+
+
+def measure(outcome: Outcome, drive: _Driver, servers: dict[str, Server], plan: list[Scenario]) -> None:
+    """Each reference, the scenarios compared with it, the reference again; a line per scenario."""
+    for reference in ("hello", "held"):
+        group = [s for s in plan if s.reference == reference]
+        ref_load = Load(group[0].load.method, ("/",), group[0].load.body)
+        before = drive(servers[reference].url, ref_load, f"{reference} before")
+        runs = [(s, drive(servers["tessera"].url, s.load, s.name)) for s in group]
+        after = drive(servers[reference].url, ref_load, f"{reference} after")
+        reference_rps = (before.rps + after.rps) / 2
+        for scenario, figures in runs:
+            ratio = figures.rps / reference_rps if reference_rps else 0.0
+            name = f"{scenario.name} vs {reference}"
+            detail = _detail(figures, "hello-world" if reference == "hello" else "held-JSON", before, after)
+            if scenario.target is None:
+                outcome.infos.append((name, ratio, detail))
+            else:
+                outcome.targets.append(Target(name, ratio, scenario.target, at_most=False, detail=detail))
+    outcome.measures.update(drive.measures)
+    outcome.failures = sum(m.failures for m in drive.measures.values()) + drive.warmup_failures
+    repeats = max(1, outcome.cache_repeats)
+    outcome.targets.append(Target(
+        "repeated cached queries served from the result cache", outcome.cache_hits / repeats, 1.0, at_most=False,
+        unit="", detail=f"{outcome.cache_hits} of {outcome.cache_repeats} repeats on new connections"))
+    outcome.targets.append(Target("failed requests (non-2xx, socket errors) in all runs", outcome.failures, 0,
+                                  unit="", detail=f"{len(drive.measures)} runs and their warm-ups"))
+
+
 def run(options: argparse.Namespace) -> Outcome:
     """Set up, start the servers, check each endpoint once, then load them; everything is torn down."""
     outcome = Outcome()
@@ -117,59 +166,27 @@ def run(options: argparse.Namespace) -> Outcome:
             servers[name].start()
         servers["hello"].wait_ready("/")
         servers["tessera"].wait_ready("/api/health")
-        tessera = servers["tessera"].url
         plan = scenarios(content)
-        for scenario in plan:
-            for path in scenario.load.paths:
-                status, body = request(tessera, scenario.load.method, path, scenario.load.body, scenario.load.headers)
-                outcome.checks[f"{scenario.load.method} {path}"] = status
-                if not 200 <= status < 300:
-                    raise RuntimeError(f"{scenario.name}: {status} {body[:300]!r}")
-        expected_rows = min(CARD_ROWS, options.rows)
-        held_body = b""
-        for scenario in plan:
-            if scenario.target is not None and scenario.reference == "held":
-                hits, held_body = check_cache(tessera, scenario.load, options.cache_repeats, expected_rows)
-                outcome.cache_hits += hits
-                outcome.cache_repeats += options.cache_repeats
+        held_body = check(outcome, servers["tessera"].url, plan, options)
+        outcome.held_bytes = len(held_body)
         held_file = bench.dir / "held.json"
         held_file.write_bytes(held_body)
-        servers["held"] = Server("held", "bench.http_refapps:held_app()", {HELD_JSON_ENV: str(held_file)}, logs, **sizes)
+        servers["held"] = Server("held", "bench.http_refapps:held_app()", {HELD_JSON_ENV: str(held_file)}, logs,
+                                 **sizes)
         servers["held"].start()
         servers["held"].wait_ready("/")
-        drive = _driver(options, bench)
-        for reference in ("hello", "held"):
-            group = [s for s in plan if s.reference == reference]
-            ref_load = Load(group[0].load.method, ("/",), group[0].load.body)
-            before = drive(servers[reference].url, ref_load, f"{reference} before")
-            runs = [(s, drive(tessera, s.load, s.name)) for s in group]
-            after = drive(servers[reference].url, ref_load, f"{reference} after")
-            reference_rps = (before.rps + after.rps) / 2
-            for scenario, measure in runs:
-                ratio = measure.rps / reference_rps if reference_rps else 0.0
-                name = f"{scenario.name} vs {reference}"
-                detail = _detail(measure, "hello-world" if reference == "hello" else "held-JSON", before, after)
-                if scenario.target is None:
-                    outcome.infos.append((name, ratio, detail))
-                else:
-                    outcome.targets.append(Target(name, ratio, scenario.target, at_most=False, detail=detail))
-        outcome.measures.update(drive.measures)
-        outcome.failures = sum(m.failures for m in drive.measures.values()) + drive.warmup_failures
-        outcome.targets.append(Target("repeated cached queries served from the result cache",
-                                      outcome.cache_hits / max(1, outcome.cache_repeats), 1.0, at_most=False, unit="",
-                                      detail=f"{outcome.cache_hits} of {outcome.cache_repeats} repeats, new connections"))
-        outcome.targets.append(Target("failed requests (non-2xx, socket errors) in all runs", outcome.failures, 0,
-                                      unit="", detail=f"{len(drive.measures)} runs and their warm-ups"))
-        outcome.held_bytes = len(held_body)
+        measure(outcome, _Driver(options, bench.dir), servers, plan)
         return outcome
     except (Exception, KeyboardInterrupt):
         for server in servers.values():
-            if server.name == "tessera" or server.process.poll() is not None:
+            if server.name == "tessera" or server.process is None or server.process.poll() is not None:
                 print(f"-- {server.name} log tail:\n{server.log_tail()}", file=sys.stderr)
         raise
     finally:
         for server in servers.values():
             server.stop()
+            if server.process is not None:
+                outcome.pids[server.name] = server.process.pid
         if options.keep:
             print(f"kept {bench.dir if bench else ''} {data}")
         else:
@@ -178,11 +195,11 @@ def run(options: argparse.Namespace) -> Outcome:
             shutil.rmtree(data, ignore_errors=True)
 
 
-class _driver:
+class _Driver:
     """Runs a load (warm-up, then the measured run) with wrk or the Python client; keeps every Measure."""
 
-    def __init__(self, options: argparse.Namespace, bench: Bench):
-        self.options, self.dir = options, bench.dir
+    def __init__(self, options: argparse.Namespace, workdir: Path):
+        self.options, self.dir = options, workdir
         self.measures: dict[str, Measure] = {}
         self.warmup_failures = 0
 
@@ -225,8 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     # gunicorn's process groups are stopped in run()'s finally: make SIGTERM reach it as Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     client = f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
-    print(f"HTTP bench: {options.rows:,} rows, {client} -c{options.connections} {options.duration:g} s per run, gunicorn {options.workers} gthread workers x {options.worker_threads} "
-          f"threads for every server, {cpu_note()}", flush=True)
+    print(f"HTTP bench: {options.rows:,} rows, {client} -c{options.connections} {options.duration:g} s per run, "
+          f"gunicorn {options.workers} gthread workers x {options.worker_threads} threads for every server, "
+          f"{cpu_note()}", flush=True)
     outcome = run(options)
     met = report(outcome.targets, "targets")
     print("-- informational")

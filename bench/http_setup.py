@@ -22,7 +22,9 @@ CARD_ROWS = 2000
 
 
 class ServerDidNotStart(RuntimeError):
-    pass
+    def __init__(self, server: str, message: str):
+        super().__init__(message)
+        self.server = server
 
 
 def free_port() -> int:
@@ -63,7 +65,7 @@ class Server:
             except OSError:
                 pass
             time.sleep(0.2)
-        raise ServerDidNotStart(f"{self.name} did not answer GET {path}; log tail:\n{self.log_tail()}")
+        raise ServerDidNotStart(self.name, f"{self.name} did not answer GET {path}; log tail:\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 30) -> str:
         try:
@@ -168,8 +170,9 @@ def prepare(bench: Bench, cache_hours: int = 24) -> Content:
 
 
 def tessera_env(bench: Bench) -> dict:
-    """The configuration the bench app was made with, for the gunicorn workers' create_app()."""
+    """The configuration the bench app was made with, for the gunicorn workers' create_app(); that app
+    migrated the app DB already, so the workers skip the check and start sooner."""
     from core.testing import FAST_HASHING
 
-    return {"TESSERA_DATA_DIR": str(bench.dir), "TESSERA_PLUGINS_AUTOLOAD": "false",
+    return {"TESSERA_DATA_DIR": str(bench.dir), "TESSERA_PLUGINS_AUTOLOAD": "false", "TESSERA_RUN_MIGRATIONS": "false",
             **{key: str(value) for key, value in FAST_HASHING.items()}}
