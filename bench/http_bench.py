@@ -177,7 +177,7 @@ def run(options: argparse.Namespace) -> Outcome:
         servers["held"].wait_ready("/")
         measure(outcome, _Driver(options, bench.dir), servers, plan)
         return outcome
-    except (Exception, KeyboardInterrupt):
+    except Exception:
         for server in servers.values():
             if server.name == "tessera" or server.process is None or server.process.poll() is not None:
                 print(f"-- {server.name} log tail:\n{server.log_tail()}", file=sys.stderr)
@@ -239,13 +239,19 @@ def main(argv: list[str] | None = None) -> int:
     if options.client == "wrk" and not wrk_available():
         print("wrk is not on PATH: install it (Debian/Ubuntu: apt-get install wrk), or pass --client python")
         return 2
-    # gunicorn's process groups are stopped in run()'s finally: make SIGTERM reach it as Ctrl-C does.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # gunicorn's process groups are stopped in run()'s finally: SIGTERM, and SIGINT even where a shell
+    # started us with it ignored (a background job), unwind to it as Ctrl-C does.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
     client = f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
     print(f"HTTP bench: {options.rows:,} rows, {client} -c{options.connections} {options.duration:g} s per run, "
           f"gunicorn {options.workers} gthread workers x {options.worker_threads} threads for every server, "
           f"{cpu_note()}", flush=True)
-    outcome = run(options)
+    try:
+        outcome = run(options)
+    except KeyboardInterrupt:
+        print("interrupted: servers stopped, temporary folders removed")
+        return 130
     met = report(outcome.targets, "targets")
     print("-- informational")
     for name, ratio, detail in outcome.infos:

@@ -68,10 +68,12 @@ class Server:
         raise ServerDidNotStart(self.name, f"{self.name} did not answer GET {path}; log tail:\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 30) -> str:
+        """The last lines of the server's log that are not access-log lines (errors, tracebacks)."""
         try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+            text = self.log.read_text(errors="replace").splitlines()
         except OSError:
             return "(no log)"
+        return "\n".join([line for line in text if not line.startswith("127.0.0.1 - ")][-lines:])
 
     def stop(self) -> None:
         """SIGTERM to the whole group (master and workers), SIGKILL if it lingers."""
