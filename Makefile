@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench bench-http clean
 
 $(STAMP): setup.py drivers/_sqlite_rows.c
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,23 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Issue 15's figures over HTTP (wrk against gunicorn), then the query and export benchmarks; every one
+# runs even if an earlier one fails, and the target fails if any did.
+bench-http: $(STAMP)
+	@if ! command -v wrk >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \
+	  fi; \
+	fi; \
+	if ! command -v wrk >/dev/null 2>&1; then \
+	  echo "bench-http needs wrk on PATH: install the Debian/Ubuntu package (sudo apt-get install wrk)"; exit 1; \
+	fi
+	@status=0; \
+	$(BIN)/python -m bench.http_bench || status=1; \
+	$(BIN)/python -m bench.bench_query || status=1; \
+	$(BIN)/python -m bench.bench_export || status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -34,3 +34,9 @@ def report(targets: list[Target], title: str = "") -> bool:
     for target in targets:
         print(target.line(), flush=True)
     return all(target.met for target in targets)
+
+
+def info(name: str, ratio: float, detail: str = "", unit: str = "x") -> None:
+    """A figure the issue asks to see but sets no bound on: printed in the same columns, without a verdict."""
+    text = f"{name:<58} {ratio:>10.3f}{unit}  (info, no target)"
+    print(f"{text}  ({detail})" if detail else text, flush=True)

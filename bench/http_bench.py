@@ -1,0 +1,268 @@
+"""Issue 15's HTTP figures: Tessera under gunicorn (the production configuration, 2 gthread workers x 8
+threads) against two reference Flask apps under the same settings, all driven by wrk in one run.
+
+- GET /api/card/:id, GET /api/dashboard/:id (8 cards): requests/s vs the hello-world app, target >= 0.5;
+- POST /api/card/:id/query (2000 rows, cached) and the same card's dashcard query: vs the held-JSON app
+  (the card's own response bytes held in memory), target >= 0.7; the uncached card query (ignore_cache)
+  vs the held-JSON app, informational;
+- GET /api/collection/root/items, GET /api/search?q=orders and the mixed read load (card, root items,
+  database list, in turn): vs hello-world, informational;
+- no non-2xx response and no socket error in any run; a repeated card query served from the result cache.
+
+Each reference is measured right before and right after the scenarios compared with it and the mean is
+the reference, so that a change in the machine's load shows in both. p50/p99 are in each line's detail.
+Run: .venv/bin/python -m bench.http_bench [--rows N] [--duration S] (make bench-http).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from bench.common import Bench, cpu_note, make_duckdb, make_sqlite
+from bench.http_load import Load, Measure, run_python, run_wrk, wrk_available
+from bench.http_refapps import HELD_JSON_ENV
+from bench.http_setup import CARD_ROWS, Content, Server, prepare, request, tessera_env
+from bench.report import Target, info, report
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    load: Load
+    reference: str  # "hello" or "held"
+    target: float | None = None  # the least ratio of requests/s; None: informational
+
+
+@dataclass
+class Outcome:
+    measures: dict[str, Measure] = field(default_factory=dict)  # scenario or reference run -> its figures
+    targets: list[Target] = field(default_factory=list)
+    infos: list[tuple[str, float, str]] = field(default_factory=list)
+    checks: dict[str, int] = field(default_factory=dict)  # scenario -> status of its single checked request
+    cache_hits: int = 0
+    cache_repeats: int = 0
+    failures: int = 0
+    held_bytes: int = 0
+    pids: dict[str, int] = field(default_factory=dict)  # each gunicorn master, stopped when run() returns
+
+
+def scenarios(content: Content) -> list[Scenario]:
+    auth = {"X-Metabase-Session": content.token}
+    post = {**auth, "Content-Type": "application/json"}
+    card, dash = content.card, content.dashboard
+    dashcard_query = f"/api/dashboard/{dash}/dashcard/{content.dashcard}/card/{card}/query"
+    return [
+        Scenario("GET /api/card/:id", Load("GET", (f"/api/card/{card}",), headers=auth), "hello", 0.5),
+        Scenario("GET /api/dashboard/:id (8 cards)", Load("GET", (f"/api/dashboard/{dash}",), headers=auth),
+                 "hello", 0.5),
+        Scenario("GET /api/collection/root/items", Load("GET", ("/api/collection/root/items",), headers=auth),
+                 "hello"),
+        Scenario("GET /api/search?q=orders", Load("GET", ("/api/search?q=orders",), headers=auth), "hello"),
+        Scenario("mixed reads (card, root items, database list)",
+                 Load("GET", (f"/api/card/{card}", "/api/collection/root/items", "/api/database"), headers=auth),
+                 "hello"),
+        Scenario(f"POST /api/card/:id/query {CARD_ROWS} rows cached",
+                 Load("POST", (f"/api/card/{card}/query",), b'{"ignore_cache":false,"parameters":[]}', post),
+                 "held", 0.7),
+        Scenario(f"POST dashcard query {CARD_ROWS} rows cached",
+                 Load("POST", (dashcard_query,), b'{"parameters":[]}', post), "held", 0.7),
+        Scenario(f"POST /api/card/:id/query {CARD_ROWS} rows uncached",
+                 Load("POST", (f"/api/card/{card}/query",), b'{"ignore_cache":true,"parameters":[]}', post), "held"),
+    ]
+
+
+def check_cache(base_url: str, load: Load, repeats: int, expected_rows: int) -> tuple[int, bytes]:
+    """Repeat a cached scenario's request on new connections (either worker may answer): how many repeats
+    after the first came from the result cache, and the last response's body."""
+    hits, body = 0, b""
+    for attempt in range(repeats + 1):
+        status, body = request(base_url, load.method, load.paths[0], load.body, load.headers)
+        answer = orjson.loads(body)
+        if not 200 <= status < 300 or answer.get("row_count") != expected_rows:
+            raise RuntimeError(f"{load.paths[0]}: {status}, row_count {answer.get('row_count')}: {body[:300]!r}")
+        hits += attempt > 0 and answer.get("cached") is not None
+    return hits, body
+
+
+def _detail(measure: Measure, reference: str, before: Measure, after: Measure) -> str:
+    return (f"tessera {measure.summary()}; {reference} {(before.rps + after.rps) / 2:,.0f} rps "
+            f"= mean of before {before.summary()} and after {after.summary()}")
+
+
+def check(outcome: Outcome, tessera: str, plan: list[Scenario], options: argparse.Namespace) -> bytes:
+    """One request to every path (2xx or the run stops); the cached queries repeated, the uncached one
+    not served from the cache. Returns the cached card query's response body, the held app's payload."""
+    for scenario in plan:
+        for path in scenario.load.paths:
+            status, body = request(tessera, scenario.load.method, path, scenario.load.body, scenario.load.headers)
+            outcome.checks[f"{scenario.load.method} {path}"] = status
+            if not 200 <= status < 300:
+                raise RuntimeError(f"{scenario.name}: {status} {body[:300]!r}")
+            if scenario.reference == "held" and scenario.target is None and orjson.loads(body).get("cached"):
+                raise RuntimeError(f"{scenario.name} was answered from the result cache")
+    held_body = b""
+    for scenario in plan:
+        if scenario.reference == "held" and scenario.target is not None:
+            hits, body = check_cache(tessera, scenario.load, options.cache_repeats, min(CARD_ROWS, options.rows))
+            held_body = held_body or body
+            outcome.cache_hits += hits
+            outcome.cache_repeats += options.cache_repeats
+    return held_body
+
+
+def measure(outcome: Outcome, drive: _Driver, servers: dict[str, Server], plan: list[Scenario]) -> None:
+    """Each reference, the scenarios compared with it, the reference again; a line per scenario."""
+    for reference in ("hello", "held"):
+        group = [s for s in plan if s.reference == reference]
+        ref_load = Load(group[0].load.method, ("/",), group[0].load.body)
+        before = drive(servers[reference].url, ref_load, f"{reference} before")
+        runs = [(s, drive(servers["tessera"].url, s.load, s.name)) for s in group]
+        after = drive(servers[reference].url, ref_load, f"{reference} after")
+        reference_rps = (before.rps + after.rps) / 2
+        for scenario, figures in runs:
+            ratio = figures.rps / reference_rps if reference_rps else 0.0
+            name = f"{scenario.name} vs {reference}"
+            detail = _detail(figures, "hello-world" if reference == "hello" else "held-JSON", before, after)
+            if scenario.target is None:
+                outcome.infos.append((name, ratio, detail))
+            else:
+                outcome.targets.append(Target(name, ratio, scenario.target, at_most=False, detail=detail))
+    outcome.measures.update(drive.measures)
+    outcome.failures = sum(m.failures for m in drive.measures.values()) + drive.warmup_failures
+    repeats = max(1, outcome.cache_repeats)
+    outcome.targets.append(Target(
+        "repeated cached queries served from the result cache", outcome.cache_hits / repeats, 1.0, at_most=False,
+        unit="", detail=f"{outcome.cache_hits} of {outcome.cache_repeats} repeats on new connections"))
+    outcome.targets.append(Target("failed requests (non-2xx, socket errors) in all runs", outcome.failures, 0,
+                                  unit="", detail=f"{len(drive.measures)} runs and their warm-ups"))
+
+
+def run(options: argparse.Namespace) -> Outcome:
+    """Set up, start the servers, check each endpoint once, then load them; everything is torn down."""
+    outcome = Outcome()
+    # The tables are generated in a folder of ours, so that an interrupted generation leaves nothing behind.
+    data = Path(tempfile.mkdtemp(prefix="tessera-httpbench-"))
+    bench: Bench | None = None
+    servers: dict[str, Server] = {}
+    try:
+        make_sqlite(data / "orders.sqlite", options.rows)
+        make_duckdb(data / "orders.duckdb", options.rows)
+        bench = Bench(options.rows, engines=("sqlite", "duckdb"), data_files=data)
+        content = prepare(bench)
+        bench.app.extensions["tessera"].db.dispose()
+        logs = bench.dir / "logs"
+        logs.mkdir()
+        sizes = {"workers": options.workers, "threads": options.worker_threads}
+        servers["tessera"] = Server("tessera", "wsgi:app", tessera_env(bench), logs, **sizes)
+        servers["hello"] = Server("hello", "bench.http_refapps:hello_app()", {}, logs, **sizes)
+        for name in ("hello", "tessera"):
+            servers[name].start()
+        servers["hello"].wait_ready("/")
+        servers["tessera"].wait_ready("/api/health")
+        plan = scenarios(content)
+        held_body = check(outcome, servers["tessera"].url, plan, options)
+        outcome.held_bytes = len(held_body)
+        held_file = bench.dir / "held.json"
+        held_file.write_bytes(held_body)
+        servers["held"] = Server("held", "bench.http_refapps:held_app()", {HELD_JSON_ENV: str(held_file)}, logs,
+                                 **sizes)
+        servers["held"].start()
+        servers["held"].wait_ready("/")
+        measure(outcome, _Driver(options, bench.dir), servers, plan)
+        return outcome
+    except Exception:
+        for server in servers.values():
+            if server.name == "tessera" or server.process is None or server.process.poll() is not None:
+                print(f"-- {server.name} log tail:\n{server.log_tail()}", file=sys.stderr)
+        raise
+    finally:
+        for server in servers.values():
+            server.stop()
+            if server.process is not None:
+                outcome.pids[server.name] = server.process.pid
+        if options.keep:
+            print(f"kept {bench.dir if bench else ''} {data}")
+        else:
+            if bench is not None:
+                bench.close()
+            shutil.rmtree(data, ignore_errors=True)
+
+
+class _Driver:
+    """Runs a load (warm-up, then the measured run) with wrk or the Python client; keeps every Measure."""
+
+    def __init__(self, options: argparse.Namespace, workdir: Path):
+        self.options, self.dir = options, workdir
+        self.measures: dict[str, Measure] = {}
+        self.warmup_failures = 0
+
+    def __call__(self, base_url: str, load: Load, label: str) -> Measure:
+        o = self.options
+        if o.client == "wrk":
+            script = self.dir / f"load-{len(self.measures)}.lua"
+            if o.warmup > 0:
+                self.warmup_failures += run_wrk(base_url, load, o.warmup, o.connections, o.threads, script).failures
+            measure = run_wrk(base_url, load, o.duration, o.connections, o.threads, script)
+        else:
+            if o.warmup > 0:
+                self.warmup_failures += run_python(base_url, load, o.warmup, o.connections).failures
+            measure = run_python(base_url, load, o.duration, o.connections)
+        self.measures[label] = measure
+        return measure
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.http_bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the generated orders table")
+    parser.add_argument("--duration", type=float, default=10, help="seconds of each measured run")
+    parser.add_argument("--warmup", type=float, default=2, help="seconds of the unmeasured run before each")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2, help="wrk's threads")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers of every server")
+    parser.add_argument("--worker-threads", type=int, default=8, help="gunicorn threads per worker")
+    parser.add_argument("--cache-repeats", type=int, default=6, help="repeats of each cached query checked")
+    parser.add_argument("--client", choices=("wrk", "python"), default="wrk",
+                        help="python: a keep-alive loop per connection instead of wrk (figures not comparable)")
+    parser.add_argument("--keep", action="store_true", help="keep the data directory and server logs")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(argv)
+    if options.client == "wrk" and not wrk_available():
+        print("wrk is not on PATH: install it (Debian/Ubuntu: apt-get install wrk), or pass --client python")
+        return 2
+    # gunicorn's process groups are stopped in run()'s finally: SIGTERM, and SIGINT even where a shell
+    # started us with it ignored (a background job), unwind to it as Ctrl-C does.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
+    client = f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
+    print(f"HTTP bench: {options.rows:,} rows, {client} -c{options.connections} {options.duration:g} s per run, "
+          f"gunicorn {options.workers} gthread workers x {options.worker_threads} threads for every server, "
+          f"{cpu_note()}", flush=True)
+    try:
+        outcome = run(options)
+    except KeyboardInterrupt:
+        print("interrupted: servers stopped, temporary folders removed")
+        return 130
+    met = report(outcome.targets, "targets")
+    print("-- informational")
+    for name, ratio, detail in outcome.infos:
+        info(name, ratio, detail)
+    print(f"held-JSON body: {outcome.held_bytes:,} bytes (the cached card query's response)")
+    if outcome.failures:
+        print(f"FAILED: {outcome.failures} requests were non-2xx or socket errors")
+        return 1
+    print("all targets met" if met else "some targets MISSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
