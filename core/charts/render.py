@@ -1,0 +1,162 @@
+"""Card + result -> ChartInput -> Vega-Lite spec -> SVG/PNG/PDF bytes, through vl-convert.
+
+vl-convert starts its JavaScript runtime on the first conversion of a process (about a second) and keeps
+it, so a worker pays that once; `warm()` lets a server pay it before the first request. What makes the
+output the same bytes for the same card and data lives here: rows become JSON-ready values in one way,
+sizes and the theme config are added in one place, and temporal values are UTC text (no machine zone).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import threading
+import uuid
+from typing import Any, Iterable
+
+from .registry import ChartInput, spec_for
+from .theme import theme_named
+
+FORMATS = ("svg", "png", "pdf")
+DEFAULT_WIDTH, DEFAULT_HEIGHT = 540, 360
+MIN_SIZE, MAX_SIZE = 80, 4000
+MAX_SCALE = 4
+# Rows handed to a display: enough for any chart a person can read; the rest are only counted.
+MAX_ROWS = 10000
+COMPOSITE = ("vconcat", "hconcat", "concat", "facet", "repeat")
+TEMPORAL_TEXT = frozenset({"type/Date", "type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ",
+                           "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
+
+_warm = threading.Event()
+
+
+def _converter():
+    import vl_convert
+
+    return vl_convert
+
+
+def warm() -> None:
+    """Start vl-convert's runtime now (idempotent), so the first real chart is as fast as the next."""
+    if not _warm.is_set():
+        _converter().vegalite_to_svg({"mark": "point", "data": {"values": [{}]}})
+        _warm.set()
+
+
+# ---- input ---------------------------------------------------------------------------------------
+
+
+def json_cell(value: Any, temporal: bool = False) -> Any:
+    """A cell as Vega-Lite data: numbers plain (non-finite -> null), datetimes as UTC-marked wall-clock
+    ISO text, dates as ISO dates, anything else as text."""
+    if value is None or isinstance(value, (bool, int, str)) and not (temporal and isinstance(value, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else (float(value) if value.is_finite() else None)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.replace(tzinfo=None)
+        return value.isoformat() + "Z"
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, str):
+        # An engine that keeps datetimes as text ("2024-01-05 13:45:00", SQLite).
+        if len(value) >= 19 and value[10] in " T" and value[4] == "-":
+            try:
+                return json_cell(dt.datetime.fromisoformat(value))
+            except ValueError:
+                return value
+        return value
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
+def _cols_rows(result) -> tuple[list[dict], Iterable, int | None]:
+    """Columns, rows and (when known) the total row count of a query-result dict or a Result object."""
+    if isinstance(result, dict):
+        data = result.get("data") or result
+        rows = data.get("rows") or []
+        return list(data.get("cols") or []), rows, result.get("row_count", len(rows))
+    return list(result.cols), result, None
+
+
+def chart_input(card: dict, result, *, width: int | None = None, height: int | None = None,
+                theme="light") -> ChartInput:
+    """What a display is given: the card's display and settings, the first MAX_ROWS rows as JSON-ready
+    values, the total row count, the theme and the size."""
+    cols, source, total = _cols_rows(result)
+    temporal = [(c.get("effective_type") or c.get("base_type")) in TEMPORAL_TEXT for c in cols]
+    rows, seen = [], 0
+    for row in source:
+        if seen < MAX_ROWS:
+            rows.append([json_cell(v, temporal[i] if i < len(temporal) else False) for i, v in enumerate(row)])
+        seen += 1
+    settings = card.get("visualization_settings")
+    return ChartInput(display=str(card.get("display") or "table"), settings=settings if isinstance(settings, dict)
+                      else {}, cols=cols, rows=rows, row_count=seen if total is None else max(total, seen),
+                      theme=theme_named(theme), width=_size(width, DEFAULT_WIDTH), height=_size(height, DEFAULT_HEIGHT))
+
+
+def _size(value: int | None, default: int) -> int:
+    return default if value is None else max(MIN_SIZE, min(MAX_SIZE, int(value)))
+
+
+# ---- spec ----------------------------------------------------------------------------------------
+
+
+def complete(spec: dict, chart: ChartInput) -> dict:
+    """The display's spec with the size, background, autosize and the theme's config (under any config
+    the display set for itself)."""
+    full = dict(spec)
+    if not any(key in full for key in COMPOSITE):
+        full.setdefault("width", chart.width)
+        full.setdefault("height", chart.height)
+        full.setdefault("autosize", {"type": "fit", "contains": "padding"})
+    full["background"] = chart.theme.background
+    full.setdefault("padding", 8)
+    full["config"] = _merge(chart.theme.config(), spec.get("config") or {})
+    return full
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def chart_spec(card: dict, result, *, width: int | None = None, height: int | None = None, theme="light") -> dict:
+    """The complete Vega-Lite spec drawing `card` over `result`."""
+    chart = chart_input(card, result, width=width, height=height, theme=theme)
+    return complete(spec_for(chart), chart)
+
+
+# ---- drawing -------------------------------------------------------------------------------------
+
+
+def draw(spec: dict, fmt: str, scale: float = 1) -> bytes:
+    """A complete spec drawn as svg, png (at `scale`, for retina screens) or pdf."""
+    converter = _converter()
+    scale = max(0.5, min(MAX_SCALE, float(scale or 1)))
+    if fmt == "svg":
+        out = converter.vegalite_to_svg(spec).encode()
+    elif fmt == "png":
+        out = converter.vegalite_to_png(spec, scale=scale)
+    elif fmt == "pdf":
+        out = converter.vegalite_to_pdf(spec, scale=scale)
+    else:
+        raise ValueError(f"Unknown chart format {fmt!r}; known: {', '.join(FORMATS)}")
+    _warm.set()
+    return out
+
+
+def render_card(card: dict, result, fmt: str, *, width: int | None = None, height: int | None = None,
+                theme="light", scale: float = 1) -> bytes:
+    """`card` (a dict with display and visualization_settings) over `result` (a query-result dict or a
+    core.query Result) drawn as svg, png or pdf."""
+    return draw(chart_spec(card, result, width=width, height=height, theme=theme), fmt, scale)
