@@ -61,14 +61,18 @@ def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: li
                                 "scale": {"domain": ["head", "row"], "range": [theme.border, theme.grid]}}}},
     ]
     for align in ("left", "right"):
-        layers.append({
-            "data": {"values": [c for c in cells if c["a"] == align]},
-            "mark": {"type": "text", "align": align, "baseline": "middle", "fontSize": theme.font_size},
-            "encoding": {"x": {"field": "x", **pixel}, "y": {"field": "y", **pixel}, "text": {"field": "t"},
-                         "color": {"condition": {"test": "datum.k === 'head'", "value": theme.muted},
-                                   "value": theme.text},
-                         "fontWeight": {"condition": {"test": "datum.k !== 'cell'", "value": "bold"},
-                                        "value": "normal"}}})
+        for bold in (True, False):
+            # Weight is a mark property in Vega-Lite, not a channel: one layer per alignment and weight.
+            chosen = [c for c in cells if c["a"] == align and (c["k"] != "cell") == bold]
+            if not chosen:
+                continue
+            layers.append({
+                "data": {"values": chosen},
+                "mark": {"type": "text", "align": align, "baseline": "middle", "fontSize": theme.font_size,
+                         "fontWeight": "bold" if bold else "normal"},
+                "encoding": {"x": {"field": "x", **pixel}, "y": {"field": "y", **pixel}, "text": {"field": "t"},
+                             "color": {"condition": {"test": "datum.k === 'head'", "value": theme.muted},
+                                       "value": theme.text}}})
     if footer:
         y = ROW_HEIGHT * (len(body) + 1) + ROW_HEIGHT * 0.75
         layers.append({"data": {"values": [{"x": 0, "y": y, "t": footer}]},
