@@ -46,7 +46,9 @@ def _converter():
 
 
 def warm() -> None:
-    """Start vl-convert's runtime now (idempotent), so the first real chart is as fast as the next."""
+    """Start vl-convert's runtime now (idempotent), so the first real chart is as fast as the next.
+    Call it in a worker, never in a process that forks afterwards (gunicorn's master): the runtime's
+    threads do not survive a fork, which is also why nothing draws a chart at app start-up."""
     if not _warm.is_set():
         _converter().vegalite_to_svg({"mark": "point", "data": {"values": [{}]}})
         _warm.set()
