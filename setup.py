@@ -41,6 +41,9 @@ setup(
         "argon2-cffi>=23.1,<26",
         # Fernet (authenticated encryption) for connection details at rest; never hand-rolled crypto.
         "cryptography>=42",
+        # Charts (core.charts): vl-convert bundles Vega-Lite, a JS runtime and fonts, so drawing a card as
+        # SVG/PNG/PDF needs no browser, no network and no system font; a dependency, not an extra.
+        "vl-convert-python>=1.6,<2",
     ],
     extras_require={
         **DRIVER_EXTRAS,

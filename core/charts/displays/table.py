@@ -1,0 +1,129 @@
+"""The table family: table (the first rows that fit, with a "Showing N of M rows" footer), pivot (drawn
+as its flat table, without the pivot-grouping column), object (the first row as field/value pairs),
+and the fallback every unknown display draws as.
+
+A table is text marks placed at pixel positions computed here (x/y with `scale: null`): Vega-Lite has no
+table mark, and measuring in Python keeps columns aligned the same way on every machine.
+"""
+from __future__ import annotations
+
+from ..registry import ChartInput, display
+
+ROW_HEIGHT = 24
+CHAR_WIDTH = 6.6           # the average advance of the 12 px theme font, for column widths
+CELL_PADDING = 10
+MIN_COLUMN, MAX_COLUMN = 40, 260
+MAX_TABLE_ROWS = 50
+HIDDEN_COLUMNS = ("pivot-grouping",)
+
+
+def _clip(text: str, width: float) -> str:
+    room = int((width - CELL_PADDING) / CHAR_WIDTH)
+    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
+
+
+def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: list[bool], footer: str | None,
+         bold_first: bool = False) -> dict:
+    """A spec drawing `headers` over `body` (already formatted text) in columns that fit `chart.width`,
+    numbers (`right`) right-aligned, and `footer` under it."""
+    theme = chart.theme
+    widths = []
+    for j, header in enumerate(headers):
+        longest = max([len(header)] + [len(row[j]) for row in body])
+        widths.append(max(MIN_COLUMN, min(MAX_COLUMN, longest * CHAR_WIDTH + CELL_PADDING * 2)))
+    shown, used = 0, 0.0
+    for width in widths:
+        if used + width > chart.width and shown:
+            break
+        used += width
+        shown += 1
+    if shown < len(headers):
+        more = f"{len(headers) - shown} more column{'s' if len(headers) - shown != 1 else ''} not shown"
+        footer = f"{footer} · {more}" if footer else more
+    cells, x = [], 0.0
+    for j in range(shown):
+        width = widths[j]
+        anchor_x = x + width - CELL_PADDING if right[j] else x + CELL_PADDING
+        align = "right" if right[j] else "left"
+        cells.append({"x": anchor_x, "y": ROW_HEIGHT / 2, "t": _clip(headers[j], width), "a": align, "k": "head"})
+        for i, row in enumerate(body):
+            kind = "first" if bold_first and j == 0 else "cell"
+            cells.append({"x": anchor_x, "y": ROW_HEIGHT * (i + 1.5), "t": _clip(row[j], width), "a": align,
+                          "k": kind})
+        x += width
+    rules = [{"x": 0, "x2": used, "y": ROW_HEIGHT * (i + 1), "k": "head" if i == 0 else "row"}
+             for i in range(len(body) + 1)]
+    pixel = {"type": "quantitative", "scale": None, "axis": None}
+    layers = [
+        {"data": {"values": rules}, "mark": {"type": "rule"},
+         "encoding": {"x": {"field": "x", **pixel}, "x2": {"field": "x2"}, "y": {"field": "y", **pixel},
+                      "color": {"field": "k", "type": "nominal", "legend": None,
+                                "scale": {"domain": ["head", "row"], "range": [theme.border, theme.grid]}}}},
+    ]
+    for align in ("left", "right"):
+        for bold in (True, False):
+            # Weight is a mark property in Vega-Lite, not a channel: one layer per alignment and weight.
+            chosen = [c for c in cells if c["a"] == align and (c["k"] != "cell") == bold]
+            if not chosen:
+                continue
+            layers.append({
+                "data": {"values": chosen},
+                "mark": {"type": "text", "align": align, "baseline": "middle", "fontSize": theme.font_size,
+                         "fontWeight": "bold" if bold else "normal"},
+                "encoding": {"x": {"field": "x", **pixel}, "y": {"field": "y", **pixel}, "text": {"field": "t"},
+                             "color": {"condition": {"test": "datum.k === 'head'", "value": theme.muted},
+                                       "value": theme.text}}})
+    if footer:
+        y = ROW_HEIGHT * (len(body) + 1) + ROW_HEIGHT * 0.75
+        layers.append({"data": {"values": [{"x": 0, "y": y, "t": footer}]},
+                       "mark": {"type": "text", "align": "left", "baseline": "middle", "color": theme.muted,
+                                "fontSize": theme.font_size - 1, "fontStyle": "italic"},
+                       "encoding": {"x": {"field": "x", **pixel}, "y": {"field": "y", **pixel},
+                                    "text": {"field": "t"}}})
+    return {"layer": layers}
+
+
+def _visible(chart: ChartInput) -> list[int]:
+    """Columns the table shows: table.columns' enabled entries in their order when set, else all but
+    the pivot bookkeeping column."""
+    configured = chart.setting("table.columns")
+    if isinstance(configured, list) and configured:
+        chosen = []
+        for entry in configured:
+            if isinstance(entry, dict) and entry.get("enabled", True):
+                index = chart.col_index(entry.get("name"))
+                if index is not None and index not in chosen:
+                    chosen.append(index)
+        if chosen:
+            return chosen
+    return [i for i, c in enumerate(chart.cols) if c.get("name") not in HIDDEN_COLUMNS]
+
+
+def _footer(shown: int, total: int) -> str | None:
+    if total == 0:
+        return "No results"
+    if shown < total:
+        return f"Showing first {shown:,} of {total:,} rows"
+    return f"Showing {total:,} row{'s' if total != 1 else ''}"
+
+
+@display("table", "pivot")
+def table(chart: ChartInput) -> dict:
+    columns = _visible(chart)
+    fits = max(1, int(chart.height / ROW_HEIGHT) - 2)
+    rows = chart.rows[: min(fits, MAX_TABLE_ROWS)]
+    body = [[chart.format_value(j, row[j]) if j < len(row) else "" for j in columns] for row in rows]
+    right = [chart.is_number(j) for j in columns]
+    return grid(chart, [chart.title(j) for j in columns], body, right, _footer(len(rows), chart.row_count))
+
+
+@display("object")
+def object_detail(chart: ChartInput) -> dict:
+    columns = _visible(chart)
+    row = chart.rows[0] if chart.rows else None
+    if row is None:
+        return grid(chart, ["Field", "Value"], [], [False, False], "No results")
+    body = [[chart.title(j), chart.format_value(j, row[j]) if j < len(row) else ""] for j in columns]
+    fits = max(1, int(chart.height / ROW_HEIGHT) - 2)
+    footer = None if len(body) <= fits else f"Showing first {fits} of {len(body)} fields"
+    return grid(chart, ["Field", "Value"], body[:fits], [False, False], footer, bold_first=True)
