@@ -1,0 +1,186 @@
+"""Bar, line, area, row and combo charts: one Vega-Lite layer per series display (bars grouped side
+by side or stacked by `stackable.stack_type`, areas, lines with their series_settings style), then data
+labels (`graph.show_values`), the trend line and the goal line. Columns and series come from
+displays.series, axes from displays.axes, the overlays from displays.overlays.
+"""
+from __future__ import annotations
+
+from ..registry import DISPLAYS, FALLBACK, ChartInput, display
+from .axes import XAxis, x_axis, y_encoding
+from .overlays import empty_spec, goal_layers, trend_layer, trend_rows
+from .series import Graph, Series, build_graph, sort_key
+
+STACKABLE = ("bar", "area")
+# Lines draw last so that bars and areas never hide them.
+LAYER_ORDER = ("area", "bar", "line")
+DASHES = {"dashed": [6, 4], "dotted": [1, 3]}
+INTERPOLATE = {"cardinal": "monotone", "step-after": "step-after", "linear": "linear"}
+
+
+def stack_type(chart: ChartInput, graph: Graph) -> str | None:
+    """stacked, normalized or None: as stored, else Metabase's default (an area of several series stacks)."""
+    stored = chart.settings.get("stackable.stack_type", "unset")
+    if stored in ("stacked", "normalized", None):
+        value = stored
+    else:
+        value = "stacked" if chart.settings.get("stackable.stacked") or (
+            chart.display == "area" and len(graph.series) > 1) else None
+    if value and not any(one.display in STACKABLE for one in graph.series):
+        return None
+    return value
+
+
+def label_text(chart: ChartInput, metric: int, value: float) -> str:
+    """A data label: compact ("1.2k") when graph.label_value_formatting says so, or, by default, when the
+    number is large enough that the full form would crowd the chart."""
+    wanted = chart.setting("graph.label_value_formatting", "auto")
+    compact = wanted == "compact" or (wanted == "auto" and abs(value) >= 100_000)
+    return chart.format_value(metric, value, compact)
+
+
+def _titles(graph: Graph) -> list[str]:
+    """Unique series titles (the colour scale's domain): a repeated title gets its position appended."""
+    seen: set = set()
+    for position, one in enumerate(graph.series):
+        if one.title in seen:
+            one.title = f"{one.title} ({position + 1})"
+        seen.add(one.title)
+    return [one.title for one in graph.series]
+
+
+def _data(chart: ChartInput, graph: Graph, axis: XAxis, show_values: bool) -> list[dict]:
+    rows = []
+    for order, one in enumerate(graph.series):
+        for raw, y in one.points:
+            x = axis.value(chart, graph.x, raw)
+            if x is None or y is None:
+                continue  # a null is a gap, as Metabase draws it
+            row = {"x": x, "y": y, "series": one.title, "order": order, "display": one.display}
+            if show_values:
+                row["label"] = label_text(chart, one.metric, y)
+            rows.append(row)
+    if axis.kind != "ordinal":
+        rows.sort(key=lambda row: (row["order"], sort_key(row["x"])))
+    return rows
+
+
+def _mark(display_name: str, group: list[Series], chart: ChartInput) -> dict:
+    first = group[0].settings
+    if display_name == "bar":
+        return {"type": "bar"}
+    interpolate = INTERPOLATE.get(first.get("line.interpolate") or chart.setting("line.interpolate", "linear"),
+                                  "linear")
+    mark: dict = {"type": display_name, "interpolate": interpolate}
+    if display_name == "area":
+        mark.update({"opacity": 0.75, "line": True})
+        return mark
+    mark["strokeWidth"] = 2
+    dash = DASHES.get(first.get("line.style"))
+    if dash:
+        mark["strokeDash"] = dash
+    markers = first.get("line.marker_enabled", chart.settings.get("line.marker_enabled"))
+    if markers is True or (markers is None and len(group[0].points) <= 30):
+        mark["point"] = {"size": 30, "filled": True}
+    return mark
+
+
+def _groups(graph: Graph) -> list[tuple[str, list[Series]]]:
+    """Series grouped into layers: bars and areas each one layer (they stack or group together), lines
+    one layer per style (interpolation, dash, markers are mark properties)."""
+    groups: list[tuple[str, list[Series]]] = []
+    for display_name in LAYER_ORDER:
+        members = [one for one in graph.series if one.display == display_name]
+        if not members:
+            continue
+        if display_name != "line":
+            groups.append((display_name, members))
+            continue
+        styles: dict = {}
+        for one in members:
+            style = (one.settings.get("line.interpolate"), one.settings.get("line.style"),
+                     one.settings.get("line.marker_enabled"))
+            styles.setdefault(style, []).append(one)
+        groups.extend(("line", styled) for styled in styles.values())
+    return groups
+
+
+def _stack_totals(chart: ChartInput, graph: Graph, axis: XAxis) -> list[dict]:
+    totals: dict = {}
+    for one in graph.series:
+        if one.display not in STACKABLE:
+            continue
+        for raw, y in one.points:
+            x = axis.value(chart, graph.x, raw)
+            if x is not None and y is not None:
+                totals[x] = totals.get(x, 0) + y
+    return [{"x": x, "y": total, "label": label_text(chart, graph.metrics[0], total)}
+            for x, total in totals.items()]
+
+
+def _trend(chart: ChartInput, graph: Graph, axis: XAxis, data: list[dict]) -> list[dict]:
+    by_series: dict = {}
+    for row in data:
+        if axis.kind == "ordinal":
+            t = axis.domain.index(row["x"])
+        else:
+            t = sort_key(row["x"])[1]
+        by_series.setdefault(row["series"], []).append((row["x"], t, row["y"]))
+    return trend_rows(list(by_series.items()))
+
+
+@display("bar", "line", "area", "row", "combo")
+def graph_spec(chart: ChartInput) -> dict:
+    graph = build_graph(chart)
+    if graph is None:
+        return DISPLAYS[FALLBACK](chart)
+    if chart.display == "row":
+        for one in graph.series:
+            one.display = "bar"
+    titles = _titles(graph)
+    stack = stack_type(chart, graph)
+    has_bars = any(one.display == "bar" for one in graph.series)
+    axis = x_axis(chart, graph, has_bars)
+    show_values = bool(chart.settings.get("graph.show_values")) and stack != "normalized"
+    data = _data(chart, graph, axis, show_values)
+    if not data:
+        return empty_spec(chart)
+    swap = chart.display == "row"
+    x_channel, y_channel, offset = ("y", "x", "yOffset") if swap else ("x", "y", "xOffset")
+    several = len(graph.series) > 1
+    color = {"field": "series", "type": "nominal", "title": None,
+             "scale": {"domain": titles, "range": [one.color for one in graph.series]},
+             "legend": {"title": None} if several else None}
+    y_stacked = y_encoding(chart, graph, stack)
+    y_plain = {**y_stacked, "stack": None}
+    layers: list[dict] = []
+    for display_name, group in _groups(graph):
+        names = [one.title for one in group]
+        stacked = stack is not None and display_name in STACKABLE
+        encoding = {x_channel: axis.encoding, y_channel: y_stacked if stacked else y_plain, "color": color,
+                    "order": {"field": "order", "type": "quantitative"}}
+        if display_name == "bar" and len(group) > 1 and not stacked:
+            encoding[offset] = {"field": "series", "type": "nominal", "scale": {"domain": names}}
+        layer = {"transform": [{"filter": {"field": "series", "oneOf": names}}],
+                 "mark": _mark(display_name, group, chart), "encoding": encoding}
+        layers.append(layer)
+        if show_values and not stacked:
+            text = {x_channel: axis.encoding, y_channel: y_plain, "text": {"field": "label"}}
+            if offset in encoding:
+                text[offset] = encoding[offset]
+            mark = {"type": "text", "fontSize": 10, "color": chart.theme.text}
+            mark.update({"align": "left", "baseline": "middle", "dx": 4} if swap else
+                        {"align": "center", "baseline": "bottom", "dy": -4})
+            layers.append({"transform": layer["transform"], "mark": mark, "encoding": text})
+    if show_values and stack == "stacked":
+        mark = {"type": "text", "fontSize": 10, "color": chart.theme.text}
+        mark.update({"align": "left", "baseline": "middle", "dx": 4} if swap else
+                    {"align": "center", "baseline": "bottom", "dy": -4})
+        layers.append({"data": {"values": _stack_totals(chart, graph, axis)}, "mark": mark,
+                       "encoding": {x_channel: axis.encoding, y_channel: y_plain, "text": {"field": "label"}}})
+    if chart.settings.get("graph.show_trendline") and stack != "normalized":
+        rows = _trend(chart, graph, axis, data)
+        if rows:
+            layers.append(trend_layer(rows, axis.encoding, color, swap))
+    if stack != "normalized":
+        layers.extend(goal_layers(chart, y_channel))
+    return {"data": {"values": data}, "layer": layers}
