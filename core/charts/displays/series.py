@@ -116,6 +116,7 @@ class Series:
     metric: int              # the metric column drawn
     settings: dict           # its series_settings entry
     points: list = field(default_factory=list)   # [(x raw, y number or None)]
+    rows: list = field(default_factory=list)     # the result row of each point (for a bubble's size)
 
 
 @dataclass
@@ -175,7 +176,7 @@ def build_graph(chart: ChartInput, max_dimensions: int = 2) -> Graph | None:
         # One metric per breakout value (Metabase draws only the first metric of a broken-out query).
         metric = metrics[0]
         by_value: dict = {}
-        for row in chart.rows:
+        for position_in_result, row in enumerate(chart.rows):
             value = row[breakout]
             one = by_value.get(_hashable(value))
             if one is None:
@@ -188,6 +189,7 @@ def build_graph(chart: ChartInput, max_dimensions: int = 2) -> Graph | None:
                 by_value[_hashable(value)] = one
                 series.append(one)
             one.points.append((row[x], number(row[metric])))
+            one.rows.append(position_in_result)
         metrics = [metric]
     else:
         for position, metric in enumerate(metrics):
@@ -195,5 +197,6 @@ def build_graph(chart: ChartInput, max_dimensions: int = 2) -> Graph | None:
             entry = _series_settings(chart, key)
             series.append(Series(key, str(entry.get("title") or chart.title(metric)),
                                  _color(chart, entry, position), _display(chart, entry, position), metric, entry,
-                                 [(row[x], number(row[metric])) for row in chart.rows]))
+                                 [(row[x], number(row[metric])) for row in chart.rows],
+                                 list(range(len(chart.rows)))))
     return Graph(x, breakout, metrics, series)
