@@ -6,7 +6,7 @@ registry in core.charts.registry) -> vl-convert. Formats and themes: core.charts
 It knows nothing of HTTP, permissions or how the result was obtained.
 """
 from . import displays  # noqa: F401  (registers every display)
-from .render import FORMATS, chart_input, chart_spec, draw, render_card, warm
+from .render import FORMATS, chart_input, chart_spec, draw, render_card, warm, writer
 from .theme import THEMES, Theme
 
-__all__ = ["FORMATS", "THEMES", "Theme", "chart_input", "chart_spec", "draw", "render_card", "warm"]
+__all__ = ["FORMATS", "THEMES", "Theme", "chart_input", "chart_spec", "draw", "render_card", "warm", "writer"]

@@ -77,11 +77,12 @@ def json_cell(value: Any, temporal: bool = False) -> Any:
 
 
 def _cols_rows(result) -> tuple[list[dict], Iterable, int | None]:
-    """Columns, rows and (when known) the total row count of a query-result dict or a Result object."""
+    """Columns, rows and (when known) the total row count of a query-result dict ({"data": {"cols",
+    "rows"}, "row_count"}, rows any iterable) or a core.query Result object."""
     if isinstance(result, dict):
         data = result.get("data") or result
-        rows = data.get("rows") or []
-        return list(data.get("cols") or []), rows, result.get("row_count", len(rows))
+        rows = data.get("rows")
+        return list(data.get("cols") or []), [] if rows is None else rows, result.get("row_count")
     return list(result.cols), result, None
 
 
@@ -160,3 +161,18 @@ def render_card(card: dict, result, fmt: str, *, width: int | None = None, heigh
     """`card` (a dict with display and visualization_settings) over `result` (a query-result dict or a
     core.query Result) drawn as svg, png or pdf."""
     return draw(chart_spec(card, result, width=width, height=height, theme=theme), fmt, scale)
+
+
+def writer(fmt: str):
+    """The `write(cols, rows, options)` of the `fmt` download (a core Exporter): the chart of
+    options' display (a table when absent) and visualization_settings, sized and themed by options'
+    width, height, theme and scale (core.export.response.chart_options)."""
+
+    def write(cols: list[dict], rows: Iterable, options: dict):
+        card = {"display": options.get("display") or "table",
+                "visualization_settings": options.get("visualization_settings") or {}}
+        yield render_card(card, {"data": {"cols": cols, "rows": rows}}, fmt, width=options.get("width"),
+                          height=options.get("height"), theme=options.get("theme") or "light",
+                          scale=options.get("scale") or 1)
+
+    return write

@@ -7,7 +7,8 @@ import datetime as dt
 from flask import Response, stream_with_context
 
 from core.assembly.records import Exporter
-from core.http.api import dumps
+from core.http import types as t
+from core.http.api import Params, dumps
 
 NO_CACHE = {
     "Cache-Control": "max-age=0, no-cache, must-revalidate, proxy-revalidate",
@@ -96,6 +97,30 @@ def api_stream(envelope_head: dict, result, js_int_to_string: bool = True) -> Re
 
 # A download's query context by format; the `api` format keeps its caller's context (ad-hoc, question...).
 DOWNLOAD_CONTEXTS = {"csv": "csv-download", "json": "json-download", "xlsx": "xlsx-download"}
+# A picture runs as the card is shown (its caller's context and row limits, as Metabase's static charts),
+# not as a download of every row: nobody can see a million points.
+PICTURE_FORMATS = ("png", "svg", "pdf")
+# Every export route's formats: the data formats, the `api` stream and the chart pictures (core.charts).
+EXPORT_FORMATS = ("api", "csv", "json", "xlsx", "png", "svg", "pdf")
+ExportFormat = t.Enum(*EXPORT_FORMATS)
+
+
+class ChartQuery(Params):
+    """The query string of an export route that draws pictures (`?width=400&theme=dark&scale=2`, like
+    Metabase's preview_card_png?width=); the data formats ignore it."""
+
+    width: t.PositiveInt | None = None
+    height: t.PositiveInt | None = None
+    theme: t.Enum("light", "dark") | None = None
+    scale: t.Enum("1", "2", "3", "4") | None = None
+
+
+def chart_options(query: ChartQuery | None) -> dict:
+    """The exporter options a ChartQuery gives (core.charts.render.writer reads them)."""
+    if query is None:
+        return {}
+    return {"width": query.width, "height": query.height, "theme": query.theme or "light",
+            "scale": int(query.scale or 1)}
 # Metabase's cap for a caller whose download permission is "limited".
 LIMITED_DOWNLOAD_ROWS = 10000
 
@@ -137,7 +162,8 @@ def query_download(session, user, exporter: Exporter | None, export_format: str,
         return download_pivot(session, user, exporter, dataset_query, column_split, options, context=context,
                               export_format=export_format, **run_options)
     try:
-        result = processor.open_query(session, user, dataset_query, context=context, export_format=export_format,
+        result = processor.open_query(session, user, dataset_query, context=context,
+                                      export_format=None if export_format in PICTURE_FORMATS else export_format,
                                       **run_options)
     except QueryFailed as exc:
         return json_response(processor.failed_now(dataset_query, exc, context), FAILED_STATUS)
@@ -152,7 +178,8 @@ def query_download(session, user, exporter: Exporter | None, export_format: str,
 def card_download(session, user, exporters: dict, export_format: str, card, options: dict, *, api_context: str,
                   **run_options) -> Response:
     """A saved card's download, from the card or from a dashboard card: the caller's download permission
-    on its data decides, its visualization settings shape the file, a pivot card downloads as a pivot."""
+    on its data decides, its visualization settings (under any in `options`, a dashboard card's) and its
+    display shape the file, a pivot card downloads as a pivot."""
     from core.content.cards import pivot_column_split
     from core.http.errors import Forbidden
     from core.policy import permissions
@@ -161,7 +188,21 @@ def card_download(session, user, exporters: dict, export_format: str, card, opti
     if card.database_id is None:
         raise Forbidden()
     cap = download_cap(permissions.download_level(session, user, card.database_id, card.table_id))
-    viz = card.visualization_settings if isinstance(card.visualization_settings, dict) else {}
+    viz = merged_settings(card.visualization_settings, options.get("visualization_settings"))
     return query_download(session, user, exporter, export_format, card.dataset_query, api_context=api_context,
-                          options={**options, "visualization_settings": viz}, pivot=card.display == "pivot",
+                          options={**options, "visualization_settings": viz, "display": card.display},
+                          pivot=card.display == "pivot",
                           column_split=pivot_column_split(card), card_id=card.id, **run_options, **cap)
+
+
+def merged_settings(card_settings, over) -> dict:
+    """A card's visualization settings under `over` (a dashboard card's): keys replaced, column_settings
+    merged column by column, as Metabase merges a dashcard's settings over its card's."""
+    base = card_settings if isinstance(card_settings, dict) else {}
+    if not isinstance(over, dict) or not over:
+        return base
+    columns = {**(base.get("column_settings") or {}), **(over.get("column_settings") or {})}
+    merged = {**base, **over}
+    if columns:
+        merged["column_settings"] = columns
+    return merged

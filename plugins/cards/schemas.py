@@ -5,13 +5,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, RootModel
 
+from core.export.response import ExportFormat
 from core.http import types as t
 from core.http.api import Params
 
 CardType = t.Enum("question", "model", "metric", nullable=True)
 ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "using_segment", "archived",
                     nullable=True)
-ExportFormat = t.Enum("api", "csv", "json", "xlsx")
 Parameters = list[dict[str, Any]] | None
 
 

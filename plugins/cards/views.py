@@ -1,5 +1,6 @@
 """/api/card endpoints: parse, call one service function, return what it gives."""
 from core.appdb import db
+from core.export.response import ChartQuery, chart_options
 from core.http import auth
 from core.http.api import Api
 from core.http.errors import Invalid
@@ -109,11 +110,13 @@ def run_query(path, body):
     return running.run(db.session(), auth.require_user(), path.id, body.parameters, bool(body.ignore_cache))
 
 
-@card_api.post("/<id>/query/<export_format>", path=s.ExportPath, body=s.ExportBody, form_posts=True)
-def export(path, body):
-    """Download the card's results (parameters may come as a form field holding JSON)."""
+@card_api.post("/<id>/query/<export_format>", path=s.ExportPath, query=ChartQuery, body=s.ExportBody,
+               form_posts=True)
+def export(path, query, body):
+    """Download the card's results, or its chart as png/svg/pdf (parameters may come as a form field
+    holding JSON; width, height, theme and scale in the query string size and colour a chart)."""
     options = {"format_rows": bool(body.format_rows), "pivot_results": bool(body.pivot_results),
-               "csv_include_bom": False}
+               "csv_include_bom": False, **chart_options(query)}
     return running.export(db.session(), auth.require_user(), auth.tessera().exporters, path.id,
                           path.export_format, body.parameters, options)
 

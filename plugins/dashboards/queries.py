@@ -106,6 +106,7 @@ def run(session: Session, user: User, ids: tuple[int, int, int], parameters: lis
 def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, int], export_format: str,
            parameters: list | None, options: dict):
     dashboard, dashcard, card = dashcard_card(session, user, *ids)
+    options = {**options, "visualization_settings": dashcard.visualization_settings}
     return card_download(session, user, exporters, export_format, card, options, api_context="dashboard",
                          dashboard_id=dashboard.id,
                          parameters=resolve_parameters(dashboard, dashcard, card.id, parameters))

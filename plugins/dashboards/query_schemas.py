@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.export.response import ExportFormat
 from core.http import types as t
 from core.http.api import Params
 
-ExportFormat = t.Enum("api", "csv", "json", "xlsx")
 
 
 # Metabase: a vector of maps with :id (an id-less one is refused when the parameters are resolved).

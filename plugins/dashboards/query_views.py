@@ -3,6 +3,7 @@ linked-filter fields and query metadata. Parse, call one service function, retur
 from flask import request
 
 from core.appdb import db
+from core.export.response import ChartQuery, chart_options
 from core.http import auth
 
 from . import links, metadata, params, queries
@@ -22,12 +23,13 @@ def dashcard_query(path, body):
 
 
 @api.post("/<dashboard_id>/dashcard/<dashcard_id>/card/<card_id>/query/<export_format>",
-          path=s.DashcardExportPath, body=s.DashcardExport, form_posts=True)
-def dashcard_export(path, body):
-    """Download a dashboard card's results with the dashboard's filter values (parameters may come as
-    a form field holding JSON)."""
+          path=s.DashcardExportPath, query=ChartQuery, body=s.DashcardExport, form_posts=True)
+def dashcard_export(path, query, body):
+    """Download a dashboard card's results with the dashboard's filter values, or its chart as
+    png/svg/pdf (parameters may come as a form field holding JSON; width, height, theme and scale in the
+    query string size and colour a chart)."""
     options = {"format_rows": bool(body.format_rows), "pivot_results": bool(body.pivot_results),
-               "csv_include_bom": False}
+               "csv_include_bom": False, **chart_options(query)}
     return queries.export(db.session(), auth.require_user(), auth.tessera().exporters, _ids(path),
                           path.export_format, body.parameters, options)
 

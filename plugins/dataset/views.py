@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
 
 from core.appdb import db
+from core.export.response import ChartQuery, ExportFormat, chart_options
 from core.http import auth, jsontext
 from core.http.api import Api, Params
 from core.http.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
@@ -56,7 +57,7 @@ class PivotBody(QueryBody):
 
 
 class ExportPath(Params):
-    export_format: Enum("api", "csv", "json", "xlsx")
+    export_format: ExportFormat
 
 
 class ExportBody(Params):
@@ -65,6 +66,8 @@ class ExportBody(Params):
     format_rows: Bool | None = None
     pivot_results: Bool | None = None
     csv_include_bom: Bool | None = None
+    # The chart a png/svg/pdf download draws (a card's display); a table when absent.
+    display: NonBlankStr | None = None
 
 
 class ParameterValuesBody(Params):
@@ -114,11 +117,13 @@ def parameter_search(path: SearchPath, body: ParameterValuesBody):
                                     search=path.query)
 
 
-@dataset_api.post("/<export_format>", path=ExportPath, body=ExportBody, form_posts=True)
-def export(path: ExportPath, body: ExportBody):
-    """Download all the rows of a query as csv, json or xlsx (or the api result), streamed."""
+@dataset_api.post("/<export_format>", path=ExportPath, query=ChartQuery, body=ExportBody, form_posts=True)
+def export(path: ExportPath, query: ChartQuery, body: ExportBody):
+    """Download all the rows of a query as csv, json or xlsx (or the api result), streamed; or its chart
+    as png/svg/pdf, drawn as the `display` field says (a table by default) with its visualization_settings."""
     options = {"visualization_settings": body.visualization_settings if isinstance(body.visualization_settings, dict)
                else {}, "format_rows": bool(body.format_rows), "pivot_results": bool(body.pivot_results),
-               "csv_include_bom": bool(body.csv_include_bom)}
+               "csv_include_bom": bool(body.csv_include_bom), "display": body.display or "table",
+               **chart_options(query)}
     return service.export(db.session(), auth.require_user(), auth.tessera().exporters, path.export_format,
                           body.query, options)

@@ -52,7 +52,7 @@ def test_exports_json_csv_form_encoded(user, warehouse):
     assert "attachment" in as_csv.headers["Content-Disposition"]
     as_json_body = user.post(f"/api/card/{card['id']}/query/json", json={"parameters": json.loads(params)})
     assert json.loads(as_json_body.data) == [{"id": 2, "last_name": "Turing"}]
-    assert user.post(f"/api/card/{card['id']}/query/pdf").status_code == 400
+    assert user.post(f"/api/card/{card['id']}/query/docx").status_code == 400
 
 
 def test_download_and_run_permissions(app, admin, user, warehouse):

@@ -32,7 +32,7 @@ def test_csv_json_and_api_downloads_with_form_parameters(app, admin, warehouse):
     assert as_api.status_code == 200 and json.loads(as_api.data)["data"]["rows"] == [[2, "Alan"], [3, "Grace"]]
     as_xlsx = admin.post(f"{url}/xlsx", data={"parameters": params})
     assert as_xlsx.status_code == 200 and as_xlsx.data[:2] == b"PK"
-    assert admin.post(f"{url}/pdf").status_code == 400
+    assert admin.post(f"{url}/docx").status_code == 400
     assert admin.post(f"{url}/csv", data={"parameters": json.dumps([{"id": "other", "value": 1}])}).status_code == 400
 
 

@@ -77,7 +77,7 @@ def test_failed_export_and_bad_format(admin, orders):
     response = admin.post("/api/dataset/csv", json={"query": {"database": orders.database_id, "type": "native",
                                                               "native": {"query": "SELECT nope"}}})
     assert response.status_code == 400 and response.json["status"] == "failed"
-    assert admin.post("/api/dataset/pdf", json={"query": query(orders)}).status_code == 400
+    assert admin.post("/api/dataset/docx", json={"query": query(orders)}).status_code == 400
     assert admin.post("/api/dataset/csv", data={"query": "{not json"}).status_code == 400
 
 
