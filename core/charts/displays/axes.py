@@ -100,8 +100,11 @@ def x_axis(chart: ChartInput, graph: Graph, has_bars: bool) -> XAxis:
         axis["labelAngle"] = 0 if fits or chart.display == "row" else -45
         axis["labelLimit"] = 120
         encoding["scale"] = {"domain": domain}
+        if has_bars:
+            # Said outright: layered with lines (a combo), Vega-Lite would otherwise lose the bars' padding.
+            encoding["scale"].update({"type": "band", "paddingInner": 0.2, "paddingOuter": 0.1})
         if chart.setting("graph.x_axis.scale") == "histogram":
-            encoding["scale"]["paddingInner"] = 0.02
+            encoding["scale"]["paddingInner"] = 0.02   # a histogram's bars touch
     elif kind == "temporal":
         encoding["scale"] = {"type": "utc"}
         axis.update(temporal_axis(chart, x, len(graph.xs)))

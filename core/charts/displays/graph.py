@@ -14,6 +14,8 @@ STACKABLE = ("bar", "area")
 # Lines draw last so that bars and areas never hide them.
 LAYER_ORDER = ("area", "bar", "line")
 DASHES = {"dashed": [6, 4], "dotted": [1, 3]}
+# Two metrics whose largest values differ by more than this get an axis each (Metabase's auto split).
+SPLIT_RATIO = 10
 INTERPOLATE = {"cardinal": "monotone", "step-after": "step-after", "linear": "linear"}
 
 
@@ -128,6 +130,59 @@ def _trend(chart: ChartInput, graph: Graph, axis: XAxis, data: list[dict]) -> li
     return trend_rows(list(by_series.items()))
 
 
+def sides(chart: ChartInput, graph: Graph, stack: str | None) -> list[str]:
+    """"left" or "right" per series: series_settings' `axis` when stored, else Metabase's auto split
+    (graph.y_axis.auto_split, on by default) of metrics whose sizes differ by more than SPLIT_RATIO
+    onto a second axis. A breakout's series share one metric, and stacked series one scale: no split."""
+    stored = [one.settings.get("axis") for one in graph.series]
+    if graph.breakout is not None or stack or len(graph.series) < 2 or chart.display == "row":
+        return ["left"] * len(graph.series)
+    if any(side in ("left", "right") for side in stored):
+        return [side if side in ("left", "right") else "left" for side in stored]
+    if chart.settings.get("graph.y_axis.auto_split") is False:
+        return ["left"] * len(graph.series)
+    sizes = [max((abs(y) for _, y in one.points if y is not None), default=0) for one in graph.series]
+    first = sizes[0]
+    result = ["left" if _alike(size, first) else "right" for size in sizes]
+    return result if "right" in result else ["left"] * len(graph.series)
+
+
+def _alike(size: float, other: float) -> bool:
+    small, large = sorted((abs(size), abs(other)))
+    return large == 0 or (small > 0 and large / small <= SPLIT_RATIO)
+
+
+def _series_layers(chart: ChartInput, graph: Graph, axis: XAxis, members: list[Series], y_stacked: dict,
+                   y_plain: dict, color: dict, stack: str | None, show_values: bool) -> list[dict]:
+    """The layers drawing `members` (series on one y axis): one per display group, with data labels."""
+    swap = chart.display == "row"
+    x_channel, y_channel, offset = ("y", "x", "yOffset") if swap else ("x", "y", "xOffset")
+    layers: list[dict] = []
+    for display_name, group in _groups(Graph(graph.x, graph.breakout, graph.metrics, members)):
+        names = [one.title for one in group]
+        stacked = stack is not None and display_name in STACKABLE
+        encoding = {x_channel: axis.encoding, y_channel: y_stacked if stacked else y_plain, "color": color,
+                    "order": {"field": "order", "type": "quantitative"}}
+        if display_name == "bar" and len(group) > 1 and not stacked:
+            encoding[offset] = {"field": "series", "type": "nominal", "scale": {"domain": names}}
+        layer = {"transform": [{"filter": {"field": "series", "oneOf": names}}],
+                 "mark": _mark(display_name, group, chart), "encoding": encoding}
+        layers.append(layer)
+        if show_values and not stacked:
+            text = {x_channel: axis.encoding, y_channel: y_plain, "text": {"field": "label"}}
+            if offset in encoding:
+                text[offset] = encoding[offset]
+            layers.append({"transform": layer["transform"], "mark": _label_mark(chart), "encoding": text})
+    return layers
+
+
+def _label_mark(chart: ChartInput) -> dict:
+    mark = {"type": "text", "fontSize": 10, "color": chart.theme.text}
+    mark.update({"align": "left", "baseline": "middle", "dx": 4} if chart.display == "row" else
+                {"align": "center", "baseline": "bottom", "dy": -4})
+    return mark
+
+
 @display("bar", "line", "area", "row", "combo")
 def graph_spec(chart: ChartInput) -> dict:
     graph = build_graph(chart)
@@ -145,42 +200,39 @@ def graph_spec(chart: ChartInput) -> dict:
     if not data:
         return empty_spec(chart)
     swap = chart.display == "row"
-    x_channel, y_channel, offset = ("y", "x", "yOffset") if swap else ("x", "y", "xOffset")
-    several = len(graph.series) > 1
+    x_channel, y_channel = ("y", "x") if swap else ("x", "y")
     color = {"field": "series", "type": "nominal", "title": None,
              "scale": {"domain": titles, "range": [one.color for one in graph.series]},
-             "legend": {"title": None} if several else None}
-    y_stacked = y_encoding(chart, graph, stack)
+             "legend": {"title": None} if len(graph.series) > 1 else None}
+    placed = sides(chart, graph, stack)
+    left = [one for one, side in zip(graph.series, placed) if side == "left"]
+    right = [one for one, side in zip(graph.series, placed) if side == "right"]
+    y_stacked = y_encoding(chart, graph if not right else _on(graph, left), stack)
     y_plain = {**y_stacked, "stack": None}
-    layers: list[dict] = []
-    for display_name, group in _groups(graph):
-        names = [one.title for one in group]
-        stacked = stack is not None and display_name in STACKABLE
-        encoding = {x_channel: axis.encoding, y_channel: y_stacked if stacked else y_plain, "color": color,
-                    "order": {"field": "order", "type": "quantitative"}}
-        if display_name == "bar" and len(group) > 1 and not stacked:
-            encoding[offset] = {"field": "series", "type": "nominal", "scale": {"domain": names}}
-        layer = {"transform": [{"filter": {"field": "series", "oneOf": names}}],
-                 "mark": _mark(display_name, group, chart), "encoding": encoding}
-        layers.append(layer)
-        if show_values and not stacked:
-            text = {x_channel: axis.encoding, y_channel: y_plain, "text": {"field": "label"}}
-            if offset in encoding:
-                text[offset] = encoding[offset]
-            mark = {"type": "text", "fontSize": 10, "color": chart.theme.text}
-            mark.update({"align": "left", "baseline": "middle", "dx": 4} if swap else
-                        {"align": "center", "baseline": "bottom", "dy": -4})
-            layers.append({"transform": layer["transform"], "mark": mark, "encoding": text})
+    layers = _series_layers(chart, graph, axis, left, y_stacked, y_plain, color, stack, show_values)
     if show_values and stack == "stacked":
-        mark = {"type": "text", "fontSize": 10, "color": chart.theme.text}
-        mark.update({"align": "left", "baseline": "middle", "dx": 4} if swap else
-                    {"align": "center", "baseline": "bottom", "dy": -4})
-        layers.append({"data": {"values": _stack_totals(chart, graph, axis)}, "mark": mark,
+        layers.append({"data": {"values": _stack_totals(chart, graph, axis)}, "mark": _label_mark(chart),
                        "encoding": {x_channel: axis.encoding, y_channel: y_plain, "text": {"field": "label"}}})
     if chart.settings.get("graph.show_trendline") and stack != "normalized":
-        rows = _trend(chart, graph, axis, data)
+        rows = _trend(chart, Graph(graph.x, graph.breakout, graph.metrics, left), axis, data)
         if rows:
             layers.append(trend_layer(rows, axis.encoding, color, swap))
     if stack != "normalized":
         layers.extend(goal_layers(chart, y_channel))
-    return {"data": {"values": data}, "layer": layers}
+    if not right:
+        return {"data": {"values": data}, "layer": layers}
+    y_right = y_encoding(chart, _on(graph, right), None)
+    y_right = {**y_right, "stack": None, "axis": {**(y_right.get("axis") or {}), "orient": "right", "grid": False}
+               if y_right.get("axis") is not None else None}
+    right_layers = _series_layers(chart, graph, axis, right, y_right, y_right, color, None, show_values)
+    both = [{"layer": layers}, {"layer": right_layers}]
+    # The side drawing lines goes on top, so that bars on the other axis never hide them.
+    both.sort(key=lambda side: max(LAYER_ORDER.index(layer["mark"]["type"]) for layer in side["layer"]
+                                   if isinstance(layer.get("mark"), dict) and layer["mark"]["type"] in LAYER_ORDER))
+    return {"data": {"values": data}, "layer": both, "resolve": {"scale": {"y": "independent"}}}
+
+
+def _on(graph: Graph, members: list[Series]) -> Graph:
+    """The graph restricted to some series (for the title and format of the axis they are drawn on)."""
+    metrics = list(dict.fromkeys(one.metric for one in members))
+    return Graph(graph.x, graph.breakout, metrics, members)
