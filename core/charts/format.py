@@ -189,25 +189,24 @@ def value_formatter(column: dict, viz: dict | None) -> Callable[..., str]:
 
 def axis_format(column: dict, viz: dict | None) -> dict:
     """Vega-Lite axis properties writing this column's values: a d3 time format for temporal columns
-    (values are UTC wall-clock text, see core.charts.registry), a `labelExpr` for numbers whose settings
-    d3 cannot say (currency other than $, prefix/suffix, scale, compact); {} for anything else."""
+    (values are UTC wall-clock text: draw them on a `utc` scale, which makes Vega-Lite format in UTC),
+    a `labelExpr` for numbers (d3 cannot say currencies other than $, prefix/suffix or scale; large
+    values are compacted as Metabase's axes do, "1.2M"); {} for anything else."""
     unit = column.get("unit") or ""
     if is_temporal(column) and unit in AXIS_TIME:
-        return {"format": AXIS_TIME[unit], "formatType": "utc"}
+        return {"format": AXIS_TIME[unit], "formatType": "time"}
     if not is_number(column):
         return {}
     settings = settings_of(column, viz)
     style = settings.get("number_style")
     decimals = settings.get("decimals")
-    scale = (settings.get("scale") or 1) * (100 if style == "percent" else 1)
+    value = f"datum.value * {(settings.get('scale') or 1) * (100 if style == 'percent' else 1)!r}"
     if style == "scientific":
-        number = f"format(datum.value * {scale!r}, '.{2 if decimals is None else decimals}e')"
-    elif decimals is not None or style == "currency":
-        number = f"format(datum.value * {scale!r}, ',.{2 if decimals is None else decimals}f')"
+        number = f"format({value}, '.{2 if decimals is None else decimals}e')"
     else:
-        # Metabase compacts large axis numbers; small ones keep up to two decimals.
-        number = (f"abs(datum.value * {scale!r}) >= 10000 ? replace(format(datum.value * {scale!r}, '.3~s'), 'G', 'B')"
-                  f" : format(datum.value * {scale!r}, ',.2~f')")
+        places = f".{decimals}f" if decimals is not None else (".2f" if style == "currency" else ".2~f")
+        number = (f"(abs({value}) >= 10000 ? replace(format({value}, '.3~s'), 'G', 'B')"
+                  f" : format({value}, ',{places}'))")
     before, after = _decorate("\0", settings, style).split("\0")
     if before == after == "":
         return {"labelExpr": number}

@@ -8,8 +8,9 @@ never the `core.charts` package, which imports them (tests/test_layout.py refuse
 
 Rows arrive JSON-ready: numbers as int/float (Decimal converted), booleans and text as they are, temporal
 values as ISO-8601 text of their wall clock with a "Z" ("2024-01-05T00:00:00Z") so Vega reads them
-as UTC whatever the machine's zone: use `"scale": {"type": "utc"}` / utc time units on temporal axes,
-and `axis_format` (it says formatType "utc").
+as UTC whatever the machine's zone: use `"scale": {"type": "utc"}` and utc time units on temporal axes
+(then `axis_format`'s time formats are applied in UTC too). Data labels and tooltips: write the text in
+Python with `format_value` (Vega-Lite text marks cannot take a labelExpr).
 """
 from __future__ import annotations
 

@@ -7,12 +7,15 @@ sizes and the theme config are added in one place, and temporal values are UTC t
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import decimal
 import math
 import threading
 import uuid
 from typing import Any, Iterable
+
+from core.query.results import infer_base_types
 
 from .registry import ChartInput, spec_for
 from .theme import theme_named
@@ -91,12 +94,17 @@ def chart_input(card: dict, result, *, width: int | None = None, height: int | N
     """What a display is given: the card's display and settings, the first MAX_ROWS rows as JSON-ready
     values, the total row count, the theme and the size."""
     cols, source, total = _cols_rows(result)
-    temporal = [(c.get("effective_type") or c.get("base_type")) in TEMPORAL_TEXT for c in cols]
-    rows, seen = [], 0
+    raw, seen = [], 0
     for row in source:
         if seen < MAX_ROWS:
-            rows.append([json_cell(v, temporal[i] if i < len(temporal) else False) for i, v in enumerate(row)])
+            raw.append(row)
         seen += 1
+    # A streamed native result knows no column type before its rows are read (SQLite): as the JSON
+    # results do, take it from the first values, on copies so the caller's columns stay as they were.
+    cols = copy.deepcopy(cols)
+    infer_base_types(cols, raw)
+    temporal = [(c.get("effective_type") or c.get("base_type")) in TEMPORAL_TEXT for c in cols]
+    rows = [[json_cell(v, temporal[i] if i < len(temporal) else False) for i, v in enumerate(row)] for row in raw]
     settings = card.get("visualization_settings")
     return ChartInput(display=str(card.get("display") or "table"), settings=settings if isinstance(settings, dict)
                       else {}, cols=cols, rows=rows, row_count=seen if total is None else max(total, seen),
