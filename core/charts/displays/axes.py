@@ -52,21 +52,14 @@ def x_kind(chart: ChartInput, graph: Graph, has_bars: bool) -> str:
 
 def temporal_axis(chart: ChartInput, index: int, count: int) -> dict:
     """Labels and ticks of a time axis: one tick per bucket of the column's unit (every few buckets when
-    they would crowd), written with the unit's format. The format goes through utcFormat in a labelExpr:
-    Vega-Lite ignores an axis `format` whose formatType is "utc" on a utc scale."""
+    they would crowd), written with the unit's format (ChartInput.axis_format)."""
     axis = dict(chart.axis_format(index))
-    if axis.get("formatType") == "utc" and "format" in axis:
-        axis = {"labelExpr": f"utcFormat(datum.value, {_js(axis['format'])})"}
     unit = chart.cols[index].get("unit")
     interval, step = TICK_UNITS.get(unit, (None, 1))
     if interval:
         fit = max(1, int(chart.width // (90 if unit in ("week", "day", "hour", "minute") else 75)))
         axis["tickCount"] = {"interval": interval, "step": step * max(1, -(-count // fit))}
     return axis
-
-
-def _js(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _title(chart: ChartInput, axis: str, default: str | None) -> str | None:
