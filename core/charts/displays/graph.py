@@ -57,13 +57,11 @@ def _data(chart: ChartInput, graph: Graph, axis: XAxis, show_values: bool) -> li
             x = axis.value(chart, graph.x, raw)
             if x is None or y is None:
                 continue  # a null is a gap, as Metabase draws it
-            row = {"x": x, "y": y, "series": one.title, "order": order, "display": one.display}
+            row = {"x": x, "y": y, "series": one.title, "order": order}
             if show_values:
                 row["label"] = label_text(chart, one.metric, y)
             rows.append(row)
-    if axis.kind != "ordinal":
-        rows.sort(key=lambda row: (row["order"], sort_key(row["x"])))
-    return rows
+    return rows  # in the result's order: Vega-Lite draws a line through its points sorted by x
 
 
 def _mark(display_name: str, group: list[Series], chart: ChartInput) -> dict:
@@ -158,21 +156,26 @@ def _series_layers(chart: ChartInput, graph: Graph, axis: XAxis, members: list[S
     swap = chart.display == "row"
     x_channel, y_channel, offset = ("y", "x", "yOffset") if swap else ("x", "y", "xOffset")
     layers: list[dict] = []
-    for display_name, group in _groups(Graph(graph.x, graph.breakout, graph.metrics, members)):
+    groups = _groups(Graph(graph.x, graph.breakout, graph.metrics, members))
+    for display_name, group in groups:
         names = [one.title for one in group]
         stacked = stack is not None and display_name in STACKABLE
-        encoding = {x_channel: axis.encoding, y_channel: y_stacked if stacked else y_plain, "color": color,
-                    "order": {"field": "order", "type": "quantitative"}}
+        encoding = {x_channel: axis.encoding, y_channel: y_stacked if stacked else y_plain, "color": color}
+        if stacked:
+            encoding["order"] = {"field": "order", "type": "quantitative"}
         if display_name == "bar" and len(group) > 1 and not stacked:
             encoding[offset] = {"field": "series", "type": "nominal", "scale": {"domain": names}}
-        layer = {"transform": [{"filter": {"field": "series", "oneOf": names}}],
-                 "mark": _mark(display_name, group, chart), "encoding": encoding}
+        layer = {"mark": _mark(display_name, group, chart), "encoding": encoding}
+        if len(groups) > 1 or len(members) < len(graph.series):
+            # Filtering 10,000 points costs Vega as much as drawing them: only when layers split the series.
+            layer["transform"] = [{"filter": {"field": "series", "oneOf": names}}]
         layers.append(layer)
         if show_values and not stacked:
             text = {x_channel: axis.encoding, y_channel: y_plain, "text": {"field": "label"}}
             if offset in encoding:
                 text[offset] = encoding[offset]
-            layers.append({"transform": layer["transform"], "mark": _label_mark(chart), "encoding": text})
+            layers.append({**({"transform": layer["transform"]} if "transform" in layer else {}),
+                           "mark": _label_mark(chart), "encoding": text})
     return layers
 
 

@@ -17,6 +17,7 @@ from ..registry import ChartInput
 # Metabase drops a breakout whose values would make more series than this (getDefaultDimensionsAndMetrics).
 MAX_SERIES = 100
 EMPTY = "(empty)"
+INFINITY = float("inf")
 SERIES_DISPLAYS = ("bar", "line", "area")
 
 
@@ -81,10 +82,13 @@ def graph_columns(chart: ChartInput, max_dimensions: int = 2) -> tuple[list[int]
 
 def number(value: Any) -> float | int | None:
     """A cell as a number to plot; None for anything else (null, text, NaN)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
+    kind = type(value)
+    if kind is int:
         return value
+    if kind is float:
+        return value if value == value and value not in (INFINITY, -INFINITY) else None
+    if value is None or kind is bool:
+        return None
     try:
         result = float(value)
     except (TypeError, ValueError):
