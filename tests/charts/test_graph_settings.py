@@ -195,3 +195,16 @@ def test_line_style_from_series_settings():
 def test_dark_theme_labels_use_the_theme_text_colour():
     drawn = render_card(card("bar", **{"graph.show_values": True}), BY_MONTH, "svg", theme="dark")
     assert b'fill="#E8EAED"' in drawn
+
+
+def test_extraction_units_are_named_bands_in_order():
+    weekday = col("DOW", unit="day-of-week", source="breakout")
+    spec = chart_spec(card("line"), result([weekday, COUNT], [[3, 5], [1, 7], [2, 9]]))
+    x = layers(spec)[0]["encoding"]["x"]
+    assert x["type"] == "ordinal" and x["scale"]["domain"] == ["Sunday", "Monday", "Tuesday"]
+
+
+def test_data_labels_that_cannot_fit_are_left_out_unless_all_are_asked_for():
+    many = result([MONTH, COUNT], [[f"2024-01-{d:02d}T00:00:00", 1000 + d] for d in range(1, 31)])
+    assert "1,015" not in texts(svg("line", many, **{"graph.show_values": True}))
+    assert "1,015" in texts(svg("line", many, **{"graph.show_values": True, "graph.label_value_frequency": "all"}))

@@ -41,6 +41,8 @@ def x_kind(chart: ChartInput, graph: Graph, has_bars: bool) -> str:
     wanted = chart.setting("graph.x_axis.scale")
     if chart.display == "row" or has_bars or wanted in ("ordinal", "histogram"):
         return "ordinal"
+    if "-of-" in str(chart.cols[graph.x].get("unit") or ""):
+        return "ordinal"   # day-of-week 1..7 are names ("Monday"), not quantities
     values = [x for one in graph.series for x, _ in one.points if x is not None]
     if chart.is_temporal(graph.x) and wanted in (None, "timeseries"):
         return "temporal"
@@ -82,7 +84,7 @@ def x_axis(chart: ChartInput, graph: Graph, has_bars: bool) -> XAxis:
     domain: list = []
     if kind == "ordinal":
         raws = graph.xs
-        if chart.is_temporal(x) or chart.is_number(x):
+        if chart.is_temporal(x) or all(number(raw) is not None for raw in raws if raw is not None):
             raws = sorted(raws, key=sort_key)
         seen: dict = {}
         for raw in raws:

@@ -14,6 +14,9 @@ STACKABLE = ("bar", "area")
 # Lines draw last so that bars and areas never hide them.
 LAYER_ORDER = ("area", "bar", "line")
 DASHES = {"dashed": [6, 4], "dotted": [1, 3]}
+# Pixels a data label needs along the x axis: with less, labels are dropped (graph.label_value_frequency
+# "fit", Metabase's default) unless the card asks for "all".
+LABEL_SPACE = 24
 # Two metrics whose largest values differ by more than this get an axis each (Metabase's auto split).
 SPLIT_RATIO = 10
 INTERPOLATE = {"cardinal": "monotone", "step-after": "step-after", "linear": "linear"}
@@ -198,7 +201,9 @@ def graph_spec(chart: ChartInput) -> dict:
     stack = stack_type(chart, graph)
     has_bars = any(one.display == "bar" for one in graph.series)
     axis = x_axis(chart, graph, has_bars)
-    show_values = bool(chart.settings.get("graph.show_values")) and stack != "normalized"
+    show_values = bool(chart.settings.get("graph.show_values")) and stack != "normalized" and (
+        chart.setting("graph.label_value_frequency") == "all"
+        or len(axis.domain or graph.xs) * (1 if stack else len(graph.series)) <= chart.width / LABEL_SPACE)
     data = _data(chart, graph, axis, show_values)
     if not data:
         return empty_spec(chart)
