@@ -55,11 +55,18 @@ def _number(value: Any) -> float | int | None:
     return None
 
 
+def _rounded(number: float, decimals: int) -> decimal.Decimal:
+    """`number` to `decimals` places, halves away from zero as the browser's Intl does (1.125 -> 1.13;
+    Python's own formatting would give 1.12)."""
+    return decimal.Decimal(repr(number)).quantize(decimal.Decimal(1).scaleb(-decimals), decimal.ROUND_HALF_UP)
+
+
 def _grouped(number: float, decimals: int | None, separators: str, grouping: bool = True) -> str:
     if decimals is None:
-        text = f"{number:,.2f}".rstrip("0").rstrip(".") if number != int(number) else f"{int(number):,}"
+        text = f"{_rounded(number, 2):,.2f}".rstrip("0").rstrip(".") if number != int(number) \
+            else f"{int(number):,}"
     else:
-        text = f"{number:,.{decimals}f}"
+        text = f"{_rounded(number, decimals):,.{decimals}f}"
     if not grouping:
         text = text.replace(",", "")
     if separators != ".,":

@@ -26,6 +26,7 @@ def test_plain_numbers_group_thousands_and_keep_two_decimals():
 
 def test_currency():
     assert fmt(AMOUNT, 1234.5, {"number_style": "currency", "currency": "USD"}) == "$1,234.50"
+    assert fmt(AMOUNT, 1.125, {"number_style": "currency"}) == "$1.13"  # halves away from zero, as Intl
     assert fmt(AMOUNT, -3, {"number_style": "currency", "currency": "EUR"}) == "-€3.00"
     assert fmt(AMOUNT, 3, {"number_style": "currency", "currency": "EUR", "currency_style": "code"}) == "EUR 3.00"
     assert fmt(AMOUNT, 3, {"number_style": "currency", "currency_style": "name"}) == "3.00 US dollars"
