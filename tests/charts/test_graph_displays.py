@@ -115,3 +115,10 @@ def test_a_card_saved_through_the_api_renders_to_png_and_pdf(admin, warehouse, d
     assert render_card(stored, data, "pdf").startswith(b"%PDF-")
     # Drawn as its display, not as the table fallback.
     assert chart_spec(stored, data) != chart_spec({**stored, "display": "table"}, data)
+
+
+def test_funnel_as_bars():
+    spec = chart_spec(card("funnel", **{"funnel.type": "bar"}), FUNNEL)
+    (bar,) = marks(spec, "bar")
+    assert bar["encoding"]["x"]["scale"]["domain"] == ["Visits", "Signups", "Trials", "Paid"]
+    assert [row["y"] for row in spec["data"]["values"]] == [1000, 400, 250, 100]

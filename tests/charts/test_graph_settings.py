@@ -208,3 +208,10 @@ def test_data_labels_that_cannot_fit_are_left_out_unless_all_are_asked_for():
     many = result([MONTH, COUNT], [[f"2024-01-{d:02d}T00:00:00", 1000 + d] for d in range(1, 31)])
     assert "1,015" not in texts(svg("line", many, **{"graph.show_values": True}))
     assert "1,015" in texts(svg("line", many, **{"graph.show_values": True, "graph.label_value_frequency": "all"}))
+
+
+def test_series_order_reorders_and_hides_breakout_series():
+    order = [{"key": "Gizmo", "enabled": True}, {"key": "Gadget", "enabled": False}]
+    (bar,) = marks(chart_spec(card("bar", **{"graph.series_order": order}), BY_CATEGORY), "bar")
+    assert bar["encoding"]["color"]["scale"]["domain"] == ["Gizmo", "Widget"]
+    assert "Gadget" not in texts(svg("bar", BY_CATEGORY, **{"graph.series_order": order}))

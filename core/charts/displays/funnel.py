@@ -1,11 +1,14 @@
 """Funnel charts: one step per row of `funnel.dimension` (else the first dimension) sized by
 `funnel.metric` (else the first metric), drawn as bars centred on one axis, widest first, each with its
 value and its share of the first step; `funnel.rows` (Metabase's step list: key, name, enabled) orders,
-renames and hides steps.
+renames and hides steps; `funnel.type` "bar" draws the steps as a bar chart instead.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..registry import DISPLAYS, FALLBACK, ChartInput, display
+from .graph import graph_spec
 from .overlays import empty_spec
 from .pie import percent
 from .series import EMPTY, default_columns, number
@@ -47,6 +50,13 @@ def steps(chart: ChartInput, dimension: int, metric: int) -> list[dict]:
 
 @display("funnel")
 def funnel_spec(chart: ChartInput) -> dict:
+    if chart.settings.get("funnel.type") == "bar":
+        # Metabase's "bar" funnel is the steps as an ordinary bar chart of the funnel's columns.
+        dimension, metric = funnel_columns(chart)
+        if dimension is not None and metric is not None:
+            settings = {**chart.settings, "graph.dimensions": [chart.cols[dimension]["name"]],
+                        "graph.metrics": [chart.cols[metric]["name"]]}
+            return graph_spec(dataclasses.replace(chart, display="bar", settings=settings))
     dimension, metric = funnel_columns(chart)
     if dimension is None or metric is None:
         return DISPLAYS[FALLBACK](chart)

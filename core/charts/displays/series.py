@@ -203,4 +203,21 @@ def build_graph(chart: ChartInput, max_dimensions: int = 2) -> Graph | None:
                                  _color(chart, entry, position), _display(chart, entry, position), metric, entry,
                                  [(row[x], number(row[metric])) for row in chart.rows],
                                  list(range(len(chart.rows)))))
-    return Graph(x, breakout, metrics, series)
+    return Graph(x, breakout, metrics, _ordered(chart, series) if breakout is not None else series)
+
+
+def _ordered(chart: ChartInput, series: list[Series]) -> list[Series]:
+    """A breakout's series in `graph.series_order` (Metabase's list of {key, enabled}), hidden ones left
+    out; series the list does not name (new values) follow in their own order."""
+    stored = chart.settings.get("graph.series_order")
+    if not isinstance(stored, list):
+        return series
+    by_key = {one.key: one for one in series}
+    ordered, named = [], set()
+    for entry in stored:
+        if not isinstance(entry, dict) or str(entry.get("key")) not in by_key:
+            continue
+        named.add(str(entry["key"]))
+        if entry.get("enabled") is not False:
+            ordered.append(by_key[str(entry["key"])])
+    return ordered + [one for one in series if one.key not in named]
