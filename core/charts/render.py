@@ -27,6 +27,9 @@ FORMATS = ("svg", "png", "pdf")
 DEFAULT_WIDTH, DEFAULT_HEIGHT = 540, 360
 MIN_SIZE, MAX_SIZE = 80, 4000
 MAX_SCALE = 4
+# A request may ask for 4000 x 4000 at scale 4: the raster is held in memory, so the scale gives way
+# past 8 M pixels (32 MiB of RGBA; a 1200 x 800 chart at retina scale 2 is 3.8 M).
+MAX_PIXELS = 8_000_000
 # Rows handed to a display: enough for any chart a person can read; the rest are only counted.
 MAX_ROWS = 10000
 COMPOSITE = ("vconcat", "hconcat", "concat", "facet", "repeat")
@@ -161,10 +164,20 @@ def chart_spec(card: dict, result, *, width: int | None = None, height: int | No
 # ---- drawing -------------------------------------------------------------------------------------
 
 
+def raster_scale(spec: dict, scale: float) -> float:
+    """The scale a raster is drawn at: the asked one (0.5 to MAX_SCALE), lowered to stay in MAX_PIXELS."""
+    scale = max(0.5, min(MAX_SCALE, float(scale or 1)))
+    width, height = spec.get("width"), spec.get("height")
+    sized = isinstance(width, (int, float)) and isinstance(height, (int, float))
+    if sized and width * height * scale ** 2 > MAX_PIXELS:
+        scale = (MAX_PIXELS / (width * height)) ** 0.5
+    return scale
+
+
 def draw(spec: dict, fmt: str, scale: float = 1) -> bytes:
     """A complete spec drawn as svg, png (at `scale`, for retina screens) or pdf."""
     converter = _converter()
-    scale = max(0.5, min(MAX_SCALE, float(scale or 1)))
+    scale = raster_scale(spec, scale)
     # JSON text crosses into vl-convert faster than a dict converted value by value (a third less time
     # for a 10,000-point chart); orjson writes it in a few milliseconds.
     spec = orjson.dumps(spec).decode()

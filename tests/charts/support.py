@@ -39,6 +39,12 @@ def check_golden(name: str, svg: bytes) -> None:
     assert svg == path.read_bytes(), f"{path.name} differs from the rendered SVG (TESSERA_REGEN_GOLDEN=1 to accept)"
 
 
+def png_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG's header, without decoding its pixels."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", "not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
 def read_png(data: bytes) -> tuple[int, int, list[bytes]]:
     """(width, height, rows of RGBA pixels as bytes) of an 8-bit RGBA or RGB PNG."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"

@@ -8,7 +8,7 @@ from core.charts import chart_spec, render_card
 from core.charts.registry import DISPLAYS, display
 from core.charts.render import chart_input, json_cell
 
-from .support import COUNT, MONTH, MONTHLY, col, colours, read_png, result
+from .support import COUNT, MONTH, MONTHLY, col, colours, png_size, read_png, result
 
 SCALAR = {"display": "scalar", "visualization_settings": {}}
 
@@ -98,3 +98,12 @@ def test_a_display_registered_twice_names_both_functions():
             display("table")(second)
     finally:
         DISPLAYS.pop("test-only-display")
+
+
+def test_a_huge_raster_gives_way_on_scale():
+    from core.charts.render import MAX_PIXELS, raster_scale
+
+    assert raster_scale({"width": 4000, "height": 4000}, 4) == pytest.approx((MAX_PIXELS / 16_000_000) ** 0.5)
+    assert raster_scale({"width": 600, "height": 400}, 2) == 2 and raster_scale({}, 9) == 4
+    width, height = png_size(render_card(SCALAR, MONTHLY, "png", width=2000, height=2000, scale=2))
+    assert width * height <= MAX_PIXELS and width == height and width >= 2820

@@ -117,4 +117,5 @@ def test_progress_goal_and_colour():
 def test_gauge_segments_and_default_range():
     drawn = svg("gauge", MONTHLY, GOLDEN_CASES["gauge"][2])
     assert b"#ED6E6E" in drawn and b"#84BB4C" in drawn and "300" in texts(drawn)
+    assert {"Low", "Ok"} <= set(texts(drawn))
     assert "200" in texts(svg("gauge", MONTHLY))  # 120 * 1.5 rounded up to a nice 200

@@ -136,6 +136,10 @@ def progress(chart: ChartInput) -> dict:
     return {"layer": layers}
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _nice(value: float) -> float:
     """A round number at or above `value` (1, 2, 5 x 10^n)."""
     if value <= 0:
@@ -149,7 +153,7 @@ def _segments(chart: ChartInput, value: float) -> list[dict]:
     segments = []
     if isinstance(configured, list):
         for i, s in enumerate(configured):
-            if isinstance(s, dict) and isinstance(s.get("min"), (int, float)) and isinstance(s.get("max"), (int, float)):
+            if isinstance(s, dict) and _is_number(s.get("min")) and _is_number(s.get("max")):
                 segments.append({"min": s["min"], "max": s["max"], "color": s.get("color") or chart.theme.color(i),
                                  "label": s.get("label") or ""})
     if segments:
@@ -170,7 +174,7 @@ def gauge(chart: ChartInput) -> dict:
     low, high = segments[0]["min"], max(s["max"] for s in segments)
     theme = chart.theme
     cx, cy = chart.width / 2, chart.height * 0.68
-    radius = max(20, min(chart.width / 2 - 24, chart.height * 0.6))
+    radius = max(20, min(chart.width / 2 - 40, chart.height * 0.55))  # room for segment labels outside
     angle = {"type": "quantitative", "scale": {"domain": [low, high], "range": [-math.pi / 2, math.pi / 2]}}
     needle = max(low, min(high, number))
     span = (high - low) * 0.004 or 0.004
@@ -185,6 +189,12 @@ def gauge(chart: ChartInput) -> dict:
     labels = [(cx - radius * 0.86, cy + 14, chart.format_value(index, low, True) if index is not None else str(low)),
               (cx + radius * 0.86, cy + 14, chart.format_value(index, high, True) if index is not None else str(high)),
               ]
+    for segment in segments:
+        if segment["label"]:
+            # Vega's angles start at 12 o'clock and turn clockwise.
+            middle = ((segment["min"] + segment["max"]) / 2 - low) / ((high - low) or 1) * math.pi - math.pi / 2
+            labels.append((cx + radius * 1.1 * math.sin(middle), cy - radius * 1.1 * math.cos(middle),
+                           segment["label"]))
     marks = [{"x": x, "y": y, "t": t, "size": theme.font_size, "color": theme.muted} for x, y, t in labels]
     marks.append({"x": cx, "y": cy + size * 0.8 + 6, "t": text, "size": size, "color": theme.text, "weight": "bold"})
     return {"layer": layers + _texts(marks)["layer"]}
