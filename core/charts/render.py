@@ -104,9 +104,9 @@ def _cols_rows(result) -> tuple[list[dict], Iterable, int | None]:
     return list(result.cols), result, None
 
 
-def chart_input(card: dict, result, *, width: int | None = None, height: int | None = None,
+def chart_input(card, result, *, width: int | None = None, height: int | None = None,
                 theme="light") -> ChartInput:
-    """What a display is given: the card's display and settings, the first MAX_ROWS rows as JSON-ready
+    """What a display is given: the card's (a dict or a Card row) display and settings, the first MAX_ROWS rows as JSON-ready
     values, the total row count, the theme and the size."""
     cols, source, total = _cols_rows(result)
     raw, seen = [], 0
@@ -121,6 +121,9 @@ def chart_input(card: dict, result, *, width: int | None = None, height: int | N
     temporal = [(c.get("effective_type") or c.get("base_type")) in TEMPORAL_TEXT for c in cols]
     temporal += [False] * max(0, max((len(r) for r in raw), default=0) - len(temporal))
     rows = [[json_cell(v, temporal[i]) for i, v in enumerate(row)] for row in raw]
+    if not isinstance(card, dict):  # a Card row (core.appdb.models) or anything with the two attributes
+        card = {"display": getattr(card, "display", None),
+                "visualization_settings": getattr(card, "visualization_settings", None)}
     settings = card.get("visualization_settings")
     return ChartInput(display=str(card.get("display") or "table"), settings=settings if isinstance(settings, dict)
                       else {}, cols=cols, rows=rows, row_count=seen if total is None else max(total, seen),

@@ -107,3 +107,11 @@ def test_a_huge_raster_gives_way_on_scale():
     assert raster_scale({"width": 600, "height": 400}, 2) == 2 and raster_scale({}, 9) == 4
     width, height = png_size(render_card(SCALAR, MONTHLY, "png", width=2000, height=2000, scale=2))
     assert width * height <= MAX_PIXELS and width == height and width >= 2820
+
+
+def test_a_card_row_renders_like_its_dict():
+    from core.appdb.models import Card
+
+    row = Card(display="scalar", visualization_settings={"scalar.field": "count"})
+    assert render_card(row, MONTHLY, "svg") == render_card({"display": "scalar", "visualization_settings":
+                                                           {"scalar.field": "count"}}, MONTHLY, "svg")
