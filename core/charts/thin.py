@@ -67,15 +67,14 @@ def for_chart(chart):
     plot = max(chart.width - AXIS_ALLOWANCE, 50)
     if chart.display not in LINE_DISPLAYS or len(chart.rows) <= plot:
         return chart
-    dimensions = chart.setting("graph.dimensions") or []
-    if not isinstance(dimensions, list) or len(dimensions) > 1:
+    from .displays.series import graph_columns  # the graph's own choice of columns, defaults included
+
+    dimensions, ys = graph_columns(chart)
+    if len(dimensions) != 1:
         return chart
-    x = chart.col_index(dimensions[0]) if dimensions else 0
-    if x is None or not (chart.is_temporal(x) or chart.is_number(x)):
+    x = dimensions[0]
+    if not (chart.is_temporal(x) or chart.is_number(x)):
         return chart
-    metrics = chart.setting("graph.metrics") or []
-    ys = [i for i in (chart.col_index(m) for m in metrics if isinstance(m, str)) if i is not None] \
-        or [i for i in range(len(chart.cols)) if i != x and chart.is_number(i)]
     xs = [row[x] for row in chart.rows]
     try:
         ordered = all(a is not None and b is not None and a <= b for a, b in zip(xs, xs[1:]))

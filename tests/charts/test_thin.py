@@ -46,3 +46,23 @@ def line_rows(data):
     from core.charts.render import chart_input
 
     return chart_input({}, data).rows
+
+
+def test_a_default_breakout_is_not_thinned():
+    """No graph.dimensions stored: the graph's default columns (a date and a text breakout) decide, so
+    each series keeps every point."""
+    import datetime
+
+    from core.charts.render import chart_input
+    from core.charts.thin import for_chart
+
+    from .support import col, result
+
+    day = col("day", "type/Date", unit="day")
+    category = col("category", "type/Text")
+    start = datetime.date(2024, 1, 1)
+    rows = [[(start + datetime.timedelta(days=i // 3)).isoformat(), ("A", "B", "C")[i % 3], i % 17]
+            for i in range(900)]
+    chart = for_chart(chart_input({"display": "line"}, result([day, category, col("count")], rows), width=300))
+    assert len(chart.rows) == 900
+    assert sorted({row[1] for row in chart.rows}) == ["A", "B", "C"]
