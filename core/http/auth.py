@@ -14,7 +14,7 @@ from flask import Request, Response, current_app, g, request
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, joinedload
 
-from core.appdb.deferred import after_response
+from core.appdb import counters
 from core.appdb.models import LoginSession, User, utcnow
 from core.assembly.hookspecs import hookimpl
 from core.http import throttle
@@ -54,8 +54,8 @@ def user_for_token(session: Session, token: str, max_age_minutes: int) -> User |
     if row is None:
         return None
     if utcnow() - row.created_at > dt.timedelta(minutes=max_age_minutes):
-        # Deleted after the response (core.appdb.deferred): this lookup runs inside every request's reads.
-        after_response(delete(LoginSession).where(LoginSession.id == row.id))
+        # Deleted off the request path (core.appdb.counters): this lookup runs inside every request's reads.
+        counters.buffer().delete(LoginSession, "id", row.id)
         return None
     user = row.user
     return user if user.is_active else None
