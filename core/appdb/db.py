@@ -129,16 +129,30 @@ def app_db() -> AppDatabase:
     return current_app.extensions["tessera"].db
 
 
+# SQLAlchemy's identity map holds objects weakly: a collection or user read for one part of a response
+# and dropped is read again by the next `session.get`. The request's session keeps every object it
+# loads until it closes, so that a GET reads each row once.
+HELD = "tessera.held"
+
+
+@event.listens_for(Session, "loaded_as_persistent")
+def _hold(db_session: Session, instance) -> None:
+    held = db_session.info.get(HELD)
+    if held is not None:
+        held.append(instance)
+
+
 def session() -> Session:
     """The request's app-DB session, opened on first use and closed when the request ends."""
     if "db_session" not in g:
-        g.db_session = app_db().Session()
+        g.db_session = app_db().Session(info={HELD: []})
     return g.db_session
 
 
 def close_request_session(exc=None) -> None:
     db_session = g.pop("db_session", None)
     if db_session is not None:
+        db_session.info.pop(HELD, None)
         if exc is not None:
             db_session.rollback()
         db_session.close()
