@@ -6,10 +6,12 @@ The app DB is a SQLite file in TESSERA_DATA_DIR by default and PostgreSQL in pro
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import orjson
 from flask import current_app, g
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
@@ -67,6 +69,15 @@ def database_file(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+def _json_loads(text: str):
+    """JSON columns decoded by orjson (every GET decodes a card's query and settings); the standard
+    module still reads what orjson refuses (NaN and Infinity, which json.dumps writes)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 class AppDatabase:
     def __init__(self, url: str):
         self.url = url
@@ -74,7 +85,8 @@ class AppDatabase:
         path = database_file(url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url, future=True, **self.backend.engine_options)
+        self.engine: Engine = create_engine(url, future=True, json_deserializer=_json_loads,
+                                            **self.backend.engine_options)
         if self.backend.on_connect is not None:
             event.listen(self.engine, "connect", self.backend.on_connect)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
