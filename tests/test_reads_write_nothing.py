@@ -176,3 +176,19 @@ def test_collection_items_search_and_databases_write_nothing_and_items_do_not_co
     few = served(app, admin, "GET", f"/api/collection/{small}/items")
     many = served(app, admin, "GET", f"/api/collection/{content['collection']}/items")
     assert len(many.statements) == len(few.statements), "\n".join(many.statements)
+
+
+def test_the_buffer_is_written_by_its_own_thread_within_seconds(app, admin, content):
+    """No one calls flush here: the write-behind thread writes the view about a second later."""
+    import time
+
+    from core.appdb.models import Card
+
+    card = content["cards"][0]
+    assert admin.get(f"/api/card/{card}").status_code == 200
+    deadline = time.monotonic() + 10
+    with app.extensions["tessera"].db.engine.connect() as conn:
+        while conn.scalar(select(Card.view_count).where(Card.id == card)) != 1:
+            assert time.monotonic() < deadline, "the view was not written within 10 s"
+            conn.rollback()
+            time.sleep(0.1)

@@ -21,6 +21,7 @@ its own and earlier views at once; `flush()` writes now (tests, shutdown).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import threading
@@ -33,6 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 
 log = logging.getLogger("tessera.counters")
 INTERVAL_SECONDS = 1.0
+IDLE_ROUNDS = 30  # intervals without work before the thread stops (the next write starts one)
 
 _live: weakref.WeakSet = weakref.WeakSet()
 
@@ -74,7 +76,7 @@ class WriteBehind:
     # ---------------------------------------------------------------------------------------------
 
     def bump(self, table, key, add: dict[str, int] | None = None, latest: dict[str, Any] | None = None) -> None:
-        with self._guard():
+        with self._adding():
             adds, latests = self._bumps.setdefault((_table(table), key), ({}, {}))
             for column, n in (add or {}).items():
                 adds[column] = adds.get(column, 0) + n
@@ -83,15 +85,15 @@ class WriteBehind:
                     latests[column] = value
 
     def insert(self, table, row: dict) -> None:
-        with self._guard():
+        with self._adding():
             self._inserts[_table(table)].append(row)
 
     def delete(self, table, column: str, value) -> None:
-        with self._guard():
+        with self._adding():
             self._deletes[(_table(table), column)].add(value)
 
     def fold(self, handler: Callable[[Connection, list], None], item) -> None:
-        with self._guard():
+        with self._adding():
             self._folds[handler].append(item)
 
     def pending(self, table, key) -> tuple[dict, dict]:
@@ -100,29 +102,41 @@ class WriteBehind:
             adds, latests = self._bumps.get((_table(table), key), ({}, {}))
             return dict(adds), dict(latests)
 
-    def _guard(self):
+    @contextlib.contextmanager
+    def _adding(self):
         if self._pid != os.getpid():  # a forked worker: the parent's lock, thread and items are not ours
             self._reset()
-        self._start()
-        return self._lock
+        with self._lock:
+            yield
+        self._start()  # after the item is in: a thread that is stopping sees it or is replaced
 
     def _start(self) -> None:
-        if self._closed or (self._thread is not None and self._thread.is_alive()):
-            return
         with self._starting:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="tessera-write-behind", daemon=True)
-                self._thread.start()
+            if self._closed or self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="tessera-write-behind", daemon=True)
+            self._thread.start()
 
     # ---------------------------------------------------------------------------------------------
     # Writing them out
     # ---------------------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        idle = 0
         while not self._closed:
             self._wake.wait(self.interval)
             self._wake.clear()
-            self.flush()
+            if self._pending_work():
+                idle = 0
+                self.flush()
+                continue
+            idle += 1
+            if idle >= IDLE_ROUNDS:  # a quiet process (or an app nobody disposed) keeps no thread
+                with self._starting, self._lock:
+                    if not self._pending_work():
+                        self._thread = None
+                        return
+                idle = 0
 
     def flush(self) -> None:
         """Write everything pending now, in one transaction; when it fails, each part in its own, and a
@@ -190,9 +204,9 @@ atexit.register(flush_all)
 
 def buffer() -> WriteBehind:
     """The current app's buffer."""
-    from .db import app_db
+    from flask import current_app
 
-    return app_db().write_behind
+    return current_app.extensions["tessera"].db.write_behind
 
 
 def flush(app) -> None:
