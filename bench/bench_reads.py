@@ -13,7 +13,6 @@ import sys
 import time
 
 from common import Bench, cpu_note
-from report import Target, report
 
 CARDS_ON_DASHBOARD = 8
 
@@ -99,8 +98,10 @@ if __name__ == "__main__":
     count = int(args[0]) if args else 2000
     result = main(count, profile)
     if result:
-        print(f"reads in one process, {count} GETs each, {cpu_note()}")
+        print(f"reads in one process, {count} GETs each (CPU time per request), {cpu_note()}")
         hello = result.pop("hello")
         print(f"  hello-world Flask: {hello * 1000:.3f} ms per request")
-        report([Target(f"GET {name} vs hello-world (one process)", hello / seconds, 0.5, at_most=False,
-                       detail=f"{seconds * 1000:.3f} ms per request") for name, seconds in result.items()])
+        # No target here: the 0.5x is over HTTP under gunicorn (bench/http_bench.py), where the
+        # server's own cost per request is added to both sides; in one process the ratio is much stricter.
+        for name, seconds in result.items():
+            print(f"  GET {name:<10} {seconds * 1000:8.3f} ms per request   {hello / seconds:6.3f}x hello-world")
