@@ -11,7 +11,7 @@ import hashlib
 import uuid
 
 from flask import Request, Response, current_app, g, request
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from core.appdb import counters
@@ -48,12 +48,16 @@ def create_session(session: Session, user: User) -> str:
     return token
 
 
+# Built once (with a bind parameter): building the statement cost as much as running it.
+_USER_FOR_TOKEN = (select(User, LoginSession.created_at).join(LoginSession, LoginSession.user_id == User.id)
+                   .where(LoginSession.id == bindparam("key")))
+
+
 def user_for_token(session: Session, token: str, max_age_minutes: int) -> User | None:
     # One statement, one entity: every authenticated request pays for this lookup. Never cached in
     # process, so a logout, a deactivation or a deletion in any worker is seen by the next request.
     key = hash_token(token)
-    row = session.execute(select(User, LoginSession.created_at).join(LoginSession, LoginSession.user_id == User.id)
-                          .where(LoginSession.id == key)).first()
+    row = session.execute(_USER_FOR_TOKEN, {"key": key}).first()
     if row is None:
         return None
     user, created_at = row

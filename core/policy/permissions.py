@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlalchemy import String, cast, event, func, literal, or_, select, union
+from sqlalchemy import String, bindparam, cast, event, func, literal, or_, select, union
 from sqlalchemy.orm import Session
 
 from core.appdb.models import (
@@ -74,12 +74,14 @@ def _clear_after_write(state) -> None:
         clear_cache(state.session)
 
 
+_GROUP_IDS = select(PermissionsGroupMembership.group_id).where(PermissionsGroupMembership.user_id == bindparam("user_id"))
+
+
 def group_ids(session: Session, user: User) -> list[int]:
     cache = _cache(session)
     key = ("groups", user.id)
     if key not in cache:
-        cache[key] = tuple(session.scalars(select(PermissionsGroupMembership.group_id).where(
-            PermissionsGroupMembership.user_id == user.id)))
+        cache[key] = tuple(session.scalars(_GROUP_IDS, {"user_id": user.id}))
     return list(cache[key])
 
 
