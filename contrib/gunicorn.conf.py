@@ -11,3 +11,10 @@ timeout = 300
 graceful_timeout = 30
 accesslog = "-"
 errorlog = "-"
+
+
+def worker_exit(server, worker):
+    """Write the views, query-log rows and expired sessions a worker buffered (core.appdb.counters)."""
+    from core.appdb.counters import flush_all
+
+    flush_all()

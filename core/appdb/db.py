@@ -6,14 +6,18 @@ The app DB is a SQLite file in TESSERA_DATA_DIR by default and PostgreSQL in pro
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import orjson
 from flask import current_app, g
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from .counters import WriteBehind
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -38,6 +42,8 @@ def _sqlite_pragmas(dbapi_connection, _record):
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
+    # WAL stays consistent without an fsync per commit; a power cut may lose the last commits only.
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 
@@ -63,6 +69,15 @@ def database_file(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+def _json_loads(text: str):
+    """JSON columns decoded by orjson (every GET decodes a card's query and settings); the standard
+    module still reads what orjson refuses (NaN and Infinity, which json.dumps writes)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 class AppDatabase:
     def __init__(self, url: str):
         self.url = url
@@ -70,10 +85,12 @@ class AppDatabase:
         path = database_file(url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url, future=True, **self.backend.engine_options)
+        self.engine: Engine = create_engine(url, future=True, json_deserializer=_json_loads,
+                                            **self.backend.engine_options)
         if self.backend.on_connect is not None:
             event.listen(self.engine, "connect", self.backend.on_connect)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
+        self.write_behind = WriteBehind(self.engine)  # what reads write, off the request path
 
     @contextlib.contextmanager
     def session(self):
@@ -99,6 +116,7 @@ class AppDatabase:
             command.upgrade(cfg, "heads")
 
     def dispose(self) -> None:
+        self.write_behind.close()
         self.engine.dispose()
 
 
@@ -123,16 +141,30 @@ def app_db() -> AppDatabase:
     return current_app.extensions["tessera"].db
 
 
+# SQLAlchemy's identity map holds objects weakly: a collection or user read for one part of a response
+# and dropped is read again by the next `session.get`. The request's session keeps every object it
+# loads until it closes, so that a GET reads each row once.
+HELD = "tessera.held"
+
+
+@event.listens_for(Session, "loaded_as_persistent")
+def _hold(db_session: Session, instance) -> None:
+    held = db_session.info.get(HELD)
+    if held is not None:
+        held.append(instance)
+
+
 def session() -> Session:
     """The request's app-DB session, opened on first use and closed when the request ends."""
     if "db_session" not in g:
-        g.db_session = app_db().Session()
+        g.db_session = app_db().Session(info={HELD: []})
     return g.db_session
 
 
 def close_request_session(exc=None) -> None:
     db_session = g.pop("db_session", None)
     if db_session is not None:
+        db_session.info.pop(HELD, None)
         if exc is not None:
             db_session.rollback()
         db_session.close()

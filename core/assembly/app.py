@@ -19,7 +19,6 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from core.appdb.db import AppDatabase, close_request_session
-from core.appdb.deferred import run_deferred_writes
 from core.assembly import __version__
 from core.driver import disconnects
 from core.http.api import Api, Endpoint, dumps, json_response
@@ -124,8 +123,6 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
     _install_error_handlers(app)
-    # Teardown runs in reverse order: the request's session closes first, then the deferred writes run.
-    app.teardown_appcontext(run_deferred_writes)
     app.teardown_appcontext(close_request_session)
     _install_index(app)
 

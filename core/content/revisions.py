@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Collection, Revision, User, utcnow
@@ -212,13 +212,17 @@ def _trim(session: Session, model: str, model_id: int) -> None:
         session.execute(delete(Revision).where(Revision.id.in_(old)))
 
 
+_LAST_EDIT = (select(User.id, User.email, User.first_name, User.last_name, Revision.timestamp)
+              .join(User, User.id == Revision.user_id)
+              .where(Revision.id == select(func.max(Revision.id)).where(
+                  Revision.model == bindparam("model"), Revision.model_id == bindparam("model_id")).scalar_subquery()))
+
+
 def last_edit_info(session: Session, model: str, model_id: int) -> dict | None:
-    """Who made the latest revision and when: {id, email, first_name, last_name, timestamp}."""
-    revision = latest(session, model, model_id)
-    if revision is None or revision.user_id is None:
+    """Who made the latest revision and when: {id, email, first_name, last_name, timestamp}. Only the
+    columns it shows are read: a GET does not decode the revision's stored object."""
+    row = session.execute(_LAST_EDIT, {"model": model, "model_id": model_id}).first()
+    if row is None:
         return None
-    user = session.get(User, revision.user_id)
-    if user is None:
-        return None
-    return {"id": user.id, "email": user.email, "first_name": user.first_name, "last_name": user.last_name,
-            "timestamp": revision.timestamp}
+    return {"id": row.id, "email": row.email, "first_name": row.first_name, "last_name": row.last_name,
+            "timestamp": row.timestamp}

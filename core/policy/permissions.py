@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlalchemy import event, func, select
+from sqlalchemy import String, bindparam, cast, event, func, literal, or_, select, union
 from sqlalchemy.orm import Session
 
 from core.appdb.models import (
@@ -44,8 +44,10 @@ def is_admin(user: User | None) -> bool:
 
 
 # Answers are cached in session.info for the life of a transaction: a request asking about hundreds
-# of tables reads each user's groups and each database's rows once. Commit, rollback and the
-# membership helpers of core.identity.users clear the cache, so a change is seen by the next question.
+# of tables reads each user's groups and each database's rows once, a card's GET each collection's
+# level once. Commit, rollback, any write through the session (a flush or an INSERT/UPDATE/DELETE
+# statement) and the membership helpers of core.identity.users clear the cache, so a change is seen
+# by the next question.
 CACHE_KEY = "tessera.permissions"
 
 
@@ -59,28 +61,46 @@ def clear_cache(session: Session) -> None:
 
 @event.listens_for(Session, "after_commit")
 @event.listens_for(Session, "after_rollback")
-def _clear_after_transaction(session: Session) -> None:
+@event.listens_for(Session, "after_flush")
+def _clear_after_transaction(session: Session, *_flush_context) -> None:
     clear_cache(session)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _clear_after_write(state) -> None:
+    # A write in the transaction (ORM flush above, or a Core statement here) may change a membership,
+    # a grant or a collection's place: the next question reads again. Reads keep the cache.
+    if state.is_insert or state.is_update or state.is_delete:
+        clear_cache(state.session)
+
+
+_GROUP_IDS = select(PermissionsGroupMembership.group_id).where(PermissionsGroupMembership.user_id == bindparam("user_id"))
 
 
 def group_ids(session: Session, user: User) -> list[int]:
     cache = _cache(session)
     key = ("groups", user.id)
     if key not in cache:
-        cache[key] = tuple(session.scalars(select(PermissionsGroupMembership.group_id).where(
-            PermissionsGroupMembership.user_id == user.id)))
+        cache[key] = tuple(session.scalars(_GROUP_IDS, {"user_id": user.id}))
     return list(cache[key])
 
 
 def _data_rows(session: Session, groups: list[int], database_id: int, perm_type: str) -> list[tuple]:
-    """(group_id, table_id, value) rows of one database and type for some groups."""
+    """(group_id, table_id, value) rows of one database and type for some groups. Every type of the
+    database is read at once: a card's GET asks three of them."""
     cache = _cache(session)
-    key = ("data", database_id, perm_type, tuple(sorted(groups)))
+    groups_key = tuple(sorted(groups))
+    key = ("data", database_id, perm_type, groups_key)
     if key not in cache:
-        cache[key] = list(session.execute(select(DataPermission.group_id, DataPermission.table_id,
-                                                 DataPermission.perm_value).where(
-            DataPermission.db_id == database_id, DataPermission.perm_type == perm_type,
-            DataPermission.group_id.in_(groups))))
+        by_type: dict[str, list] = {name: [] for name in DATA_PERM_VALUES}
+        for perm, group_id, table_id, value in session.execute(select(
+                DataPermission.perm_type, DataPermission.group_id, DataPermission.table_id,
+                DataPermission.perm_value).where(DataPermission.db_id == database_id,
+                                                 DataPermission.group_id.in_(groups))):
+            by_type.setdefault(perm, []).append((group_id, table_id, value))
+        for name, rows in by_type.items():
+            cache[("data", database_id, name, groups_key)] = rows
+        cache.setdefault(key, [])
     return cache[key]
 
 
@@ -165,6 +185,14 @@ def collection_level(session: Session, user: User | None, collection_id: int | N
         return "none"
     if user.is_superuser:
         return "write"
+    cache = _cache(session)
+    key = ("collection", user.id, collection_id, namespace)
+    if key not in cache:
+        cache[key] = _collection_level(session, user, collection_id, namespace)
+    return cache[key]
+
+
+def _collection_level(session: Session, user: User, collection_id: int | None, namespace: str | None) -> str:
     groups = group_ids(session, user)
     if collection_id is None:
         rows = session.scalars(select(CollectionPermission.level).where(
@@ -212,17 +240,7 @@ def readable_collection_ids(session: Session, user: User, namespace: str | None 
 
     For list queries: filter with `Collection.id.in_(ids)` unless None; the root is asked separately
     with can_read_collection(session, user, None)."""
-    if is_admin(user):
-        return None
-    groups = group_ids(session, user)
-    ids = set(session.scalars(select(CollectionPermission.collection_id).where(
-        CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
-        CollectionPermission.level.in_(("read", "write")))))
-    own = session.scalar(select(Collection.id).where(Collection.personal_owner_id == user.id))
-    if own is not None:
-        ids.add(own)
-        ids.update(session.scalars(select(Collection.id).where(Collection.location.like(f"/{own}/%"))))
-    return ids
+    return _collection_ids(session, user, ("read", "write"))
 
 
 def writable_collection_ids(session: Session, user: User) -> set[int] | None:
@@ -231,17 +249,26 @@ def writable_collection_ids(session: Session, user: User) -> set[int] | None:
     The bulk twin of can_write_collection for listings; like readable_collection_ids it does not
     consult the check_permission hook, so callers use it only while permission_hooks_active() is
     False and ask can_write_collection per object otherwise."""
+    return _collection_ids(session, user, ("write",))
+
+
+def _collection_ids(session: Session, user: User, levels: tuple[str, ...]) -> set[int] | None:
     if is_admin(user):
         return None
-    groups = group_ids(session, user)
-    ids = set(session.scalars(select(CollectionPermission.collection_id).where(
-        CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
-        CollectionPermission.level == "write")))
-    own = session.scalar(select(Collection.id).where(Collection.personal_owner_id == user.id))
-    if own is not None:
-        ids.add(own)
-        ids.update(session.scalars(select(Collection.id).where(Collection.location.like(f"/{own}/%"))))
-    return ids
+    cache = _cache(session)
+    key = ("collection ids", user.id, levels)
+    if key not in cache:
+        groups = group_ids(session, user)
+        granted = select(CollectionPermission.collection_id).where(
+            CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
+            CollectionPermission.level.in_(levels))
+        # The personal collection and everything under it, in the same statement.
+        own = select(Collection.id).where(Collection.personal_owner_id == user.id).scalar_subquery()
+        personal = select(Collection.id).where(or_(
+            Collection.personal_owner_id == user.id,
+            Collection.location.like(literal("/") + cast(own, String) + literal("/%"))))
+        cache[key] = frozenset(session.scalars(union(granted, personal)))
+    return set(cache[key])
 
 
 def permission_hooks_active() -> bool:

@@ -1,10 +1,10 @@
 """How a card is shown: the columns of report_card plus the hydrated keys Metabase's GET adds."""
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, Database, PersistedInfo, Table, User
+from core.appdb.models import Card, Database, PersistedInfo, QueryExecution, Table, User
 from core.content import kinds, revisions
 from core.content.cards import base_json
 from core.content.collections import Access
@@ -79,14 +79,13 @@ def card_json(session: Session, user: User, card: Card) -> dict:
     return out
 
 
+_QUERY_STATS = (select(func.avg(QueryExecution.running_time), func.max(QueryExecution.started_at))
+                .where(QueryExecution.card_id == bindparam("card_id"), QueryExecution.error.is_(None)))
+
+
 def _query_stats(session: Session, card: Card) -> dict:
     """When the card last ran and how long its runs take on average (the processor's audit rows)."""
-    from sqlalchemy import func
-
-    from core.appdb.models import QueryExecution
-
-    average, last = session.execute(select(func.avg(QueryExecution.running_time), func.max(QueryExecution.started_at))
-                                    .where(QueryExecution.card_id == card.id, QueryExecution.error.is_(None))).one()
+    average, last = session.execute(_QUERY_STATS, {"card_id": card.id}).one()
     return {"average_query_time": None if average is None else float(average), "last_query_start": last}
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core.appdb import deferred
+from core.appdb import counters
 from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
 from core.content import bookmarks, revisions, segments
@@ -55,16 +55,16 @@ def writable_card(session: Session, user: User, card_id: int) -> Card:
 
 def view_card(session: Session, user: User, card_id: int, ignore_view: bool) -> Card:
     card = readable_card(session, user, card_id)
+    views = counters.buffer()
     if not ignore_view:
-        # Counted after the response (core.appdb.deferred); the card shows this view without becoming dirty.
-        now = utcnow()
-        deferred.after_response(update(Card).where(Card.id == card.id)
-                                .values(view_count=Card.view_count + 1, last_used_at=now,
-                                        updated_at=Card.updated_at)  # a view is not an edit: no onupdate
-                                .execution_options(synchronize_session=False))
-        set_committed_value(card, "view_count", (card.view_count or 0) + 1)
-        set_committed_value(card, "last_used_at", now)
+        # Written off the request path (core.appdb.counters): a read commits nothing.
+        views.bump(Card, card.id, add={"view_count": 1}, latest={"last_used_at": utcnow()})
         events.emit("card-read", user.id, card)
+    # This process's views not written yet show at once; the card does not become dirty.
+    counted, latest = views.pending(Card, card.id)
+    if counted:
+        set_committed_value(card, "view_count", (card.view_count or 0) + counted["view_count"])
+        set_committed_value(card, "last_used_at", latest["last_used_at"])
     return card
 
 

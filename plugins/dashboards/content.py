@@ -8,7 +8,7 @@ collection has `archived_directly` false and comes back with it; one archived on
 """
 from __future__ import annotations
 
-from sqlalchemy import func, select, union, update
+from sqlalchemy import bindparam, func, select, union, update
 from sqlalchemy.orm import Session
 
 from core import ContentKind, ItemRef
@@ -134,11 +134,13 @@ def lookup(session: Session, ids: list[int]) -> dict[int, ItemRef]:
     return {row.id: ItemRef(row.id, row.name, row.collection_id, row.archived, row.description) for row in rows}
 
 
+_CARD_COUNTS = (select(DashboardCard.card_id, func.count())
+                .where(DashboardCard.card_id.in_(bindparam("ids", expanding=True))).group_by(DashboardCard.card_id))
+
+
 def card_counts(session: Session, card_ids: list[int]) -> dict[int, int]:
     """Dashcards showing each card (Metabase's dashboard_count counts placements, series not included)."""
-    query = (select(DashboardCard.card_id, func.count()).where(DashboardCard.card_id.in_(card_ids))
-             .group_by(DashboardCard.card_id))
-    return dict(session.execute(query).all())
+    return dict(session.execute(_CARD_COUNTS, {"ids": list(card_ids)}).all())
 
 
 def card_holders(session: Session, card_id: int) -> list[int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import bindparam, delete, or_, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
@@ -39,23 +39,28 @@ class Layout:
     cards: dict[int, Card] = field(default_factory=dict)  # every card a dashcard or a series names
 
 
+# A dashboard's GET runs these four: built once, with bind parameters (building them cost as much as running them).
+_TABS = (select(DashboardTab).where(DashboardTab.dashboard_id == bindparam("dashboard_id"))
+         .order_by(DashboardTab.position, DashboardTab.id))
+_DASHCARDS = (select(DashboardCard).outerjoin(Card, Card.id == DashboardCard.card_id)
+              .where(DashboardCard.dashboard_id == bindparam("dashboard_id"),
+                     or_(DashboardCard.card_id.is_(None), Card.archived.is_(False)))
+              .order_by(DashboardCard.id))
+_SERIES = (select(DashboardCardSeries.dashboardcard_id, DashboardCardSeries.card_id)
+           .where(DashboardCardSeries.dashboardcard_id.in_(bindparam("ids", expanding=True)))
+           .order_by(DashboardCardSeries.position, DashboardCardSeries.id))
+_CARDS = select(Card).where(Card.id.in_(bindparam("ids", expanding=True)))
+
+
 def load_layout(session: Session, dashboard_id: int) -> Layout:
-    tabs = list(session.scalars(select(DashboardTab).where(DashboardTab.dashboard_id == dashboard_id)
-                                .order_by(DashboardTab.position, DashboardTab.id)))
-    dashcards = list(session.scalars(
-        select(DashboardCard).outerjoin(Card, Card.id == DashboardCard.card_id)
-        .where(DashboardCard.dashboard_id == dashboard_id,
-               or_(DashboardCard.card_id.is_(None), Card.archived.is_(False)))
-        .order_by(DashboardCard.id)))
+    tabs = list(session.scalars(_TABS, {"dashboard_id": dashboard_id}))
+    dashcards = list(session.scalars(_DASHCARDS, {"dashboard_id": dashboard_id}))
     series: dict[int, list[int]] = {}
     if dashcards:
-        rows = session.execute(select(DashboardCardSeries.dashboardcard_id, DashboardCardSeries.card_id)
-                               .where(DashboardCardSeries.dashboardcard_id.in_([d.id for d in dashcards]))
-                               .order_by(DashboardCardSeries.position, DashboardCardSeries.id))
-        for dashcard_id, card_id in rows:
+        for dashcard_id, card_id in session.execute(_SERIES, {"ids": [d.id for d in dashcards]}):
             series.setdefault(dashcard_id, []).append(card_id)
     card_ids = {d.card_id for d in dashcards if d.card_id is not None} | {i for ids in series.values() for i in ids}
-    cards = {c.id: c for c in session.scalars(select(Card).where(Card.id.in_(card_ids)))} if card_ids else {}
+    cards = {c.id: c for c in session.scalars(_CARDS, {"ids": sorted(card_ids)})} if card_ids else {}
     return Layout(tabs, dashcards, series, cards)
 
 

@@ -7,11 +7,11 @@ session and the caller and never read the request.
 """
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core.appdb import deferred
+from core.appdb import counters
 from core.appdb.models import User, utcnow
 from core.appdb.models.base import new_entity_id
 from core.assembly import events
@@ -37,17 +37,16 @@ WHEN_NOT_NULL = ("name", "parameters", "caveats", "points_of_interest", "show_in
 
 
 def view_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:
-    """A read that counts: view_count and last_viewed_at are written after the response
-    (core.appdb.deferred); the dashboard shows them without becoming dirty."""
+    """A read that counts: view_count and last_viewed_at are written off the request path
+    (core.appdb.counters); this process's views not written yet show at once, and the dashboard does
+    not become dirty."""
     dashboard = readable_dashboard(session, user, dashboard_id)
-    now = utcnow()
-    deferred.after_response(update(Dashboard).where(Dashboard.id == dashboard.id)
-                            # updated_at kept: a view is no edit (the column's onupdate would fire)
-                            .values(view_count=Dashboard.view_count + 1, last_viewed_at=now,
-                                    updated_at=Dashboard.updated_at)
-                            .execution_options(synchronize_session=False))
-    set_committed_value(dashboard, "view_count", (dashboard.view_count or 0) + 1)
-    set_committed_value(dashboard, "last_viewed_at", now)
+    views = counters.buffer()
+    views.bump(Dashboard, dashboard.id, add={"view_count": 1}, latest={"last_viewed_at": utcnow()})
+    counted, latest = views.pending(Dashboard, dashboard.id)
+    if counted:
+        set_committed_value(dashboard, "view_count", (dashboard.view_count or 0) + counted["view_count"])
+        set_committed_value(dashboard, "last_viewed_at", latest["last_viewed_at"])
     events.emit("dashboard-read", user.id, dashboard)
     return dashboard
 

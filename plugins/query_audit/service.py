@@ -1,95 +1,44 @@
 """Writing the execution log and the running average (Metabase's: new = (9 * old + this) / 10).
 
-Rows are written by one background thread per app with its own app-DB session, as Metabase saves
-query executions asynchronously: a run's response never waits on the log's commit. `flush(app)`
-waits until everything queued is written (tests, shutdown).
+A run's row and its average go to the app DB's write-behind buffer (core.appdb.counters), as
+Metabase saves query executions asynchronously: a run's response never waits on the log's commit,
+and the rows of a second are written in one transaction. Tests read the log after
+`core.appdb.counters.flush(app)`.
 """
 from __future__ import annotations
 
-import logging
-import queue
-import threading
 import time
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection
 
+from core.appdb import counters
 from core.appdb.models import Query as QueryStats
 from core.appdb.models import QueryExecution
 
-log = logging.getLogger("tessera.query.audit")
-IDLE_SECONDS = 2.0
 
-
-class Writer:
-    def __init__(self, db):
-        self.db = db
-        self.queue: queue.Queue = queue.Queue()
-        self.lock = threading.Lock()
-        self.thread: threading.Thread | None = None
-
-    def put(self, item: dict) -> None:
-        self.queue.put(item)
-        with self.lock:
-            if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._run, name="tessera-query-log", daemon=True)
-                self.thread.start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                item = self.queue.get(timeout=IDLE_SECONDS)
-            except queue.Empty:
-                with self.lock:
-                    if self.queue.empty():  # put() starts a new thread for anything queued after this
-                        self.thread = None
-                        return
-                continue
-            try:
-                write(self.db, item)
-            except Exception:
-                log.exception("could not write the query log")
-            finally:
-                self.queue.task_done()
-
-    def flush(self) -> None:
-        self.queue.join()
-
-
-def writer_for(state) -> Writer:
-    writer = state.extras.get("query_audit_writer")
-    if writer is None:
-        writer = state.extras.setdefault("query_audit_writer", Writer(state.db))
-    return writer
-
-
-def flush(app) -> None:
-    writer = app.extensions["tessera"].extras.get("query_audit_writer")
-    if writer is not None:
-        writer.flush()
-
-
-def write(db, item: dict) -> None:
-    """The execution row and the running average, as Core statements in one transaction: in a single
-    process this thread shares the GIL with the requests, and the ORM's unit of work cost them several
-    milliseconds each (docs/ARCHITECTURE.md, "Query log")."""
-    stats_query = item.pop("_stats", None)
-    executions, stats = QueryExecution.__table__, QueryStats.__table__
-    with db.engine.begin() as conn:
-        conn.execute(insert(executions).values(**item))
-        if stats_query is None:
-            return
-        old = conn.execute(select(stats.c.average_execution_time).where(stats.c.query_hash == item["hash"])).first()
-        if old is None:
-            conn.execute(insert(stats).values(query_hash=item["hash"], average_execution_time=item["running_time"],
-                                              query=stats_query))
+def update_averages(conn: Connection, runs: list[tuple[str, int, dict]]) -> None:
+    """The running average of each query hash, folded over this batch's runs in their order: one
+    read of the stored averages, then one write per hash."""
+    stats = QueryStats.__table__
+    hashes = list(dict.fromkeys(query_hash for query_hash, _, _ in runs))
+    stored = dict(conn.execute(select(stats.c.query_hash, stats.c.average_execution_time)
+                               .where(stats.c.query_hash.in_(hashes))).all())
+    averages: dict[str, int] = {}
+    queries: dict[str, dict] = {}
+    for query_hash, running_time, query in runs:
+        old = averages.get(query_hash, stored.get(query_hash))
+        averages[query_hash] = running_time if old is None else int((9 * old + running_time) / 10)
+        queries.setdefault(query_hash, query)
+    for query_hash, average in averages.items():
+        if query_hash in stored:
+            conn.execute(update(stats).where(stats.c.query_hash == query_hash).values(average_execution_time=average))
         else:
-            average = int((9 * old[0] + item["running_time"]) / 10)
-            conn.execute(update(stats).where(stats.c.query_hash == item["hash"]).values(average_execution_time=average))
+            conn.execute(insert(stats).values(query_hash=query_hash, average_execution_time=average,
+                                              query=queries[query_hash]))
 
 
 def record(context, result, error: BaseException | None = None) -> None:
-    from core.http.auth import tessera
-
     error = error or (result.error if result is not None else None)
     running_time = result.running_time if result is not None else int((time.monotonic() - context.started) * 1000)
     cached = result is not None and result.cached is not None
@@ -100,6 +49,7 @@ def record(context, result, error: BaseException | None = None) -> None:
         "executor_id": context.user.id if context.user is not None else None, "card_id": context.card_id,
         "dashboard_id": context.dashboard_id, "database_id": context.database.id, "cache_hit": cached,
     }
+    buffer = counters.buffer()
+    buffer.insert(QueryExecution, item)
     if error is None and not cached:
-        item["_stats"] = context.dataset_query
-    writer_for(tessera()).put(item)
+        buffer.fold(update_averages, (context.query_hash, running_time, context.dataset_query))

@@ -122,7 +122,7 @@ def test_mariadb_query_is_killed_when_the_client_leaves(app, served):
 
 
 def test_sqlite_query_is_interrupted_when_the_client_leaves(app, served):
-    from plugins.query_audit.service import flush
+    from core.appdb.counters import flush
 
     port, token = served
     db_id = register(app, token, {"db": sqlite_file(app, "slow.db", "CREATE TABLE t (id INTEGER)")}, "sqlite")
@@ -144,7 +144,7 @@ def test_sqlite_query_is_interrupted_when_the_client_leaves(app, served):
 
 def test_duckdb_query_is_interrupted_when_the_client_leaves(app, served):
     duckdb = pytest.importorskip("duckdb")
-    from plugins.query_audit.service import flush
+    from core.appdb.counters import flush
 
     port, token = served
     folder = Path(app.config["TESSERA_DATA_DIR"]) / "files"

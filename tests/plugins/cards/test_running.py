@@ -3,7 +3,7 @@ import csv
 import io
 import json
 
-from plugins.query_audit.service import flush
+from core.appdb.counters import flush
 
 from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
 

@@ -1,4 +1,4 @@
-"""GET /api/card/:id counts the view after the response (core.appdb.deferred), never by committing in the request."""
+"""GET /api/card/:id counts the view off the request path (core.appdb.counters), never by committing in the request."""
 import pytest
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
@@ -25,8 +25,11 @@ def session_writes():
 
 
 def stored_view_count(app, card_id):
+    """The count in the app DB once the write-behind buffer has been written."""
+    from core.appdb.counters import flush
     from core.appdb.models import Card
 
+    flush(app)
     with app.extensions["tessera"].db.engine.connect() as conn:  # not a Session: session_writes stays the GET's
         return conn.scalar(select(Card.view_count).where(Card.id == card_id))
 

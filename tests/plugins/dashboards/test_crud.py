@@ -20,7 +20,11 @@ DASHCARD_KEYS = {"id", "dashboard_id", "dashboard_tab_id", "card_id", "action_id
 
 
 def stored_dashboard(app, dashboard_id):
+    """The stored count once the write-behind buffer (core.appdb.counters) has been written."""
+    from core.appdb.counters import flush
     from plugins.dashboards.models import Dashboard
+
+    flush(app)
 
     with app.extensions["tessera"].db.engine.connect() as conn:  # not a Session: the GET's session stays alone
         query = select(Dashboard.view_count, Dashboard.updated_at).where(Dashboard.id == dashboard_id)

@@ -1,7 +1,7 @@
 """POST /api/dashboard/:did/dashcard/:dcid/card/:cid/query: dashboard filters applied through the
 dashcard's mappings to MBQL, native (field filter and plain variable) and model-based cards; ids that
 do not belong together; data permissions; the query log names the dashboard."""
-from plugins.query_audit.service import flush
+from core.appdb.counters import flush
 
 from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query, warehouse  # noqa: F401
 

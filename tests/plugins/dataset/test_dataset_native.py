@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import select
 
 from core.appdb.models import Database
-from plugins.query_audit.service import flush
+from core.appdb.counters import flush
 
 
 def native(orders, sql, tags=None, parameters=None, **extra):

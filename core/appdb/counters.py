@@ -1,0 +1,214 @@
+"""Writes that reads cause (view counts, last-used times, the query-execution log, expired login
+sessions): buffered in process and written in batches off the request path.
+
+A read must not write to the app DB while it is served: a commit per GET serialises every worker on a
+SQLite file and costs the request a transaction. Callers put the write here instead; a background
+thread of the app DB (one per process) writes everything pending about once a second in ONE
+transaction, aggregated (`view_count = view_count + n` once per row, the latest timestamp), and the
+buffer is written when the app DB is disposed, at process exit and at gunicorn's worker_exit
+(contrib/gunicorn.conf.py). A crash loses at most the last interval's bookkeeping, never content.
+
+Four kinds of write, each aggregated in its own way:
+- `bump(table, id, add={...}, latest={...})`: add to counters and keep the newest value of columns
+  such as last_used_at; a counter is no edit, so columns with an onupdate (updated_at) keep their value.
+- `insert(table, row)`: rows appended in one executemany per table.
+- `delete(table, column, value)`: rows deleted by key, one IN per table and column.
+- `fold(handler, item)`: anything else: `handler(conn, items)` receives every pending item of its kind
+  in order, inside the same transaction (the query log's running averages).
+`pending(table, id)` tells a read of the same process what it has not written yet, so that a GET shows
+its own and earlier views at once; `flush()` writes now (tests, shutdown).
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import threading
+import weakref
+from collections import defaultdict
+from typing import Any, Callable
+
+from sqlalchemy import Table, bindparam, delete, insert, update
+from sqlalchemy.engine import Connection, Engine
+
+log = logging.getLogger("tessera.counters")
+INTERVAL_SECONDS = 1.0
+IDLE_ROUNDS = 30  # intervals without work before the thread stops (the next write starts one)
+
+_live: weakref.WeakSet = weakref.WeakSet()
+
+
+def _table(table) -> Table:
+    return getattr(table, "__table__", table)  # an ORM class or a Core table
+
+
+class WriteBehind:
+    """The buffer of one app DB engine, with its flushing thread (started on the first write)."""
+
+    def __init__(self, engine: Engine, interval: float = INTERVAL_SECONDS):
+        self.engine = engine
+        self.interval = interval
+        self._reset()
+        _live.add(self)
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._flushing = threading.Lock()  # one batch at a time: batches stay in order
+        self._starting = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._clear()
+
+    def _clear(self) -> None:
+        self._bumps: dict[tuple[Table, Any], tuple[dict, dict]] = {}
+        self._inserts: dict[Table, list[dict]] = defaultdict(list)
+        self._deletes: dict[tuple[Table, str], set] = defaultdict(set)
+        self._folds: dict[Callable, list] = defaultdict(list)
+
+    def _pending_work(self) -> bool:
+        return bool(self._bumps or self._inserts or self._deletes or self._folds)
+
+    # ---------------------------------------------------------------------------------------------
+    # Putting writes in
+    # ---------------------------------------------------------------------------------------------
+
+    def bump(self, table, key, add: dict[str, int] | None = None, latest: dict[str, Any] | None = None) -> None:
+        with self._adding():
+            adds, latests = self._bumps.setdefault((_table(table), key), ({}, {}))
+            for column, n in (add or {}).items():
+                adds[column] = adds.get(column, 0) + n
+            for column, value in (latest or {}).items():
+                if column not in latests or value > latests[column]:
+                    latests[column] = value
+
+    def insert(self, table, row: dict) -> None:
+        with self._adding():
+            self._inserts[_table(table)].append(row)
+
+    def delete(self, table, column: str, value) -> None:
+        with self._adding():
+            self._deletes[(_table(table), column)].add(value)
+
+    def fold(self, handler: Callable[[Connection, list], None], item) -> None:
+        with self._adding():
+            self._folds[handler].append(item)
+
+    def pending(self, table, key) -> tuple[dict, dict]:
+        """(counter increments, latest values) not written yet for this row, in this process."""
+        with self._lock:
+            adds, latests = self._bumps.get((_table(table), key), ({}, {}))
+            return dict(adds), dict(latests)
+
+    @contextlib.contextmanager
+    def _adding(self):
+        if self._pid != os.getpid():  # a forked worker: the parent's lock, thread and items are not ours
+            self._reset()
+        with self._lock:
+            yield
+        self._start()  # after the item is in: a thread that is stopping sees it or is replaced
+
+    def _start(self) -> None:
+        with self._starting:
+            if self._closed or self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="tessera-write-behind", daemon=True)
+            self._thread.start()
+
+    # ---------------------------------------------------------------------------------------------
+    # Writing them out
+    # ---------------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        idle = 0
+        while not self._closed:
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._pending_work():
+                idle = 0
+                self.flush()
+                continue
+            idle += 1
+            if idle >= IDLE_ROUNDS:  # a quiet process (or an app nobody disposed) keeps no thread
+                with self._starting, self._lock:
+                    if not self._pending_work():
+                        self._thread = None
+                        return
+                idle = 0
+
+    def flush(self) -> None:
+        """Write everything pending now, in one transaction; when it fails, each part in its own, and a
+        part that still fails is logged and dropped (bookkeeping must never fail a request or retry a
+        broken row forever)."""
+        with self._flushing:
+            with self._lock:
+                if self._pid != os.getpid() or not self._pending_work():
+                    return
+                bumps, inserts, deletes, folds = self._bumps, self._inserts, self._deletes, self._folds
+                self._clear()
+            parts = [lambda conn, t=table, c=column, k=keys: conn.execute(delete(t).where(t.c[c].in_(sorted(k, key=str))))
+                     for (table, column), keys in deletes.items()]
+            parts += [lambda conn, t=table, r=rows: conn.execute(insert(t), r) for table, rows in inserts.items()]
+            if bumps:
+                parts.append(lambda conn: _write_bumps(conn, bumps))
+            parts += [lambda conn, h=handler, i=items: h(conn, i) for handler, items in folds.items()]
+            try:
+                with self.engine.begin() as conn:
+                    for part in parts:
+                        part(conn)
+            except Exception:
+                # One bad part (a row whose parent was deleted meanwhile) must not cost the others.
+                log.warning("a batch of buffered writes failed; writing its parts one by one", exc_info=True)
+                for part in parts:
+                    try:
+                        with self.engine.begin() as conn:
+                            part(conn)
+                    except Exception:
+                        log.exception("could not write buffered bookkeeping")
+
+    def close(self) -> None:
+        """Write what is pending and stop the thread (the app DB is being disposed)."""
+        self._closed = True
+        self._wake.set()
+        self.flush()
+
+
+def _write_bumps(conn: Connection, bumps: dict) -> None:
+    """One executemany per table and set of columns: `col = col + :n`, `col = :latest`."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for (table, key), (adds, latests) in bumps.items():
+        groups[(table, tuple(sorted(adds)), tuple(sorted(latests)))].append(
+            {"_key": key, **{f"_add_{c}": n for c, n in adds.items()}, **{f"_set_{c}": v for c, v in latests.items()}})
+    for (table, adds, latests), rows in groups.items():
+        values = {c: table.c[c] + bindparam(f"_add_{c}") for c in adds}
+        values.update({c: bindparam(f"_set_{c}") for c in latests})
+        # A counter is no edit: a column that changes on every UPDATE (updated_at) keeps its value.
+        values.update({c.name: c for c in table.c if c.onupdate is not None and c.name not in values})
+        key = next(iter(table.primary_key.columns))
+        conn.execute(update(table).where(key == bindparam("_key")).values(values), rows)
+
+
+def flush_all() -> None:
+    """Every buffer of this process (gunicorn worker_exit, process exit)."""
+    for buffer in list(_live):
+        try:
+            buffer.flush()
+        except Exception:
+            log.exception("could not flush a write-behind buffer")
+
+
+atexit.register(flush_all)
+
+
+def buffer() -> WriteBehind:
+    """The current app's buffer."""
+    from flask import current_app
+
+    return current_app.extensions["tessera"].db.write_behind
+
+
+def flush(app) -> None:
+    """Write the app's buffer now: what tests call before reading what a request counted or logged."""
+    app.extensions["tessera"].db.write_behind.flush()
