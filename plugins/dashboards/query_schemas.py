@@ -8,8 +8,6 @@ from core.export.response import ExportFormat
 from core.http import types as t
 from core.http.api import Params
 
-
-
 # Metabase: a vector of maps with :id (an id-less one is refused when the parameters are resolved).
 Parameters = list[dict[str, Any]] | None
 

@@ -9,7 +9,7 @@ from core.appdb import db
 from core.export.response import ChartQuery, ExportFormat, chart_options
 from core.http import auth, jsontext
 from core.http.api import Api, Params
-from core.http.types import Bool, Enum, Int, MbType, NonBlankStr, PositiveInt
+from core.http.types import Bool, Int, MbType, NonBlankStr, PositiveInt
 
 from . import service
 

@@ -7,7 +7,7 @@ import pytest
 
 from core.charts import render_card
 
-from .graph_data import (BY_CATEGORY, CHANGES, COUNT, FUNNEL, MONTH, POINTS, SLICES, TWO_METRICS, card)
+from .graph_data import BY_CATEGORY, CHANGES, COUNT, FUNNEL, MONTH, POINTS, SLICES, TWO_METRICS, card
 from .support import check_golden, colours, read_png, result
 
 GOLDEN_CARDS = {

@@ -131,7 +131,7 @@ def test_postgres_detail_injection_is_refused(details, key):
 
 @pytest.mark.security_row(9)
 def test_app_db_on_postgres_is_refused():
-    policy = ConnectionPolicy(app_db_url=f"postgresql+psycopg://tessera@localhost:5432/tessera_app")
+    policy = ConnectionPolicy(app_db_url="postgresql+psycopg://tessera@localhost:5432/tessera_app")
     with pytest.raises(Invalid) as error:
         connections.check(PostgresDriver, {"host": "127.0.0.1", "dbname": "tessera_app", "user": "other"}, policy)
     assert "application database" in error.value.body["message"]

@@ -17,7 +17,7 @@ def test_card_virtual_table(admin, user, warehouse):
     assert body["db"]["id"] == warehouse["db"] and "nested-queries" in body["db"]["features"]
     assert user.get(f"/api/table/card__{model['id']}/fks").json == []
     # the ordinary table route still answers for numeric ids
-    assert user.get(f"/api/table/card__999/query_metadata").status_code == 404
+    assert user.get("/api/table/card__999/query_metadata").status_code == 404
     assert user.get("/api/table/card__x/query_metadata").status_code == 400
     other = admin.post("/api/card", json=card_body("Private", native_query(warehouse["db"], "SELECT 1 AS x"),
                                                    collection_id=admin.user["personal_collection_id"])).json

@@ -151,7 +151,7 @@ def test_search_finds_dashboards_with_metabase_keys(app, admin):
     mixed = ok(admin.get("/api/search?q=quarterly"))
     assert [r["model"] for r in mixed["data"]] == ["dashboard"]
     assert ok(admin.get("/api/search?q=quarterly&models=card"))["data"] == []
-    assert ok(admin.get(f"/api/search?q=quarterly&table_db_id=1"))["data"] == []
+    assert ok(admin.get("/api/search?q=quarterly&table_db_id=1"))["data"] == []
 
 
 def test_search_archived_and_root_dashboards(app, admin):

@@ -4,8 +4,16 @@ import pytest
 
 from tests.plugins.cards.fixtures import warehouse  # noqa: F401
 
-from .layout_helpers import (block_queries, collection_for_all_users, dashboard, dashcard, mapping, mbql_card,
-                             native_card, without_view)
+from .layout_helpers import (
+    block_queries,
+    collection_for_all_users,
+    dashboard,
+    dashcard,
+    mapping,
+    mbql_card,
+    native_card,
+    without_view,
+)
 
 
 def put(client, dash_id, **body):

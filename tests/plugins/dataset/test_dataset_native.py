@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from core.appdb.models import Database
 from core.appdb.counters import flush
+from core.appdb.models import Database
 
 
 def native(orders, sql, tags=None, parameters=None, **extra):

@@ -7,11 +7,11 @@ import sqlite3
 import pytest
 from sqlalchemy import select
 
+from core.appdb.counters import flush
 from core.appdb.models import Database, QueryExecution, User
 from core.assembly.app import create_app
 from core.query import limits, processor
 from core.testing import make_user, setup_admin
-from core.appdb.counters import flush
 from tests.support import write_plugin
 
 from .conftest import make_orders
@@ -209,8 +209,8 @@ def test_the_query_log_keeps_metabase_s_running_average(app):
     """new = (9 * old + this) / 10, truncated; one execution row per run."""
     import datetime as dt
 
-    from core.appdb.models import Query as QueryStats
     from core.appdb.counters import flush
+    from core.appdb.models import Query as QueryStats
     from plugins.query_audit.service import update_averages
 
     db = app.extensions["tessera"].db

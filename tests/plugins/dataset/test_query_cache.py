@@ -8,10 +8,10 @@ import sqlite3
 import pytest
 from sqlalchemy import select
 
+from core.appdb.counters import flush
 from core.appdb.models import QueryCache, QueryExecution
 from core.assembly.app import create_app
 from core.testing import ApiClient, make_user, setup_admin
-from plugins.query_audit.service import flush
 
 from .conftest import make_orders
 
