@@ -212,15 +212,22 @@ def _is_list(annotation: Any) -> bool:
     return origin in (list, tuple, set) or annotation in (list, tuple, set)
 
 
+@functools.lru_cache(maxsize=None)
+def _query_keys(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """(key, list-typed) of each field of a query model, read once per model rather than per request."""
+    return tuple((info.alias or name, _is_list(info.annotation)) for name, info in model.model_fields.items())
+
+
 def query_args(model: type[BaseModel]) -> dict:
     """The query string as a dict: a list for list-typed fields (repeated parameters), else the last value."""
     data: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        key = info.alias or name
-        if key not in request.args:
-            continue
-        values = request.args.getlist(key)
-        data[key] = values if _is_list(info.annotation) else values[-1]
+    args = request.args
+    if not args:
+        return data
+    for key, is_list in _query_keys(model):
+        if key in args:
+            values = args.getlist(key)
+            data[key] = values if is_list else values[-1]
     return data
 
 
