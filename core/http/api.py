@@ -159,9 +159,13 @@ def check_url_text() -> None:
     such as %ED%A0%80): werkzeug would quietly turn it into U+FFFD and hand the view other text."""
     from urllib.parse import unquote_to_bytes
 
+    environ = request.environ
+    path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
+    if path.isascii() and query.isascii() and "%" not in query:
+        return  # the usual URL: ASCII is UTF-8 (werkzeug has already decoded the path's escapes)
     try:
-        request.environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8")
-        unquote_to_bytes(request.environ.get("QUERY_STRING", "")).decode("utf-8")
+        path.encode("latin-1").decode("utf-8")
+        unquote_to_bytes(query).decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
         raise Invalid("The URL must be valid UTF-8 text.") from None
 
