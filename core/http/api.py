@@ -216,7 +216,7 @@ def _is_list(annotation: Any) -> bool:
     return origin in (list, tuple, set) or annotation in (list, tuple, set)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _query_keys(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
     """(key, list-typed) of each field of a query model, read once per model rather than per request."""
     return tuple((info.alias or name, _is_list(info.annotation)) for name, info in model.model_fields.items())
