@@ -80,7 +80,7 @@ def open_result(conn: Connection, sql: str, params: dict | None, max_rows: int |
         rows = itertools.chain.from_iterable(_batches(statement, batch, translate))
         if max_rows is not None:
             rows = itertools.islice(rows, max_rows)
-        yield QueryResult(columns, rows, _csv_writer(statement, translate))
+        yield QueryResult(columns, rows, _csv_writer(statement, translate), statement.iso_text)
     finally:
         statement.close()
 

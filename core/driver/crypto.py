@@ -31,6 +31,11 @@ SECRET_NAMES = ("password", "pass", "secret", "token", "private-key", "private_k
 
 _lock = threading.Lock()
 _cache: dict[tuple[str, str], Fernet] = {}
+# (key, stored text) -> the decrypted JSON: a list of databases or a query decrypts the same details on
+# every request, and a Fernet decryption costs more than the rest of such a read. Bounded; the same
+# text under the same key always decrypts to the same details.
+_plain: dict[tuple[Fernet, str], bytes] = {}
+_PLAIN_LIMIT = 1024
 
 
 class EncryptionKeyError(RuntimeError):
@@ -103,10 +108,17 @@ def decrypt_details(stored: str, config: dict | None = None) -> dict:
         return {}
     if not stored.startswith(PREFIX):
         raise ValueError("connection details are not encrypted with a Tessera key")
-    try:
-        return orjson.loads(current_fernet(config).decrypt(stored[len(PREFIX):].encode()))
-    except InvalidToken as exc:
-        raise ValueError("connection details cannot be decrypted with the configured key") from exc
+    fernet = current_fernet(config)
+    plain = _plain.get((fernet, stored))
+    if plain is None:
+        try:
+            plain = fernet.decrypt(stored[len(PREFIX):].encode())
+        except InvalidToken as exc:
+            raise ValueError("connection details cannot be decrypted with the configured key") from exc
+        if len(_plain) >= _PLAIN_LIMIT:
+            _plain.clear()
+        _plain[(fernet, stored)] = plain
+    return orjson.loads(plain)  # a new dict each time: callers may change theirs
 
 
 def _secret_keys(driver, details: dict) -> set[str]:

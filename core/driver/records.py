@@ -84,11 +84,17 @@ class QueryResult:
     max_bytes or max_rows rows (None: no limit) are written, and whether rows remain. A consumer
     reads `rows` or `csv`, never both. A `csv` that cannot write every layout has an
     `accepts(layout) -> bool` attribute, asked before the first call (the rows are read otherwise).
+
+    A driver whose reader can give temporal text in ISO-8601 form itself gives `iso_text(indexes)`:
+    from the next row read on, a text cell of those columns of 19+ characters with a space at index
+    10 (SQLite's "2024-01-05 13:45:00") comes with "T" there, as core.query.results.encode_rows
+    would write it; any other value as before.
     """
 
     columns: list[ColumnMeta]
     rows: Iterator[tuple]
     csv: Callable[[CsvLayout, int, int | None], tuple[bytes, int, bool]] | None = None
+    iso_text: Callable[[list[int]], None] | None = None
 
 
 class QueryError(Exception):

@@ -159,9 +159,13 @@ def check_url_text() -> None:
     such as %ED%A0%80): werkzeug would quietly turn it into U+FFFD and hand the view other text."""
     from urllib.parse import unquote_to_bytes
 
+    environ = request.environ
+    path, query = environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", "")
+    if path.isascii() and query.isascii() and "%" not in query:
+        return  # the usual URL: ASCII is UTF-8 (werkzeug has already decoded the path's escapes)
     try:
-        request.environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8")
-        unquote_to_bytes(request.environ.get("QUERY_STRING", "")).decode("utf-8")
+        path.encode("latin-1").decode("utf-8")
+        unquote_to_bytes(query).decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
         raise Invalid("The URL must be valid UTF-8 text.") from None
 
@@ -212,15 +216,22 @@ def _is_list(annotation: Any) -> bool:
     return origin in (list, tuple, set) or annotation in (list, tuple, set)
 
 
+@functools.cache
+def _query_keys(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """(key, list-typed) of each field of a query model, read once per model rather than per request."""
+    return tuple((info.alias or name, _is_list(info.annotation)) for name, info in model.model_fields.items())
+
+
 def query_args(model: type[BaseModel]) -> dict:
     """The query string as a dict: a list for list-typed fields (repeated parameters), else the last value."""
     data: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        key = info.alias or name
-        if key not in request.args:
-            continue
-        values = request.args.getlist(key)
-        data[key] = values if _is_list(info.annotation) else values[-1]
+    args = request.args
+    if not args:
+        return data
+    for key, is_list in _query_keys(model):
+        if key in args:
+            values = args.getlist(key)
+            data[key] = values if is_list else values[-1]
     return data
 
 

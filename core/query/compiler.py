@@ -33,6 +33,8 @@ __all__ = ["Compiled", "compile_query", "apply_limit"]
 
 @dataclass
 class Compiled:
+    # The tree `sql` was rendered from, in place (the driver's passes applied, parent links dropped):
+    # read it, never render it again.
     tree: exp.Select
     sql: str
     columns: list[dict]
@@ -72,7 +74,8 @@ def compile_query(session, query: Query, driver, limit: int | None = None, now: 
     if limit is not None:
         tree = apply_limit(tree, limit)
     params = bind_colon_literals(tree)
-    return Compiled(tree=tree, sql=driver.to_sql(tree), columns=[c.meta for c in cols],
+    # The tree was built by this call and nothing reads it once rendered: rendered without a copy.
+    return Compiled(tree=tree, sql=driver.to_sql(tree, owned=True), columns=[c.meta for c in cols],
                     aggregated=query.last.aggregated, params=params, natives=context.natives)
 
 

@@ -370,7 +370,7 @@ def execute_query(context: QueryContext) -> Result:
         raise as_failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
-    rows, csv = raw.rows, raw.csv
+    rows, csv, iso_text = raw.rows, raw.csv, raw.iso_text
     dimensions = remap_dimensions(context)
     if dimensions is not None:
         from . import remaps
@@ -379,8 +379,8 @@ def execute_query(context: QueryContext) -> Result:
         if internals:
             # The driver's own CSV text would lack the added columns: rows go through Python.
             cols = remaps.with_internal_columns(cols, internals)
-            rows, csv = remaps.with_internal_values(rows, internals), None
-    return Result(context, cols, rows, stmt.native_form, stack.close, csv=csv)
+            rows, csv, iso_text = remaps.with_internal_values(rows, internals), None, None
+    return Result(context, cols, rows, stmt.native_form, stack.close, csv=csv, iso_text=iso_text)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -429,6 +429,7 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
         if result.encoded is not None:
             result.close()
             return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
+        result.read_iso_text(R.temporal_text_columns(result.cols))
         rows: list[tuple] = []
         for batch in result.batches():  # whole batches: no Python step per row
             rows.extend(batch)

@@ -27,7 +27,7 @@ class Result:
 
     def __init__(self, context: QueryContext, cols: list[dict], rows: Iterator[tuple], native_form: dict | None,
                  closer: Callable[[], None] | None = None, cached: dt.datetime | None = None,
-                 csv: Callable | None = None, encoded: bytes | None = None):
+                 csv: Callable | None = None, encoded: bytes | None = None, iso_text: Callable | None = None):
         self.context = context
         self.cols = cols
         self._rows = rows
@@ -45,6 +45,9 @@ class Result:
         self._closed = False
         # A stored response's `data` object (core.query.results.data_body), served without decoding its rows.
         self.encoded = encoded
+        self._iso_text = iso_text
+        # Columns whose temporal text the driver reads in ISO-8601 form (read_iso_text).
+        self.iso_columns: frozenset[int] = frozenset()
         self._body_callbacks: list[Callable[[bytes], None]] = []
 
     def on_close(self, callback: Callable[["Result"], None]) -> None:
@@ -101,6 +104,13 @@ class Result:
                     self.truncated = True
                     break
             self._note_limit()
+
+    def read_iso_text(self, indexes: list[int]) -> None:
+        """Before the first row: have the driver give these columns' temporal text in ISO-8601 form when
+        it can (core.driver.records.QueryResult.iso_text); iso_columns says which it does."""
+        if self._iso_text is not None and indexes and not self._started:
+            self._iso_text(indexes)
+            self.iso_columns = frozenset(indexes)
 
     def batches(self, size: int = BATCH) -> Iterator[list]:
         """The rows in lists of up to `size`, cut at the row limit; closes the result at the end."""

@@ -127,7 +127,13 @@ TEMPORAL_TYPES = frozenset({"type/DateTime", "type/DateTimeWithTZ", "type/DateTi
                             "type/DateTimeWithZoneOffset", "type/DateTimeWithZoneID", "type/Instant"})
 
 
-def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = True) -> bytes:
+def temporal_text_columns(cols: list[dict]) -> list[int]:
+    """The columns whose text encode_rows writes as ISO-8601 (a driver may read them so: Result.read_iso_text)."""
+    return [i for i, col in enumerate(cols) if (col.get("effective_type") or col.get("base_type")) in TEMPORAL_TYPES]
+
+
+def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = True,
+                iso_columns: frozenset[int] = frozenset()) -> bytes:
     """The rows as a JSON array, cells as json_value writes them, converting only the columns that need it.
 
     str, int, float, bool and None cells go to orjson as they are: OPT_STRICT_INTEGER refuses an integer
@@ -137,7 +143,7 @@ def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = Tr
     becomes ISO-8601: "2024-01-05T13:45:00", the form the other engines' values take).
     Engines other than SQLite return one Python type per column, so the first non-null value decides;
     SQLite returns no temporal objects at all. bytes and Decimal (rare) go through json_value as orjson
-    meets them."""
+    meets them. `iso_columns`: temporal text columns the driver already read in ISO-8601 form."""
     if not rows:
         return b"[]"
     converters = {}
@@ -145,7 +151,8 @@ def encode_rows(cols: list[dict], rows: list[tuple], js_int_to_string: bool = Tr
         first = next((row[i] for row in rows if row[i] is not None), None)
         if isinstance(first, _TEMPORAL_OBJECTS):
             converters[i] = _isoformat_column
-        elif first is not None and (col.get("effective_type") or col.get("base_type")) in TEMPORAL_TYPES:
+        elif first is not None and i not in iso_columns and \
+                (col.get("effective_type") or col.get("base_type")) in TEMPORAL_TYPES:
             converters[i] = _iso_text_column
     if converters:
         columns = list(zip(*rows))
@@ -216,7 +223,7 @@ def data_body(ctx, result, rows: list[tuple]) -> bytes:
     }
     if result.truncated:
         rest["rows_truncated"] = ctx.max_rows
-    return b'{"rows":' + encode_rows(result.cols, rows, ctx.js_int_to_string) + b"," + dumps(rest)[1:]
+    return b'{"rows":' + encode_rows(result.cols, rows, ctx.js_int_to_string, result.iso_columns) + b"," + dumps(rest)[1:]
 
 
 def completed_body(ctx, result, data: bytes, row_count: int) -> bytes:

@@ -59,6 +59,27 @@ def test_rows_are_the_cursor_s(width, data):
     assert statement.fetch(5) == []  # and stays at the end
 
 
+ISO_VALUE = st.one_of(VALUE, st.sampled_from(["2024-01-05 13:45:00é", "é024-01-05 13:45:00", "aaaaaaaaaa bbbbbbbbb",
+                                              "2024-01-05 13:45:00 +01:00", "2024-01-05T13:45:00"]),
+                     st.text(alphabet=" 0é-:T", min_size=17, max_size=21))
+
+
+@settings(max_examples=150, deadline=None)
+@given(width=st.integers(min_value=1, max_value=3), data=st.data())
+def test_iso_text_columns_encode_as_the_cursor_s_rows(width, data):
+    # The reader's ISO-8601 temporal text (iso_text) is what encode_rows writes from the cursor's rows.
+    from core.query.results import encode_rows
+
+    rows = data.draw(st.lists(st.tuples(*[ISO_VALUE] * width), min_size=1, max_size=25))
+    temporal = data.draw(st.lists(st.integers(min_value=0, max_value=width - 1), unique=True))
+    cols = [{"base_type": "type/DateTime" if i in temporal else "type/Text"} for i in range(width)]
+    conn = table_of(rows, width)
+    statement = native.Statement(conn, "SELECT * FROM t ORDER BY rowid", ())
+    statement.iso_text(temporal)
+    expected = encode_rows(cols, conn.execute("SELECT * FROM t ORDER BY rowid").fetchall())
+    assert encode_rows(cols, read_all(statement), iso_columns=frozenset(temporal)) == expected
+
+
 def test_parameters_are_bound_as_the_cursor_binds_them():
     conn = sqlite3.connect(":memory:")
     values = (None, 2**63 - 1, -1.5, "x'); DROP TABLE t; --", b"\x00\xff", True)

@@ -105,3 +105,36 @@ def test_saved_native_card_referencing_a_card_runs_without_native_permission(adm
     assert admin.put("/api/permissions/graph", json=graph).status_code == 200
     ran = user.post(f"/api/card/{outer['id']}/query")
     assert ran.status_code == 202 and ran.json["data"]["rows"] == [[3]]
+
+
+def test_temporal_text_is_the_same_with_and_without_the_c_reader(app, user, warehouse, monkeypatch):
+    # SQLite's datetime text becomes ISO-8601 in the C reader (iso_text) or in encode_rows: same body.
+    import sqlite3
+
+    from core.appdb.models import Field, Table
+    from drivers import sqlite_rows
+
+    path = app.config["TESSERA_DATA_DIR"] + "/files/warehouse.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, at TIMESTAMP)")
+    con.executemany("INSERT INTO events VALUES (?, ?)", list(enumerate(
+        ["2024-01-05 13:45:00", "2024-01-05 13:45:00.123", None, "2024-01-05", "é024-01-05 13:45:00",
+         "2024-01-05T13:45:00", 1704462300, "aaaaaaaaaa bbbbbbbbb"])))
+    con.commit()
+    con.close()
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        table = Table(db_id=warehouse["db"], name="events", display_name="Events", initial_sync_status="complete")
+        session.add(table)
+        session.flush()
+        for position, (name, base) in enumerate([("id", "type/Integer"), ("at", "type/DateTime")]):
+            session.add(Field(table_id=table.id, name=name, display_name=name, database_type="TEXT", base_type=base,
+                              effective_type=base, position=position, database_position=position))
+        session.commit()
+        table_id = table.id
+    card = user.post("/api/card", json=card_body("Events", mbql_query(
+        warehouse["db"], **{"source-table": table_id, "order-by": [["asc", ["field", "id", {"base-type": "type/Integer"}]]]}))).json
+    with_reader = user.post(f"/api/card/{card['id']}/query").json["data"]["rows"]
+    assert with_reader[0][1] == "2024-01-05T13:45:00" and with_reader[3][1] == "2024-01-05"
+    monkeypatch.setattr(sqlite_rows, "native", None)
+    assert user.post(f"/api/card/{card['id']}/query").json["data"]["rows"] == with_reader
