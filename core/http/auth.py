@@ -12,9 +12,8 @@ import hashlib
 import uuid
 
 from flask import Request, Response, current_app, g, request
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import JSON, bindparam, delete, select
 from sqlalchemy.orm import Session, make_transient_to_detached
-from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from core.appdb import counters, memo
@@ -55,6 +54,7 @@ def create_session(session: Session, user: User) -> str:
 _USER_FOR_TOKEN = (select(User, LoginSession.created_at).join(LoginSession, LoginSession.user_id == User.id)
                    .where(LoginSession.id == bindparam("key")))
 _USER_COLUMNS = tuple(attr.key for attr in User.__mapper__.column_attrs)
+_JSON_COLUMNS = tuple(column.key for column in User.__table__.columns if isinstance(column.type, JSON))
 
 
 def user_for_token(session: Session, token: str, max_age_minutes: int) -> User | None:
@@ -89,9 +89,11 @@ def _attached_user(session: Session, columns: dict) -> User:
     if held is not None:
         return held
     user = User.__mapper__.class_manager.new_instance()
-    for name, value in columns.items():
-        # JSON columns are copied: a request that edits its user in place must not edit the memo.
-        set_committed_value(user, name, copy.deepcopy(value) if isinstance(value, (dict, list)) else value)
+    # As a query loads a row: values put in the instance's dict are its committed state (no history).
+    user.__dict__.update(columns)
+    for name in _JSON_COLUMNS:  # copied: a request that edits its user in place must not edit the memo
+        if columns[name] is not None:
+            user.__dict__[name] = copy.deepcopy(columns[name])
     make_transient_to_detached(user)
     session.add(user)
     return user
