@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Callable
 
 import orjson
-from flask import current_app, g
+from flask import current_app, g, has_request_context, request
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from .counters import WriteBehind
 from .generation import Generation
-from .memo import Memo
+from .memo import GENERATION, Memo
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -59,7 +59,7 @@ BACKENDS = {
     # Background sync threads and gunicorn threads share the file: wait instead of failing.
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False}},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         generation_sql="PRAGMA data_version"),
+                         generation_sql="SELECT data_version FROM pragma_data_version"),
 }
 
 
@@ -169,10 +169,11 @@ def _hold(db_session: Session, instance) -> None:
 def session() -> Session:
     """The request's app-DB session, opened on first use and closed when the request ends. The app
     DB's generation is read as it opens, before the request's first query (core.appdb.memo)."""
+    if has_request_context() and GENERATION not in request.environ:
+        # A request inside an app context of a caller's (tests) shares that context's session.
+        request.environ[GENERATION] = app_db().generation.read()
     if "db_session" not in g:
-        database = app_db()
-        g.tessera_generation = database.generation.read()
-        g.db_session = database.Session(info={HELD: []})
+        g.db_session = app_db().Session(info={HELD: []})
     return g.db_session
 
 

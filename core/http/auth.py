@@ -62,7 +62,7 @@ def user_for_token(session: Session, token: str, max_age_minutes: int) -> User |
     # (core.appdb.memo), and a logout, a deactivation or a deletion in any worker is a commit, which
     # the next request sees. The session's age is checked against the clock every time.
     key = hash_token(token)
-    found = memo.get_or_compute(("login-session", key), lambda: _lookup(session, key))
+    found = memo.get_or_compute(session, ("login-session", key), lambda: _lookup(session, key))
     if found is None:
         return None
     columns, created_at = found

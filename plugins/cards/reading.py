@@ -20,7 +20,7 @@ from .serialize import card_json
 def viewed_card_json(session: Session, user: User, card_id: int, ignore_view: bool) -> dict:
     if not ignore_view and events.has_listeners():  # listeners receive the card object
         return card_json(session, user, service.view_card(session, user, card_id, ignore_view))
-    stored = memo.get_or_compute(("GET card", card_id, user.id),
+    stored = memo.get_or_compute(session, ("GET card", card_id, user.id),
                                  lambda: card_json(session, user, service.readable_card(session, user, card_id)))
     views = counters.buffer()
     if not ignore_view:

@@ -56,7 +56,7 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> di
     if events.has_listeners():  # listeners receive the dashboard object
         return dashboard_json(session, user, view_dashboard(session, user, dashboard_id))
     stored = memo.get_or_compute(
-        ("GET dashboard", dashboard_id, user.id),
+        session, ("GET dashboard", dashboard_id, user.id),
         lambda: dashboard_json(session, user, readable_dashboard(session, user, dashboard_id)))
     views = counters.buffer()
     views.bump(Dashboard, dashboard_id, add={"view_count": 1}, latest={"last_viewed_at": utcnow()})
