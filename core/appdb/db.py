@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Callable
 
 import orjson
-from flask import current_app, g
+from flask import current_app, g, has_request_context, request
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from .counters import WriteBehind
+from .generation import Generation
+from .memo import GENERATION, Memo
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -35,6 +37,8 @@ class AppBackend:
     # ALTER TABLE cannot change columns or constraints: Alembic recreates tables (render_as_batch).
     batch_migrations: bool = False
     on_connect: Callable | None = None  # runs on every new DBAPI connection
+    # The statement reading the generation (core.appdb.generation); None: it cannot be known, nothing is memoised.
+    generation_sql: str | None = None
 
 
 def _sqlite_pragmas(dbapi_connection, _record):
@@ -50,9 +54,12 @@ def _sqlite_pragmas(dbapi_connection, _record):
 # A server (PostgreSQL, the production choice) is the default; SQLite is the file in TESSERA_DATA_DIR.
 SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
 BACKENDS = {
+    "postgresql": AppBackend(engine_options={"pool_pre_ping": True},
+                             generation_sql="SELECT pg_current_snapshot()::text"),
     # Background sync threads and gunicorn threads share the file: wait instead of failing.
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False}},
-                         file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas),
+                         file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
+                         generation_sql="SELECT data_version FROM pragma_data_version"),
 }
 
 
@@ -91,6 +98,10 @@ class AppDatabase:
             event.listen(self.engine, "connect", self.backend.on_connect)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
         self.write_behind = WriteBehind(self.engine)  # what reads write, off the request path
+        # An in-memory SQLite database lives on one shared connection: no other connection to compare with.
+        known = path is not None or not self.backend.file_backed
+        self.generation = Generation(self.engine, self.backend.generation_sql if known else None)
+        self.memo = Memo()  # answers kept while the generation stays (core.appdb.memo)
 
     @contextlib.contextmanager
     def session(self):
@@ -117,6 +128,7 @@ class AppDatabase:
 
     def dispose(self) -> None:
         self.write_behind.close()
+        self.generation.close()
         self.engine.dispose()
 
 
@@ -155,7 +167,11 @@ def _hold(db_session: Session, instance) -> None:
 
 
 def session() -> Session:
-    """The request's app-DB session, opened on first use and closed when the request ends."""
+    """The request's app-DB session, opened on first use and closed when the request ends. The app
+    DB's generation is read as it opens, before the request's first query (core.appdb.memo)."""
+    if has_request_context() and GENERATION not in request.environ:
+        # A request inside an app context of a caller's (tests) shares that context's session.
+        request.environ[GENERATION] = app_db().generation.read()
     if "db_session" not in g:
         g.db_session = app_db().Session(info={HELD: []})
     return g.db_session

@@ -18,3 +18,8 @@ def emit(topic: str, user_id: int | None = None, obj=None, **details) -> None:
             impl.function(event=event)
         except Exception:  # one listener's failure must not undo a committed change
             log.exception("track_event listener %s failed on %s", impl.plugin_name, topic)
+
+
+def has_listeners() -> bool:
+    """Whether any plugin listens: a read answered from core.appdb.memo has no object to pass them."""
+    return bool(current_app.extensions["tessera"].pm.hook.track_event.get_hookimpls())

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import Setting
 from core.http import jsontext
 from core.http.errors import Invalid, NotFound
@@ -101,8 +102,8 @@ class SettingsRegistry:
             else:
                 stored_keys.append(key)
         # An ORM select autoflushes, so values set earlier in this session are seen, as by get().
-        rows = dict(session.execute(select(Setting.key, Setting.value).where(Setting.key.in_(stored_keys))).all()) \
-            if stored_keys else {}
+        rows = memo.get_or_compute(session, ("settings", *stored_keys), lambda: dict(session.execute(
+            select(Setting.key, Setting.value).where(Setting.key.in_(stored_keys))).all())) if stored_keys else {}
         for key in stored_keys:
             out[key] = json.loads(rows[key]) if key in rows else definitions[key].default
         return out

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import Database, Field, Table, User
 from core.appdb.models import Query as QueryStats
 from core.assembly.hookspecs import hookimpl
@@ -394,10 +395,13 @@ def _hook():
     return tessera().pm.hook
 
 
+_STATS = select(QueryStats.average_execution_time).where(QueryStats.query_hash == bindparam("hash"))
+
+
 def _stats(ctx: QueryContext) -> None:
     # The average only: the row also keeps the whole query text, which every run would load.
-    ctx.average_execution_time = ctx.session.scalar(
-        select(QueryStats.average_execution_time).where(QueryStats.query_hash == ctx.query_hash))
+    ctx.average_execution_time = memo.get_or_compute(ctx.session, ("query stats", ctx.query_hash),
+                                                      lambda: ctx.session.scalar(_STATS, {"hash": ctx.query_hash}))
 
 
 def open_query(session: Session, user: User | None, dataset_query: Any, **options) -> Result:

@@ -6,7 +6,7 @@ from core.http.api import Api
 from core.http.errors import Invalid
 
 from . import dashboards as card_dashboards
-from . import params, persist, running, series, service, uploads, virtual
+from . import params, persist, reading, running, series, service, uploads, virtual
 from . import schemas as s
 from .serialize import card_json, list_json
 
@@ -37,7 +37,7 @@ def public():
 def get(path, query):
     """One card, hydrated."""
     session, user = db.session(), auth.require_user()
-    return card_json(session, user, service.view_card(session, user, path.id, bool(query.ignore_view)))
+    return reading.viewed_card_json(session, user, path.id, bool(query.ignore_view))
 
 
 @card_api.get("/<id>/dashboards", path=s.CardId)

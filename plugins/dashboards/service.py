@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core.appdb import counters
+from core.appdb import counters, memo
 from core.appdb.models import User, utcnow
 from core.appdb.models.base import new_entity_id
 from core.assembly import events
@@ -23,7 +23,7 @@ from core.policy import sharing
 from . import dashcards, revisions
 from .lookup import readable_dashboard, writable_dashboard
 from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSeries, DashboardTab
-from .serialize import base_json, dashcards_json, summary_json, tab_json
+from .serialize import base_json, dashboard_json, dashcards_json, summary_json, tab_json
 
 # PUT keys written whenever present (null included), and those written only when not null (Metabase's DashUpdates).
 WHEN_PRESENT = ("description", "position", "width", "collection_position", "cache_ttl")
@@ -37,9 +37,7 @@ WHEN_NOT_NULL = ("name", "parameters", "caveats", "points_of_interest", "show_in
 
 
 def view_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:
-    """A read that counts: view_count and last_viewed_at are written off the request path
-    (core.appdb.counters); this process's views not written yet show at once, and the dashboard does
-    not become dirty."""
+    """The dashboard, its view counted, its views not written yet laid over its columns."""
     dashboard = readable_dashboard(session, user, dashboard_id)
     views = counters.buffer()
     views.bump(Dashboard, dashboard.id, add={"view_count": 1}, latest={"last_viewed_at": utcnow()})
@@ -49,6 +47,24 @@ def view_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard
         set_committed_value(dashboard, "last_viewed_at", latest["last_viewed_at"])
     events.emit("dashboard-read", user.id, dashboard)
     return dashboard
+
+
+def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> dict:
+    """GET /api/dashboard/:id, a read that counts: view_count and last_viewed_at are written off the
+    request path (core.appdb.counters) and this process's views not written yet show at once. The
+    hydration reads the app DB only: it is kept in core.appdb.memo while the app DB is unchanged."""
+    if events.has_listeners():  # listeners receive the dashboard object
+        return dashboard_json(session, user, view_dashboard(session, user, dashboard_id))
+    stored = memo.get_or_compute(
+        session, ("GET dashboard", dashboard_id, user.id),
+        lambda: dashboard_json(session, user, readable_dashboard(session, user, dashboard_id)))
+    views = counters.buffer()
+    views.bump(Dashboard, dashboard_id, add={"view_count": 1}, latest={"last_viewed_at": utcnow()})
+    counted, latest = views.pending(Dashboard, dashboard_id)
+    if not counted:  # written meanwhile: the next generation shows it
+        return stored
+    return {**stored, "view_count": (stored["view_count"] or 0) + counted["view_count"],
+            "last_viewed_at": latest["last_viewed_at"]}
 
 
 def list_dashboards(session: Session, user: User, f: str | None) -> list[dict]:

@@ -39,7 +39,7 @@ def get(path, query):
     """One dashboard with its dashcards (cards the caller cannot read show only their id), tabs,
     param_fields, collection and what the caller may do; counts a view."""
     session, user = db.session(), auth.require_user()
-    return dashboard_json(session, user, service.view_dashboard(session, user, path.id))
+    return service.viewed_dashboard_json(session, user, path.id)
 
 
 @dashboard_api.put("/<id>", path=s.DashboardId, body=s.DashboardUpdate)

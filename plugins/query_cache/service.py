@@ -20,9 +20,10 @@ import hashlib
 import logging
 
 import orjson
-from sqlalchemy import delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from core.appdb import memo
 from core.appdb.models import QueryCache, utcnow
 from core.policy.permissions import group_ids, is_admin, is_sandboxed
 from core.query.context import PARAMSTYLE, setting
@@ -71,16 +72,29 @@ def cached_result(context) -> Result | None:
     if ttl is None or is_sandboxed(context.session, context.user):
         return None
     key = context.extras[KEY] = cache_key(context)
-    row = context.session.execute(select(QueryCache.results, QueryCache.updated_at)
-                                  .where(QueryCache.query_hash == key)).first()
-    if row is None or (utcnow() - row.updated_at).total_seconds() > ttl:
+    row = stored_row(context.session, key)
+    if row is None or (utcnow() - row[1]).total_seconds() > ttl:
         return None
-    head, _, data = bytes(row.results).partition(b"\n")
+    head, _, data = row[0].partition(b"\n")
     stored = orjson.loads(head)
-    result = Result(context, stored["cols"], _rows(data), stored["native_form"], cached=row.updated_at,
+    result = Result(context, stored["cols"], _rows(data), stored["native_form"], cached=row[1],
                     encoded=data)
     result.row_count = stored["row_count"]
     return result
+
+
+_ROW = select(QueryCache.results, QueryCache.updated_at).where(QueryCache.query_hash == bindparam("key"))
+
+
+def stored_row(session, key: str) -> tuple[bytes, object] | None:
+    """(results, updated_at) of the key's row: kept in core.appdb.memo while the app DB is unchanged
+    (a new row is a commit), so a repeated hit reads no row; the age is checked by the caller."""
+    def read():
+        row = session.execute(_ROW, {"key": key}).first()
+        return None if row is None else (bytes(row.results), row.updated_at)
+
+    return memo.get_or_compute(session, ("query cache row", key), read,
+                               weigh=lambda row: 0 if row is None else len(row[0]))
 
 
 def _rows(data: bytes):

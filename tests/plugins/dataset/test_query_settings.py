@@ -33,10 +33,16 @@ def setting_reads(app):
 def test_one_settings_read_per_query_run(admin, orders, setting_reads):
     # A run consults timezone, week start, timeout and both row limits: one read gives them all.
     admin.post("/api/dataset", json=mbql_count(orders))  # teaches the snapshot every key asked for
+    # A commit (here an unrelated setting) makes a new app-DB generation: the run reads the rows once.
+    assert admin.put("/api/setting/site-name", json={"value": "Elsewhere"}).status_code == 204
     setting_reads.clear()
     response = admin.post("/api/dataset", json=mbql_count(orders))
     assert response.status_code == 202, response.json
     assert len(setting_reads) == 1
+    # Nothing committed since: the rows are answered from core.appdb.memo.
+    setting_reads.clear()
+    assert admin.post("/api/dataset", json=mbql_count(orders)).status_code == 202
+    assert len(setting_reads) <= 1
 
 
 def test_a_changed_setting_is_seen_by_the_next_query(admin, orders):

@@ -1,0 +1,99 @@
+"""Answers computed from the app DB alone, kept per process while the app DB's generation stays the same.
+
+A repeated read of an unchanged app DB (the session token's user, a card's or a dashboard's JSON)
+need not run its SQL again: `get_or_compute(session, key, compute)` returns what `compute()` returned for the
+same key under the request's generation (core.appdb.generation), and computes otherwise. Any commit,
+by any worker or instance, changes the generation, so a logout, a deactivation, a permission change or
+an edit is seen by the next request. It serves pure reads only: once the request's session has written
+(flushed, or executed anything but a SELECT) it neither answers nor stores, since the generation does
+not know that request's uncommitted writes. Callers key by everything besides the app DB that decides
+the answer (user, arguments) and treat what they get as read-only: it is shared between threads.
+Large values (stored result bodies) declare their weight, which the memo's byte budget bounds.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
+
+from flask import current_app, g, has_request_context, request
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+WROTE = "tessera.wrote"
+GENERATION = "tessera.generation"  # in the WSGI environ: once per request, whatever the app context
+MISSING = object()
+DEFAULT_SIZE = 4096
+DEFAULT_BUDGET = 64 * 1024 * 1024
+
+
+class Memo:
+    """A bounded, thread-safe LRU of key -> (generation, value, weight): at most `size` entries and
+    `budget` bytes of the weights callers declare (stored result bodies), the least recent dropped."""
+
+    def __init__(self, size: int = DEFAULT_SIZE, budget: int = DEFAULT_BUDGET):
+        self.size = size
+        self.budget = budget
+        self._entries: OrderedDict = OrderedDict()
+        self._weight = 0
+        self._lock = threading.Lock()
+
+    def get(self, generation, key) -> Any:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] != generation:
+                return MISSING
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, generation, key, value, weight: int = 0) -> None:
+        if weight > self.budget:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._weight -= old[2]
+            self._entries[key] = (generation, value, weight)
+            self._weight += weight
+            while len(self._entries) > self.size or self._weight > self.budget:
+                self._weight -= self._entries.popitem(last=False)[1][2]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._weight = 0
+
+
+@event.listens_for(Session, "after_flush")
+def _flushed(session: Session, _context) -> None:
+    session.info[WROTE] = True
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _executed(state) -> None:
+    if not state.is_select:
+        state.session.info[WROTE] = True
+
+
+def wrote(session: Session) -> bool:
+    """Whether the session has written or holds changes not flushed yet."""
+    return bool(session.info.get(WROTE) or session.new or session.dirty or session.deleted)
+
+
+def get_or_compute(db_session: Session, key, compute: Callable[[], Any],
+                   weigh: Callable[[Any], int] | None = None) -> Any:
+    """`compute()`, or what it returned for `key` in an earlier request under the same generation.
+    Only inside a request and on its own session (core.appdb.db.session), which read the generation
+    for this request before its first query; anywhere else (a CLI, a background job) it computes."""
+    if not has_request_context() or g.get("db_session") is not db_session:
+        return compute()
+    generation = request.environ.get(GENERATION)
+    if generation is None or wrote(db_session):
+        return compute()
+    memo = current_app.extensions["tessera"].db.memo
+    value = memo.get(generation, key)
+    if value is MISSING:
+        value = compute()
+        if not wrote(db_session):
+            memo.put(generation, key, value, weigh(value) if weigh is not None else 0)
+    return value
