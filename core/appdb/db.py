@@ -56,8 +56,12 @@ SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
 BACKENDS = {
     "postgresql": AppBackend(engine_options={"pool_pre_ping": True},
                              generation_sql="SELECT pg_current_snapshot()::text"),
-    # Background sync threads and gunicorn threads share the file: wait instead of failing.
-    "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False}},
+    # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
+    # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus the
+    # generation reader and background threads): a connection closed past a smaller pool is opened again
+    # on the next request, and a new SQLite connection parses the whole schema on its first statement.
+    "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
+                                         "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
                          generation_sql="SELECT data_version FROM pragma_data_version"),
 }

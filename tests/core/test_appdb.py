@@ -62,3 +62,31 @@ def test_app_db_file_is_kept_from_data_sources(tmp_path):
     assert UTCDateTime().process_bind_param(noon_in_paris, sqlite.dialect()) == dt.datetime(2024, 5, 1, 12, 0)
     assert UTCDateTime().process_bind_param(noon_in_paris, postgresql.dialect()) == \
         dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def test_sqlite_app_db_keeps_a_connection_for_every_request_thread(app):
+    """Eight threads (gunicorn's threads per worker) holding app-DB connections at once, round after
+    round, reuse them: a pool smaller than that closes the extra ones after each round, and a reopened
+    SQLite connection parses the whole schema again on its first statement."""
+    import threading
+
+    from sqlalchemy import event, text
+
+    engine = app.extensions["tessera"].db.engine
+    opened = []
+    event.listen(engine, "connect", lambda *_: opened.append(1))
+    barrier = threading.Barrier(8)
+
+    def rounds():
+        for _ in range(5):
+            with engine.connect() as conn:
+                assert conn.execute(text("SELECT count(*) FROM core_user")).scalar() >= 0
+                barrier.wait()  # all eight checked out together
+            barrier.wait()
+
+    threads = [threading.Thread(target=rounds) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(opened) <= 8
