@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import statistics
 import sys
+from pathlib import Path
 
-from common import Bench, cpu_note, timed
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script as well as with -m
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import Bench, cpu_note, timed  # noqa: E402
 
 
 def query(db: dict) -> dict:

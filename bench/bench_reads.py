@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
-from common import Bench, cpu_note
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script as well as with -m
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import Bench, cpu_note  # noqa: E402
 
 CARDS_ON_DASHBOARD = 8
 
