@@ -49,7 +49,7 @@ class Timeouts:
 
     connect: float = 5.0
     read: float = 30.0
-    total: float = 60.0
+    total: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ def _send(target: Target, checked: tuple[str, ...], method, headers, payload, ti
             pool.close()
             raise OutboundError(f"The request to {target.host} failed: {_reason(exc)}") from None
         pool.close()
-    if isinstance(failure, NewConnectionError) or failure is None and time.monotonic() < deadline:
+    if isinstance(failure, NewConnectionError):
         raise OutboundError(f"Could not connect to {target.host}: {_reason(failure)}")
     raise OutboundTimeout(f"Could not connect to {target.host} within {timeouts.connect:g} seconds.")
 
@@ -211,8 +211,10 @@ def _headers(response) -> dict[str, str]:
 
 
 def _reason(exc: Exception | None) -> str:
+    """The cause without urllib3's prefixes (which name the pinned address rather than the host)."""
     text = str(getattr(exc, "reason", None) or exc or "no address answered")
-    return re.sub(r"<urllib3[^>]*>:?\s*", "", text)
+    text = re.sub(r"<urllib3[^>]*>:?\s*|\w*Connection\(host=[^)]*\):\s*", "", text)
+    return text.replace("Failed to establish a new connection: ", "")
 
 
 def _valid_cidrs(value):
