@@ -105,7 +105,7 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, bo
         try:
             location = response.headers.get("location")
             if response.status not in REDIRECT_STATUSES or not location:
-                return Response(response.status, _headers(response), _read(response, max_bytes, deadline), target.url)
+                return Response(response.status, _headers(response), _read(response, max_bytes, deadline, method), target.url)
         finally:
             response.release_conn()
             pool.close()
@@ -126,9 +126,9 @@ def _check_destination(target: Target, allowed, resolver: Resolver) -> tuple[str
     try:
         found = list(target.literal_addresses() or resolver(target.host, target.port))
     except (OSError, UnicodeError):
-        raise OutboundError(f"Could not resolve the host {target.host}.") from None
+        raise OutboundError(f"The host {target.host} could not be resolved.") from None
     if not found:
-        raise OutboundError(f"Could not resolve the host {target.host}.")
+        raise OutboundError(f"The host {target.host} could not be resolved.")
     checked = []
     for text in found:
         ip = ipaddress.ip_address(text)
@@ -180,9 +180,9 @@ def _send(target: Target, checked: tuple[str, ...], method, headers, payload, ti
     raise OutboundTimeout(f"Could not connect to {target.host} within {timeouts.connect:g} seconds.")
 
 
-def _read(response, max_bytes: int, deadline: float) -> bytes:
+def _read(response, max_bytes: int, deadline: float, method: str) -> bytes:
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
+    if method != "HEAD" and declared.isdigit() and int(declared) > max_bytes:
         raise ResponseTooLarge(f"The response is larger than {max_bytes} bytes.")
     parts, size = [], 0
     try:

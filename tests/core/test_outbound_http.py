@@ -281,6 +281,12 @@ def test_methods_outside_the_list_are_refused(http_server, method):
     assert http_server.requests == []
 
 
+def test_a_head_answer_may_declare_a_large_body(http_server):
+    http_server.route("/big", headers={"Content-Length": str(outbound.MAX_BODY_BYTES + 1)})
+    response = outbound.fetch("HEAD", f"{http_server.url}/big", allowed_cidrs=LOOPBACK)
+    assert (response.status, response.body) == (200, b"")
+
+
 def test_methods_are_sent_upper_case(http_server):
     for method in ("get", "Put", "PATCH", "DELETE", "HEAD"):
         assert outbound.fetch(method, f"{http_server.url}/", allowed_cidrs=LOOPBACK).status == 200
