@@ -32,6 +32,9 @@ from . import addresses
 from .errors import OutboundError, OutboundRefused, OutboundTimeout, ResponseTooLarge
 from .targets import Target, check_headers, check_method, parse_target
 
+__all__ = ["fetch", "Response", "Timeouts", "allowed_cidrs", "system_resolver", "OutboundError", "OutboundRefused",
+           "OutboundTimeout", "ResponseTooLarge", "SETTING", "MAX_BODY_BYTES", "MAX_REDIRECTS"]
+
 SETTING = "http-actions-allowed-cidrs"
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 3

@@ -102,6 +102,22 @@ def test_a_redirect_to_a_refused_address_is_not_followed(make_http_server):
 
 
 @pytest.mark.security_row(10)
+def test_a_redirect_to_a_name_that_resolves_to_loopback_is_refused(make_http_server):
+    """The first server is on 127.0.0.2 (allowed alone); localhost is 127.0.0.1, where a second one waits."""
+    first, local = make_http_server("127.0.0.2"), make_http_server("127.0.0.1")
+    first.route("/go", status=302, headers={"Location": f"http://localhost:{local.port}/inside"})
+    error = _refused("GET", f"{first.url}/go", allowed_cidrs="127.0.0.2/32")
+    assert "localhost" in error.message and local.requests == [] and len(first.requests) == 1
+
+
+@pytest.mark.security_row(10)
+def test_a_fully_qualified_loopback_name_sends_nothing(http_server):
+    with pytest.raises(OutboundError) as caught:  # refused, or not resolved where "localhost." is unknown
+        outbound.fetch("GET", f"http://localhost.:{http_server.port}/", timeouts=FAST)
+    assert caught.value.status == 400 and http_server.requests == []
+
+
+@pytest.mark.security_row(10)
 @pytest.mark.parametrize("location", ["http://169.254.169.254/latest/meta-data/", "http://[::1]:{port}/again",
                                       "http://[::ffff:127.0.0.2]:{port}/again", "http://0.0.0.0:{port}/again",
                                       "http://internal.example.test:{port}/", "file:///etc/passwd",
@@ -189,11 +205,11 @@ def test_the_default_cap_is_ten_mebibytes_and_counts_decompressed_bytes(http_ser
 
 
 def test_a_slow_answer_times_out(http_server):
-    http_server.route("/slow", handler=lambda received, out: time.sleep(1.5))
+    http_server.route("/slow", handler=lambda received, out: time.sleep(4))
     started = time.monotonic()
     with pytest.raises(OutboundTimeout) as caught:
         outbound.fetch("GET", f"{http_server.url}/slow", allowed_cidrs=LOOPBACK, timeouts=FAST)
-    assert time.monotonic() - started < 1.4 and caught.value.status == 400
+    assert time.monotonic() - started < 3 and caught.value.status == 400
 
 
 def test_a_dripping_answer_stops_at_the_total_deadline(http_server):
@@ -211,7 +227,7 @@ def test_a_dripping_answer_stops_at_the_total_deadline(http_server):
     with pytest.raises(OutboundTimeout):
         outbound.fetch("GET", f"{http_server.url}/drip", allowed_cidrs=LOOPBACK,
                        timeouts=Timeouts(connect=0.5, read=0.5, total=1))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 3
 
 
 def test_a_connection_that_is_never_accepted_times_out():
@@ -232,7 +248,7 @@ def test_a_connection_that_is_never_accepted_times_out():
         started = time.monotonic()
         with pytest.raises(OutboundTimeout) as caught:
             outbound.fetch("GET", f"http://127.0.0.1:{port}/", allowed_cidrs=LOOPBACK, timeouts=FAST)
-        assert "connect" in caught.value.message and time.monotonic() - started < 1.5
+        assert "connect" in caught.value.message and time.monotonic() - started < 3
     finally:
         for client in waiting:
             client.close()
