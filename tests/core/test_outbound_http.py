@@ -325,3 +325,21 @@ def test_a_name_that_does_not_resolve_is_a_clear_400():
     with pytest.raises(OutboundError) as caught:
         outbound.fetch("GET", "http://nowhere.example.test/", resolver=nothing)
     assert type(caught.value) is OutboundError and "nowhere.example.test" in caught.value.message
+
+
+def _raw(answer: bytes):
+    return lambda received, out: out.wfile.write(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(150)) + b"Content-Length: 0\r\n\r\n",
+    b"HELLO THERE\r\n\r\n", b"", b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n",
+    b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 100_000 + b"\r\nContent-Length: 0\r\n\r\n",
+])
+def test_a_broken_answer_is_a_clear_400(http_server, answer):
+    http_server.route("/broken", handler=_raw(answer))
+    with pytest.raises(OutboundError) as caught:
+        outbound.fetch("GET", f"{http_server.url}/broken", allowed_cidrs=LOOPBACK, timeouts=FAST)
+    message = caught.value.message
+    assert caught.value.status == 400 and ("127.0.0.1" in message or "response" in message)
