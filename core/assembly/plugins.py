@@ -97,6 +97,10 @@ def make_plugin_manager(config: dict) -> pluggy.PluginManager:
     # The query processor's own hook implementations: executing (trylast) and row limits (wrapper).
     pm.register(processor, name="core.query.processor")
     pm.register(limits, name="core.query.limits")
+    from core.outbound import http as outbound_http
+
+    # The outbound HTTP client's allow-list setting: core, because actions and webhooks both use it.
+    pm.register(outbound_http, name="core.outbound.http")
 
     versions: dict[str, str] = {}
     pm.tessera_versions = versions  # read by describe_plugins
