@@ -38,7 +38,6 @@ from core.policy import permissions
 from .model import Query, Stage, referenced_ids
 
 
-
 @dataclass(frozen=True)
 class SharedGrant:
     """The anonymous viewer of one shared object (`model`, `id`): it may run `card_ids` as saved
