@@ -245,3 +245,58 @@ def test_the_in_process_scheduler_runs_jobs_on_the_wall_clock(app_config, tmp_pa
         app.extensions["tessera"].db.dispose()
     fires = [int(line.split()[0]) for line in out.read_text().splitlines()]
     assert len(fires) >= 2 and len(set(fires)) == len(fires)
+
+
+# --- the hook -------------------------------------------------------------------------------------------
+
+
+def test_hook_register_job_kinds_collects_kinds_and_refuses_a_duplicate_name(app_config, tmp_path, monkeypatch):
+    from core.assembly.app import create_app
+    from core.assembly.plugins import PluginError
+    from tests.support import write_plugin
+
+    source = '''
+        from core import hookimpl
+        from core.assembly.records import JobKind
+        @hookimpl
+        def register_job_kinds():
+            return [JobKind("hooked-kind", lambda job: {"ok": True}, default_cron="0 0 * * * ? *")]
+    '''
+    first = write_plugin(tmp_path, monkeypatch, source)
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": first})
+    assert "hooked-kind" in app.extensions["tessera"].job_kinds
+    tick(app, T0)  # default_cron: the kind's "default" job exists without anyone scheduling it
+    tick(app, T0 + dt.timedelta(hours=1))
+    assert ("hooked-kind", "success", None) in [(r[0], r[1], r[4]) for r in history(app)]
+    app.extensions["tessera"].db.dispose()
+    second = write_plugin(tmp_path, monkeypatch, source)
+    with pytest.raises(PluginError) as error:
+        create_app({**app_config, "TESSERA_PLUGINS_EXTRA": f"{first},{second}"})
+    assert "job kind 'hooked-kind'" in str(error.value) and first in str(error.value) and second in str(error.value)
+
+
+def test_persisted_models_are_refreshed_on_the_persistence_schedule(app, app_config, admin, user):
+    from pathlib import Path
+
+    from tests.plugins.cards.fixtures import card_body, make_warehouse, native_query, register_warehouse
+
+    db = register_warehouse(app, make_warehouse(Path(app_config["TESSERA_DATA_DIR"])))["db"]
+    model = user.post("/api/card", json=card_body("People", native_query(db, "SELECT id FROM people"),
+                                                  type="model")).json
+    assert admin.put("/api/setting/persisted-model-refresh-cron-schedule", json={"value": "not a cron"}).status_code == 400
+    assert admin.put("/api/setting/persisted-model-refresh-cron-schedule",
+                     json={"value": "0 0 0/2 * * ? *"}).status_code == 204
+    assert admin.post(f"/api/database/{db}/persist").status_code == 204
+    assert user.post(f"/api/card/{model['id']}/persist").status_code == 204
+    con = sqlite3.connect(Path(app_config["TESSERA_DATA_DIR"]) / "files" / "warehouse.sqlite")
+    con.execute("INSERT INTO people VALUES (4, 'Edsger', 'Dijkstra', 72)")
+    con.commit()
+    table = f"tessera_cache_model_{model['id']}"
+    tick(app, T0)  # next occurrence of every two hours: 06:00
+    tick(app, T0 + dt.timedelta(minutes=30))
+    assert con.execute(f'SELECT count(*) FROM "{table}"').fetchone() == (3,)
+    tick(app, T0 + dt.timedelta(hours=1))
+    assert con.execute(f'SELECT count(*) FROM "{table}"').fetchone() == (4,)
+    con.close()
+    row = next(r for r in history(app) if r[0] == "persist-refresh")
+    assert row[1] == "success" and row[3] == {"success": 1, "error": 0, "skipped": 0} and row[4] == db
