@@ -11,8 +11,8 @@ from core.appdb.models import ScheduledJob, TaskHistory
 from core.schedule import CronError, schedule, scheduled, unschedule
 from core.schedule.cron import fields, next_after
 from core.schedule.runner import run_due, tick
-from core.testing import make_user, set_setting, sqlite_file, wait_for_sync
 from core.sync.schedules import schedule_to_cron
+from core.testing import make_user, set_setting, sqlite_file, wait_for_sync
 
 EXTRA = "tests.core.scheduler_jobs"
 T0 = dt.datetime(2026, 11, 26, 5, 0, 30, tzinfo=dt.timezone.utc)
