@@ -19,7 +19,9 @@ import logging
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
+from apscheduler.events import EVENT_SCHEDULER_SHUTDOWN
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 
@@ -40,15 +42,22 @@ def poll_seconds(config: dict) -> float:
     return float(config.get("TESSERA_SCHEDULER_POLL_SECONDS") or 5)
 
 
-def _safe_tick(app) -> None:
+def threads(config: dict) -> int:
+    return max(1, int(config.get("TESSERA_SCHEDULER_THREADS") or 4))
+
+
+def _safe_tick(app, pool) -> None:
     try:
-        tick(app)
+        tick(app, submit=pool.submit)
     except Exception:  # the app DB away for a moment must not stop the scheduler; the next tick retries
         log.exception("scheduler tick failed")
 
 
 def _add_tick(scheduler, app) -> None:
-    scheduler.add_job(_safe_tick, "interval", args=[app], seconds=poll_seconds(app.config), id="tessera-tick",
+    # Runs go to a pool of their own: the tick only claims, so one long job holds back no other.
+    pool = ThreadPoolExecutor(threads(app.config), thread_name_prefix="tessera-job")
+    scheduler.add_listener(lambda event: pool.shutdown(wait=True), EVENT_SCHEDULER_SHUTDOWN)
+    scheduler.add_job(_safe_tick, "interval", args=[app, pool], seconds=poll_seconds(app.config), id="tessera-tick",
                       max_instances=1, coalesce=True, next_run_time=dt.datetime.now(dt.timezone.utc))
 
 

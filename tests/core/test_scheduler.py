@@ -300,3 +300,26 @@ def test_persisted_models_are_refreshed_on_the_persistence_schedule(app, app_con
     con.close()
     row = next(r for r in history(app) if r[0] == "persist-refresh")
     assert row[1] == "success" and row[3] == {"success": 1, "error": 0, "skipped": 0} and row[4] == db
+
+
+def test_a_long_run_holds_back_no_other_job_and_is_not_claimed_again_while_it_runs(app, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    release, out = tmp_path / "release", tmp_path / "count"
+    add_job(app, "test-wait", "long", "0 * * * * ? *", {"release": str(release)})
+    add_job(app, "test-count", "short", "0 * * * * ? *", {"file": str(out)})
+    pool = ThreadPoolExecutor(4)
+    try:
+        run_due(app, T0, pool.submit)
+        assert len(run_due(app, T0 + dt.timedelta(minutes=1), pool.submit)) == 2
+        deadline = time.monotonic() + 10
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(out.read_text().splitlines()) == 1  # done while the long one still runs
+        # a minute later the long job is still running here: only the short one is claimed
+        assert len(run_due(app, T0 + dt.timedelta(minutes=2), pool.submit)) == 1
+        release.touch()
+    finally:
+        pool.shutdown(wait=True)
+    assert [r[1] for r in history(app, "test-wait")] == ["success"]
+    assert len(run_due(app, T0 + dt.timedelta(minutes=2, seconds=1))) == 1  # its due occurrence, once free
