@@ -41,6 +41,8 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_SCHEDULER_POLL_SECONDS": 5,
     # How many scheduled runs one scheduler process runs at the same time.
     "TESSERA_SCHEDULER_THREADS": 4,
+    # Query-execution rows older than this are removed by the nightly housekeeping job (Metabase: 720).
+    "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
@@ -53,6 +55,7 @@ INTEGER_KEYS = {
     "TESSERA_LOG_BUFFER",
     "TESSERA_MAX_BODY_BYTES",
     "TESSERA_SCHEDULER_THREADS",
+    "TESSERA_QUERY_EXECUTION_RETENTION_DAYS",
 }
 
 

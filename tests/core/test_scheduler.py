@@ -323,3 +323,22 @@ def test_a_long_run_holds_back_no_other_job_and_is_not_claimed_again_while_it_ru
         pool.shutdown(wait=True)
     assert [r[1] for r in history(app, "test-wait")] == ["success"]
     assert len(run_due(app, T0 + dt.timedelta(minutes=2, seconds=1))) == 1  # its due occurrence, once free
+
+
+def test_housekeeping_drops_old_query_executions(app, admin):
+    from core.appdb.models import QueryExecution
+
+    state = app.extensions["tessera"]
+    now = dt.datetime.now(dt.timezone.utc)
+    with state.db.session() as session:
+        for age in (800, 10):
+            session.add(QueryExecution(hash="h" * 64, started_at=now - dt.timedelta(days=age), running_time=1,
+                                       result_rows=0, native=False, context="ad-hoc"))
+        session.commit()
+    tick(app, T0)
+    tick(app, T0 + dt.timedelta(days=1))
+    with state.db.session() as session:
+        ages = [(now - row.started_at).days for row in session.query(QueryExecution)]
+    assert ages == [10]
+    row = next(r for r in history(app) if r[0] == "query-execution-cleanup")
+    assert row[1] == "success" and row[3] == {"rows-removed": 1}
