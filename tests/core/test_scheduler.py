@@ -342,3 +342,24 @@ def test_housekeeping_drops_old_query_executions(app, admin):
     assert ages == [10]
     row = next(r for r in history(app) if r[0] == "query-execution-cleanup")
     assert row[1] == "success" and row[3] == {"rows-removed": 1}
+
+
+def test_task_history_filters_sorts_and_names_tasks(app, admin, tmp_path):
+    add_job(app, "test-flaky", "f", "0 * * * * ? *", {"file": str(tmp_path / "n"), "fail": [2], "db_id": 1})
+    add_job(app, "test-count", "c", "0 */2 * * * ? *", {"file": str(tmp_path / "c")})
+    run_due(app, T0)
+    for minute in range(1, 5):
+        run_due(app, T0 + dt.timedelta(minutes=minute))
+    failed = admin.get("/api/task/?status=failed").json
+    assert failed["total"] == 1 and [r["task"] for r in failed["data"]] == ["test-flaky"]
+    counted = admin.get("/api/task/?task=test-count&limit=1").json
+    assert counted["total"] == 2 and len(counted["data"]) == 1 and counted["data"][0]["task"] == "test-count"
+    by_task = [r["task"] for r in admin.get("/api/task/?sort_column=task&sort_direction=asc").json["data"]]
+    assert by_task == sorted(by_task) and len(by_task) == 6
+    oldest_first = [r["id"] for r in admin.get("/api/task/?sort_direction=asc").json["data"]]
+    assert oldest_first == sorted(oldest_first)
+    assert admin.get("/api/task/?sort_column=db_name").status_code == 200
+    assert admin.get("/api/task/?status=exploded").status_code == 400
+    assert admin.get("/api/task/?sort_column=password").status_code == 400
+    assert admin.get("/api/task/unique-tasks").json == ["test-count", "test-flaky"]
+    assert make_user(app).get("/api/task/unique-tasks").status_code == 403
