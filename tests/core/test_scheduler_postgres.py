@@ -132,3 +132,27 @@ def test_two_tessera_workers_never_run_an_occurrence_twice(pg_app, postgres_app_
     assert len(set(fires)) == len(fires), "an occurrence ran twice"
     history = runs(pg_app, "test-count")
     assert sorted(r[1] for r in history) == sorted(fires) and {r[0] for r in history} == {"success"}
+
+
+def test_a_sync_schedule_resyncs_a_new_table_with_the_app_db_on_postgresql(pg_app):
+    import sqlite3
+
+    from core.schedule.runner import tick
+    from core.testing import setup_admin, sqlite_file, wait_for_sync
+
+    admin = setup_admin(pg_app)
+    path = sqlite_file(pg_app, "growing.db", "CREATE TABLE first_table (id INTEGER PRIMARY KEY)")
+    db_id = admin.post("/api/database", json={
+        "name": "Growing", "engine": "sqlite", "details": {"db": path},
+        "schedules": {"metadata_sync": {"schedule_type": "hourly", "schedule_minute": 10}}}).json["id"]
+    wait_for_sync(pg_app)
+    tick(pg_app, T0)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE added_later (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    tick(pg_app, T0 + dt.timedelta(minutes=10))
+    tables = {t["name"] for t in admin.get(f"/api/database/{db_id}/metadata").json["tables"]}
+    assert tables == {"first_table", "added_later"}
+    task = admin.get("/api/task/?task=sync").json
+    assert task["total"] == 1 and task["data"][0]["db_id"] == db_id and task["data"][0]["status"] == "success"
