@@ -43,41 +43,39 @@ def report_timezone(state, session) -> str | None:
 
 def reconcile(state, session) -> None:
     """Make the job table hold each kind's `default_cron` job and exactly the jobs its `jobs(session)`
-    derives from stored rows. Committed per kind; a concurrent scheduler's identical insert is ignored."""
+    derives from stored rows. Committed per kind; a concurrent scheduler's identical insert is ignored,
+    and a kind whose `jobs` fails is logged and left as it was (the others still reconcile)."""
     for kind in state.job_kinds.values():
-        wanted: dict[str, tuple] = {}
-        if kind.default_cron:
-            wanted[DEFAULT_KEY] = None  # present with whatever cron it now has
-        derived = kind.jobs(session) if kind.jobs else None
-        stored = {job.key: job for job in session.scalars(select(ScheduledJob).where(ScheduledJob.kind == kind.name))}
-        for key, spec in (derived or {}).items():
-            wanted[str(key)] = spec
-            cron, zone, args = spec
-            job = stored.get(str(key))
-            if job is None:
-                session.add(ScheduledJob(kind=kind.name, key=str(key), cron=cron, timezone=zone, args=dict(args or {})))
-            elif (job.cron, job.timezone, job.args) != (cron, zone, dict(args or {})):
-                if (job.cron, job.timezone) != (cron, zone):
-                    job.next_fire, job.fire_zone = None, None
-                job.cron, job.timezone, job.args = cron, zone, dict(args or {})
-        if kind.default_cron and DEFAULT_KEY not in stored:
-            session.add(ScheduledJob(kind=kind.name, key=DEFAULT_KEY, cron=kind.default_cron, args={}))
-        if derived is not None:
-            for key, job in stored.items():
-                if key not in wanted:
-                    session.delete(job)
         try:
+            _reconcile_kind(session, kind)
             session.commit()
         except IntegrityError:  # another scheduler inserted the same job first
             session.rollback()
+        except Exception:
+            session.rollback()
+            log.exception("could not reconcile the scheduled jobs of kind %s", kind.name)
 
 
-def _reconcile_safely(state, session) -> None:
-    try:
-        reconcile(state, session)
-    except Exception:  # one kind's broken `jobs` must not stop every other job from running
-        session.rollback()
-        log.exception("could not reconcile the scheduled jobs")
+def _reconcile_kind(session, kind: JobKind) -> None:
+    wanted: set[str] = {DEFAULT_KEY} if kind.default_cron else set()  # the default job keeps whatever cron it has
+    derived = kind.jobs(session) if kind.jobs else None
+    stored = {job.key: job for job in session.scalars(select(ScheduledJob).where(ScheduledJob.kind == kind.name))}
+    for key, (cron, zone, args) in (derived or {}).items():
+        key, args = str(key), dict(args or {})
+        wanted.add(key)
+        job = stored.get(key)
+        if job is None:
+            session.add(ScheduledJob(kind=kind.name, key=key, cron=cron, timezone=zone, args=args))
+        elif (job.cron, job.timezone, job.args) != (cron, zone, args):
+            if (job.cron, job.timezone) != (cron, zone):
+                job.next_fire, job.fire_zone = None, None
+            job.cron, job.timezone, job.args = cron, zone, args
+    if kind.default_cron and DEFAULT_KEY not in stored:
+        session.add(ScheduledJob(kind=kind.name, key=DEFAULT_KEY, cron=kind.default_cron, args={}))
+    if derived is not None:
+        for key, job in stored.items():
+            if key not in wanted:
+                session.delete(job)
 
 
 def _plan(session, jobs: list[ScheduledJob], now: int, default_zone: str | None) -> None:
@@ -150,7 +148,7 @@ def tick(app, now: dt.datetime | None = None, submit=None) -> list[int]:
     state = app.extensions["tessera"]
     if state.job_kinds:
         with app.app_context(), state.db.session() as session:
-            _reconcile_safely(state, session)
+            reconcile(state, session)
     return run_due(app, now, submit)
 
 

@@ -418,3 +418,28 @@ def test_a_run_whose_process_died_is_marked_unknown(app):
     statuses = [(r[1], r[3]) for r in history(app, "test-count")]
     assert statuses[0] == ("unknown", {"status": "unknown", "message": "the process running it ended before it finished"})
     assert [s[0] for s in statuses[1:]] == ["started", "started"]  # alive here; another host's
+
+
+def test_a_kind_whose_jobs_fail_leaves_the_others_running(app_config, tmp_path, monkeypatch):
+    from core.assembly.app import create_app
+    from tests.support import write_plugin
+
+    broken = write_plugin(tmp_path, monkeypatch, '''
+        from core import hookimpl
+        from core.assembly.records import JobKind
+        def jobs(session):
+            raise RuntimeError("cannot list")
+        @hookimpl
+        def register_job_kinds():
+            return [JobKind("broken-kind", lambda job: None, jobs=jobs)]
+    ''')
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": f"{EXTRA},{broken}"})
+    out = tmp_path / "still.txt"
+    add_job(app, "test-count", "still", "0 * * * * ? *", {"file": str(out)})
+    tick(app, T0)
+    tick(app, T0 + dt.timedelta(minutes=1))
+    assert len(out.read_text().splitlines()) == 1
+    state = app.extensions["tessera"]
+    with state.db.session() as session:  # the housekeeping kinds after it were reconciled too
+        assert {job.kind for job in scheduled(session)} >= {"expired-sessions-cleanup", "abandoned-runs", "test-count"}
+    state.db.dispose()
