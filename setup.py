@@ -48,6 +48,9 @@ setup(
         # certificate check on the host name (server_hostname/assert_hostname), with no proxy from the
         # environment; the SSRF guard needs that pinning, which the standard library makes awkward.
         "urllib3>=2.3,<3",
+        # The scheduler (core.schedule): APScheduler's cron triggers (zones, DST, Quartz-like day rules)
+        # and its background/blocking schedulers drive the runs; the app DB holds jobs and claims runs.
+        "APScheduler>=3.11,<4",
     ],
     extras_require={
         **DRIVER_EXTRAS,
