@@ -44,6 +44,9 @@ setup(
         # Charts (core.charts): vl-convert bundles Vega-Lite, a JS runtime and fonts, so drawing a card as
         # SVG/PNG/PDF needs no browser, no network and no system font; a dependency, not an extra.
         "vl-convert-python>=1.6,<2",
+        # The scheduler (core.schedule): APScheduler's cron triggers (zones, DST, Quartz-like day rules)
+        # and its background/blocking schedulers drive the runs; the app DB holds jobs and claims runs.
+        "APScheduler>=3.11,<4",
     ],
     extras_require={
         **DRIVER_EXTRAS,

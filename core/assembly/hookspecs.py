@@ -85,6 +85,16 @@ def register_content_kinds():
 
 
 @hookspec
+def register_job_kinds():
+    """Fires once while the app is built. Return a list of core.assembly.records.JobKind: the kinds of
+    scheduled job the plugin runs (syncs, model refreshes, subscription sends, housekeeping).
+
+    All lists are concatenated and keyed by `name`; a duplicate name stops startup naming both plugins.
+    Stored jobs of a kind no enabled plugin registers are left alone and not run (core.schedule).
+    """
+
+
+@hookspec
 def register_commands(cli):
     """Fires when the `tessera` command line is built. Add click commands to the `cli` group.
 
