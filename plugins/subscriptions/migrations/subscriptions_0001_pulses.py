@@ -3,8 +3,9 @@
 Revision ID: subscriptions_0001
 Revises: 
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
+
 import core.appdb.models.base
 
 revision = 'subscriptions_0001'
