@@ -21,3 +21,14 @@ def worker_exit(server, worker):
     from core.appdb.counters import flush_all
 
     flush_all()
+
+
+def when_ready(server):
+    """One scheduler per instance, in the master (core.schedule.service), never one per web worker.
+    TESSERA_SCHEDULER=off leaves every scheduled job to `tessera worker` processes."""
+    if os.environ.get("TESSERA_SCHEDULER", "inprocess").strip().lower() != "inprocess":
+        return
+    from core.assembly.app import create_app
+    from core.schedule.service import start_background
+
+    server.tessera_scheduler = start_background(create_app())

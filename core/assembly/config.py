@@ -34,6 +34,11 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_LOAD_SAMPLE_DATABASE": False,
     # Largest request body (JSON or form) in bytes; larger ones are a 413 before they are read.
     "TESSERA_MAX_BODY_BYTES": 10 * 1024 * 1024,
+    # Scheduled jobs (core.schedule): "inprocess" runs them in the serving process (one scheduler per
+    # instance, in gunicorn's master), "off" leaves them to `tessera worker` processes.
+    "TESSERA_SCHEDULER": "inprocess",
+    # How often a scheduler looks for due jobs (seconds); an occurrence runs at most this late.
+    "TESSERA_SCHEDULER_POLL_SECONDS": 5,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",

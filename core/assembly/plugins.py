@@ -43,6 +43,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.revisions",
     "plugins.query_cache",
     "plugins.query_audit",
+    "plugins.tasks",
     "plugins.subscriptions",
 )
 
@@ -98,6 +99,10 @@ def make_plugin_manager(config: dict) -> pluggy.PluginManager:
     # The query processor's own hook implementations: executing (trylast) and row limits (wrapper).
     pm.register(processor, name="core.query.processor")
     pm.register(limits, name="core.query.limits")
+    from core.schedule import housekeeping
+
+    # The core's own scheduled jobs (expired sessions, old query executions, task history).
+    pm.register(housekeeping, name="core.schedule.housekeeping")
 
     versions: dict[str, str] = {}
     pm.tessera_versions = versions  # read by describe_plugins
