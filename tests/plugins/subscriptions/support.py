@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import socket
 import time
 
 import pytest
@@ -27,9 +28,12 @@ class Inbox:
                 inbox.received.append((list(envelope.rcpt_tos), message))
                 return "250 OK"
 
-        self.controller = Controller(Handler(), hostname="127.0.0.1", port=0)
+        # aiosmtpd's start-up check connects to the port it was given, so it needs a real one, not 0.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
         self.controller.start()
-        self.port = self.controller.server.sockets[0].getsockname()[1]
 
     def wait(self, count: int, timeout: float = 10) -> list:
         deadline = time.monotonic() + timeout
