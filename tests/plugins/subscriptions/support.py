@@ -7,10 +7,7 @@ import email.policy
 import socket
 import time
 
-import pytest
-
-from core.testing.app import set_setting
-from tests.plugins.cards.fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, mbql_query, native_query
 
 
 class Inbox:
@@ -43,16 +40,6 @@ class Inbox:
 
     def close(self):
         self.controller.stop()
-
-
-@pytest.fixture
-def inbox(app):
-    box = Inbox()
-    set_setting(app, "email-smtp-host", "127.0.0.1")
-    set_setting(app, "email-smtp-port", box.port)
-    set_setting(app, "email-from-address", "tessera@example.com")
-    yield box
-    box.close()
 
 
 def parts(message) -> dict[str, list]:

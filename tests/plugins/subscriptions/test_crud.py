@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support import add_card, card_ref, daily, warehouse  # noqa: F401
+from .support import add_card, card_ref, daily
 
 
 def test_create_read_normalises_channels(admin, user, warehouse):

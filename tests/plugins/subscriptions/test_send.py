@@ -9,7 +9,7 @@ import datetime as dt
 from core.schedule.runner import run_due
 from tests.plugins.dashboards.layout_helpers import dashcard
 
-from .support import add_card, card_ref, daily, inbox, parts, warehouse  # noqa: F401
+from .support import add_card, card_ref, daily, parts
 
 PNG = b"\x89PNG\r\n\x1a\n"
 BAR = {"graph.dimensions": ["first_name"], "graph.metrics": ["age"]}
