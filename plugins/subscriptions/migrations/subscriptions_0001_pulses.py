@@ -91,14 +91,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_pulse_channel_recipient_pulse_channel_id'), ['pulse_channel_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_pulse_channel_recipient_user_id'), ['user_id'], unique=False)
 
-    op.drop_table('alembic_version')
-
 
 def downgrade() -> None:
-    op.create_table('alembic_version',
-    sa.Column('version_num', sa.VARCHAR(length=32), nullable=False),
-    sa.PrimaryKeyConstraint('version_num', name=op.f('alembic_version_pkc'))
-    )
     with op.batch_alter_table('pulse_channel_recipient', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_pulse_channel_recipient_user_id'))
         batch_op.drop_index(batch_op.f('ix_pulse_channel_recipient_pulse_channel_id'))
