@@ -7,12 +7,11 @@ import html
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
-from core.http.auth import tessera
-from core.http.errors import Invalid
+from core.http.errors import Invalid, NotFound
 from core.outbound import mail
 from core.query.errors import QueryFailed
 
-from . import channels, render
+from . import channels, render, send
 from .service import check_dashboard, readable_card
 
 PREVIEW_WIDTH = 400
@@ -52,13 +51,17 @@ def card_png(session: Session, user: User, card_id: int, width: int | None) -> b
 
 
 def dashboard_page(session: Session, user: User, dashboard_id: int) -> str:
-    ref = check_dashboard(session, user, dashboard_id)
-    pairs = tessera().pm.hook.dashboard_cards(session=session, card_ids=None, dashboard_ids=[dashboard_id]) or []
-    parts = []
-    for card_id in dict.fromkeys(card for _, card in pairs):
-        card = session.get(Card, card_id)
-        if card is None or card.archived:
-            continue
-        parts.append(render.render(card, render.run_card(session, user, card)).html)
-    body = f'<h2>{html.escape(ref.name)}</h2>' + "".join(parts)
-    return PAGE.format(title=html.escape(ref.name), body=body)
+    """The dashboard's cards (its default filter values applied) and texts, in reading order."""
+    check_dashboard(session, user, dashboard_id)
+    content = send.dashboard_content(session, dashboard_id, [])
+    if content is None:
+        raise NotFound()
+    pieces = []
+    for part in content.parts:
+        card = session.get(Card, part.card_id) if part.card_id is not None else None
+        if card is not None and not card.archived:
+            pieces.append(render.render(card, render.run_card(session, user, card, list(part.parameters))).html)
+        elif part.text:
+            pieces.append(f"<p>{html.escape(part.text)}</p>")
+    body = f'<h2>{html.escape(content.name)}</h2>' + "".join(pieces)
+    return PAGE.format(title=html.escape(content.name), body=body)

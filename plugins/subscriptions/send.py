@@ -15,8 +15,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
-from core.content import kinds
+from core.assembly.records import DashboardContent
+from core.http.auth import tessera
 from core.outbound import mail
+from core.policy import permissions as perms
 
 from . import render
 from .models import Pulse, PulseCard, PulseChannel, PulseChannelRecipient
@@ -28,6 +30,7 @@ class CardRef:
     include_csv: bool = False
     include_xls: bool = False
     format_rows: bool = True
+    dashboard_card_id: int | None = None
 
 
 @dataclass
@@ -50,11 +53,41 @@ class Outcome:
     reason: str = ""
 
 
-def _dashboard_name(session: Session, dashboard_id: int | None) -> str | None:
-    if dashboard_id is None:
+@dataclass
+class Item:
+    """One thing the message shows: a saved card (run with `parameters`) or a dashboard's text."""
+
+    card_id: int | None
+    parameters: list | None = None
+    text: str | None = None
+    ref: CardRef | None = None
+
+
+def dashboard_content(session: Session, dashboard_id: int, parameters: list) -> DashboardContent | None:
+    """The dashboard's parts with the subscription's filter values (the dashboards plugin answers)."""
+    return tessera().pm.hook.dashboard_content(session=session, dashboard_id=dashboard_id, parameters=parameters)
+
+
+def items_of(session: Session, delivery: Delivery) -> tuple[str, list[Item]] | None:
+    """The heading and what to show: a dashboard's current cards and texts in reading order (the
+    pulse's card refs only say which to attach as files), or a pulse's cards. None: nothing to send
+    (the dashboard is gone or archived, or its creator may no longer read it)."""
+    if delivery.dashboard_id is None:
+        return delivery.name, [Item(ref.card_id, None, None, ref) for ref in delivery.cards]
+    content = dashboard_content(session, delivery.dashboard_id, delivery.parameters)
+    if content is None or not perms.can_read_item(session, delivery.creator, content.collection_id):
         return None
-    ref = kinds.lookup(session, "dashboard", [dashboard_id]).get(dashboard_id)
-    return ref.name if ref is not None else None
+    by_dashcard = {ref.dashboard_card_id: ref for ref in delivery.cards if ref.dashboard_card_id is not None}
+    by_card = {ref.card_id: ref for ref in delivery.cards}
+    items = []
+    for part in content.parts:
+        if part.card_id is None:
+            if part.text:
+                items.append(Item(None, None, part.text))
+            continue
+        ref = by_dashcard.get(part.dashcard_id) or by_card.get(part.card_id)
+        items.append(Item(part.card_id, list(part.parameters), None, ref))
+    return content.name, items
 
 
 def channel_emails(session: Session, channel: PulseChannel) -> list[str]:
@@ -72,7 +105,8 @@ def delivery_for(session: Session, pulse: Pulse, channel: PulseChannel) -> Deliv
     refs = session.scalars(select(PulseCard).where(PulseCard.pulse_id == pulse.id)
                            .order_by(PulseCard.position, PulseCard.id))
     return Delivery(name=pulse.name or "", creator=session.get(User, pulse.creator_id),
-                    cards=[CardRef(r.card_id, r.include_csv, r.include_xls, r.format_rows) for r in refs],
+                    cards=[CardRef(r.card_id, r.include_csv, r.include_xls, r.format_rows, r.dashboard_card_id)
+                           for r in refs],
                     emails=channel_emails(session, channel), skip_if_empty=pulse.skip_if_empty,
                     dashboard_id=pulse.dashboard_id, parameters=pulse.parameters or [])
 
@@ -83,23 +117,30 @@ def send(session: Session, registry, delivery: Delivery) -> Outcome:
         return Outcome(False, 0, "no recipients")
     if delivery.creator is None or not delivery.creator.is_active:
         return Outcome(False, 0, "the creator is deactivated")
-    outputs, files = [], []
-    for ref in delivery.cards:
-        card = session.get(Card, ref.card_id)
+    found = items_of(session, delivery)
+    if found is None:
+        return Outcome(False, 0, "the dashboard is gone, archived or hidden from the creator")
+    heading, items = found
+    outputs, files, pieces = [], [], []
+    for item in items:
+        if item.card_id is None:
+            pieces.append(f'<p style="font-size:14px;">{html.escape(item.text or "")}</p>')
+            continue
+        card = session.get(Card, item.card_id)
         if card is None or card.archived:
             continue
-        result = render.run_card(session, delivery.creator, card)
+        result = render.run_card(session, delivery.creator, card, item.parameters)
         output = render.render(card, result, cid=f"card-{card.id}-{uuid.uuid4().hex[:12]}@tessera")
         outputs.append(output)
-        files += render.attachments(card, result, ref.include_csv, ref.include_xls, ref.format_rows)
+        pieces.append(output.html)
+        if item.ref is not None:
+            files += render.attachments(card, result, item.ref.include_csv, item.ref.include_xls, item.ref.format_rows)
     if delivery.skip_if_empty and all(o.row_count == 0 for o in outputs):
         return Outcome(False, 0, "every card is empty")
-    dashboard = _dashboard_name(session, delivery.dashboard_id)
-    subject = dashboard or f"Pulse: {delivery.name}"
-    heading = html.escape(dashboard or delivery.name)
+    subject = heading if delivery.dashboard_id is not None else f"Pulse: {delivery.name}"
     body = (f'<div style="font-family:Lato,Helvetica,Arial,sans-serif;color:#4c5773;">'
-            f'<h1 style="font-size:22px;">{heading}</h1>' + "".join(o.html for o in outputs) + "</div>")
-    text = "\n".join([dashboard or delivery.name, ""] + [f"- {o.name}: {o.row_count} rows" for o in outputs])
+            f'<h1 style="font-size:22px;">{html.escape(heading)}</h1>' + "".join(pieces) + "</div>")
+    text = "\n".join([heading, ""] + [f"- {o.name}: {o.row_count} rows" for o in outputs])
     inline = [part for o in outputs for part in o.inline]
     for address in delivery.emails:
         mail.send(registry, session, to=[address], subject=subject, text=text, html=body, inline=inline,

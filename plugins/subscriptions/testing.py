@@ -18,7 +18,8 @@ def send_test(session: Session, user: User, registry, body: dict) -> dict:
     if body.get("dashboard_id") is not None:
         check_dashboard(session, user, body["dashboard_id"])
     normals = checked_channels(session, body["channels"])
-    cards = [send.CardRef(r["id"], r["include_csv"], r["include_xls"], r["format_rows"]) for r in body["cards"]]
+    cards = [send.CardRef(r["id"], r["include_csv"], r["include_xls"], r["format_rows"], r["dashboard_card_id"])
+             for r in body["cards"]]
     for normal in normals:
         if normal["channel_type"] != "email" or not normal["enabled"]:
             continue
