@@ -13,6 +13,7 @@ from core.sync.schedules import schedule_to_cron
 
 from . import send
 from .models import Pulse, PulseChannel
+from .service import without_orphans
 
 KIND = "send-pulse"
 
@@ -43,7 +44,8 @@ def reschedule(session: Session, pulse: Pulse) -> None:
 def all_jobs(session: Session) -> dict:
     """Every job the stored pulses call for (the scheduler repairs its table to match at start)."""
     out: dict = {}
-    pulses = {p.id: p for p in session.scalars(select(Pulse).where(Pulse.archived.is_(False)))}
+    live = without_orphans(session, list(session.scalars(select(Pulse).where(Pulse.archived.is_(False)))))
+    pulses = {p.id: p for p in live}
     by_pulse: dict[int, list[PulseChannel]] = {}
     for channel in session.scalars(select(PulseChannel).where(PulseChannel.pulse_id.in_(list(pulses)))):
         by_pulse.setdefault(channel.pulse_id, []).append(channel)

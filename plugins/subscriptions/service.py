@@ -55,6 +55,14 @@ def _stripped(pulse_json: dict) -> dict:
     return out
 
 
+def without_orphans(session: Session, pulses: list[Pulse]) -> list[Pulse]:
+    """The pulses whose dashboard (if any) still exists. A deleted dashboard cannot cascade into this
+    plugin's table (no foreign key across plugins), so its subscriptions are left out here instead."""
+    ids = {p.dashboard_id for p in pulses if p.dashboard_id is not None}
+    found = kinds.lookup(session, "dashboard", ids) if ids else {}
+    return [p for p in pulses if p.dashboard_id is None or p.dashboard_id in found]
+
+
 def _with_access(session: Session, user: User, pulses: list[Pulse], strip: bool) -> list[dict]:
     out = []
     for pulse, data in zip(pulses, pulses_json(session, pulses)):
@@ -70,7 +78,7 @@ def _with_access(session: Session, user: User, pulses: list[Pulse], strip: bool)
 
 def get_pulse(session: Session, pulse_id: int) -> Pulse:
     pulse = session.get(Pulse, pulse_id)
-    if pulse is None:
+    if pulse is None or not without_orphans(session, [pulse]):
         raise NotFound()
     return pulse
 
@@ -87,11 +95,9 @@ def list_pulses(session: Session, user: User, archived: bool, dashboard_id: int 
             PulseChannelRecipient, PulseChannelRecipient.pulse_channel_id == PulseChannel.id).where(
             PulseChannelRecipient.user_id == user.id)
         query = query.where(or_(Pulse.creator_id == user.id, Pulse.id.in_(mine)))
-        pulses = list(session.scalars(query))
-    else:
-        if not perms.is_admin(user):
-            query = query.where(Pulse.creator_id == user.id)
-        pulses = list(session.scalars(query))
+    elif not perms.is_admin(user):
+        query = query.where(Pulse.creator_id == user.id)
+    pulses = without_orphans(session, list(session.scalars(query)))
     return _with_access(session, user, pulses, strip=creator_or_recipient)
 
 

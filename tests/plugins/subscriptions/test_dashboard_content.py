@@ -67,3 +67,23 @@ def test_dashboard_subscription_applies_its_filter_values(app, admin, warehouse,
     assert name == "People.csv" and len(rows) == 1 and "Hopper" in rows[0]  # only age >= 80
     # the unfiltered card still shows everybody
     assert html.count("Lovelace") == 1
+
+
+def test_deleted_dashboard_takes_its_subscriptions_along(app, admin, warehouse):
+    from core.schedule import scheduled
+    from core.schedule.runner import tick
+
+    dash, people, other, dashcards = board(admin, warehouse)
+    pulse = admin.post("/api/pulse", json={"name": "Board", "dashboard_id": dash["id"], "cards": [card_ref(people)],
+                                           "channels": [{"channel_type": "email", "enabled": True,
+                                                         "schedule_type": "hourly",
+                                                         "recipients": [{"email": "a@example.com"}]}]}).json
+
+    def jobs():
+        with app.app_context(), app.extensions["tessera"].db.session() as session:
+            return [j.key for j in scheduled(session, "send-pulse")]
+    assert jobs() == [str(pulse["channels"][0]["id"])]
+    assert admin.delete(f"/api/dashboard/{dash['id']}").status_code == 204
+    assert admin.get("/api/pulse").json == [] and admin.get(f"/api/pulse/{pulse['id']}").status_code == 404
+    tick(app, at(26, 10))  # the scheduler's reconcile drops the job of the orphaned subscription
+    assert jobs() == []
