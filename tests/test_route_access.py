@@ -63,7 +63,10 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card", "dashboard": "dashboard"}
+           "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse"}
+# Routes whose <id> names another kind than their first path segment says.
+RULE_KIND = {"/api/pulse/preview_card/<id>": "card", "/api/pulse/preview_card_info/<id>": "card",
+             "/api/pulse/preview_card_png/<id>": "card", "/api/pulse/preview_dashboard/<id>": "dashboard"}
 
 
 def key(endpoint) -> tuple[str, str]:
@@ -77,7 +80,7 @@ def endpoints(app):
 def secret_url(endpoint, ids: dict) -> str:
     """The rule with every path parameter naming a secret object (or a harmless constant)."""
     rule = endpoint.full_rule
-    kind = ID_KIND.get(rule.split("/")[2], "card")
+    kind = RULE_KIND.get(rule, ID_KIND.get(rule.split("/")[2], "card"))
     if rule.startswith("/api/table/card__"):
         kind = "model"
     values = {"id": ids.get(kind, 1), "group_id": ids["group"], "db_id": ids["db"], "model": "card",
@@ -115,6 +118,8 @@ SECRET_READS = {
     ("GET", "/api/dashboard/*"), ("GET", "/api/dashboard"),
     ("POST", "/api/dashboard/*/dashcard/*/card/*/query"), ("GET", "/api/dashboard/*/params/*/values"),
     ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
+    ("GET", "/api/pulse"), ("GET", "/api/pulse/*"), ("GET", "/api/pulse/preview_card/*"),
+    ("GET", "/api/pulse/preview_card_info/*"), ("GET", "/api/pulse/preview_dashboard/*"),
 }
 
 
