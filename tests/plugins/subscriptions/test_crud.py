@@ -31,6 +31,8 @@ def test_create_read_normalises_channels(admin, user, warehouse):
     mine = next(r for r in channel["recipients"] if r.get("id") == me["id"])
     assert set(mine) == {"id", "email", "first_name", "last_name", "common_name"}
     assert admin.get(f"/api/pulse/{pulse['id']}").json["channels"][0]["recipients"] == channel["recipients"]
+    [listed] = admin.get("/api/pulse").json
+    assert listed["cards"][0]["download_perms"] == "full"
 
 
 @pytest.mark.parametrize("channel,stored", [
