@@ -28,18 +28,22 @@ def run(host: str, port: int, workers: int, threads: int, dev: bool):
     # A first start shows the Sample Database, as Metabase's does; TESSERA_LOAD_SAMPLE_DATABASE=false opts out.
     app = create_app({} if "TESSERA_LOAD_SAMPLE_DATABASE" in os.environ else {"TESSERA_LOAD_SAMPLE_DATABASE": True})
     _print_setup_url(app, host, port)
-    from core.schedule.service import start_if_in_process
+    from core.schedule import service as scheduler
 
     if dev:
         if os.environ.get("WERKZEUG_RUN_MAIN") == "true":  # the reloader's child serves; its parent only watches
-            start_if_in_process(app)
+            if scheduler.mode(app.config) == "inprocess":
+                scheduler.start_background(app)
         app.run(host=host, port=port, debug=True, use_reloader=True)
         return
     from .server import serve
 
-    # In gunicorn's master (when_ready), so an instance has one scheduler however many web workers it forks.
-    serve(app, host=host, port=port, workers=workers, threads=threads,
-          when_ready=lambda server: start_if_in_process(app))
+    # One scheduler process per instance, started and stopped with the server (core.schedule.service).
+    process = scheduler.spawn_scheduler_process(app)
+    try:
+        serve(app, host=host, port=port, workers=workers, threads=threads)
+    finally:
+        scheduler.stop_scheduler_process(process)
 
 
 def _print_setup_url(app, host: str, port: int) -> None:
@@ -68,7 +72,9 @@ def migrate():
 
 
 @cli.command()
-def worker():
+@click.option("--parent", type=int, default=None, hidden=True,
+              help="Stop when this process is gone (the scheduler process a server starts).")
+def worker(parent: int | None):
     """Run the scheduled jobs (syncs, model refreshes, subscriptions, housekeeping) in this process.
 
     Any number of workers and in-process schedulers may share one PostgreSQL app DB: each occurrence
@@ -79,7 +85,7 @@ def worker():
 
     app = create_app()
     click.echo(f"tessera worker: {len(app.extensions['tessera'].job_kinds)} job kinds")
-    run_blocking(app)
+    run_blocking(app, parent_pid=parent)
 
 
 @cli.command("create-admin")

@@ -26,9 +26,8 @@ def _forget_inherited_connections(app) -> None:
         engine.dispose(close=False)
 
 
-def serve(app, host: str, port: int, workers: int = 2, threads: int = 8, when_ready=None) -> None:
+def serve(app, host: str, port: int, workers: int = 2, threads: int = 8) -> None:
     TesseraServer(app, {
-        "when_ready": when_ready or (lambda server: None),
         "post_fork": lambda server, worker: _forget_inherited_connections(app),
         "bind": f"{host}:{port}",
         "workers": workers,

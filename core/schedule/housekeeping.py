@@ -11,8 +11,6 @@ from core.appdb.models import LoginSession, QueryExecution, TaskHistory, utcnow
 from core.assembly.hookspecs import hookimpl
 from core.assembly.records import JobKind, JobRun
 
-# Metabase keeps query executions (its audit log) for at most 720 days (MB_AUDIT_MAX_RETENTION_DAYS).
-QUERY_EXECUTION_RETENTION_DAYS = 720
 # Metabase's TaskHistory cleanup keeps the newest 100,000 rows.
 TASK_HISTORY_KEEP = 100_000
 
@@ -26,7 +24,8 @@ def expire_sessions(job: JobRun) -> dict:
 
 
 def trim_query_executions(job: JobRun) -> dict:
-    days = int(job.app.config.get("TESSERA_QUERY_EXECUTION_RETENTION_DAYS") or QUERY_EXECUTION_RETENTION_DAYS)
+    # Metabase keeps query executions (its audit log) for at most 720 days (MB_AUDIT_MAX_RETENTION_DAYS).
+    days = int(job.app.config["TESSERA_QUERY_EXECUTION_RETENTION_DAYS"])
     cutoff = utcnow() - dt.timedelta(days=days)
     removed = job.session.execute(delete(QueryExecution).where(QueryExecution.started_at < cutoff)).rowcount
     return {"rows-removed": removed or 0}

@@ -68,8 +68,16 @@ def reconcile(state, session) -> None:
                     session.delete(job)
         try:
             session.commit()
-        except IntegrityError:
+        except IntegrityError:  # another scheduler inserted the same job first
             session.rollback()
+
+
+def _reconcile_safely(state, session) -> None:
+    try:
+        reconcile(state, session)
+    except Exception:  # one kind's broken `jobs` must not stop every other job from running
+        session.rollback()
+        log.exception("could not reconcile the scheduled jobs")
 
 
 def _plan(session, jobs: list[ScheduledJob], now: int, default_zone: str | None) -> None:
@@ -135,18 +143,20 @@ def run_job(app, kind: JobKind, key: str, args: dict, fired_at: dt.datetime, his
     return status == "success"
 
 
-def tick(app, now: dt.datetime | None = None) -> list[int]:
+def tick(app, now: dt.datetime | None = None, submit=None) -> list[int]:
     """What the scheduler does every few seconds: reconcile the job table with the kinds, run what is due."""
     state = app.extensions["tessera"]
     if state.job_kinds:
         with app.app_context(), state.db.session() as session:
-            reconcile(state, session)
-    return run_due(app, now)
+            _reconcile_safely(state, session)
+    return run_due(app, now, submit)
 
 
-def run_due(app, now: dt.datetime | None = None) -> list[int]:
+def run_due(app, now: dt.datetime | None = None, submit=None) -> list[int]:
     """One tick: run every occurrence due at `now` (default: the wall clock) that this process claims.
-    Returns the task-history ids of the runs it made."""
+    Returns the task-history ids of the runs it claimed. Runs happen here, one after the other, unless
+    `submit(function)` is given (the scheduler's thread pool), so that a long sync does not hold back a
+    subscription due meanwhile. A job still running in this process is not claimed again until it ends."""
     state = app.extensions["tessera"]
     clock = int((now or dt.datetime.now(dt.timezone.utc)).timestamp())
     kinds = state.job_kinds
@@ -161,14 +171,29 @@ def run_due(app, now: dt.datetime | None = None) -> list[int]:
                               .where(ScheduledJob.kind.in_(kinds), ScheduledJob.next_fire <= clock)
                               .order_by(ScheduledJob.next_fire, ScheduledJob.id)).all()
     ran = []
+    running = state.extras.setdefault("schedule_running", set())
     for job_id, kind_name, key, args, fire in due:
         kind = kinds[kind_name]
+        if job_id in running:
+            continue
         try:
             history_id = _claim(state, job_id, fire, clock, kind, default_zone)
         except CronError as exc:
             log.error("job %s/%s has an unreadable schedule: %s", kind_name, key, exc)
             continue
-        if history_id is not None:
-            run_job(app, kind, key, args or {}, _utc(fire), history_id)
-            ran.append(history_id)
+        if history_id is None:
+            continue
+        ran.append(history_id)
+        running.add(job_id)
+
+        def work(kind=kind, key=key, args=args, fire=fire, history_id=history_id, job_id=job_id):
+            try:
+                run_job(app, kind, key, args or {}, _utc(fire), history_id)
+            finally:
+                running.discard(job_id)
+
+        if submit is None:
+            work()
+        else:
+            submit(work)
     return ran

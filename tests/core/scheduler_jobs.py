@@ -3,10 +3,12 @@
 
 - "test-count": appends "<fire time> <pid>" to the file named by args["file"]: what really ran.
 - "test-flaky": fails while args["fail"] lists the run number (counted in args["file"]), else succeeds.
+- "test-wait": runs until the file args["release"] exists (at most 20 s).
 """
 from __future__ import annotations
 
 import os
+import time
 
 from core import hookimpl
 from core.assembly.records import JobKind
@@ -30,7 +32,15 @@ def flaky(job) -> dict:
     return {"run": number}
 
 
+def wait(job) -> dict:
+    deadline = time.monotonic() + 20
+    while not os.path.exists(job.args["release"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return {}
+
+
 @hookimpl
 def register_job_kinds():
     return [JobKind("test-count", count, task="test-count"),
-            JobKind("test-flaky", flaky, task="test-flaky", db_id=lambda args: args.get("db_id"))]
+            JobKind("test-flaky", flaky, task="test-flaky", db_id=lambda args: args.get("db_id")),
+            JobKind("test-wait", wait, task="test-wait")]

@@ -11,8 +11,8 @@ from core.appdb.models import ScheduledJob, TaskHistory
 from core.schedule import CronError, schedule, scheduled, unschedule
 from core.schedule.cron import fields, next_after
 from core.schedule.runner import run_due, tick
-from core.testing import make_user, set_setting, sqlite_file, wait_for_sync
 from core.sync.schedules import schedule_to_cron
+from core.testing import make_user, set_setting, sqlite_file, wait_for_sync
 
 EXTRA = "tests.core.scheduler_jobs"
 T0 = dt.datetime(2026, 11, 26, 5, 0, 30, tzinfo=dt.timezone.utc)
@@ -300,3 +300,45 @@ def test_persisted_models_are_refreshed_on_the_persistence_schedule(app, app_con
     con.close()
     row = next(r for r in history(app) if r[0] == "persist-refresh")
     assert row[1] == "success" and row[3] == {"success": 1, "error": 0, "skipped": 0} and row[4] == db
+
+
+def test_a_long_run_holds_back_no_other_job_and_is_not_claimed_again_while_it_runs(app, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    release, out = tmp_path / "release", tmp_path / "count"
+    add_job(app, "test-wait", "long", "0 * * * * ? *", {"release": str(release)})
+    add_job(app, "test-count", "short", "0 * * * * ? *", {"file": str(out)})
+    pool = ThreadPoolExecutor(4)
+    try:
+        run_due(app, T0, pool.submit)
+        assert len(run_due(app, T0 + dt.timedelta(minutes=1), pool.submit)) == 2
+        deadline = time.monotonic() + 10
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(out.read_text().splitlines()) == 1  # done while the long one still runs
+        # a minute later the long job is still running here: only the short one is claimed
+        assert len(run_due(app, T0 + dt.timedelta(minutes=2), pool.submit)) == 1
+        release.touch()
+    finally:
+        pool.shutdown(wait=True)
+    assert [r[1] for r in history(app, "test-wait")] == ["success"]
+    assert len(run_due(app, T0 + dt.timedelta(minutes=2, seconds=1))) == 1  # its due occurrence, once free
+
+
+def test_housekeeping_drops_old_query_executions(app, admin):
+    from core.appdb.models import QueryExecution
+
+    state = app.extensions["tessera"]
+    now = dt.datetime.now(dt.timezone.utc)
+    with state.db.session() as session:
+        for age in (800, 10):
+            session.add(QueryExecution(hash="h" * 64, started_at=now - dt.timedelta(days=age), running_time=1,
+                                       result_rows=0, native=False, context="ad-hoc"))
+        session.commit()
+    tick(app, T0)
+    tick(app, T0 + dt.timedelta(days=1))
+    with state.db.session() as session:
+        ages = [(now - row.started_at).days for row in session.query(QueryExecution)]
+    assert ages == [10]
+    row = next(r for r in history(app) if r[0] == "query-execution-cleanup")
+    assert row[1] == "success" and row[3] == {"rows-removed": 1}
