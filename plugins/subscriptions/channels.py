@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from core.appdb.models import User
 from core.http.errors import Forbidden, Invalid, NotFound
-from core.http.types import EMAIL_RE
+from core.http.types import BIGINT_MAX, EMAIL_RE
 
 SCHEDULES = ["hourly", "daily", "weekly", "monthly"]
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -85,7 +85,8 @@ def normalise(channel: dict) -> dict:
     if CHANNEL_TYPES[kind]["allows_recipients"]:
         for recipient in recipients:
             if recipient.get("id") is not None:
-                if not isinstance(recipient["id"], int) or isinstance(recipient["id"], bool) or recipient["id"] <= 0:
+                rid = recipient["id"]
+                if not isinstance(rid, int) or isinstance(rid, bool) or not 0 < rid <= BIGINT_MAX:
                     raise _bad("a recipient id must be an integer greater than zero.")
                 user_recipients.append(recipient)
             elif recipient.get("email") is not None:

@@ -105,6 +105,7 @@ def test_recipient_checks(admin, warehouse):
         return admin.post("/api/pulse", json={"name": "P", "cards": [card_ref(card)],
                                               "channels": [daily(recipients=recipients)]})
     assert post([{"id": 99999}]).status_code == 404
+    assert post([{"id": 2**64}]).status_code == 400 and post([{"id": True}]).status_code == 400
     wrong = post([{"id": me["id"], "email": "someone-else@example.com"}])
     assert wrong.status_code == 403 and wrong.json == f"Wrong email address for User {me['id']}."
     assert post([{"id": me["id"], "email": me["email"]}]).status_code == 200
