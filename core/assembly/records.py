@@ -159,8 +159,9 @@ class JobKind:
     - `default_cron`: when given, one job of this kind with key "default" and this cron always exists
       (created at startup if missing; its cron can be changed with schedule()): periodic housekeeping.
     - `jobs(session) -> {key: (cron, timezone, args)}`: when given, the jobs this kind should have
-      according to what is stored elsewhere (a database's sync schedule); at each scheduler start the
-      job table is made to match it, so jobs missed by an older version or another path are repaired.
+      according to what is stored elsewhere (a database's sync schedule); at every scheduler tick (every
+      few seconds, in an app context) the kind's rows in the job table are made to match it: missing
+      jobs added, changed ones updated, others (schedule() calls included) removed.
     """
 
     name: str

@@ -91,6 +91,8 @@ def _plan(session, jobs: list[ScheduledJob], now: int, default_zone: str | None)
         except CronError as exc:
             log.error("job %s/%s has an unreadable schedule: %s", job.kind, job.key, exc)
             continue
+        if following is None and job.next_fire is None:
+            continue  # a cron with no occurrence left (a past year): nothing to plan, nothing to write
         current = ScheduledJob.next_fire.is_(None) if job.next_fire is None else ScheduledJob.next_fire == job.next_fire
         session.execute(update(ScheduledJob).where(ScheduledJob.id == job.id, current)
                         .values(next_fire=following, fire_zone=zone or "UTC"))

@@ -6,9 +6,15 @@ import datetime as dt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import ScheduledJob, TaskHistory
+from core.appdb.models import Database, ScheduledJob, TaskHistory
 from core.http.errors import check_404
 from core.http.paging import Paging
+
+STATUSES = ("started", "success", "failed", "unknown")
+# Metabase's sort columns; db_name and db_engine order by the run's database.
+SORT_COLUMNS = ("started_at", "ended_at", "duration", "task", "status", "db_name", "db_engine")
+_SORT = {"started_at": TaskHistory.started_at, "ended_at": TaskHistory.ended_at, "duration": TaskHistory.duration,
+         "task": TaskHistory.task, "status": TaskHistory.status, "db_name": Database.name, "db_engine": Database.engine}
 
 
 def task_json(row: TaskHistory) -> dict:
@@ -17,13 +23,25 @@ def task_json(row: TaskHistory) -> dict:
             "status": row.status}
 
 
-def list_tasks(session: Session, page: Paging) -> dict:
-    total = session.scalar(select(func.count()).select_from(TaskHistory)) or 0
-    statement = select(TaskHistory).order_by(TaskHistory.started_at.desc(), TaskHistory.id.desc())
+def list_tasks(session: Session, page: Paging, status: str | None = None, task: str | None = None,
+               sort_column: str = "started_at", descending: bool = True) -> dict:
+    conditions = [column == value for column, value in ((TaskHistory.status, status), (TaskHistory.task, task))
+                  if value is not None]
+    total = session.scalar(select(func.count()).select_from(TaskHistory).where(*conditions)) or 0
+    column = _SORT[sort_column]
+    statement = select(TaskHistory).where(*conditions)
+    if column.class_ is Database:
+        statement = statement.outerjoin(Database, Database.id == TaskHistory.db_id)
+    # the id breaks ties, so that equal values (a status, a database) page in a stable order
+    statement = statement.order_by(column.desc() if descending else column.asc(), TaskHistory.id.desc())
     if page.paged:
         statement = statement.limit(page.limit).offset(page.offset)
     return {"total": total, "limit": page.limit, "offset": page.offset,
             "data": [task_json(row) for row in session.scalars(statement)]}
+
+
+def unique_tasks(session: Session) -> list[str]:
+    return list(session.scalars(select(TaskHistory.task).group_by(TaskHistory.task).order_by(TaskHistory.task)))
 
 
 def get_task(session: Session, task_id: int) -> dict:

@@ -342,3 +342,79 @@ def test_housekeeping_drops_old_query_executions(app, admin):
     assert ages == [10]
     row = next(r for r in history(app) if r[0] == "query-execution-cleanup")
     assert row[1] == "success" and row[3] == {"rows-removed": 1}
+
+
+def test_task_history_filters_sorts_and_names_tasks(app, admin, tmp_path):
+    add_job(app, "test-flaky", "f", "0 * * * * ? *", {"file": str(tmp_path / "n"), "fail": [2], "db_id": 1})
+    add_job(app, "test-count", "c", "0 */2 * * * ? *", {"file": str(tmp_path / "c")})
+    run_due(app, T0)
+    for minute in range(1, 5):
+        run_due(app, T0 + dt.timedelta(minutes=minute))
+    failed = admin.get("/api/task/?status=failed").json
+    assert failed["total"] == 1 and [r["task"] for r in failed["data"]] == ["test-flaky"]
+    counted = admin.get("/api/task/?task=test-count&limit=1").json
+    assert counted["total"] == 2 and len(counted["data"]) == 1 and counted["data"][0]["task"] == "test-count"
+    by_task = [r["task"] for r in admin.get("/api/task/?sort_column=task&sort_direction=asc").json["data"]]
+    assert by_task == sorted(by_task) and len(by_task) == 6
+    oldest_first = [r["id"] for r in admin.get("/api/task/?sort_direction=asc").json["data"]]
+    assert oldest_first == sorted(oldest_first)
+    assert admin.get("/api/task/?sort_column=db_name").status_code == 200
+    assert admin.get("/api/task/?status=exploded").status_code == 400
+    assert admin.get("/api/task/?sort_column=password").status_code == 400
+    assert admin.get("/api/task/unique-tasks").json == ["test-count", "test-flaky"]
+    assert make_user(app).get("/api/task/unique-tasks").status_code == 403
+
+
+def test_field_values_are_scanned_on_their_schedule_except_for_on_demand_databases(app, admin):
+    from core.appdb.models import Field, FieldValues, Table
+
+    path = sqlite_file(app, "values.db", "CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT);"
+                                         "INSERT INTO pets (kind) VALUES ('cat'), ('dog')")
+    db_id = admin.post("/api/database", json={
+        "name": "Values", "engine": "sqlite", "details": {"db": path},
+        "schedules": {"cache_field_values": {"schedule_type": "daily", "schedule_hour": 6}}}).json["id"]
+    wait_for_sync(app)
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO pets (kind) VALUES ('owl')")
+    conn.commit()
+    conn.close()
+    state = app.extensions["tessera"]
+
+    def kinds():
+        with state.db.session() as session:
+            field = session.query(Field).join(Table).filter(Table.db_id == db_id, Field.name == "kind").one()
+            return session.query(FieldValues).filter_by(field_id=field.id).one().values
+
+    assert kinds() == ["cat", "dog"]
+    tick(app, T0)
+    tick(app, T0 + dt.timedelta(hours=1))  # 06:00:30
+    assert kinds() == ["cat", "dog", "owl"]
+    assert [(r[1], r[4]) for r in history(app, "update-field-values")] == [("success", db_id)]
+    # on demand: values only when someone asks, so no scheduled scan
+    admin.put(f"/api/database/{db_id}", json={"is_on_demand": True})
+    tick(app, T0 + dt.timedelta(hours=1, minutes=1))
+    with state.db.session() as session:
+        assert session.query(ScheduledJob).filter_by(kind="database-field-values", key=str(db_id)).count() == 0
+        assert session.query(ScheduledJob).filter_by(kind="database-sync", key=str(db_id)).count() == 1
+
+
+def test_a_run_whose_process_died_is_marked_unknown(app):
+    import socket
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    state = app.extensions["tessera"]
+    with state.db.session() as session:
+        for pid in (dead.pid, __import__("os").getpid()):
+            session.add(TaskHistory(task="test-count", status="started", instance=f"{socket.gethostname()}:{pid}",
+                                    started_at=dt.datetime.now(dt.timezone.utc)))
+        session.add(TaskHistory(task="test-count", status="started", instance=f"elsewhere:{dead.pid}",
+                                started_at=dt.datetime.now(dt.timezone.utc)))
+        session.commit()
+    tick(app, T0)
+    tick(app, T0 + dt.timedelta(minutes=10))
+    statuses = [(r[1], r[3]) for r in history(app, "test-count")]
+    assert statuses[0] == ("unknown", {"status": "unknown", "message": "the process running it ended before it finished"})
+    assert [s[0] for s in statuses[1:]] == ["started", "started"]  # alive here; another host's
