@@ -201,3 +201,16 @@ def visible_dashboards(session, user, dashboard_ids):
 
     firstresult: the dashboards plugin answers; while none is installed the answer is empty.
     """
+
+
+@hookspec(firstresult=True)
+def dashboard_content(session, dashboard_id, parameters):
+    """Fires when a dashboard subscription is sent or its dashboard previewed (plugins.subscriptions).
+    Return a core.assembly.records.DashboardContent: the dashboard's cards in reading order, each with
+    the card parameters that `parameters` (the subscription's filter values, a list of dashboard
+    parameter maps with "id" and "value"; the dashboard's defaults fill the rest) give it; None when
+    the dashboard does not exist or is archived. No permission check: the caller checks the
+    dashboard's collection and runs each card as its user.
+
+    firstresult: the dashboards plugin answers; while none is installed there are no dashboards.
+    """

@@ -44,6 +44,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.query_cache",
     "plugins.query_audit",
     "plugins.tasks",
+    "plugins.subscriptions",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (

@@ -236,3 +236,27 @@ class JobKind:
     db_id: Callable[[dict], int | None] | None = None
     default_cron: str | None = None
     jobs: Callable[..., dict] | None = None
+
+
+@dataclass(frozen=True)
+class DashboardPart:
+    """One dashcard of a dashboard as a subscription sends it: its saved card with the card parameters
+    the subscription's filter values give it (through the dashcard's parameter mappings), or a virtual
+    card (`card_id` None) with its text (text and heading cards; None for links and others)."""
+
+    dashcard_id: int
+    card_id: int | None
+    parameters: tuple = ()
+    text: str | None = None
+    visualization_settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DashboardContent:
+    """A dashboard as a subscription sends it: its name and collection, its parts in reading order
+    (tab by tab, then row, then column)."""
+
+    id: int
+    name: str
+    collection_id: int | None
+    parts: tuple[DashboardPart, ...] = ()
