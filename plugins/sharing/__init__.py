@@ -5,7 +5,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import service
+from . import embed_views, preview_views, service
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
                      "enable-embedding-sdk")
@@ -23,3 +23,8 @@ def register_settings():
         SettingDef("embedding-secret-key", visibility="admin", sensitive=True, validate=service.valid_secret_key,
                    description="Secret (64 hexadecimal characters) that signs embedding tokens."),
     ]
+
+
+@hookimpl
+def register_routes():
+    return [embed_views.embed_api, preview_views.preview_api]

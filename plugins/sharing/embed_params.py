@@ -96,17 +96,22 @@ def hidden_slugs(parameters: Iterable[Mapping[str, Any]], embedding_params: Mapp
                      if rules.get(str(p.get("slug"))) != "enabled" or str(p.get("slug")) in token_params)
 
 
-def slug_values_to_parameters(parameters: Iterable[Mapping[str, Any]], values: Mapping[str, Any]) -> tuple:
+def slug_values_to_parameters(parameters: Iterable[Mapping[str, Any]], values: Mapping[str, Any], *,
+                              strict: bool = True) -> tuple:
     """Metabase parameter objects for the merged slug -> value map, matched to the object's own
-    parameters by slug: {id, slug, type, target?, value}. A slug the object does not have is a 400 (the
-    rules may list a slug the object has since lost); a None value sets nothing."""
+    parameters by slug: {id, slug, type, target?, value}; a None value sets nothing. A slug the object
+    does not have is a 400 when `strict` (a dashboard: the rules may list a slug it has since lost), else
+    passed on as {slug, value} for the owner to match (a card's template tags are parameters too)."""
     by_slug = {str(p.get("slug")): p for p in parameters if p.get("slug")}
     out = []
     for slug, value in values.items():
         param = by_slug.get(slug)
-        if param is None:
+        if param is None and strict:
             raise Invalid(f"No matching parameter with slug {slug!r}. Found: {sorted(by_slug)!r}")
         if value is None:
+            continue
+        if param is None:
+            out.append({"slug": slug, "value": value})
             continue
         item = {"id": param.get("id"), "slug": slug, "type": param.get("type"), "value": value}
         if param.get("target") is not None:

@@ -86,3 +86,7 @@ def test_slug_values_become_parameter_objects():
         {"id": "p1", "slug": "state", "type": "string/=", "value": "CA", "target": ["dimension", ["field", 3, None]]},)
     with pytest.raises(Invalid, match="No matching parameter with slug 'gone'"):
         ep.slug_values_to_parameters(parameters, {"gone": 1})
+
+
+def test_a_card_passes_unknown_slugs_on_for_its_template_tags():
+    assert ep.slug_values_to_parameters([], {"tag": 3, "none": None}, strict=False) == ({"slug": "tag", "value": 3},)
