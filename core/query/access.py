@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, Field, User
+from core.appdb.models import Card, Field, Table, User
 from core.http.errors import Forbidden, Invalid
 from core.policy import permissions
 
@@ -90,8 +90,7 @@ def check_query(session: Session, user: User | SharedGrant | None, query: Query,
     runs only its own cards (`card_id`)."""
     database_id = query.database
     if is_grant(user):
-        if not saved or card_id not in user.card_ids:
-            raise Forbidden()
+        _check_grant(session, user, query, saved, card_id)
         return
     if saved:
         if user is None or not permissions.can_see_data(session, user, database_id):
@@ -105,6 +104,22 @@ def check_query(session: Session, user: User | SharedGrant | None, query: Query,
             raise Forbidden()
 
 
+def _check_grant(session: Session, grant: SharedGrant, query: Query, saved: bool, card_id: int | None) -> None:
+    """A grant runs its own cards as saved questions, and the MBQL queries that list values of its
+    fields: reading only the tables those fields live in (filter values, linked filters, remaps)."""
+    if saved:
+        if card_id not in grant.card_ids:
+            raise Forbidden()
+        return
+    if query.stages[0].native is not None or not grant.field_ids:
+        raise Forbidden()
+    allowed = set(session.scalars(select(Field.table_id).where(Field.id.in_(grant.field_ids))))
+    if query.database not in set(session.scalars(select(Table.db_id).where(Table.id.in_(allowed)))):
+        raise Forbidden()
+    if not _tables_named(session, query.stages) <= allowed:
+        raise Forbidden()
+
+
 def card_source(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool) -> Card:
     """The card a query reads as a source, once `user` may read it (see the module's rules): 400 when
     it is missing, archived or on another database, 403 when it is not readable."""
@@ -112,8 +127,9 @@ def card_source(session: Session, user: User | None, card_id: int, database_id: 
     if card is None or card.archived:
         raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
     if is_grant(user):
-        # Inside a shared card the card authorises its sources; a grant never runs ad-hoc queries.
-        if not saved:
+        # Inside a shared card the card authorises its sources; otherwise only the object's own cards
+        # (a filter whose values come from a card).
+        if not saved and card_id not in user.card_ids:
             raise Forbidden()
         if card.database_id != database_id:
             raise Invalid(f"Invalid MBQL: card {card_id} is from a different database.")
@@ -138,8 +154,6 @@ def snippet(session: Session, user: User | None, collection_id: int | None, *, s
 
 def field(session: Session, user: User | None, field_row: Field) -> None:
     """403 unless `user` may see the data of the field's table (its values, stored or queried)."""
-    from core.appdb.models import Table
-
     if is_grant(user):
         if field_row.id not in user.field_ids:
             raise Forbidden()
@@ -151,8 +165,6 @@ def field(session: Session, user: User | None, field_row: Field) -> None:
 
 def readable_field_ids(session: Session, user: User | None, field_ids) -> set[int]:
     """The ids among `field_ids` whose table data `user` may see (remap targets are checked this way)."""
-    from core.appdb.models import Table
-
     field_ids = {i for i in field_ids if isinstance(i, int)}
     if not field_ids:
         return set()
@@ -176,3 +188,12 @@ def _tables_named(session: Session, stages: list[Stage]) -> set[int]:
     if field_ids:
         table_ids |= set(session.scalars(select(Field.table_id).where(Field.id.in_(field_ids))))
     return table_ids
+
+
+def download_level(session: Session, user: User | SharedGrant | None, database_id: int,
+                   table_id: int | None = None) -> str:
+    """"full" | "limited" | "none": what `user` may download of a database's (table's) data. A shared
+    object's viewer downloads what the object shows, as Metabase's public and embed downloads."""
+    if is_grant(user):
+        return "full"
+    return permissions.download_level(session, user, database_id, table_id)
