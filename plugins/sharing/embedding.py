@@ -122,11 +122,28 @@ def object_json(session, ref: Ref) -> dict:
     hide = embed_params.hidden_slugs(parameters, embed.rules, embed.token_params)
     body = embed.kind.public_json(session, embed.obj, hide)
     removed_ids = {p.get("id") for p in parameters if embed.rules.get(str(p.get("slug"))) != "enabled"}
+    kept_fields, removed_fields = set(), set()
     for dashcard in body.get("dashcards") or ():
-        if isinstance(dashcard, dict) and dashcard.get("parameter_mappings"):
-            dashcard["parameter_mappings"] = [m for m in dashcard["parameter_mappings"]
-                                              if m.get("parameter_id") not in removed_ids]
+        if not isinstance(dashcard, dict) or not dashcard.get("parameter_mappings"):
+            continue
+        mappings = [m for m in dashcard["parameter_mappings"] if isinstance(m, dict)]
+        for m in mappings:
+            (removed_fields if m.get("parameter_id") in removed_ids else kept_fields).add(_field_id(m.get("target")))
+        dashcard["parameter_mappings"] = [m for m in mappings if m.get("parameter_id") not in removed_ids]
+    # A field only a hidden filter reads is not described to the viewer either.
+    gone = {str(f) for f in removed_fields - kept_fields if f is not None}
+    if isinstance(body.get("param_fields"), dict) and gone:
+        body["param_fields"] = {k: v for k, v in body["param_fields"].items() if str(k) not in gone}
     return body
+
+
+def _field_id(target: Any) -> int | None:
+    """The field id of a mapping target ["dimension", ["field", id, opts]], else None."""
+    if isinstance(target, list) and len(target) >= 2 and target[0] == "dimension":
+        ref = target[1]
+        if isinstance(ref, list) and len(ref) >= 2 and ref[0] == "field" and isinstance(ref[1], int):
+            return ref[1]
+    return None
 
 
 def _object_parameters(session, embed: Embed) -> list[dict]:

@@ -184,3 +184,28 @@ def test_a_resource_may_be_named_by_its_entity_id(app, client, embeddable):
     response = client.get(f"/api/embed/card/{card_token(entity_id, {'min_age': 40})}/query")
     assert rows(response) == [["Alan", 41], ["Grace", 85]]
     assert client.get(f"/api/embed/card/{card_token('x' * 21)}").status_code == 404
+
+
+def test_field_filters_of_hidden_parameters_are_not_described(app, admin, client, embeddable, warehouse):
+    from tests.plugins.cards.fixtures import card_body, mbql_query
+    from tests.plugins.dashboards.support import make_dashboard
+
+    card = admin.post("/api/card", json=card_body("People table", mbql_query(
+        warehouse["db"], **{"source-table": warehouse["people"]}))).json["id"]
+    name, age = warehouse["people.first_name"], warehouse["people.age"]
+    parameters = [{"id": "f-name", "slug": "first", "name": "First", "type": "string/="},
+                  {"id": "f-age", "slug": "age", "name": "Age", "type": "number/>="}]
+    mappings = [{"parameter_id": "f-name", "card_id": card, "target": ["dimension", ["field", name, None]]},
+                {"parameter_id": "f-age", "card_id": card, "target": ["dimension", ["field", age, None]]}]
+    made = make_dashboard(app, admin.user["id"], parameters=parameters,
+                          dashcards=[{"card_id": card, "parameter_mappings": mappings}],
+                          enable_embedding=True, embedding_params={"first": "enabled", "age": "locked"})
+    token = dashboard_token(made["id"], {"age": 40})
+    body = client.get(f"/api/embed/dashboard/{token}").json
+    assert str(name) in body["param_fields"] and str(age) not in body["param_fields"]
+    assert [m["parameter_id"] for m in body["dashcards"][0]["parameter_mappings"]] == ["f-name"]
+    ran = client.get(f"/api/embed/dashboard/{token}/dashcard/{made['dashcards'][0]}/card/{card}")
+    assert [r[1] for r in rows(ran)] == ["Alan", "Grace"]
+    assert client.get(f"/api/embed/dashboard/{token}/field/{name}/values").status_code == 200
+    searched = client.get(f"/api/embed/dashboard/{token}/params/f-name/values")
+    assert searched.status_code == 200, searched.json
