@@ -209,3 +209,11 @@ def test_field_filters_of_hidden_parameters_are_not_described(app, admin, client
     assert client.get(f"/api/embed/dashboard/{token}/field/{name}/values").status_code == 200
     searched = client.get(f"/api/embed/dashboard/{token}/params/f-name/values")
     assert searched.status_code == 200, searched.json
+
+
+def test_dashboard_parameter_remapping_only_for_enabled_parameters(client, embeddable):
+    token = dashboard_token(embeddable["dashboard"], {"min_age": 40})
+    locked = client.get(f"/api/embed/dashboard/{token}/params/d-age/remapping?value=1")
+    assert locked.status_code == 400
+    assert locked.json == 'Cannot get remapped value for parameter: "min_age" is not an enabled parameter.'
+    assert client.get(f"/api/embed/dashboard/{token}/params/d-name/remapping?value=Ada").status_code < 500
