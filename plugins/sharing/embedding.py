@@ -26,6 +26,7 @@ from . import embed_params, tokens
 PREVIEW_MAX_ROWS = 2000  # Metabase's preview cap (#20938): a preview must stay cheap
 RESOURCE_KEY = {"card": "question", "dashboard": "dashboard"}
 LABEL = {"card": "Card", "dashboard": "Dashboard"}
+CONTEXT = {"card": "embedded-question", "dashboard": "embedded-dashboard"}  # the query log's, as Metabase's
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def shared_query(session, embed: Embed, url_params: Mapping[str, Any], *, dashca
     parameters = embed_params.slug_values_to_parameters(getattr(embed.obj, "parameters", None) or [], merged,
                                                         strict=embed.kind.model == "dashboard")
     return SharedQuery(parameters=parameters, dashcard_id=dashcard_id, card_id=card_id, pivot=pivot,
-                       max_rows=embed.max_rows, options=dict(options or {}))
+                       max_rows=embed.max_rows, options=dict(options or {}), context=CONTEXT[embed.kind.model])
 
 
 def run(session, ref: Ref, url_params: Mapping[str, Any], **where) -> Response:

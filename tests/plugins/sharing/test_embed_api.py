@@ -217,3 +217,15 @@ def test_dashboard_parameter_remapping_only_for_enabled_parameters(client, embed
     assert locked.status_code == 400
     assert locked.json == 'Cannot get remapped value for parameter: "min_age" is not an enabled parameter.'
     assert client.get(f"/api/embed/dashboard/{token}/params/d-name/remapping?value=Ada").status_code < 500
+
+
+def test_embedded_runs_are_logged_as_embedded(app, client, embeddable):
+    from sqlalchemy import select
+
+    from core.appdb.counters import flush
+    from core.appdb.models import QueryExecution
+
+    assert client.get(f"/api/embed/card/{card_token(embeddable['card'], {'min_age': 40})}/query").status_code == 202
+    flush(app)
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        assert "embedded-question" in set(session.scalars(select(QueryExecution.context)))
