@@ -43,10 +43,12 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_SCHEDULER_THREADS": 4,
     # Query-execution rows older than this are removed by the nightly housekeeping job (Metabase: 720).
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
+    # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
+    "TESSERA_EMBEDDING_REQUIRE_EXP": False,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
-                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE"}
+                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE", "TESSERA_EMBEDDING_REQUIRE_EXP"}
 INTEGER_KEYS = {
     "TESSERA_MAX_SESSION_AGE",
     "TESSERA_PASSWORD_LENGTH",

@@ -6,7 +6,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import service
+from . import embed_views, preview_views, service
 from .public_views import public_api
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
@@ -29,4 +29,4 @@ def register_settings():
 
 @hookimpl
 def register_routes():
-    return [public_api]
+    return [public_api, embed_views.embed_api, preview_views.preview_api]
