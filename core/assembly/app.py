@@ -28,8 +28,8 @@ from core.identity.passwords import Hasher
 
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
-from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, unique_by
-from .records import ContentKind, Exporter, Revisable
+from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, shareables, unique_by
+from .records import ContentKind, Exporter, Revisable, Shareable
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -52,6 +52,7 @@ class Tessera:
     throttlers: dict[str, Throttler]
     logs: RingBufferHandler
     content_kinds: dict[str, ContentKind] = field(default_factory=dict)
+    shareables: dict[str, Shareable] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -98,6 +99,7 @@ def create_app(config: dict | None = None) -> Flask:
     revisables = {key: c.item for key, c in unique_by(collect(pm, "register_revisables"), lambda r: r.entity,
                                                       "revisable entity").items()}
     kinds = content_kinds(pm)
+    shared = shareables(pm)
 
     blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
     endpoints: list[Endpoint] = []
@@ -119,6 +121,7 @@ def create_app(config: dict | None = None) -> Flask:
         throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
         content_kinds=kinds,
+        shareables=shared,
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
