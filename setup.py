@@ -48,6 +48,9 @@ setup(
         # certificate check on the host name (server_hostname/assert_hostname), with no proxy from the
         # environment; the SSRF guard needs that pinning, which the standard library makes awkward.
         "urllib3>=2.3,<3",
+        # HTTP actions' response_handle/error_handle are jq expressions (Metabase runs them with jackson-jq);
+        # the jq package binds the real jq library instead of a reimplementation of its language.
+        "jq>=1.6,<2",
     ],
     extras_require={
         **DRIVER_EXTRAS,

@@ -62,7 +62,7 @@ class MySQLDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "foreign-keys", "regex", "convert-timezone", "window-functions/offset",
-        "window-functions/cumulative", "persist-models",
+        "window-functions/cumulative", "persist-models", "actions",
     })
     timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
     type_map = (

@@ -50,7 +50,7 @@ class PostgresDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
-        "convert-timezone", "window-functions/offset", "window-functions/cumulative", "persist-models",
+        "convert-timezone", "window-functions/offset", "window-functions/cumulative", "persist-models", "actions",
     })
     timeout_markers = ("QueryCanceled", "canceling statement due to statement timeout")
     type_map = (

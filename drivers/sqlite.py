@@ -92,6 +92,8 @@ class SQLiteDriver(SQLDriver):
         "basic-aggregations", "expressions", "native-parameters", "nested-queries", "binning",
         "case-sensitivity-string-filter-options", "left-join", "right-join", "inner-join", "full-join",
         "foreign-keys", "standard-deviation-aggregations", "convert-timezone", "persist-models",
+        # Actions write through `writable` (plugins.actions).
+        "actions",
         # Window functions (LAG/LEAD, running sums) arrived in SQLite 3.25.
         *(("window-functions/offset", "window-functions/cumulative") if sqlite3.sqlite_version_info >= (3, 25) else ()),
     })
