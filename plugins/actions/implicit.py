@@ -45,7 +45,9 @@ def _plan(session: Session, model: Card, shown: dict, values: dict, kind: str):
 
 
 def _sa_table(table, fields: list[Field], pk: Field) -> sa.Table:
-    columns = [sa.Column(f.name, primary_key=f.id == pk.id, autoincrement=bool(f.database_is_auto_increment))
+    # Only an integer key is typed: it lets an engine without RETURNING report the new row's key.
+    key_type = sa.BigInteger() if pk.base_type in ("type/Integer", "type/BigInteger") else sa.types.NullType()
+    columns = [sa.Column(f.name, key_type if f.id == pk.id else sa.types.NullType(), primary_key=f.id == pk.id)
                for f in fields]
     return sa.Table(table.name, sa.MetaData(), *columns, schema=table.schema or None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict
+from pydantic import AfterValidator, ConfigDict, Field
 
 from core.http import types as t
 from core.http.api import Params
@@ -12,7 +12,7 @@ from core.http.api import Params
 from . import jq_handles
 
 JSON_QUERY_TEXT = "value must be a valid json-query, something like '.item.title'"
-JsonQuery = Annotated[t.Str, AfterValidator(jq_handles.check),
+JsonQuery = Annotated[str, Field(strict=True), AfterValidator(jq_handles.check),
                       t.MbType(JSON_QUERY_TEXT, ("must be a valid json-query, something like '.item.title'",))] | None
 ActionType = Annotated[t.Enum("http", "query", "implicit"),
                        t.MbType("Unsupported action type", ("Unsupported action type",))] | None
@@ -39,7 +39,7 @@ class ActionId(Params):
 
 
 class ListQuery(Params):
-    model_id: t.PositiveInt | None = None
+    model_id: t.PositiveInt | None = Field(None, alias="model-id")
 
 
 class PrefillQuery(Params):

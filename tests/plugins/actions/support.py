@@ -57,3 +57,56 @@ def tag(name: str, kind: str = "text", required: bool = False) -> dict:
 
 def param(name: str, kind: str = "string/=") -> dict:
     return {"id": name, "slug": name, "type": kind, "target": ["variable", ["template-tag", name]]}
+
+
+class Recorder:
+    """A small HTTP server on 127.0.0.1 that records every request and answers with `reply`
+    (status, JSON body, extra headers)."""
+
+    def __init__(self, reply=(200, {"ok": True}, {})):
+        import http.server
+        import threading
+
+        import orjson
+
+        self.requests: list[dict] = []
+        self.reply = reply
+        recorder = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                recorder.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
+                                          "body": self.rfile.read(length).decode() if length else ""})
+                status, body, headers = recorder.reply
+                data = orjson.dumps(body) if body is not None else b""
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def http_action(client, model_id: int, template: dict, name: str = "Hook", **extra):
+    return client.post("/api/action", json={"name": name, "type": "http", "model_id": model_id,
+                                            "template": template, **extra})
