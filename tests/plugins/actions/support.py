@@ -60,10 +60,10 @@ def param(name: str, kind: str = "string/=") -> dict:
 
 
 class Recorder:
-    """A small HTTP server on 127.0.0.1 that records every request and answers with `reply`
+    """A small HTTP server on a loopback address that records every request and answers with `reply`
     (status, JSON body, extra headers)."""
 
-    def __init__(self, reply=(200, {"ok": True}, {})):
+    def __init__(self, reply=(200, {"ok": True}, {}), host: str = "127.0.0.1"):
         import http.server
         import threading
 
@@ -93,14 +93,15 @@ class Recorder:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = host
+        self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def close(self) -> None:
         self.server.shutdown()
