@@ -23,9 +23,6 @@ SOURCES = (ROOT / "tests", ROOT / "contrib", ROOT / "core" / "testing")
 
 # row -> (feature that would implement it, route prefixes whose presence means the feature exists)
 NOT_BUILT = {
-    10: ("outbound HTTP: actions, webhooks, GeoJSON (issues 18 and 19)",
-         ("/api/action", "/api/geojson", "/api/notification", "/api/channel", "/api/pulse")),
-    11: ("HTTP actions with URL templates (issue 18)", ("/api/action",)),
     12: ("signed embedding endpoints (issue 17)", ("/api/embed",)),
     13: ("public-link endpoints (issue 17)", ("/api/public",)),
     14: ("sandboxes (row-level security)", ("/api/mt/gtap", "/api/ee/sandbox")),
@@ -44,6 +41,9 @@ GUARD_REMOVED = {
     7: "local_infile=False in the MySQL connect args",
     8: "SQLite mode=ro with query_only; PostgreSQL READ ONLY session and transaction",
     9: "samefile check against the app DB and its -wal/-shm/-journal files",
+    10: "HTTP actions' allow-list replaced by 0.0.0.0/0,::/0 (every refused destination and the redirect then reach"
+        " the server or fail differently)",
+    11: "percent-encoding of URL values; JSON-escaping of header values; the fixed-host check of a saved template",
     15: "check_query in plugins.cards.service.update_card; the card read check and the mapped-table query check"
         " of a dashboard PUT (plugins.dashboards.dashcards, plugins.dashboards.mappings)",
     16: "known-default/length check in core.driver.crypto.fernet_for; embedding secret shortened to 64 bits",

@@ -1,6 +1,8 @@
 """/api/action as stored objects: create, read, list, update, delete; the database-enable-actions gate with
 Metabase's messages; the model's collection deciding who reads and writes; save-time checks (jq handles,
 the closed HTTP template, a fixed URL host, query actions' database, models with clauses)."""
+import pytest
+
 from core.testing import add_collection
 
 from .support import enable_actions, http_action, implicit, make_model, query_action, register, table_id
@@ -60,6 +62,7 @@ def test_create_read_list_update_delete(app, admin):
     assert admin.delete(f"/api/action/{action['id']}").status_code == 404
 
 
+@pytest.mark.security_row(11)
 def test_save_time_checks(app, admin):
     db, model = setup_model(app, admin)
     enable_actions(admin, db)
