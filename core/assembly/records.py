@@ -172,8 +172,8 @@ class Shareable:
     - `field_search(session, obj, field_id, search_field_id, value, limit)`: [[value, display?], ...].
     - `field_remapping(session, obj, field_id, remapped_id, value)`: [value, display].
     - `param_values(session, obj, param_key, constraints, query)`: {values, has_more_values} of a
-      parameter (key = id or slug), `constraints` {other parameter id: value} narrowing chained filters,
-      `query` a search string or None.
+      parameter (key = its id), `constraints` {other parameter id: value} narrowing chained filters,
+      `query` a search string or None; `param_remapping(session, obj, param_key, value)`: [value, label].
     - `execute(session, obj, parameters)` / `prefill(session, obj, parameters)`: actions only (None
       elsewhere): run it with {parameter id: value} / the current values of a row.
     Slots left None are absent for the kind: their routes answer 404.
@@ -188,6 +188,7 @@ class Shareable:
     field_search: Callable[..., list] | None = None
     field_remapping: Callable[..., list] | None = None
     param_values: Callable[..., dict] | None = None
+    param_remapping: Callable[..., list] | None = None
     execute: Callable[..., Any] | None = None
     prefill: Callable[..., dict] | None = None
 
