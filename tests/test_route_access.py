@@ -84,7 +84,7 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card", "dashboard": "dashboard"}
+           "bookmark": "card", "dashboard": "dashboard", "action": "action"}
 
 
 def key(endpoint) -> tuple[str, str]:
@@ -136,6 +136,7 @@ SECRET_READS = {
     ("GET", "/api/dashboard/*"), ("GET", "/api/dashboard"),
     ("POST", "/api/dashboard/*/dashcard/*/card/*/query"), ("GET", "/api/dashboard/*/params/*/values"),
     ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
+    ("GET", "/api/action/*"), ("GET", "/api/action"),
 }
 
 
