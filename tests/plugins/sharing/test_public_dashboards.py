@@ -94,3 +94,22 @@ def test_public_dashcard_failure_is_generic(client, shared_dashboard):
     assert ran.status_code == 400
     assert ran.json == {"status": "failed", "error": "An error occurred while running the query.",
                         "error_type": ran.json["error_type"]}
+
+
+def test_filter_values_from_a_card_and_a_static_list(app, admin, client, warehouse):
+    from .support import make_card, mbql_query
+
+    enable_sharing(admin)
+    card = people_card(admin, warehouse)
+    source = make_card(admin, "Last names", mbql_query(warehouse["db"], **{
+        "source-table": warehouse["people"], "fields": [["field", warehouse["people.last_name"], None]]}))
+    params = [{"id": "last", "slug": "last", "type": "string/=", "values_source_type": "card",
+               "values_source_config": {"card_id": source, "value_field": ["field", "last_name", None]}},
+              {"id": "fixed", "slug": "fixed", "type": "string/=", "values_source_type": "static-list",
+               "values_source_config": {"values": ["x", "y"]}}]
+    made = make_dashboard(app, admin.user["id"], params, [{"card_id": card, "parameter_mappings": []}])
+    uuid = share(admin, "dashboard", made["id"])
+    got = client.get(f"/api/public/dashboard/{uuid}/params/last/values")
+    assert got.status_code == 200, got.json
+    assert sorted(got.json["values"]) == [["Hopper"], ["Lovelace"], ["Turing"]]
+    assert client.get(f"/api/public/dashboard/{uuid}/params/fixed/values").json["values"] == [["x"], ["y"]]
