@@ -40,6 +40,8 @@ OPEN_ROUTES = {
     ("POST", "/api/util/product-feedback"): "Metabase mounts /api/util without authentication",
     # Public links (plugins.sharing): anyone holding the UUID, while enable-public-sharing is on.
     ("GET", "/api/public/card/*"): "public link (spec)",
+    ("GET", "/api/public/action/*"): "public link (spec)",
+    ("POST", "/api/public/action/*/execute"): "public link (spec; rate-limited per action)",
     ("GET", "/api/public/card/*/query"): "public link (spec)",
     ("GET", "/api/public/card/*/query/*"): "public link (spec)",
     ("GET", "/api/public/pivot/card/*/query"): "public link (spec)",

@@ -6,7 +6,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import service
+from . import public_actions, service  # noqa: F401  (public_actions declares /api/public/action routes)
 from .public_views import public_api
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
