@@ -90,10 +90,12 @@ class PostgresDriver(SQLDriver):
 
     @classmethod
     @contextlib.contextmanager
-    def writable(cls, engine, details):
+    def writable(cls, engine, details, timeout=None):
         with engine.connect() as conn, conn.begin():
             # The session default is read-only (lockdown); this transaction alone may write.
             conn.exec_driver_sql("SET TRANSACTION READ WRITE")
+            if timeout is not None:
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
             yield conn
 
     @classmethod

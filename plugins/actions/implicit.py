@@ -18,6 +18,7 @@ from core.appdb.models import Card, Database, Field
 from core.content.collections import slugify
 from core.http.errors import Invalid, check_404
 from core.query import processor
+from core.query.context import timeout_seconds
 
 from . import writes
 from .implicit_params import is_pk, table_of
@@ -59,7 +60,7 @@ def run(session: Session, model: Card, shown: dict, values: dict) -> dict:
         raise Invalid("Implicit parameters must be provided.")
     target = _sa_table(table, fields, pk)
     database = check_404(session.get(Database, table.db_id))
-    with writes.transaction(database) as conn:
+    with writes.transaction(database, timeout_seconds(session, database)) as conn:
         if kind == "row/create":
             return {"created-row": _create(conn, target, row)}
         key = target.c[pk.name] == row.pop(pk.name)

@@ -1,7 +1,7 @@
 """Query actions: the action's native write statement, its template tags substituted by the native-query
 machinery (core.query.native: `{{tag}}` values bound as parameters, `[[ ]]` clauses dropped when a value
 is missing, field filters written by the driver), run once in one writable transaction on the action's
-database (writes.py). Each action parameter feeds the tag its target names
+database (writes.py), stopped after the database's query timeout. Each action parameter feeds the tag its target names
 (`["variable", ["template-tag", name]]`); a parameter stored without a target feeds the tag of its id.
 
 A query action may not read other questions (`{{#12}}`): its SQL writes, so a card's rows could be
@@ -17,7 +17,7 @@ from core.driver.connections import driver_for
 from core.http.errors import Invalid, check_404
 from core.query import native as N
 from core.query import processor
-from core.query.context import PARAMSTYLE, week_start
+from core.query.context import PARAMSTYLE, timeout_seconds, week_start
 from core.query.errors import QueryFailed
 from core.query.mbql import normalize
 
@@ -60,7 +60,7 @@ def statement(session: Session, action, detail, values: dict) -> tuple[Database,
 
 def run(session: Session, action, detail, values: dict) -> dict:
     database, sql, params = statement(session, action, detail, values)
-    with writes.transaction(database) as conn:
+    with writes.transaction(database, timeout_seconds(session, database)) as conn:
         result = conn.execute(sa.text(sql), params)
         affected = result.rowcount
     return {"rows-affected": max(affected, 0) if isinstance(affected, int) else 0}

@@ -30,17 +30,18 @@ class Rollback(Exception):
 
 
 @contextlib.contextmanager
-def transaction(database) -> Iterator[Connection]:
+def transaction(database, timeout: float | None = None) -> Iterator[Connection]:
+    """The writable transaction; with `timeout` each statement is stopped after that many seconds."""
     from .execution import ActionFailed
 
     driver = driver_for(database)
     details = validate_details(database.engine, decrypt_details(database.details))
     try:
-        with driver.writable(engine_for(database), details) as conn:
+        with driver.writable(engine_for(database), details, timeout=timeout) as conn:
             yield conn
     except Rollback as exc:
         raise exc.error from None
-    except (DBAPIError, LockdownError) as exc:
+    except (DBAPIError, LockdownError, QueryError) as exc:
         error = driver.translate_error(exc)
         raise ActionFailed(_first_line(error.message if isinstance(error, QueryError) else str(exc))) from None
     except SQLAlchemyError as exc:

@@ -67,3 +67,24 @@ def test_authoring_needs_native_permission(app, admin, user, shop):  # noqa: F81
     assert admin.put("/api/permissions/graph", json=graph).status_code == 200
     refused = query_action(user, shop.model, shop.db, "DELETE FROM people", {}, [])
     assert refused.status_code == 403
+
+
+def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop):  # noqa: F811
+    if shop.engine == "mysql":
+        import pytest
+
+        if "mariadb" not in str(shop.rows("SELECT VERSION()")[0][0]).lower():
+            pytest.skip("MySQL's max_execution_time stops SELECTs only")
+    settings = {"database-enable-actions": True, "query-timeout-seconds": 1}
+    assert admin.put(f"/api/database/{shop.db}", json={"settings": settings}).status_code == 200
+    slow = {"sqlite": "UPDATE people SET age = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                      "WHERE x < 100000000) SELECT count(*) FROM c) WHERE id = {{n}}",
+            "postgres": "UPDATE people SET age = 0 WHERE id = {{n}} AND pg_sleep(30) IS NOT NULL",
+            "mysql": "UPDATE people SET age = 0 WHERE id = {{n}} AND SLEEP(30) = 0"}[shop.engine]
+    action = query_action(admin, shop.model, shop.db, slow, {"n": tag("n", "number")}, [param("n", "number/=")])
+    import time
+
+    started = time.monotonic()
+    stopped = admin.post(f"/api/action/{action.json['id']}/execute", json={"parameters": {"n": 1}})
+    assert stopped.status_code == 400 and time.monotonic() - started < 15
+    assert shop.rows("SELECT age FROM people WHERE id = 1") == [(36,)]
