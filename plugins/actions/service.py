@@ -115,8 +115,9 @@ def _writable_model(session: Session, user: User, model_id: int) -> Card:
     return model
 
 
-def _check(session: Session, user: User, model: Card, kind: str, fields: dict) -> None:
-    """What Metabase checks before saving: a model, the kind's own requirements, actions enabled."""
+def _check(session: Session, user: User, model: Card, kind: str, fields: dict, *, sql_sent: bool = True) -> None:
+    """What Metabase checks before saving: a model, the kind's own requirements, actions enabled. Native
+    query permission is asked only when the SQL or its database is being written (`sql_sent`)."""
     if model.type != "model":
         raise Invalid("Actions must be made with models, not cards.")
     databases = [model.database_id]
@@ -124,7 +125,7 @@ def _check(session: Session, user: User, model: Card, kind: str, fields: dict) -
         if fields.get("database_id") is None:
             raise Invalid("Must provide a database_id for query actions")
         databases.append(fields["database_id"])
-        if not perms.can_query(session, user, fields["database_id"], native=True):
+        if sql_sent and not perms.can_query(session, user, fields["database_id"], native=True):
             raise Forbidden()
     elif kind == "implicit":
         if not implicit_params.supported(model):
@@ -185,7 +186,8 @@ def update(session: Session, user: User, action_id: int, fields: dict) -> dict:
     kind = fields.get("type") or action.type
     target = _writable_model(session, user, fields["model_id"]) if fields.get("model_id") else model_of(session, action)
     merged = {**_current_detail(session, action), **fields} if kind == previous else fields
-    _check(session, user, target, kind, merged)
+    _check(session, user, target, kind, merged,
+           sql_sent=kind != previous or bool({"dataset_query", "database_id"} & set(fields)))
     for key in COMMON:
         if key in fields and (fields[key] is not None or key == "description"):
             setattr(action, key, fields[key])

@@ -88,3 +88,15 @@ def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop): 
     stopped = admin.post(f"/api/action/{action.json['id']}/execute", json={"parameters": {"n": 1}})
     assert stopped.status_code == 400 and time.monotonic() - started < 15
     assert shop.rows("SELECT age FROM people WHERE id = 1") == [(36,)]
+
+
+def test_editing_the_sql_needs_native_permission_renaming_does_not(app, admin, user, shop):  # noqa: F811
+    action = set_age(admin, shop)
+    graph = admin.get("/api/permissions/graph").json
+    all_users = next(g["id"] for g in admin.get("/api/permissions/group").json if g["name"] == "All Users")
+    graph["groups"][str(all_users)][str(shop.db)] = {"view-data": "unrestricted", "create-queries": "query-builder"}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    assert user.put(f"/api/action/{action}", json={"name": "Renamed"}).status_code == 200
+    sql = {"database": shop.db, "type": "native", "native": {"query": "DELETE FROM people"}}
+    assert user.put(f"/api/action/{action}", json={"dataset_query": sql}).status_code == 403
+    assert admin.get(f"/api/action/{action}").json["dataset_query"]["native"]["query"].startswith("UPDATE")
