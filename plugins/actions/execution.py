@@ -14,33 +14,12 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
-from core.http.errors import ApiError, Forbidden, Invalid
+from core.http.errors import Forbidden, Invalid
 from core.policy import permissions as perms
 
 from . import enabled, http_action, implicit, query
+from .errors import check_no_extra
 from .service import action_json, details, load, model_of
-
-
-class ActionFailed(ApiError):
-    """400 with Metabase's `{"message": ...}` body (plus any detail keys)."""
-
-    status = 400
-
-    def __init__(self, message: str, **extra):
-        super().__init__(message, body={"message": message, **extra})
-
-
-def clojure_set(values) -> str:
-    """How Metabase prints a set of names in its messages: #{"a" "b"}."""
-    return "#{" + " ".join(f'"{v}"' for v in sorted(map(str, values))) + "}"
-
-
-def check_no_extra(values: dict, destination_ids) -> None:
-    extra = set(values) - set(destination_ids)
-    if extra:
-        raise ActionFailed(f"No destination parameter found for {clojure_set(extra)}. "
-                           f"Found: {clojure_set(destination_ids)}", type="invalid-parameter",
-                           parameters=values, **{"destination-parameters": sorted(map(str, destination_ids))})
 
 
 def _prepared(shown: dict, values: dict) -> dict:

@@ -21,12 +21,11 @@ from core.query import processor
 from core.query.context import timeout_seconds
 
 from . import writes
+from .errors import ActionFailed, check_no_extra
 from .implicit_params import is_pk, table_of
 
 
 def _plan(session: Session, model: Card, shown: dict, values: dict, kind: str):
-    from .execution import check_no_extra
-
     table, fields = table_of(session, model)
     slugs = [slugify(f.name) for f in fields]
     if len(set(slugs)) != len(slugs):
@@ -86,8 +85,6 @@ def _create(conn, target: sa.Table, row: dict) -> dict:
 
 
 def _exactly_one(count: int, verb: str) -> None:
-    from .execution import ActionFailed
-
     if count == 1:
         return
     if count == 0:

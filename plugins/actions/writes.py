@@ -20,6 +20,8 @@ from core.driver.crypto import decrypt_details
 from core.driver.records import LockdownError
 from core.http.errors import ApiError
 
+from .errors import ActionFailed
+
 
 class Rollback(Exception):
     """Undo the transaction, then answer with `error`."""
@@ -32,8 +34,6 @@ class Rollback(Exception):
 @contextlib.contextmanager
 def transaction(database, timeout: float | None = None) -> Iterator[Connection]:
     """The writable transaction; with `timeout` each statement is stopped after that many seconds."""
-    from .execution import ActionFailed
-
     driver = driver_for(database)
     details = validate_details(database.engine, decrypt_details(database.details))
     try:
