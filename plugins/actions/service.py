@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import delete as sa_delete
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -207,9 +208,7 @@ def delete(session: Session, user: User, action_id: int) -> None:
     action = load(session, action_id, archived=None)
     _writable_model(session, user, action.model_id)
     for table in (QueryAction, HttpAction, ImplicitAction):
-        row = session.get(table, action.id)
-        if row is not None:
-            session.delete(row)
+        session.execute(sa_delete(table).where(table.action_id == action.id))
     session.delete(action)
     session.commit()
     emit("action-delete", user.id, None, id=action_id)
