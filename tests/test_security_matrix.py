@@ -40,8 +40,9 @@ GUARD_REMOVED = {
     7: "local_infile=False in the MySQL connect args",
     8: "SQLite mode=ro with query_only; PostgreSQL READ ONLY session and transaction",
     9: "samefile check against the app DB and its -wal/-shm/-journal files",
-    10: "HTTP actions' allow-list replaced by 0.0.0.0/0,::/0 (every refused destination and the redirect then reach"
-        " the server or fail differently)",
+    10: "core.outbound.addresses.refusal made a no-op (a marked test does it too); the check of redirect hops"
+        " skipped; the connection made to the host name instead of the checked address (a second lookup);"
+        " HTTP actions' allow-list replaced by 0.0.0.0/0,::/0 (their refused destinations and redirect then fail)",
     11: "percent-encoding of URL values; JSON-escaping of header values; the fixed-host check of a saved template",
     15: "check_query in plugins.cards.service.update_card; the card read check and the mapped-table query check"
         " of a dashboard PUT (plugins.dashboards.dashcards, plugins.dashboards.mappings)",

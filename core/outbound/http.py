@@ -32,6 +32,9 @@ from . import addresses
 from .errors import OutboundError, OutboundRefused, OutboundTimeout, ResponseTooLarge
 from .targets import Target, check_headers, check_method, parse_target
 
+__all__ = ["fetch", "Response", "Timeouts", "allowed_cidrs", "system_resolver", "OutboundError", "OutboundRefused",
+           "OutboundTimeout", "ResponseTooLarge", "SETTING", "MAX_BODY_BYTES", "MAX_REDIRECTS"]
+
 SETTING = "http-actions-allowed-cidrs"
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 3
@@ -49,7 +52,7 @@ class Timeouts:
 
     connect: float = 5.0
     read: float = 30.0
-    total: float = 60.0
+    total: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, bo
         try:
             location = response.headers.get("location")
             if response.status not in REDIRECT_STATUSES or not location:
-                return Response(response.status, _headers(response), _read(response, max_bytes, deadline), target.url)
+                return Response(response.status, _headers(response), _read(response, max_bytes, deadline, method), target.url)
         finally:
             response.release_conn()
             pool.close()
@@ -126,9 +129,9 @@ def _check_destination(target: Target, allowed, resolver: Resolver) -> tuple[str
     try:
         found = list(target.literal_addresses() or resolver(target.host, target.port))
     except (OSError, UnicodeError):
-        raise OutboundError(f"Could not resolve the host {target.host}.") from None
+        raise OutboundError(f"The host {target.host} could not be resolved.") from None
     if not found:
-        raise OutboundError(f"Could not resolve the host {target.host}.")
+        raise OutboundError(f"The host {target.host} could not be resolved.")
     checked = []
     for text in found:
         ip = ipaddress.ip_address(text)
@@ -175,14 +178,14 @@ def _send(target: Target, checked: tuple[str, ...], method, headers, payload, ti
             pool.close()
             raise OutboundError(f"The request to {target.host} failed: {_reason(exc)}") from None
         pool.close()
-    if isinstance(failure, NewConnectionError) or failure is None and time.monotonic() < deadline:
+    if isinstance(failure, NewConnectionError):
         raise OutboundError(f"Could not connect to {target.host}: {_reason(failure)}")
     raise OutboundTimeout(f"Could not connect to {target.host} within {timeouts.connect:g} seconds.")
 
 
-def _read(response, max_bytes: int, deadline: float) -> bytes:
+def _read(response, max_bytes: int, deadline: float, method: str) -> bytes:
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
+    if method != "HEAD" and declared.isdigit() and int(declared) > max_bytes:
         raise ResponseTooLarge(f"The response is larger than {max_bytes} bytes.")
     parts, size = [], 0
     try:
@@ -211,8 +214,10 @@ def _headers(response) -> dict[str, str]:
 
 
 def _reason(exc: Exception | None) -> str:
+    """The cause without urllib3's prefixes (which name the pinned address rather than the host)."""
     text = str(getattr(exc, "reason", None) or exc or "no address answered")
-    return re.sub(r"<urllib3[^>]*>:?\s*", "", text)
+    text = re.sub(r"<urllib3[^>]*>:?\s*|\w*Connection\(host=[^)]*\):\s*", "", text)
+    return text.replace("Failed to establish a new connection: ", "")
 
 
 def _valid_cidrs(value):

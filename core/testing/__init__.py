@@ -2,7 +2,8 @@
 
 Load it with `pytest_plugins = ["core.testing"]`: pytest takes the fixtures from this namespace, so
 every fixture and helper of app (the app and its clients), services (PostgreSQL, MariaDB and SMTP on
-loopback) and conformance (DriverConformance) is imported here. The app DB of each test is a copy of one
+loopback), http_server (an HTTP(S) server on loopback that keeps requests) and conformance
+(DriverConformance) is imported here. The app DB of each test is a copy of one
 SQLite file migrated once per session, so a test costs a file copy, not a migration run.
 """
 from core.testing.app import (  # noqa: F401
@@ -38,6 +39,7 @@ from core.testing.conformance import (  # noqa: F401
     conformance_schema,
     feature_probes,
 )
+from core.testing.http_server import HttpSink, Received, http_server, make_http_server  # noqa: F401
 from core.testing.services import (  # noqa: F401
     MARIADB_HOST,
     MARIADB_PORT,
