@@ -90,9 +90,10 @@ def test_save_time_checks(app, admin):
     assert ok.status_code == 200, ok.json
     assert ok.json["template"]["url"].endswith("?q={{q}}") and ok.json["response_handle"] == ".body.id"
     # A question is not a model; a model with clauses cannot have implicit actions.
+    people = table_id(admin, db, "people")
     question = admin.post("/api/card", json={"name": "Q", "display": "table", "visualization_settings": {},
                                              "dataset_query": {"database": db, "type": "query",
-                                                               "query": {"source-table": table_id(admin, db, "people")}}})
+                                                               "query": {"source-table": people}}})
     refused = implicit(admin, question.json["id"], "row/create")
     assert refused.status_code == 400 and refused.json == "Actions must be made with models, not cards."
     filtered = admin.post("/api/card", json={
@@ -121,7 +122,8 @@ def test_the_model_collection_decides_who_reads_and_writes(app, admin, user):
     assert implicit(user, hidden_model, "row/create").status_code == 403
     assert user.put(f"/api/action/{hidden['id']}", json={"name": "x"}).status_code == 403
     assert user.delete(f"/api/action/{hidden['id']}").status_code == 403
-    assert user.post(f"/api/action/{hidden['id']}/execute", json={"parameters": {"id": 1, "name": "x"}}).status_code == 403
+    denied = user.post(f"/api/action/{hidden['id']}/execute", json={"parameters": {"id": 1, "name": "x"}})
+    assert denied.status_code == 403
     ran = user.post(f"/api/action/{shown['id']}/execute", json={"parameters": {"id": 1, "name": "Ada B."}})
     assert ran.status_code == 200 and ran.json == {"rows-updated": [1]}
     # A query action's SQL is its author's: native query permission on the database is needed.
