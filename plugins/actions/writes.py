@@ -46,6 +46,9 @@ def transaction(database, timeout: float | None = None) -> Iterator[Connection]:
         raise ActionFailed(_first_line(error.message if isinstance(error, QueryError) else str(exc))) from None
     except SQLAlchemyError as exc:
         raise ActionFailed(_first_line(str(exc))) from None
+    except (OverflowError, TypeError, ValueError) as exc:
+        # A value the DBAPI cannot bind (an integer past 64 bits, a map): the request's, not the server's.
+        raise ActionFailed(f"Invalid value: {_first_line(str(exc))}") from None
 
 
 def _first_line(text: str) -> str:

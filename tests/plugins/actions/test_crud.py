@@ -147,3 +147,19 @@ def test_public_links(app, admin):
     assert admin.delete(f"/api/action/{action['id']}/public_link").status_code == 204
     assert admin.delete(f"/api/action/{action['id']}/public_link").status_code == 404
     assert admin.get("/api/action/public").json == []
+
+
+def test_values_the_database_cannot_take_are_400s(app, admin):
+    db, model = setup_model(app, admin)
+    enable_actions(admin, db)
+    setter = query_action(admin, model, db, "UPDATE people SET age = {{age}} WHERE id = 1",
+                          {"age": {"id": "age", "name": "age", "display-name": "Age", "type": "number"}},
+                          [{"id": "age", "type": "number/=", "target": ["variable", ["template-tag", "age"]]}]).json
+    update = implicit(admin, model, "row/update").json
+    for value in ({"a": 1}, [1, 2], True, "text", -(2**70)):
+        ran = admin.post(f"/api/action/{setter['id']}/execute", json={"parameters": {"age": value}})
+        assert ran.status_code == 400, (value, ran.json)
+    for value in ({"a": 1}, [1, 2], 2**70):
+        ran = admin.post(f"/api/action/{update['id']}/execute", json={"parameters": {"id": 1, "age": value}})
+        assert ran.status_code == 400, (value, ran.json)
+    assert admin.get(f"/api/action/{update['id']}/execute", query_string={"parameters": "[1]"}).status_code == 400
