@@ -54,6 +54,9 @@ setup(
         # The scheduler (core.schedule): APScheduler's cron triggers (zones, DST, Quartz-like day rules)
         # and its background/blocking schedulers drive the runs; the app DB holds jobs and claims runs.
         "APScheduler>=3.11,<4",
+        # HTTP actions' response_handle/error_handle are jq expressions (Metabase runs them with jackson-jq);
+        # the jq package binds the real jq library instead of a reimplementation of its language.
+        "jq>=1.6,<2",
     ],
     extras_require={
         **DRIVER_EXTRAS,

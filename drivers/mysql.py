@@ -62,7 +62,7 @@ class MySQLDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "foreign-keys", "regex", "convert-timezone", "window-functions/offset",
-        "window-functions/cumulative", "persist-models",
+        "window-functions/cumulative", "persist-models", "actions",
     })
     timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
     type_map = (
@@ -114,16 +114,22 @@ class MySQLDriver(SQLDriver):
 
     @classmethod
     @contextlib.contextmanager
-    def writable(cls, engine, details):
+    def writable(cls, engine, details, timeout=None):
         with engine.connect() as conn:
             # A session characteristic (the lockdown set READ ONLY), restored before the connection
             # goes back to the pool.
             conn.exec_driver_sql("SET SESSION TRANSACTION READ WRITE")
+            # MariaDB's max_statement_time stops any statement; MySQL's max_execution_time only SELECTs.
+            variable = "max_statement_time" if cls.is_mariadb(conn.connection.dbapi_connection) else None
+            if timeout is not None and variable:
+                conn.exec_driver_sql(f"SET SESSION {variable} = {max(timeout, 0.001)}")
             conn.commit()
             try:
                 with conn.begin():
                     yield conn
             finally:
+                if timeout is not None and variable:
+                    conn.exec_driver_sql(f"SET SESSION {variable} = 0")
                 conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
                 conn.commit()
 

@@ -50,7 +50,7 @@ class PostgresDriver(SQLDriver):
         "basic-aggregations", "standard-deviation-aggregations", "expressions", "native-parameters",
         "nested-queries", "binning", "case-sensitivity-string-filter-options", "left-join", "right-join",
         "inner-join", "full-join", "foreign-keys", "regex", "percentile-aggregations", "schemas",
-        "convert-timezone", "window-functions/offset", "window-functions/cumulative", "persist-models",
+        "convert-timezone", "window-functions/offset", "window-functions/cumulative", "persist-models", "actions",
     })
     timeout_markers = ("QueryCanceled", "canceling statement due to statement timeout")
     type_map = (
@@ -90,10 +90,12 @@ class PostgresDriver(SQLDriver):
 
     @classmethod
     @contextlib.contextmanager
-    def writable(cls, engine, details):
+    def writable(cls, engine, details, timeout=None):
         with engine.connect() as conn, conn.begin():
             # The session default is read-only (lockdown); this transaction alone may write.
             conn.exec_driver_sql("SET TRANSACTION READ WRITE")
+            if timeout is not None:
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
             yield conn
 
     @classmethod

@@ -92,6 +92,8 @@ class SQLiteDriver(SQLDriver):
         "basic-aggregations", "expressions", "native-parameters", "nested-queries", "binning",
         "case-sensitivity-string-filter-options", "left-join", "right-join", "inner-join", "full-join",
         "foreign-keys", "standard-deviation-aggregations", "convert-timezone", "persist-models",
+        # Actions write through `writable` (plugins.actions).
+        "actions",
         # Window functions (LAG/LEAD, running sums) arrived in SQLite 3.25.
         *(("window-functions/offset", "window-functions/cumulative") if sqlite3.sqlite_version_info >= (3, 25) else ()),
     })
@@ -117,7 +119,7 @@ class SQLiteDriver(SQLDriver):
 
     @classmethod
     @contextlib.contextmanager
-    def writable(cls, engine, details):
+    def writable(cls, engine, details, timeout=None):
         # The pooled connections are opened read-only (mode=ro, query_only): the writer opens the file
         # itself, still refusing ATTACH/DETACH so that it writes this file only.
         import sqlalchemy as sa
@@ -125,6 +127,9 @@ class SQLiteDriver(SQLDriver):
         def connect():
             con = sqlite3.connect(details.path(), check_same_thread=False)
             con.set_authorizer(writer_authorizer)
+            if timeout is not None:
+                deadline = time.monotonic() + timeout
+                con.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, PROGRESS_STEPS)
             return con
 
         writer = sa.create_engine("sqlite://", creator=connect, poolclass=sa.pool.NullPool)

@@ -75,6 +75,12 @@ def create_content(app, admin, owner=None) -> dict:
     ids["card"] = _card(owner, f"{MARKER}-card", _native(db_id, sql), collection_id)
     ids["personal_card"] = _card(owner, f"{MARKER}-personal-card", query, personal_id)
     ids["model"] = _card(owner, f"{MARKER}-model", query, collection_id, type="model")
+    if app.extensions["tessera"].pm.get_plugin("plugins.actions") is not None:
+        _ok(admin.put(f"/api/database/{db_id}", json={"settings": {"database-enable-actions": True}}))
+        ids["action"] = _ok(owner.post("/api/action", json={
+            "name": f"{MARKER}-action", "type": "query", "model_id": ids["model"], "database_id": db_id,
+            "description": f"{MARKER}-action",
+            "dataset_query": _native(db_id, f"UPDATE secret_table SET secret_col = '{MARKER}-action-sql'")}))["id"]
     # Snippets in the root snippet collection are readable by every user (as in Metabase): no marker.
     ids["snippet"] = _ok(owner.post("/api/native-query-snippet", json={
         "name": "open snippet", "content": "1", "collection_id": None}))["id"]

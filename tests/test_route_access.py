@@ -41,6 +41,8 @@ OPEN_ROUTES = {
     ("POST", "/api/util/product-feedback"): "Metabase mounts /api/util without authentication",
     # Public links (plugins.sharing): anyone holding the UUID, while enable-public-sharing is on.
     ("GET", "/api/public/card/*"): "public link (spec)",
+    ("GET", "/api/public/action/*"): "public link (spec)",
+    ("POST", "/api/public/action/*/execute"): "public link (spec; rate-limited per action)",
     ("GET", "/api/public/card/*/query"): "public link (spec)",
     ("GET", "/api/public/card/*/query/*"): "public link (spec)",
     ("GET", "/api/public/pivot/card/*/query"): "public link (spec)",
@@ -105,7 +107,7 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse"}
+           "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse", "action": "action"}
 # Routes whose <id> names another kind than their first path segment says.
 RULE_KIND = {"/api/pulse/preview_card/<id>": "card", "/api/pulse/preview_card_info/<id>": "card",
              "/api/pulse/preview_card_png/<id>": "card", "/api/pulse/preview_dashboard/<id>": "dashboard"}
@@ -162,6 +164,7 @@ SECRET_READS = {
     ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
     ("GET", "/api/pulse"), ("GET", "/api/pulse/*"), ("GET", "/api/pulse/preview_card/*"),
     ("GET", "/api/pulse/preview_card_info/*"), ("GET", "/api/pulse/preview_dashboard/*"),
+    ("GET", "/api/action/*"), ("GET", "/api/action"),
 }
 
 

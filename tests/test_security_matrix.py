@@ -23,7 +23,6 @@ SOURCES = (ROOT / "tests", ROOT / "contrib", ROOT / "core" / "testing")
 
 # row -> (feature that would implement it, route prefixes whose presence means the feature exists)
 NOT_BUILT = {
-    11: ("HTTP actions with URL templates (issue 18)", ("/api/action",)),
     14: ("sandboxes (row-level security)", ("/api/mt/gtap", "/api/ee/sandbox")),
 }
 PENDING_ON_BRANCH: dict[int, str] = {}
@@ -42,7 +41,9 @@ GUARD_REMOVED = {
     9: "samefile check against the app DB and its -wal/-shm/-journal files",
     10: "core.outbound.addresses.refusal made a no-op (a marked test does it too); the check of redirect hops"
         " skipped; the connection made to the host name instead of the checked address (a second lookup);"
-        " the refusal of the unconfigured webhook (http) channel in plugins.subscriptions.service.checked_channels",
+        " the refusal of the unconfigured webhook (http) channel in plugins.subscriptions.service.checked_channels;"
+        " HTTP actions' allow-list replaced by 0.0.0.0/0,::/0 (their refused destinations and redirect then fail)",
+    11: "percent-encoding of URL values; JSON-escaping of header values; the fixed-host check of a saved template",
     15: "check_query in plugins.cards.service.update_card; the card read check and the mapped-table query check"
         " of a dashboard PUT (plugins.dashboards.dashcards, plugins.dashboards.mappings)",
     16: "known-default/length check in core.driver.crypto.fernet_for; embedding secret shortened to 64 bits",

@@ -214,3 +214,19 @@ def dashboard_content(session, dashboard_id, parameters):
 
     firstresult: the dashboards plugin answers; while none is installed there are no dashboards.
     """
+
+
+# --------------------------------------------------------------------------------------------------
+# Actions: how a dashboards plugin runs the action a dashcard carries
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def action_runner():
+    """Fires when a dashcard's action is executed, prefilled or shown (POST/GET
+    /api/dashboard/:id/dashcard/:dcid/execute, a dashboard's hydrated dashcards). Return a
+    core.assembly.records.ActionRunner.
+
+    firstresult: the actions plugin answers; while none is installed there are no actions (the execute
+    routes answer 404 and dashcards show no action).
+    """

@@ -40,6 +40,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.snippets",
     "plugins.timelines",
     "plugins.dashboards",
+    "plugins.actions",
     "plugins.revisions",
     "plugins.query_cache",
     "plugins.query_audit",

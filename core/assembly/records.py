@@ -260,3 +260,23 @@ class DashboardContent:
     name: str
     collection_id: int | None
     parts: tuple[DashboardPart, ...] = ()
+
+
+@dataclass(frozen=True)
+class ActionRunner:
+    """How a plugin that places actions (dashboards: a dashcard's `action_id`) runs them without importing
+    the actions plugin. Each callable checks the caller's rights itself and raises core.http.errors.
+
+    - `execute(session, user, action_id, parameters, mappings)`: run the action with {parameter id: value};
+      `mappings` are the placing object's parameter_mappings ({parameter_id, target}), through which a
+      value sent under the placing object's parameter id reaches the action parameter whose target the
+      mapping names. Returns the response value (data, or a Flask Response with its own status).
+    - `prefill(session, user, action_id, parameters)`: the current values of the row the primary-key
+      parameters name ({parameter id: value}; {} for actions that are not implicit update/delete).
+    - `describe(session, user, action_ids)`: {action id: action JSON} of the existing, unarchived ones,
+      with `database_enabled_actions` (a dashcard's hydrated `action`).
+    """
+
+    execute: Callable[..., Any]
+    prefill: Callable[..., dict]
+    describe: Callable[..., dict]

@@ -136,10 +136,11 @@ class SQLDriver(QueryDialect, Driver):
 
     @classmethod
     @contextlib.contextmanager
-    def writable(cls, engine: Engine, details: Details) -> Iterator[Connection]:
+    def writable(cls, engine: Engine, details: Details, timeout: float | None = None) -> Iterator[Connection]:
         """A connection to the database `engine` reads, in a transaction that may write, committed when
         the block ends. The default is a plain transaction on the engine; a driver whose lockdown makes
-        connections read-only lifts that here for this transaction only."""
+        connections read-only lifts that here for this transaction only. With `timeout`, each statement
+        is stopped after that many seconds where the engine can (actions' writes; persistence passes none)."""
         with engine.connect() as conn, conn.begin():
             yield conn
 

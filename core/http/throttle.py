@@ -8,6 +8,9 @@ the latest one. Two ways to use it, as Metabase's throttle library has:
   success counts for none (and resets nothing).
 - `Throttler.check(engine, key)`, Metabase's `check` (password-reset requests): every allowed call counts,
   refused while the wait is running.
+- `Throttler.limit(engine, key)`, a rate limit (public action executions): at most `threshold` calls
+  within `ttl` seconds, the next a 429 with Retry-After until the oldest of them leaves the window;
+  refusals are not counted, so a client that keeps trying is let in as soon as the window has room.
 Attempts are rows of `throttle_attempt`; every check-and-record transaction first updates the one
 `throttle_guard` row, which serialises them across processes (a row lock on PostgreSQL, the write lock on
 SQLite), so concurrent requests cannot all see the same count. A login's attempt is recorded before the
@@ -28,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from core.appdb.models import ThrottleAttempt, ThrottleGuard
 
-from .errors import Invalid
+from .errors import Invalid, TooManyRequests
 
 GUARD = "throttle"
 
@@ -94,6 +97,20 @@ class Throttler:
                 self.record(conn, key, now)
         if wait is not None:
             raise Invalid({self.field: wait_message(wait)})
+
+    def limit(self, engine: Engine, key: str) -> None:
+        """A rate limit: 429 with Retry-After (whole seconds) while `threshold` calls of `key` fall within
+        the last `ttl` seconds, else count this call."""
+        with guarded(engine) as conn:
+            now = self.clock()
+            count, _ = self.recent(conn, key, now)
+            if count < self.threshold:
+                self.record(conn, key, now)
+                return
+            oldest = conn.execute(select(func.min(ThrottleAttempt.attempted_at)).where(
+                ThrottleAttempt.throttler == self.name, ThrottleAttempt.key == digest(key))).scalar_one()
+        retry = max(1, math.ceil(oldest + self.ttl - now))
+        raise TooManyRequests(headers={"Retry-After": str(retry)})
 
 
 @contextlib.contextmanager

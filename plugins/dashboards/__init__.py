@@ -6,6 +6,7 @@ from pathlib import Path
 from core import Migrations, Revisable, hookimpl
 
 from . import (
+    action_views,  # noqa: F401  (declares the dashcard action execute endpoints)
     content,
     copy_views,  # noqa: F401
     models,  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)

@@ -59,3 +59,17 @@ class RemappingQuery(Params):
 class ValidFilterFields(Params):
     filtered: list[t.PositiveInt]
     filtering: list[t.PositiveInt] | None = None
+
+
+class ActionDashcardPath(Params):
+    dashboard_id: t.PositiveInt
+    dashcard_id: t.PositiveInt
+
+
+class ActionPrefill(Params):
+    parameters: t.JsonStr
+
+
+class ActionExecute(Params):
+    parameters: t.Map | None = None
+    extra_parameters: Any = None

@@ -18,7 +18,7 @@ from core.content.metadata import dimension_json, field_json
 from core.identity.users import creator_json
 from core.query import access as data_access
 
-from . import mappings
+from . import actions, mappings
 from .dashcards import Layout, load_layout
 from .models import Dashboard, DashboardCard, DashboardTab
 
@@ -158,6 +158,7 @@ def dashboard_json(session: Session, user: User, dashboard: Dashboard) -> dict:
         "moderation_reviews": [],
         "creator": creator_json(session.get(User, dashboard.creator_id)),
     })
+    actions.hydrate(session, user, out["dashcards"])
     info = revisions.last_edit_info(session, MODEL, dashboard.id)
     if info is not None:
         out["last-edit-info"] = info

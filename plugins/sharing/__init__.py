@@ -6,7 +6,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import embed_views, preview_views, service
+from . import embed_views, preview_views, public_actions, service  # noqa: F401  (the modules declare routes)
 from .public_views import public_api
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
