@@ -43,6 +43,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.revisions",
     "plugins.query_cache",
     "plugins.query_audit",
+    "plugins.xrays",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
