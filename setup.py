@@ -24,7 +24,8 @@ setup(
     ext_modules=[SQLITE_ROWS],
     include_package_data=True,
     package_data={"core.identity": ["data/*"],
-                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"]},
+                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"],
+                  "plugins.xrays": ["templates/*/*.yaml"]},
     install_requires=[
         "flask>=3.0,<4",
         "pluggy>=1.5,<2",
@@ -44,6 +45,9 @@ setup(
         # Charts (core.charts): vl-convert bundles Vega-Lite, a JS runtime and fonts, so drawing a card as
         # SVG/PNG/PDF needs no browser, no network and no system font; a dependency, not an extra.
         "vl-convert-python>=1.6,<2",
+        # The x-ray templates (plugins/xrays/templates) are YAML, as Metabase's are: readable and
+        # commented by the people who write them; safe_load only.
+        "PyYAML>=6,<7",
     ],
     extras_require={
         **DRIVER_EXTRAS,

@@ -29,7 +29,8 @@ def links(session: Session, user: User, root: Root, bound: dict) -> dict:
     table_url = f"/auto/dashboard/table/{root.table_id}"
     cell = root.extra.get("cell")
     if cell is not None:
-        zoom_out.append(_item(root.url, root.name, f"The whole of {root.name}"))
+        whole = root.extra.get("whole", root.name)
+        zoom_out.append(_item(root.url, whole, f"The whole of {whole}"))
         if table is not None:
             compare.append(_item(f"{root.url}/cell/{cell}/compare/table/{root.table_id}",
                                  f"Compare with all {_table_name(table)}", "How this cell differs from the whole table"))

@@ -80,7 +80,8 @@ class Root:
         return f"/auto/dashboard/{self.entity}/{self.id_or_query}"
 
     def narrowed(self, clause: list, cell: str) -> "Root":
-        return replace(self, filters=self.filters + (clause,), extra={**self.extra, "cell": cell})
+        return replace(self, filters=self.filters + (clause,),
+                       extra={**self.extra, "cell": cell, "whole": self.extra.get("whole", self.name)})
 
 
 def decode_json(text: str):
