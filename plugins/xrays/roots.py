@@ -200,7 +200,8 @@ def resolve(session: Session, user: User, entity: str, id_or_query: str) -> Root
         return table_root(session, user, readable_table(session, user, entity_id), "table", id_or_query)
     if entity in ("model", "question"):
         card = session.get(Card, entity_id)
-        if card is None or (entity == "model") != (card.type == "model"):
+        # A model is also a saved question (Metabase x-rays either as one); "model" asks for a model.
+        if card is None or (entity == "model" and card.type != "model"):
             raise NotFound()
         return _card_root(session, user, entity_id, entity, id_or_query)
     if entity == "segment":
