@@ -33,11 +33,23 @@ def _describe(session: Session, clause) -> str:
     return "the selected cell"
 
 
+def _field_ids(clause) -> list:
+    if isinstance(clause, list):
+        if len(clause) >= 2 and clause[0] == "field" and not isinstance(clause[1], str):
+            return [clause[1]]
+        return [i for item in clause for i in _field_ids(item)]
+    return []
+
+
 def _narrow(session: Session, root: roots.Root, cell: str, clause) -> roots.Root:
     try:
         if not isinstance(clause, list) or not clause:
             raise ValueError
         normalize({"database": root.database_id, "type": "query", "query": {**root.source, "filter": clause}})
+        # A cell is a value of a column of this x-ray: its own table's or one FK away.
+        known = {c.id for c in root.cols if c.id is not None}
+        if any(ref not in known for ref in _field_ids(clause)):
+            raise ValueError
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, Invalid):
         raise Invalid({"cell-query": roots.BAD_BASE64}, {"cell-query": [roots.BAD_BASE64]}) from None
     return replace(root.narrowed(clause, cell), name=f"{root.name} where {_describe(session, clause)}")

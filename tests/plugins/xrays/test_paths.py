@@ -142,6 +142,8 @@ def test_bad_input_gets_metabases_messages(shop):
     assert xray(shop, "tablex/1", 400)["errors"] == {"entity": "Invalid entity type"}
     assert xray(shop, f"table/{orders}/cell/!!!", 400)["errors"] == {"cell-query": base64_error}
     assert xray(shop, f"table/{orders}/cell/{b64({'not': 'a clause'})}", 400)["errors"] == {"cell-query": base64_error}
+    elsewhere = b64(["=", ["field", shop.ids["REVIEWS.RATING"], None], 5])  # not a column of ORDERS
+    assert xray(shop, f"table/{orders}/cell/{elsewhere}", 400)["errors"] == {"cell-query": base64_error}
     assert xray(shop, "adhoc/bm90IGpzb24", 400)["errors"] == {"entity-id-or-query": base64_error}
     assert xray(shop, f"table/{orders}/rule/nope/GenericTable", 400)["errors"] == {"prefix": "invalid value for prefix"}
     assert xray(shop, f"table/{orders}/rule/table/Not-a-name", 400)["errors"] == {"rule": "invalid value for rule name"}
@@ -182,3 +184,13 @@ def test_readers_see_only_what_they_may_read(shop, content, reader):
             session.execute(update(DataPermission).where(
                 DataPermission.db_id == ids["db"], DataPermission.group_id == ALL_USERS_GROUP_ID,
                 DataPermission.perm_type == "view-data").values(perm_value="unrestricted"))
+
+
+def test_xrays_write_nothing_to_the_app_db(shop, content):
+    from tests.test_reads_write_nothing import assert_read_only, served
+
+    ids = shop.ids
+    cell = b64(["=", ["field", ids["ORDERS.QUANTITY"], None], 2])
+    for path in (f"table/{ids['ORDERS']}", f"segment/{content['segment']}/compare/table/{ids['ORDERS']}",
+                 f"table/{ids['ORDERS']}/cell/{cell}", f"database/{ids['db']}/candidates"):
+        assert_read_only(served(shop.app, shop.admin, "GET", f"{XRAY}/{path}"), path)
