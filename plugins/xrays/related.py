@@ -40,6 +40,10 @@ def links(session: Session, user: User, root: Root, bound: dict) -> dict:
         zoom_out.append(_item(table_url, _table_name(table), table.description))
         compare.append(_item(f"{root.url}/compare/table/{root.table_id}", f"Compare with all {_table_name(table)}",
                              f"How {root.name} differs from the whole table"))
+    elif root.entity in ("question", "model") and root.extra.get("source_table_id") is not None:
+        source = session.get(Table, root.extra["source_table_id"])
+        if source is not None and data_access.can_read(session, user, source.db_id, source.id):
+            zoom_out.append(_item(f"/auto/dashboard/table/{source.id}", _table_name(source), source.description))
     if root.entity != "field" and cell is None:
         seen = set()
         for cols, _ in bound.values():

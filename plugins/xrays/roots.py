@@ -166,7 +166,8 @@ def _card_root(session: Session, user: User, card_id: int, entity: str, id_or_qu
                  for m in card.result_metadata or () if isinstance(m, dict) and m.get("name"))
     entity_type = types.infer_entity(None, cols)
     return Root(entity, id_or_query, card.database_id, {"source-table": f"card__{card.id}"}, card.name,
-                entity_type, cols, description=card.description, extra={"card_id": card.id})
+                entity_type, cols, description=card.description,
+                extra={"card_id": card.id, "source_table_id": card.table_id})
 
 
 def _adhoc_root(session: Session, user: User, text: str) -> Root:

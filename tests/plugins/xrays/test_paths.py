@@ -50,6 +50,9 @@ def test_saved_question_and_model_xrays_read_the_card(shop, content, kind):
     assert {c["dataset_query"]["query"]["source-table"] for c in cards(dashboard)} == {f"card__{card_id}"}
     run_every_card(shop.admin, dashboard)
     assert dashboard["dashboard-template-name"] == ("table/UserTable" if kind == "model" else "table/GenericTable")
+    if kind != "card":
+        source = shop.ids["PEOPLE" if kind == "model" else "ORDERS"]
+        assert dashboard["related"]["zoom-out"][0]["url"] == f"/auto/dashboard/table/{source}"
 
 
 def test_model_and_question_are_not_interchangeable(shop, content):
