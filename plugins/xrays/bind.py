@@ -111,8 +111,10 @@ def breakout_ref(col: Col, options: dict) -> list:
     if types.field_isa(col, "type/Temporal") or types.isa(col.effective_type, "type/Temporal"):
         return col.ref(**{"temporal-unit": options.get("unit") or _unit(col)})
     count = col.distinct_count
+    numbers = ((col.fingerprint or {}).get("type") or {}).get("type/Number") or {}
+    # Binning needs the fingerprint's range; without one the values are grouped as they are.
     if (types.isa(col.effective_type, "type/Number") and col.semantic_type not in ("type/PK", "type/FK")
-            and (count is None or count > 20)):
+            and (count is None or count > 20) and numbers.get("min") is not None and numbers.get("max") is not None):
         return col.ref(binning={"strategy": "default"})
     return col.ref()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from . import types
-from .bind import Built, label
+from .bind import Built, interpolate, label
 from .roots import Col, Root
 from .templates import Template
 
@@ -114,7 +114,7 @@ def layout(template: Template, root: Root, built: list[Built], params: list, use
             continue
         if group and len(groups) > 1:
             row = grid.newline()
-            dashcards.append(text_card("# " + _title(template.groups.get(group, group), root), row))
+            dashcards.append(text_card("# " + interpolate(template.groups.get(group, group), root), row))
             grid.row += 1
         for b in members:
             row, col = grid.place(b.spec.width, b.spec.height)
@@ -122,12 +122,6 @@ def layout(template: Template, root: Root, built: list[Built], params: list, use
     for index, item in enumerate(dashcards):
         item["id"] = -(index + 1)
     return dashcards
-
-
-def _title(text: str, root: Root) -> str:
-    from .bind import interpolate
-
-    return interpolate(text, root)
 
 
 def param_fields(params: list) -> dict:

@@ -154,6 +154,15 @@ def _int_id(text: str) -> int:
     return value
 
 
+def _key_by_name(meta: dict) -> str | None:
+    """A result column's semantic type; a native question's columns have none, and their keys ("id",
+    "user_id") must not be summed or binned as numbers."""
+    if meta.get("semantic_type") or meta.get("id") is not None:
+        return meta.get("semantic_type")
+    name = str(meta["name"]).lower()
+    return "type/PK" if name == "id" else "type/FK" if name.endswith("_id") else None
+
+
 def _card_root(session: Session, user: User, card_id: int, entity: str, id_or_query: str) -> Root:
     card = check_404(session.get(Card, card_id))
     if not permissions.can_read_item(session, user, card.collection_id):
@@ -161,7 +170,7 @@ def _card_root(session: Session, user: User, card_id: int, entity: str, id_or_qu
     if card.database_id is None or not permissions.can_see_data(session, user, card.database_id):
         raise Forbidden()
     cols = tuple(Col(None, m["name"], m.get("display_name") or humanize(m["name"]),
-                     m.get("effective_type") or m.get("base_type") or "type/*", m.get("semantic_type"),
+                     m.get("effective_type") or m.get("base_type") or "type/*", _key_by_name(m),
                      m.get("fingerprint"), None, table_name=card.name)
                  for m in card.result_metadata or () if isinstance(m, dict) and m.get("name"))
     entity_type = types.infer_entity(None, cols)

@@ -55,6 +55,16 @@ def test_saved_question_and_model_xrays_read_the_card(shop, content, kind):
         assert dashboard["related"]["zoom-out"][0]["url"] == f"/auto/dashboard/table/{source}"
 
 
+def test_native_question_xray_reads_its_result_columns(shop):
+    native = shop.admin.post("/api/card", json={
+        "name": "Order totals", "display": "table", "visualization_settings": {},
+        "dataset_query": {"database": shop.ids["db"], "type": "native",
+                          "native": {"query": "SELECT ID, TOTAL, CREATED_AT, QUANTITY FROM ORDERS"}}}).json
+    dashboard = xray(shop, f"question/{native['id']}")
+    assert len(cards(dashboard)) >= 2
+    run_every_card(shop.admin, dashboard)
+
+
 def test_model_and_question_are_not_interchangeable(shop, content):
     xray(shop, f"model/{content['question']}", 404)
     xray(shop, f"question/{content['model']}", 200)  # Metabase x-rays a model as a question too
