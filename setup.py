@@ -24,7 +24,8 @@ setup(
     ext_modules=[SQLITE_ROWS],
     include_package_data=True,
     package_data={"core.identity": ["data/*"],
-                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"]},
+                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"],
+                  "plugins.xrays": ["templates/*/*.yaml"]},
     install_requires=[
         "flask>=3.0,<4",
         "pluggy>=1.5,<2",
@@ -57,6 +58,9 @@ setup(
         # HTTP actions' response_handle/error_handle are jq expressions (Metabase runs them with jackson-jq);
         # the jq package binds the real jq library instead of a reimplementation of its language.
         "jq>=1.6,<2",
+        # The x-ray templates (plugins/xrays/templates) are YAML, as Metabase's are: readable and
+        # commented by the people who write them; safe_load only.
+        "PyYAML>=6,<7",
     ],
     extras_require={
         **DRIVER_EXTRAS,

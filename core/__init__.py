@@ -13,10 +13,11 @@ from core.assembly.records import (
     SettingDef,
     Shareable,
     SharedQuery,
+    XrayTemplate,
 )
 
 __all__ = ["hookimpl", "__version__", "create_app", "Driver", "SQLDriver", "Event", "Exporter", "Migrations", "SettingDef",
-           "ContentKind", "ItemRef", "Revisable", "Shareable", "SharedQuery", "JobKind", "JobRun"]
+           "ContentKind", "ItemRef", "Revisable", "Shareable", "SharedQuery", "JobKind", "JobRun", "XrayTemplate"]
 
 
 def __getattr__(name):

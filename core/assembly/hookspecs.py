@@ -230,3 +230,19 @@ def action_runner():
     firstresult: the actions plugin answers; while none is installed there are no actions (the execute
     routes answer 404 and dashcards show no action).
     """
+
+
+# --------------------------------------------------------------------------------------------------
+# Automatic dashboards: templates the x-rays plugin reads
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec
+def register_xray_templates():
+    """Fires once at startup while the x-rays plugin is enabled (from its `startup`). Return a list of
+    core.assembly.records.XrayTemplate: automatic-dashboard templates for table entity types or field
+    types, in the structure of the plugin's own files (plugins/xrays/templates).
+
+    All lists are concatenated and keyed by (kind, name); a name claimed twice stops startup with an
+    error naming both plugins. While the x-rays plugin is disabled nobody reads them.
+    """

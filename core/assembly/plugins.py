@@ -46,6 +46,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.query_audit",
     "plugins.tasks",
     "plugins.subscriptions",
+    "plugins.xrays",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (

@@ -280,3 +280,16 @@ class ActionRunner:
     execute: Callable[..., Any]
     prefill: Callable[..., dict]
     describe: Callable[..., dict]
+
+
+@dataclass(frozen=True)
+class XrayTemplate:
+    """An automatic-dashboard template (Metabase's x-ray "dashboard template"), as the x-rays plugin
+    reads it: `kind` is "table" (applies to a table entity type such as "TransactionTable") or "field"
+    (applies to a field type such as "type/Number"); `name` is unique within its kind and addresses it
+    in /rule/<kind>/<name>; `spec` is the template's body (title, dimensions, metrics, filters, groups,
+    dashboard_filters, cards), the structure the plugin's own YAML files use."""
+
+    kind: Literal["table", "field"]
+    name: str
+    spec: dict
