@@ -129,7 +129,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.teardown_appcontext(close_request_session)
     _install_index(app)
 
-    with app.app_context():
+    # Seeding hooks (the setup token) check, then insert: one process at a time across instances.
+    with db.exclusive(), app.app_context():
         pm.hook.startup(app=app)
     log.info("Tessera %s started with %d plugins", __version__, len(pm.get_plugins()))
     return app
