@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from sqlalchemy import create_engine
 
 from core.appdb.db import AppDatabase
