@@ -271,6 +271,9 @@ def test_result_cache_is_shared(cluster, files):
 
     assert eventually(lambda: cached_rows(a), first) == first
     assert cached_rows(b) == first
+    # b's query path keeps settings in its per-process memo: turned off on a, b stops serving the cache.
+    assert a.call("PUT", "/api/setting/enable-query-caching", {"value": False}, token)[0] == 204
+    assert eventually(lambda: run(b)["cached"], None) is None
 
 
 def test_permission_graph_revisions_conflict_across_instances(cluster):
