@@ -48,12 +48,15 @@ setup(
         # certificate check on the host name (server_hostname/assert_hostname), with no proxy from the
         # environment; the SSRF guard needs that pinning, which the standard library makes awkward.
         "urllib3>=2.3,<3",
+        # The scheduler (core.schedule): APScheduler's cron triggers (zones, DST, Quartz-like day rules)
+        # and its background/blocking schedulers drive the runs; the app DB holds jobs and claims runs.
+        "APScheduler>=3.11,<4",
     ],
     extras_require={
         **DRIVER_EXTRAS,
         "all": ALL,
         # schemathesis: tests/test_fuzz_api.py fuzzes every operation of the live OpenAPI document (4.x Python API).
-        "dev": ALL + ["pytest>=8,<10", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7", "schemathesis>=4.1,<5"],
+        "dev": ALL + ["pytest>=8,<10", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7", "schemathesis>=4.1,<5", "aiosmtpd>=1.4,<2"],
     },
     entry_points={"console_scripts": ["tessera = core.assembly.cli:main"]},
 )

@@ -21,3 +21,23 @@ def worker_exit(server, worker):
     from core.appdb.counters import flush_all
 
     flush_all()
+
+
+
+def when_ready(server):
+    """One scheduler per instance: a process of its own started with the master (core.schedule.service;
+    not a thread of the master, which forks workers). TESSERA_SCHEDULER=off leaves every scheduled job
+    to `tessera worker` processes."""
+    from core.assembly.config import load_config
+    from core.schedule.service import spawn_scheduler_process
+
+    class _Config:  # spawn_scheduler_process reads only .config; building an app here would be wasted
+        config = load_config()
+
+    server.tessera_scheduler = spawn_scheduler_process(_Config)
+
+
+def on_exit(server):
+    from core.schedule.service import stop_scheduler_process
+
+    stop_scheduler_process(getattr(server, "tessera_scheduler", None))

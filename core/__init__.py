@@ -6,6 +6,8 @@ from core.assembly.records import (
     Event,
     Exporter,
     ItemRef,
+    JobKind,
+    JobRun,
     Migrations,
     Revisable,
     SettingDef,
@@ -14,7 +16,7 @@ from core.assembly.records import (
 )
 
 __all__ = ["hookimpl", "__version__", "create_app", "Driver", "SQLDriver", "Event", "Exporter", "Migrations", "SettingDef",
-           "ContentKind", "ItemRef", "Revisable", "Shareable", "SharedQuery"]
+           "ContentKind", "ItemRef", "Revisable", "Shareable", "SharedQuery", "JobKind", "JobRun"]
 
 
 def __getattr__(name):

@@ -84,7 +84,10 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card", "dashboard": "dashboard"}
+           "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse"}
+# Routes whose <id> names another kind than their first path segment says.
+RULE_KIND = {"/api/pulse/preview_card/<id>": "card", "/api/pulse/preview_card_info/<id>": "card",
+             "/api/pulse/preview_card_png/<id>": "card", "/api/pulse/preview_dashboard/<id>": "dashboard"}
 
 
 def key(endpoint) -> tuple[str, str]:
@@ -98,7 +101,7 @@ def endpoints(app):
 def secret_url(endpoint, ids: dict) -> str:
     """The rule with every path parameter naming a secret object (or a harmless constant)."""
     rule = endpoint.full_rule
-    kind = ID_KIND.get(rule.split("/")[2], "card")
+    kind = RULE_KIND.get(rule, ID_KIND.get(rule.split("/")[2], "card"))
     if rule.startswith("/api/table/card__"):
         kind = "model"
     values = {"id": ids.get(kind, 1), "group_id": ids["group"], "db_id": ids["db"], "model": "card",
@@ -136,11 +139,18 @@ SECRET_READS = {
     ("GET", "/api/dashboard/*"), ("GET", "/api/dashboard"),
     ("POST", "/api/dashboard/*/dashcard/*/card/*/query"), ("GET", "/api/dashboard/*/params/*/values"),
     ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
+    ("GET", "/api/pulse"), ("GET", "/api/pulse/*"), ("GET", "/api/pulse/preview_card/*"),
+    ("GET", "/api/pulse/preview_card_info/*"), ("GET", "/api/pulse/preview_dashboard/*"),
 }
 
 
+def text_of(response) -> str:
+    # Binary bodies (PNG previews) are searched too: a marker drawn as text would be in the bytes.
+    return response.get_data().decode("utf-8", "replace")
+
+
 def leaks(response) -> bool:
-    return response.status_code < 300 and MARKER in response.get_data(as_text=True)
+    return response.status_code < 300 and MARKER in text_of(response)
 
 
 @pytest.fixture
@@ -180,7 +190,7 @@ def test_plain_user_walk_sees_no_secret_and_gets_403_on_superuser_routes(app, us
     problems = []
     for endpoint in endpoints(app):
         response = call(app.test_client(), endpoint, secrets, fresh_session(app, user.user["id"]))
-        text = response.get_data(as_text=True)
+        text = text_of(response)
         if response.status_code >= 500 or response.status_code == 401:
             problems.append((key(endpoint), response.status_code, text[:300]))
         elif endpoint.auth == "superuser" and (response.status_code != 403

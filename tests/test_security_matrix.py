@@ -42,7 +42,8 @@ GUARD_REMOVED = {
     8: "SQLite mode=ro with query_only; PostgreSQL READ ONLY session and transaction",
     9: "samefile check against the app DB and its -wal/-shm/-journal files",
     10: "core.outbound.addresses.refusal made a no-op (a marked test does it too); the check of redirect hops"
-        " skipped; the connection made to the host name instead of the checked address (a second lookup)",
+        " skipped; the connection made to the host name instead of the checked address (a second lookup);"
+        " the refusal of the unconfigured webhook (http) channel in plugins.subscriptions.service.checked_channels",
     15: "check_query in plugins.cards.service.update_card; the card read check and the mapped-table query check"
         " of a dashboard PUT (plugins.dashboards.dashcards, plugins.dashboards.mappings)",
     16: "known-default/length check in core.driver.crypto.fernet_for; embedding secret shortened to 64 bits",

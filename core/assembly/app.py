@@ -29,7 +29,7 @@ from core.identity.passwords import Hasher
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
 from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, shareables, unique_by
-from .records import ContentKind, Exporter, Revisable, Shareable
+from .records import ContentKind, Exporter, JobKind, Revisable, Shareable
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -53,6 +53,7 @@ class Tessera:
     logs: RingBufferHandler
     content_kinds: dict[str, ContentKind] = field(default_factory=dict)
     shareables: dict[str, Shareable] = field(default_factory=dict)
+    job_kinds: dict[str, JobKind] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -106,6 +107,7 @@ def create_app(config: dict | None = None) -> Flask:
                                                       "revisable entity").items()}
     kinds = content_kinds(pm)
     shared = shareables(pm)
+    job_kinds = {key: c.item for key, c in unique_by(collect(pm, "register_job_kinds"), lambda k: k.name, "job kind").items()}
 
     blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
     endpoints: list[Endpoint] = []
@@ -128,6 +130,7 @@ def create_app(config: dict | None = None) -> Flask:
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
         content_kinds=kinds,
         shareables=shared,
+        job_kinds=job_kinds,
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves

@@ -28,12 +28,22 @@ def run(host: str, port: int, workers: int, threads: int, dev: bool):
     # A first start shows the Sample Database, as Metabase's does; TESSERA_LOAD_SAMPLE_DATABASE=false opts out.
     app = create_app({} if "TESSERA_LOAD_SAMPLE_DATABASE" in os.environ else {"TESSERA_LOAD_SAMPLE_DATABASE": True})
     _print_setup_url(app, host, port)
+    from core.schedule import service as scheduler
+
     if dev:
+        if os.environ.get("WERKZEUG_RUN_MAIN") == "true":  # the reloader's child serves; its parent only watches
+            if scheduler.mode(app.config) == "inprocess":
+                scheduler.start_background(app)
         app.run(host=host, port=port, debug=True, use_reloader=True)
         return
     from .server import serve
 
-    serve(app, host=host, port=port, workers=workers, threads=threads)
+    # One scheduler process per instance, started and stopped with the server (core.schedule.service).
+    process = scheduler.spawn_scheduler_process(app)
+    try:
+        serve(app, host=host, port=port, workers=workers, threads=threads)
+    finally:
+        scheduler.stop_scheduler_process(process)
 
 
 def _print_setup_url(app, host: str, port: int) -> None:
@@ -59,6 +69,23 @@ def migrate():
     config = load_config()
     migrate_app_db(AppDatabase(config["TESSERA_DB_URL"]), config)
     click.echo("app database is up to date")
+
+
+@cli.command()
+@click.option("--parent", type=int, default=None, hidden=True,
+              help="Stop when this process is gone (the scheduler process a server starts).")
+def worker(parent: int | None):
+    """Run the scheduled jobs (syncs, model refreshes, subscriptions, housekeeping) in this process.
+
+    Any number of workers and in-process schedulers may share one PostgreSQL app DB: each occurrence
+    runs once. Serve with TESSERA_SCHEDULER=off to leave every job to the workers."""
+    from core.schedule.service import run_blocking
+
+    from .app import create_app
+
+    app = create_app()
+    click.echo(f"tessera worker: {len(app.extensions['tessera'].job_kinds)} job kinds")
+    run_blocking(app, parent_pid=parent)
 
 
 @cli.command("create-admin")

@@ -34,6 +34,15 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_LOAD_SAMPLE_DATABASE": False,
     # Largest request body (JSON or form) in bytes; larger ones are a 413 before they are read.
     "TESSERA_MAX_BODY_BYTES": 10 * 1024 * 1024,
+    # Scheduled jobs (core.schedule): "inprocess" runs them in the serving process (one scheduler per
+    # instance, in gunicorn's master), "off" leaves them to `tessera worker` processes.
+    "TESSERA_SCHEDULER": "inprocess",
+    # How often a scheduler looks for due jobs (seconds); an occurrence runs at most this late.
+    "TESSERA_SCHEDULER_POLL_SECONDS": 5,
+    # How many scheduled runs one scheduler process runs at the same time.
+    "TESSERA_SCHEDULER_THREADS": 4,
+    # Query-execution rows older than this are removed by the nightly housekeeping job (Metabase: 720).
+    "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
@@ -45,6 +54,8 @@ INTEGER_KEYS = {
     "TESSERA_PASSWORD_HASH_MEMORY_KIB",
     "TESSERA_LOG_BUFFER",
     "TESSERA_MAX_BODY_BYTES",
+    "TESSERA_SCHEDULER_THREADS",
+    "TESSERA_QUERY_EXECUTION_RETENTION_DAYS",
 }
 
 

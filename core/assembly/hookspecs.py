@@ -97,6 +97,16 @@ def register_shareables():
 
 
 @hookspec
+def register_job_kinds():
+    """Fires once while the app is built. Return a list of core.assembly.records.JobKind: the kinds of
+    scheduled job the plugin runs (syncs, model refreshes, subscription sends, housekeeping).
+
+    All lists are concatenated and keyed by `name`; a duplicate name stops startup naming both plugins.
+    Stored jobs of a kind no enabled plugin registers are left alone and not run (core.schedule).
+    """
+
+
+@hookspec
 def register_commands(cli):
     """Fires when the `tessera` command line is built. Add click commands to the `cli` group.
 
@@ -192,4 +202,17 @@ def visible_dashboards(session, user, dashboard_ids):
     `user` may see (not archived, collection readable), in the order given.
 
     firstresult: the dashboards plugin answers; while none is installed the answer is empty.
+    """
+
+
+@hookspec(firstresult=True)
+def dashboard_content(session, dashboard_id, parameters):
+    """Fires when a dashboard subscription is sent or its dashboard previewed (plugins.subscriptions).
+    Return a core.assembly.records.DashboardContent: the dashboard's cards in reading order, each with
+    the card parameters that `parameters` (the subscription's filter values, a list of dashboard
+    parameter maps with "id" and "value"; the dashboard's defaults fill the rest) give it; None when
+    the dashboard does not exist or is archived. No permission check: the caller checks the
+    dashboard's collection and runs each card as its user.
+
+    firstresult: the dashboards plugin answers; while none is installed there are no dashboards.
     """

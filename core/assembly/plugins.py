@@ -43,6 +43,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.revisions",
     "plugins.query_cache",
     "plugins.query_audit",
+    "plugins.tasks",
+    "plugins.subscriptions",
 )
 
 BUILTIN_DRIVERS: tuple[str, ...] = (
@@ -101,6 +103,10 @@ def make_plugin_manager(config: dict) -> pluggy.PluginManager:
 
     # The outbound HTTP client's allow-list setting: core, because actions and webhooks both use it.
     pm.register(outbound_http, name="core.outbound.http")
+    from core.schedule import housekeeping
+
+    # The core's own scheduled jobs (expired sessions, old query executions, task history).
+    pm.register(housekeeping, name="core.schedule.housekeeping")
 
     versions: dict[str, str] = {}
     pm.tessera_versions = versions  # read by describe_plugins

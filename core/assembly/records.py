@@ -194,3 +194,69 @@ class Shareable:
     param_remapping: Callable[..., list] | None = None
     execute: Callable[..., Any] | None = None
     prefill: Callable[..., dict] | None = None
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """What a job's `run` receives: the app (for its state: settings, drivers, config), an app-DB
+    `session` of its own (the runner commits it after a successful run and rolls it back after a
+    failure), the job's `key` and `args` as scheduled, and `fired_at`, the occurrence being run
+    (aware UTC; the runner's clock, so tests that drive the clock see their own time)."""
+
+    app: Any
+    session: Any
+    kind: str
+    key: str
+    args: dict
+    fired_at: Any
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of scheduled job a plugin runs (core.schedule). Jobs of the kind are stored in the app DB,
+    keyed by (kind `name`, a key of the plugin's choosing), each with its own cron, and added, changed
+    and removed with core.schedule.schedule / unschedule.
+
+    - `run(job: JobRun) -> dict | None`: does one occurrence; the dict returned is stored as the task
+      history's `task_details`. An exception fails the run: it is recorded (status "failed", the error in
+      task_details), and the next occurrence runs as scheduled.
+    - `task`: the name task history shows (Metabase's, e.g. "sync"); defaults to `name`.
+    - `db_id(args) -> int | None`: the database a run concerns, shown as task history's db_id.
+    - `default_cron`: when given, one job of this kind with key "default" and this cron always exists
+      (created at startup if missing; its cron can be changed with schedule()): periodic housekeeping.
+    - `jobs(session) -> {key: (cron, timezone, args)}`: when given, the jobs this kind should have
+      according to what is stored elsewhere (a database's sync schedule); at every scheduler tick (every
+      few seconds, in an app context) the kind's rows in the job table are made to match it: missing
+      jobs added, changed ones updated, others (schedule() calls included) removed.
+    """
+
+    name: str
+    run: Callable[[JobRun], dict | None]
+    task: str | None = None
+    db_id: Callable[[dict], int | None] | None = None
+    default_cron: str | None = None
+    jobs: Callable[..., dict] | None = None
+
+
+@dataclass(frozen=True)
+class DashboardPart:
+    """One dashcard of a dashboard as a subscription sends it: its saved card with the card parameters
+    the subscription's filter values give it (through the dashcard's parameter mappings), or a virtual
+    card (`card_id` None) with its text (text and heading cards; None for links and others)."""
+
+    dashcard_id: int
+    card_id: int | None
+    parameters: tuple = ()
+    text: str | None = None
+    visualization_settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DashboardContent:
+    """A dashboard as a subscription sends it: its name and collection, its parts in reading order
+    (tab by tab, then row, then column)."""
+
+    id: int
+    name: str
+    collection_id: int | None
+    parts: tuple[DashboardPart, ...] = ()

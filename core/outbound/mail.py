@@ -1,12 +1,13 @@
 """Sending e-mail over SMTP with the email-* settings (declared by plugins.email).
 
-Used for invitations now and for subscriptions later. Without a configured host nothing is sent and
+Used for invitations and subscriptions (HTML with inline images, referenced as cid:<id>, and files). Without a configured host nothing is sent and
 the caller is told (MailNotConfigured), so that no feature reports a success it did not achieve.
 """
 from __future__ import annotations
 
 import smtplib
 import ssl
+from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formataddr
 
@@ -25,6 +26,16 @@ class MailNotConfigured(MailError):
     """No SMTP host (or sender address) is set."""
 
 
+@dataclass(frozen=True)
+class Part:
+    """A file sent with a message: an inline image (`name` is its Content-ID, the HTML shows it as
+    `cid:<name>`) or an attachment (`name` is its file name)."""
+
+    name: str
+    data: bytes
+    content_type: str
+
+
 def _get(registry: SettingsRegistry, session: Session, key: str):
     if key not in registry.definitions:
         return None
@@ -36,8 +47,9 @@ def is_configured(registry: SettingsRegistry, session: Session) -> bool:
 
 
 def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject: str, text: str,
-         html: str | None = None) -> None:
-    """Send one message to `to`, or raise MailNotConfigured / MailError."""
+         html: str | None = None, inline: list[Part] = (), attachments: list[Part] = ()) -> None:
+    """Send one message to `to`, or raise MailNotConfigured / MailError. `inline` images go with the
+    HTML part (multipart/related), `attachments` after it."""
     if not is_configured(registry, session):
         raise MailNotConfigured("E-mail is not configured: set the SMTP settings first.")
     host = _get(registry, session, "email-smtp-host")
@@ -55,6 +67,14 @@ def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject
     message.set_content(text)
     if html:
         message.add_alternative(html, subtype="html")
+        html_part = message.get_payload()[-1]
+        for part in inline:
+            maintype, subtype = part.content_type.split("/", 1)
+            html_part.add_related(part.data, maintype=maintype, subtype=subtype, cid=f"<{part.name}>",
+                                  disposition="inline", filename=part.name)
+    for part in attachments:
+        maintype, subtype = part.content_type.split("/", 1)
+        message.add_attachment(part.data, maintype=maintype, subtype=subtype, filename=part.name)
     try:
         if security == "ssl":
             client = smtplib.SMTP_SSL(host, int(port), timeout=SMTP_TIMEOUT_SECONDS, context=ssl.create_default_context())

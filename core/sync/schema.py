@@ -385,6 +385,11 @@ def _lock_for(state, database_id: int) -> threading.Lock:
         return _locks.setdefault((id(state), database_id), threading.Lock())
 
 
+def locked(state, database_id: int) -> threading.Lock:
+    """The lock every run on one database takes (background, scheduled): one sync at a time per database."""
+    return _lock_for(state, database_id)
+
+
 def start(database_id: int, job: str = "sync", app=None, **kwargs) -> threading.Thread | None:
     """Run a sync ("sync") or value scan ("values") of a database in the background.
 

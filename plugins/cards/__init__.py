@@ -2,7 +2,7 @@
 CSV uploads."""
 from core import Revisable, SettingDef, hookimpl
 
-from . import history
+from . import history, refresh
 from .views import card_api, card_table_api, database_cards_api, saved_questions_api
 
 
@@ -17,6 +17,8 @@ def register_settings():
         SettingDef("uploads-settings", type="json", visibility="authenticated",
                    description="Where CSV uploads go: {db_id, schema_name, table_prefix}; unset means "
                                "Tessera's own uploads SQLite file."),
+        SettingDef(refresh.SETTING, default=refresh.DEFAULT_CRON, visibility="admin", validate=refresh.valid_cron,
+                   description="When persisted models are refreshed: a Quartz cron (seconds first)."),
     ]
 
 
@@ -30,3 +32,8 @@ def register_shareables():
     from .shared import SHAREABLE
 
     return [SHAREABLE]
+
+
+@hookimpl
+def register_job_kinds():
+    return refresh.KINDS

@@ -56,3 +56,10 @@ def visible_dashboards(session, user, dashboard_ids):
     from .service import visible_dashboards as visible
 
     return visible(session, user, dashboard_ids)
+
+
+@hookimpl
+def dashboard_content(session, dashboard_id, parameters):
+    from .subscription import content
+
+    return content(session, dashboard_id, parameters)

@@ -23,3 +23,10 @@ def register_settings():
 def startup(app):
     if app.config.get("TESSERA_LOAD_SAMPLE_DATABASE"):
         service.add_sample_on_first_start(app)
+
+
+@hookimpl
+def register_job_kinds():
+    from .jobs import KINDS
+
+    return KINDS

@@ -7,6 +7,7 @@ from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
+from .schedule import ScheduledJob, TaskHistory
 from .segment import LegacyMetric, MetricImportantField, Segment
 from .setting import Setting
 from .throttle import ThrottleAttempt, ThrottleGuard
@@ -50,9 +51,11 @@ __all__ = [
     "QueryCache",
     "QueryExecution",
     "Revision",
+    "ScheduledJob",
     "Segment",
     "Setting",
     "Table",
+    "TaskHistory",
     "ThrottleAttempt",
     "ThrottleGuard",
     "Timeline",

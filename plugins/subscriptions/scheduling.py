@@ -1,0 +1,63 @@
+"""Each enabled e-mail channel of a pulse that is not archived is one job of kind "send-pulse" on the
+core scheduler (core.schedule), keyed by the channel id, its cron written from the channel's schedule
+(core.sync.schedules.schedule_to_cron: the same Quartz strings as database sync schedules) in the
+report time zone. Jobs change in the transaction that changes the pulse."""
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.assembly.records import JobKind, JobRun
+from core.schedule import schedule, scheduled, unschedule
+from core.sync.schedules import schedule_to_cron
+
+from . import send
+from .models import Pulse, PulseChannel
+from .service import without_orphans
+
+KIND = "send-pulse"
+
+
+def cron_of(channel: PulseChannel) -> str:
+    return schedule_to_cron({"schedule_type": channel.schedule_type, "schedule_hour": channel.schedule_hour,
+                             "schedule_day": channel.schedule_day, "schedule_frame": channel.schedule_frame})
+
+
+def _wanted(pulse: Pulse, channels) -> dict[str, tuple[str, None, dict]]:
+    if pulse.archived:
+        return {}
+    return {str(c.id): (cron_of(c), None, {"pulse_id": pulse.id, "channel_id": c.id})
+            for c in channels if c.enabled and c.channel_type == "email"}
+
+
+def reschedule(session: Session, pulse: Pulse) -> None:
+    """Make the pulse's jobs match its channels (called after a create or an update, before commit)."""
+    channels = session.scalars(select(PulseChannel).where(PulseChannel.pulse_id == pulse.id))
+    wanted = _wanted(pulse, channels)
+    for job in scheduled(session, KIND):
+        if (job.args or {}).get("pulse_id") == pulse.id and job.key not in wanted:
+            unschedule(session, KIND, job.key)
+    for key, (cron, zone, args) in wanted.items():
+        schedule(session, KIND, key, cron, zone, args)
+
+
+def all_jobs(session: Session) -> dict:
+    """Every job the stored pulses call for (the scheduler repairs its table to match at start)."""
+    out: dict = {}
+    live = without_orphans(session, list(session.scalars(select(Pulse).where(Pulse.archived.is_(False)))))
+    pulses = {p.id: p for p in live}
+    by_pulse: dict[int, list[PulseChannel]] = {}
+    for channel in session.scalars(select(PulseChannel).where(PulseChannel.pulse_id.in_(list(pulses)))):
+        by_pulse.setdefault(channel.pulse_id, []).append(channel)
+    for pulse_id, channels in by_pulse.items():
+        out.update(_wanted(pulses[pulse_id], channels))
+    return out
+
+
+def run(job: JobRun) -> dict:
+    outcome = send.send_channel(job.session, job.app.extensions["tessera"].settings, int(job.args["channel_id"]))
+    return {"pulse_id": job.args.get("pulse_id"), "channel_id": job.args.get("channel_id"), "sent": outcome.sent,
+            "recipients": outcome.recipients, "skipped": outcome.reason or None}
+
+
+JOB_KIND = JobKind(KIND, run, task="send-pulse", jobs=all_jobs)
