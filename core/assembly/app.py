@@ -89,7 +89,8 @@ def create_app(config: dict | None = None) -> Flask:
     if cfg["TESSERA_RUN_MIGRATIONS"]:
         db.migrate(migrations)
     try:
-        with db.session() as session:
+        # Under the start-up lock: a process that does not migrate waits for one that is migrating.
+        with db.exclusive(), db.session() as session:
             check_stored_details(session, cfg)  # another instance's key: stop here, not at every query
     except Exception:
         db.dispose()

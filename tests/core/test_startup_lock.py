@@ -82,3 +82,40 @@ def test_tessera_migrate_waits_for_the_lock_then_migrates(postgres_app_db, tmp_p
         if migrate is not None and migrate.poll() is None:
             migrate.kill()
         holder.dispose()
+
+
+def test_a_process_that_does_not_migrate_waits_for_one_that_migrates(app_config, tmp_path):
+    # TESSERA_RUN_MIGRATIONS=false: it must not read the schema of an app DB another process is migrating.
+    from alembic import command
+
+    from core.appdb.db import alembic_config
+    from core.assembly.app import create_app
+    from core.assembly.plugins import make_plugin_manager, plugin_migrations
+
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    config = {**app_config, "TESSERA_DB_URL": url}
+    holder = AppDatabase(url)
+    started, failed = [], []
+
+    def start():
+        try:
+            started.append(create_app(config))
+        except Exception as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=start)
+    try:
+        with holder.exclusive():  # the holder migrates the empty database while the other starts
+            thread.start()
+            thread.join(1.0)
+            assert not started and not failed, failed
+            command.upgrade(alembic_config(url, holder.engine), "heads")
+            for migrations in plugin_migrations(make_plugin_manager(config)):
+                command.upgrade(alembic_config(url, holder.engine, migrations.directory, migrations.version_table),
+                                "heads")
+        thread.join(30)
+        assert started and not failed, failed
+    finally:
+        for app in started:
+            app.extensions["tessera"].db.dispose()
+        holder.dispose()
