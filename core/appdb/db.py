@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .counters import WriteBehind
 from .generation import Generation
+from .locks import advisory_lock, file_lock
 from .memo import GENERATION, Memo
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -39,6 +40,8 @@ class AppBackend:
     on_connect: Callable | None = None  # runs on every new DBAPI connection
     # The statement reading the generation (core.appdb.generation); None: it cannot be known, nothing is memoised.
     generation_sql: str | None = None
+    # The start-up lock (core.appdb.locks) taken on the engine; None: no other process can share the DB.
+    lock: Callable | None = None
 
 
 def _sqlite_pragmas(dbapi_connection, _record):
@@ -55,7 +58,7 @@ def _sqlite_pragmas(dbapi_connection, _record):
 SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
 BACKENDS = {
     "postgresql": AppBackend(engine_options={"pool_pre_ping": True},
-                             generation_sql="SELECT pg_current_snapshot()::text"),
+                             generation_sql="SELECT pg_current_snapshot()::text", lock=advisory_lock),
     # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
     # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus the
     # generation reader and background threads): a connection closed past a smaller pool is opened again
@@ -63,7 +66,7 @@ BACKENDS = {
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         generation_sql="SELECT data_version FROM pragma_data_version"),
+                         generation_sql="SELECT data_version FROM pragma_data_version", lock=file_lock),
 }
 
 
@@ -120,15 +123,22 @@ class AppDatabase:
         finally:
             session.close()
 
+    def exclusive(self):
+        """A context manager that one process at a time holds, among all processes on this app DB
+        (core.appdb.locks): around migrations and start-up hooks. Not reentrant."""
+        return self.backend.lock(self.engine) if self.backend.lock is not None else contextlib.nullcontext()
+
     def migrate(self, plugin_migrations=()) -> None:
         """The core's revisions, then each plugin's (core.assembly.records.Migrations), each set in
-        its own version table."""
+        its own version table; under the start-up lock, so that of several processes starting together
+        one migrates and the others find the schema up to date."""
         from alembic import command
 
-        command.upgrade(alembic_config(self.url, self.engine), "heads")
-        for migrations in plugin_migrations:
-            cfg = alembic_config(self.url, self.engine, migrations.directory, migrations.version_table)
-            command.upgrade(cfg, "heads")
+        with self.exclusive():
+            command.upgrade(alembic_config(self.url, self.engine), "heads")
+            for migrations in plugin_migrations:
+                cfg = alembic_config(self.url, self.engine, migrations.directory, migrations.version_table)
+                command.upgrade(cfg, "heads")
 
     def dispose(self) -> None:
         self.write_behind.close()

@@ -75,7 +75,7 @@ class OrjsonProvider(JSONProvider):
 
 def create_app(config: dict | None = None) -> Flask:
     cfg = load_config(config)
-    from core.driver.crypto import check_key
+    from core.driver.crypto import check_key, check_stored_details
 
     check_key(cfg)  # a weak TESSERA_ENCRYPTION_KEY stops startup, not the first registration
     app = Flask("tessera")
@@ -88,6 +88,13 @@ def create_app(config: dict | None = None) -> Flask:
     migrations = plugin_migrations(pm)  # collected even when not run: a duplicate name stops startup
     if cfg["TESSERA_RUN_MIGRATIONS"]:
         db.migrate(migrations)
+    try:
+        # Under the start-up lock: a process that does not migrate waits for one that is migrating.
+        with db.exclusive(), db.session() as session:
+            check_stored_details(session, cfg)  # another instance's key: stop here, not at every query
+    except Exception:
+        db.dispose()
+        raise
 
     settings = {key: c.item for key, c in unique_by(collect(pm, "register_settings"), lambda s: s.key, "setting key").items()}
     disabled_engines = set(split_names(cfg["TESSERA_DRIVERS_DISABLED"]))
@@ -132,7 +139,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.teardown_appcontext(close_request_session)
     _install_index(app)
 
-    with app.app_context():
+    # Seeding hooks (the setup token) check, then insert: one process at a time across instances.
+    with db.exclusive(), app.app_context():
         pm.hook.startup(app=app)
     log.info("Tessera %s started with %d plugins", __version__, len(pm.get_plugins()))
     return app

@@ -119,6 +119,8 @@ def startup(app):
     """Fires once at the end of create_app, after migrations and routes. Return value ignored.
 
     Every implementation is called, in plugin order: use it to seed rows or start background work.
+    The hooks run under the app DB's start-up lock (AppDatabase.exclusive): of several processes or
+    instances starting together, one runs them at a time, so a check-then-insert seed is safe.
     """
 
 

@@ -99,6 +99,30 @@ def current_fernet(config: dict | None = None) -> Fernet:
         return _cache[source]
 
 
+def check_stored_details(session, config: dict) -> None:
+    """Refuse to start when the app DB's connection details do not decrypt with this process's key.
+
+    Every instance on one app DB must use the same key: a key generated into one instance's
+    TESSERA_DATA_DIR is unknown to the others, whose every query would then fail. The newest
+    database's details are tried (all are written with the one key); no database, nothing to check."""
+    from sqlalchemy import select
+
+    from core.appdb.models import Database
+
+    stored = session.scalar(select(Database.details).where(Database.details.startswith(PREFIX))
+                            .order_by(Database.id.desc()).limit(1))
+    if stored is None:
+        return
+    try:
+        current_fernet(config).decrypt(stored[len(PREFIX):].encode())
+    except InvalidToken:
+        source = ("TESSERA_ENCRYPTION_KEY" if config.get("TESSERA_ENCRYPTION_KEY")
+                  else f"the key generated into {Path(str(config['TESSERA_DATA_DIR'])) / KEY_FILE}")
+        raise EncryptionKeyError(
+            f"The app DB's connection details cannot be decrypted with {source}: every instance on one app DB "
+            "needs the same TESSERA_ENCRYPTION_KEY (the key they were written with).") from None
+
+
 def encrypt_details(details: dict, config: dict | None = None) -> str:
     return PREFIX + current_fernet(config).encrypt(orjson.dumps(details)).decode()
 

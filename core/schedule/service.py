@@ -108,8 +108,9 @@ def spawn_scheduler_process(app) -> subprocess.Popen | None:
     this process exits (and stops by itself if this process dies without saying so)."""
     if mode(app.config) != "inprocess":
         return None
-    env = {**os.environ, **config_env(app.config), "TESSERA_RUN_MIGRATIONS": "false",
-           "TESSERA_LOAD_SAMPLE_DATABASE": "false"}
+    # It migrates like any process (the operator's TESSERA_RUN_MIGRATIONS): under the start-up lock that is
+    # a no-op once done, and on a first start it may come before the web workers have migrated.
+    env = {**os.environ, **config_env(app.config), "TESSERA_LOAD_SAMPLE_DATABASE": "false"}
     process = subprocess.Popen([sys.executable, "-m", "core.assembly.cli", "worker", "--parent", str(os.getpid())],
                                env=env)
     atexit.register(stop_scheduler_process, process)

@@ -63,3 +63,26 @@ def test_weak_configured_key_stops_startup(app_config):
 
     with pytest.raises(crypto.EncryptionKeyError):
         create_app({**app_config, "TESSERA_ENCRYPTION_KEY": "CHANGE_ME_TO_A_COMPLEX_RANDOM_SECRET"})
+
+
+def test_an_instance_with_another_key_does_not_start(app_config, tmp_path):
+    # Two instances on one app DB: the second has its own data directory, so its own generated key.
+    from core.assembly.app import create_app
+    from core.testing import setup_admin
+
+    first = create_app(app_config)
+    try:
+        admin = setup_admin(first)
+        files = tmp_path / "files"
+        files.mkdir()
+        (files / "d.db").touch()
+        assert admin.post("/api/database", json={"engine": "sqlite", "name": "D",
+                                                 "details": {"db": str(files / "d.db")}}).status_code == 200
+    finally:
+        first.extensions["tessera"].db.dispose()
+    elsewhere = tmp_path / "other-machine"
+    with pytest.raises(crypto.EncryptionKeyError, match="same TESSERA_ENCRYPTION_KEY"):
+        create_app({**app_config, "TESSERA_DATA_DIR": str(elsewhere), "TESSERA_FILE_DB_DIRS": str(files)})
+    same = create_app({**app_config, "TESSERA_DATA_DIR": str(elsewhere), "TESSERA_FILE_DB_DIRS": str(files),
+                       "TESSERA_ENCRYPTION_KEY": (tmp_path / crypto.KEY_FILE).read_text().strip()})
+    same.extensions["tessera"].db.dispose()

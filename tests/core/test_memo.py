@@ -7,6 +7,8 @@ other app-DB statement, and still counts its view.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from core.appdb.counters import flush
@@ -82,7 +84,10 @@ def test_a_write_by_another_instance_on_the_same_app_db_is_seen(world, tmp_path)
     app, user = world["app"], world["user"]
     card = f"/api/card/{world['card']}"
     read_twice(user, card)
+    # Instances share the encryption key (create_app refuses one that cannot read the stored details).
+    key = (Path(app.config["TESSERA_DATA_DIR"]) / "encryption.key").read_text().strip()
     second = create_app({"TESSERA_DATA_DIR": str(tmp_path / "second"), "TESSERA_PLUGINS_AUTOLOAD": False,
+                         "TESSERA_ENCRYPTION_KEY": key,
                          "TESSERA_DB_URL": app.extensions["tessera"].db.url, "TESSERA_RUN_MIGRATIONS": False,
                          **FAST_HASHING})
     try:
