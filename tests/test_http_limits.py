@@ -1,11 +1,13 @@
 """Bad input at the request layer: out-of-range integers, deep JSON, invalid Unicode, absurd binning,
 name collisions and oversized bodies get a 4xx in Metabase's error shape, never a 500; unexpected
 errors keep Metabase's 500 shape and carry a request id."""
+import base64
 import json
 import re
 import time
 import typing
 
+import pydantic
 import pytest
 from sqlalchemy import update
 
@@ -14,6 +16,7 @@ from tests.plugins.dataset.conftest import make_orders
 
 PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 HUGE = (str(2**64), str(10**30), "9" * 5000)
+A_UUID = "8c1f6b4e-2a0d-4f5e-9b3a-6d7c8e9f0a1b"  # a well-formed public link that names nothing
 
 
 @pytest.fixture
@@ -28,8 +31,11 @@ def _is_int(info) -> bool:
     return annotation is int
 
 
-def _plausible(info) -> str:
-    """A valid value for a non-integer path parameter: an enum's first member, else a word."""
+def _plausible(name, info) -> str:
+    """A valid value for a non-integer path parameter: a UUID for a public link, an enum's first member,
+    else a word."""
+    if name == "uuid":
+        return A_UUID
     annotation = info.annotation if info is not None else str
     while typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
@@ -52,7 +58,7 @@ def _int_routes(app):
             fields = {info.alias or name: info for name, info in endpoint.path.model_fields.items()}
             int_names = [n for n in names if n in fields and _is_int(fields[n])]
             if int_names:
-                others = {n: _plausible(fields.get(n)) for n in names if n not in int_names}
+                others = {n: _plausible(n, fields.get(n)) for n in names if n not in int_names}
                 routes.append((method, rule.rule, int_names, others))
     return routes
 
@@ -74,15 +80,30 @@ def test_ids_beyond_bigint_in_paths_are_404(app, admin):
     assert not wrong, wrong[:10]
 
 
+# Path values to try, in order, until the path model accepts one: an id, a public link, an x-ray entity or
+# rule prefix, a rule name, an x-ray cell (base64 JSON).
+PATH_CANDIDATES = ("1", A_UUID, "table", "GenericTable", base64.urlsafe_b64encode(b'["=", 1, 1]').decode())
+
+
 def _valid_path_value(endpoint, name: str) -> str:
     """A path value the path model accepts, so that only the query string is wrong: an enum's first
-    value (an export format), else "1"."""
+    value (an export format), else the first of PATH_CANDIDATES the model takes for `name`."""
     field = endpoint.path.model_fields.get(name) if endpoint.path is not None else None
-    for arg in typing.get_args(field.annotation) if field is not None else ():
+    if field is None:
+        return "1"
+    for arg in typing.get_args(field.annotation):
         if typing.get_origin(arg) is typing.Literal:
             return str(typing.get_args(arg)[0])
-    if field is not None and typing.get_origin(field.annotation) is typing.Literal:
+    if typing.get_origin(field.annotation) is typing.Literal:
         return str(typing.get_args(field.annotation)[0])
+    key = field.alias or name
+    for candidate in PATH_CANDIDATES:
+        try:
+            endpoint.path.model_validate({key: candidate})
+        except pydantic.ValidationError as error:
+            if any(e["loc"] and e["loc"][0] == key for e in error.errors()):
+                continue
+        return candidate
     return "1"
 
 
