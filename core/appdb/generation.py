@@ -44,8 +44,13 @@ class Generation:
             return None
         with self._lock:
             try:
-                conn = self._connection()
-                return conn.exec_driver_sql(self.sql).scalar()
+                # On the DBAPI connection itself: SQLAlchemy's statement machinery cost more than the read.
+                cursor = self._connection().connection.dbapi_connection.cursor()
+                try:
+                    cursor.execute(self.sql)
+                    return cursor.fetchone()[0]
+                finally:
+                    cursor.close()
             except Exception:  # a broken connection: memo off for this request, a new one next time
                 log.warning("app-DB generation not read", exc_info=True)
                 self._drop()

@@ -15,6 +15,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb import rows
 from core.appdb.models import Card, User
 from core.content.cards import pivot_column_split
 from core.export.response import card_download
@@ -35,14 +36,14 @@ def dashcard_card(session: Session, user: User, dashboard_id: int, dashcard_id: 
                   card_id: int) -> tuple[Dashboard, DashboardCard, Card]:
     """The dashboard, its dashcard and the card drawn on it (the dashcard's own or a series card)."""
     dashboard = readable_dashboard(session, user, dashboard_id)
-    dashcard = session.get(DashboardCard, dashcard_id)
+    dashcard = rows.get(session, DashboardCard, dashcard_id)
     if dashcard is None or dashcard.dashboard_id != dashboard.id:
         raise NotFound()
     if dashcard.card_id != card_id and session.scalar(
             select(DashboardCardSeries.id).where(DashboardCardSeries.dashboardcard_id == dashcard.id,
                                                  DashboardCardSeries.card_id == card_id)) is None:
         raise NotFound()
-    card = check_404(session.get(Card, card_id))
+    card = check_404(rows.get(session, Card, card_id))
     if not perms.can_read_item(session, user, card.collection_id):
         raise Forbidden()
     return dashboard, dashcard, card
