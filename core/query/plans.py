@@ -32,7 +32,7 @@ import orjson
 
 from core.appdb import memo
 
-from .context import QueryContext, setting
+from .context import SETTINGS_MEMO, QueryContext, setting
 
 KEY = "tessera.plan-key"
 SHARED = "tessera.shared-query"  # in a run's extras: its query is the memo's, copied before compiling
@@ -79,6 +79,9 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
     def compute():
         first = fresh()
         made.append(first)
+        # The settings this run has read (core.query.context.setting): the same for every run of this
+        # generation, given again to each when they are plain values no caller can change.
+        snapshot = dict(session.info.get(SETTINGS_MEMO) or {})
         from .dates import now_in
 
         try:
@@ -86,17 +89,20 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
             timeless = _shape(first) == _shape(fresh(clock))
         except Exception:  # the far clock made the query fail: it depends on the clock
             timeless = False
-        return dataclasses.replace(first, session=None, user=None, extras={}), timeless
+        session.info[SETTINGS_MEMO] = dict(snapshot)
+        plain = all(v is None or isinstance(v, (str, int, float, bool)) for v in snapshot.values())
+        return dataclasses.replace(first, session=None, user=None, extras={}), snapshot if plain else None, timeless
 
-    template, _ = memo.get_or_compute(session, ("prepared query", key), compute, keep=lambda value: value[1])
+    template, snapshot, _ = memo.get_or_compute(session, ("prepared query", key), compute, keep=lambda value: value[2])
     if made:
         return made[0]
     from core.appdb import rows
     from core.appdb.models import Database
 
-    from .context import SETTINGS_MEMO
-
-    session.info.pop(SETTINGS_MEMO, None)  # as prepare does: this run reads the settings afresh
+    if snapshot is None:
+        session.info.pop(SETTINGS_MEMO, None)  # as prepare does: this run reads the settings afresh
+    else:
+        session.info[SETTINGS_MEMO] = dict(snapshot)
     database = rows.get(session, Database, template.database.id)
     if database is None:  # deleted since: a commit, so another generation; kept for safety
         return fresh()
