@@ -63,7 +63,7 @@ BACKENDS = {
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         generation_sql="SELECT data_version FROM pragma_data_version"),
+                         generation_sql="PRAGMA data_version"),
 }
 
 
