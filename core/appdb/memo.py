@@ -25,6 +25,7 @@ MEMO_INFO = "tessera.memo"  # in a request session's info: (the app's Memo, the 
 MISSING = object()
 DEFAULT_SIZE = 4096
 DEFAULT_BUDGET = 64 * 1024 * 1024
+FLIGHT_WAIT_SECONDS = 10  # a waiting request computes itself after this (a leader stuck on a lock)
 
 
 class Memo:
@@ -37,6 +38,7 @@ class Memo:
         self._entries: OrderedDict = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
+        self._flights: dict = {}  # (generation, key) -> (event set when computed, leader's thread id)
 
     def get(self, generation, key) -> Any:
         with self._lock:
@@ -62,6 +64,27 @@ class Memo:
         with self._lock:
             self._entries.clear()
             self._weight = 0
+
+    def join(self, generation, key) -> tuple[threading.Event, bool]:
+        """The flight computing `key` under `generation`, and whether this thread leads it (computes)
+        rather than waits for it. After a commit, every request in flight misses at once: one
+        computes each answer while the others wait for it instead of computing it too (under a
+        busy worker's GIL, a stampede of the same computation never settled)."""
+        with self._lock:
+            flight = self._flights.get((generation, key))
+            if flight is not None and flight[1] != threading.get_ident():
+                return flight[0], False
+            if flight is not None:  # the leader asks again while computing: it computes alone
+                return threading.Event(), True
+            event = threading.Event()
+            self._flights[(generation, key)] = (event, threading.get_ident())
+            return event, True
+
+    def land(self, generation, key, event: threading.Event) -> None:
+        with self._lock:
+            if self._flights.get((generation, key), (None,))[0] is event:
+                del self._flights[(generation, key)]
+        event.set()
 
 
 @event.listens_for(Session, "after_flush")
@@ -106,8 +129,23 @@ def get_or_compute(db_session: Session, key, compute: Callable[[], Any],
         return compute()
     memo, generation = held
     value = memo.get(generation, key)
-    if value is MISSING:
-        value = compute()
-        if not wrote(db_session) and (keep is None or keep(value)):
-            memo.put(generation, key, value, weigh(value) if weigh is not None else 0)
+    if value is not MISSING:
+        return value
+    flight, leader = memo.join(generation, key)
+    if not leader:
+        flight.wait(FLIGHT_WAIT_SECONDS)
+        value = memo.get(generation, key)
+        if value is not MISSING:
+            return value
+        return _compute(db_session, memo, generation, key, compute, weigh, keep)  # the leader kept nothing
+    try:
+        return _compute(db_session, memo, generation, key, compute, weigh, keep)
+    finally:
+        memo.land(generation, key, flight)
+
+
+def _compute(db_session: Session, memo: Memo, generation, key, compute, weigh, keep) -> Any:
+    value = compute()
+    if not wrote(db_session) and (keep is None or keep(value)):
+        memo.put(generation, key, value, weigh(value) if weigh is not None else 0)
     return value

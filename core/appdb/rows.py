@@ -76,7 +76,8 @@ def attach(session: Session, model: type, stored: tuple[dict, dict]):
     from the stored values without SQL."""
     columns, encoded = stored
     names, json = _shape(model)
-    held = session.identity_map.get(identity_key(model, columns[model.__mapper__.primary_key[0].key]))
+    key = identity_key(model, columns[model.__mapper__.primary_key[0].key])
+    held = session.identity_map.get(key)
     if held is not None:
         return held
     instance = model.__mapper__.class_manager.new_instance()
@@ -88,17 +89,17 @@ def attach(session: Session, model: type, stored: tuple[dict, dict]):
             state[name] = orjson.loads(encoded[name])
         elif state.get(name) is not None:
             state[name] = copy.deepcopy(state[name])
-    _detach(model, instance)
+    _detach(key, instance)
     _add(session, instance)
     return instance
 
 
-def _detach(model: type, instance) -> None:
-    """make_transient_to_detached without its last step, which marks every attribute not in the dict
-    as expired: here those are only relationships, which load on first use anyway, and the marking
-    cost more than the rest of the attach."""
+def _detach(key: tuple, instance) -> None:
+    """make_transient_to_detached with the identity key already known and without its last step, which
+    marks every attribute not in the dict as expired: here those are only relationships, which load on
+    first use anyway, and the marking cost more than the rest of the attach."""
     state = instance_state(instance)
-    state.key = model.__mapper__._identity_key_from_state(state)
+    state.key = key
     state._commit_all(state.dict)
 
 

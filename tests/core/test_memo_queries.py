@@ -157,3 +157,61 @@ def test_a_relative_date_parameter_follows_the_clock(world, monkeypatch):
         assert user.post(path, json=body).json["data"]["rows"] == [[2024]]
     _clock(monkeypatch, 2026)
     assert user.post(path, json=body).json["data"]["rows"] == [[2026]]
+
+
+def test_after_a_commit_one_request_computes_and_the_others_wait_for_it(app):
+    """After a commit every request in flight misses at once: one computes each answer, the others
+    wait and get it (a stampede of the same computation never settled under load). On the SQLite app
+    DB only: on a shared PostgreSQL cluster another client's commit gives the threads other generations."""
+    import threading
+
+    from core.appdb import db, memo
+
+    started, release, computed, answers = threading.Event(), threading.Event(), [], []
+
+    def compute():
+        computed.append(threading.get_ident())
+        started.set()
+        release.wait(10)
+        return "answer"
+
+    def request_thread():
+        with app.test_request_context("/"):
+            answers.append(memo.get_or_compute(db.session(), ("flight test",), compute))
+
+    threads = [threading.Thread(target=request_thread) for _ in range(4)]
+    threads[0].start()
+    assert started.wait(10)
+    for thread in threads[1:]:
+        thread.start()
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert answers == ["answer"] * 4 and len(computed) == 1
+
+
+def test_a_waiting_request_computes_itself_when_the_leader_kept_nothing(app):
+    import threading
+
+    from core.appdb import db, memo
+
+    started, release, computed, answers = threading.Event(), threading.Event(), [], []
+
+    def compute():
+        computed.append(1)
+        started.set()
+        release.wait(10)
+        return len(computed)
+
+    def request_thread():
+        with app.test_request_context("/"):
+            answers.append(memo.get_or_compute(db.session(), ("flight test",), compute, keep=lambda value: False))
+
+    threads = [threading.Thread(target=request_thread) for _ in range(2)]
+    threads[0].start()
+    assert started.wait(10)
+    threads[1].start()
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(computed) == 2 and sorted(answers) == [1, 2]
