@@ -90,6 +90,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
         except Exception:  # the far clock made the query fail: it depends on the clock
             timeless = False
         session.info[SETTINGS_MEMO] = dict(snapshot)
+        first.extras[SHARED] = True  # its query is the template's too: copied before it is compiled
         plain = all(v is None or isinstance(v, (str, int, float, bool)) for v in snapshot.values())
         return dataclasses.replace(first, session=None, user=None, extras={}), snapshot if plain else None, timeless
 
