@@ -52,18 +52,32 @@ def _load():
 native = _load()
 
 
+# text() compiled per statement text and paramstyle (a process sees few distinct statements; the compile
+# cost as much as running a small query).
+_COMPILED: dict[tuple[str, str], tuple[str, tuple]] = {}
+_COMPILED_MAX = 512
+
+
 def positional(conn: Connection, sql: str, params: dict | None) -> tuple[str, list]:
     """`sql` in text() form (`:name` binds, `\\:` for a literal colon) as the DBAPI gets it: `?`
     marks and their values in order, compiled by SQLAlchemy exactly as a cursor would get them."""
-    compiled = text(sql).compile(dialect=conn.dialect)
+    key = (sql, conn.dialect.paramstyle)
+    found = _COMPILED.get(key)
+    if found is None:
+        compiled = text(sql).compile(dialect=conn.dialect)
+        found = (compiled.string, tuple(compiled.positiontup or ()))
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[key] = found
+    string, names = found
     params = params or {}
     values = []
-    for name in compiled.positiontup or ():
+    for name in names:
         if name not in params:
             raise sqlite3.ProgrammingError(f"A value is required for bind parameter '{name}'")
         value = params[name]
         values.append(value if isinstance(value, BINDABLE) else sqlite3.adapt(value))
-    return compiled.string, values
+    return string, values
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .counters import WriteBehind
 from .generation import Generation
 from .locks import advisory_lock, file_lock
-from .memo import GENERATION, Memo
+from .memo import GENERATION, MEMO_INFO, Memo
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -66,7 +66,7 @@ BACKENDS = {
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         generation_sql="SELECT data_version FROM pragma_data_version", lock=file_lock),
+                         generation_sql="PRAGMA data_version", lock=file_lock),
 }
 
 
@@ -183,11 +183,16 @@ def _hold(db_session: Session, instance) -> None:
 def session() -> Session:
     """The request's app-DB session, opened on first use and closed when the request ends. The app
     DB's generation is read as it opens, before the request's first query (core.appdb.memo)."""
-    if has_request_context() and GENERATION not in request.environ:
+    in_request = has_request_context()
+    if in_request and GENERATION not in request.environ:
         # A request inside an app context of a caller's (tests) shares that context's session.
         request.environ[GENERATION] = app_db().generation.read()
     if "db_session" not in g:
-        g.db_session = app_db().Session(info={HELD: []})
+        database = app_db()
+        info = {HELD: []}
+        if in_request:  # core.appdb.memo answers on this session, under this request's generation
+            info[MEMO_INFO] = (database.memo, request.environ[GENERATION])
+        g.db_session = database.Session(info=info)
     return g.db_session
 
 

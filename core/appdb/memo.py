@@ -16,15 +16,16 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
-from flask import current_app, g, has_request_context, request
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 WROTE = "tessera.wrote"
 GENERATION = "tessera.generation"  # in the WSGI environ: once per request, whatever the app context
+MEMO_INFO = "tessera.memo"  # in a request session's info: (the app's Memo, the request's generation)
 MISSING = object()
 DEFAULT_SIZE = 4096
 DEFAULT_BUDGET = 64 * 1024 * 1024
+FLIGHT_WAIT_SECONDS = 10  # a waiting request computes itself after this (a leader stuck on a lock)
 
 
 class Memo:
@@ -37,6 +38,7 @@ class Memo:
         self._entries: OrderedDict = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
+        self._flights: dict = {}  # (generation, key) -> (event set when computed, leader's thread id)
 
     def get(self, generation, key) -> Any:
         with self._lock:
@@ -63,6 +65,27 @@ class Memo:
             self._entries.clear()
             self._weight = 0
 
+    def join(self, generation, key) -> tuple[threading.Event, bool]:
+        """The flight computing `key` under `generation`, and whether this thread leads it (computes)
+        rather than waits for it. After a commit, every request in flight misses at once: one
+        computes each answer while the others wait for it instead of computing it too (under a
+        busy worker's GIL, a stampede of the same computation never settled)."""
+        with self._lock:
+            flight = self._flights.get((generation, key))
+            if flight is not None and flight[1] != threading.get_ident():
+                return flight[0], False
+            if flight is not None:  # the leader asks again while computing: it computes alone
+                return threading.Event(), True
+            event = threading.Event()
+            self._flights[(generation, key)] = (event, threading.get_ident())
+            return event, True
+
+    def land(self, generation, key, event: threading.Event) -> None:
+        with self._lock:
+            if self._flights.get((generation, key), (None,))[0] is event:
+                del self._flights[(generation, key)]
+        event.set()
+
 
 @event.listens_for(Session, "after_flush")
 def _flushed(session: Session, _context) -> None:
@@ -77,23 +100,52 @@ def _executed(state) -> None:
 
 def wrote(session: Session) -> bool:
     """Whether the session has written or holds changes not flushed yet."""
-    return bool(session.info.get(WROTE) or session.new or session.dirty or session.deleted)
+    if session.info.get(WROTE):
+        return True
+    try:
+        # The session's own records (Session.new, .dirty and .deleted build sets on every call, and
+        # .dirty checks each modified object's history): anything added, deleted or modified.
+        return bool(session._new or session._deleted or session.identity_map._modified)
+    except AttributeError:  # another SQLAlchemy's internals: the public (slower) questions
+        return bool(session.new or session.dirty or session.deleted)
+
+
+def usable(db_session: Session) -> bool:
+    """Whether get_or_compute can answer or store for this session now (a caller whose compute costs
+    more when it is to be stored checks first)."""
+    held = db_session.info.get(MEMO_INFO)
+    return held is not None and held[1] is not None and not wrote(db_session)
 
 
 def get_or_compute(db_session: Session, key, compute: Callable[[], Any],
-                   weigh: Callable[[Any], int] | None = None) -> Any:
+                   weigh: Callable[[Any], int] | None = None, keep: Callable[[Any], bool] | None = None) -> Any:
     """`compute()`, or what it returned for `key` in an earlier request under the same generation.
-    Only inside a request and on its own session (core.appdb.db.session), which read the generation
-    for this request before its first query; anywhere else (a CLI, a background job) it computes."""
-    if not has_request_context() or g.get("db_session") is not db_session:
+    Only on a request's own session (core.appdb.db.session puts the memo and the generation it read
+    for the request, before its first query, in the session's info); on any other session (a CLI, a
+    background job, a test's app context) it computes.
+    `keep(value)` false: the value is returned but not stored (it depends on more than the app DB)."""
+    held = db_session.info.get(MEMO_INFO)
+    if held is None or held[1] is None or wrote(db_session):
         return compute()
-    generation = request.environ.get(GENERATION)
-    if generation is None or wrote(db_session):
-        return compute()
-    memo = current_app.extensions["tessera"].db.memo
+    memo, generation = held
     value = memo.get(generation, key)
-    if value is MISSING:
-        value = compute()
-        if not wrote(db_session):
-            memo.put(generation, key, value, weigh(value) if weigh is not None else 0)
+    if value is not MISSING:
+        return value
+    flight, leader = memo.join(generation, key)
+    if not leader:
+        flight.wait(FLIGHT_WAIT_SECONDS)
+        value = memo.get(generation, key)
+        if value is not MISSING:
+            return value
+        return _compute(db_session, memo, generation, key, compute, weigh, keep)  # the leader kept nothing
+    try:
+        return _compute(db_session, memo, generation, key, compute, weigh, keep)
+    finally:
+        memo.land(generation, key, flight)
+
+
+def _compute(db_session: Session, memo: Memo, generation, key, compute, weigh, keep) -> Any:
+    value = compute()
+    if not wrote(db_session) and (keep is None or keep(value)):
+        memo.put(generation, key, value, weigh(value) if weigh is not None else 0)
     return value

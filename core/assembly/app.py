@@ -6,9 +6,10 @@ request needs that is not per-request lives on it.
 from __future__ import annotations
 
 import logging
+import os
+import random
 import re
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,11 +150,17 @@ def create_app(config: dict | None = None) -> Flask:
 REQUEST_ID_HEADER = "X-Request-Id"
 
 
+# Request ids need to be unique, not secret: 128 bits from a generator seeded once per process from the
+# system's randomness (again in a forked worker), rather than a system call per request (uuid4).
+_IDS = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _IDS.seed(os.urandom(32)))
+
+
 def request_id() -> str:
     """This request's id: sent back in X-Request-Id and written in the log lines about it, so that
     a report from a user can be matched with the log. Always ours, never taken from the client."""
     if "request_id" not in g:
-        g.request_id = uuid.uuid4().hex
+        g.request_id = f"{_IDS.getrandbits(128):032x}"
     return g.request_id
 
 

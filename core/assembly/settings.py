@@ -57,6 +57,10 @@ def coerce(definition: SettingDef, value: Any) -> Any:
         raise Invalid({"value": f"value must be a valid {kind}."}) from None
 
 
+def _immutable(values: dict) -> bool:
+    return all(v is None or isinstance(v, (str, int, float, bool)) for v in values.values())
+
+
 class SettingsRegistry:
     def __init__(self, definitions: dict[str, SettingDef], environ: dict | None = None):
         self.definitions = definitions
@@ -90,6 +94,15 @@ class SettingsRegistry:
         """The values of several settings, as get() would give each, with one app-DB read for all
         the stored ones. Keys no plugin declares are left out of the answer."""
         definitions = {d.key: d for d in (self.definitions.get(normalise_key(k)) for k in keys) if d is not None}
+        if not any(d.getter is not None for d in definitions.values()):
+            # Stored and environment values only: the decoded answer is kept while the app DB is unchanged
+            # (keyed by the environment's raw values too), when it holds no value a caller could change.
+            raw = tuple(self.environ.get(d.env_name) if d.env else None for d in definitions.values())
+            return dict(memo.get_or_compute(session, ("setting values", tuple(definitions), raw),
+                                            lambda: self._many(session, definitions), keep=_immutable))
+        return self._many(session, definitions)
+
+    def _many(self, session: Session, definitions: dict[str, SettingDef]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         stored_keys = []
         for key, definition in definitions.items():

@@ -6,17 +6,15 @@ implemented by the api_keys plugin.
 """
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import hashlib
 import uuid
 
 from flask import Request, Response, current_app, g, request
-from sqlalchemy import JSON, bindparam, delete, select
-from sqlalchemy.orm import Session, make_transient_to_detached
-from sqlalchemy.orm.util import identity_key
+from sqlalchemy import bindparam, delete, select
+from sqlalchemy.orm import Session
 
-from core.appdb import counters, memo
+from core.appdb import counters, memo, rows
 from core.appdb.models import LoginSession, User, utcnow
 from core.assembly.hookspecs import hookimpl
 from core.http import throttle
@@ -53,8 +51,6 @@ def create_session(session: Session, user: User) -> str:
 # Built once (with a bind parameter): building the statement cost as much as running it.
 _USER_FOR_TOKEN = (select(User, LoginSession.created_at).join(LoginSession, LoginSession.user_id == User.id)
                    .where(LoginSession.id == bindparam("key")))
-_USER_COLUMNS = tuple(attr.key for attr in User.__mapper__.column_attrs)
-_JSON_COLUMNS = tuple(column.key for column in User.__table__.columns if isinstance(column.type, JSON))
 
 
 def user_for_token(session: Session, token: str, max_age_minutes: int) -> User | None:
@@ -65,38 +61,22 @@ def user_for_token(session: Session, token: str, max_age_minutes: int) -> User |
     found = memo.get_or_compute(session, ("login-session", key), lambda: _lookup(session, key))
     if found is None:
         return None
-    columns, created_at = found
+    stored, created_at = found
     if utcnow() - created_at > dt.timedelta(minutes=max_age_minutes):
         # Deleted off the request path (core.appdb.counters): this lookup runs inside every request's reads.
         counters.buffer().delete(LoginSession, "id", key)
         return None
-    return _attached_user(session, columns) if columns["is_active"] else None
+    return rows.attach(session, User, stored) if stored[0]["is_active"] else None
 
 
-def _lookup(session: Session, key: str) -> tuple[dict, dt.datetime] | None:
-    """The session's user as column values (shared between threads, never an ORM object) and its start."""
+def _lookup(session: Session, key: str) -> tuple[tuple, dt.datetime] | None:
+    """The session's user as stored values (core.appdb.rows: shared between threads, never an ORM
+    object) and its start."""
     row = session.execute(_USER_FOR_TOKEN, {"key": key}).first()
     if row is None:
         return None
     user, created_at = row
-    return {name: getattr(user, name) for name in _USER_COLUMNS}, created_at
-
-
-def _attached_user(session: Session, columns: dict) -> User:
-    """The request's User for these column values, without SQL: the one the session already holds, or a
-    clean persistent instance made from them (its relationships load on first use)."""
-    held = session.identity_map.get(identity_key(User, columns["id"]))
-    if held is not None:
-        return held
-    user = User.__mapper__.class_manager.new_instance()
-    # As a query loads a row: values put in the instance's dict are its committed state (no history).
-    user.__dict__.update(columns)
-    for name in _JSON_COLUMNS:  # copied: a request that edits its user in place must not edit the memo
-        if columns[name] is not None:
-            user.__dict__[name] = copy.deepcopy(columns[name])
-    make_transient_to_detached(user)
-    session.add(user)
-    return user
+    return rows.snapshot(user), created_at
 
 
 def end_session(session: Session, token: str) -> bool:

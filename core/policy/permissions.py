@@ -17,6 +17,7 @@ from typing import NamedTuple
 from sqlalchemy import String, bindparam, cast, event, func, literal, or_, select, union
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import (
     Collection,
     CollectionPermission,
@@ -81,7 +82,8 @@ def group_ids(session: Session, user: User) -> list[int]:
     cache = _cache(session)
     key = ("groups", user.id)
     if key not in cache:
-        cache[key] = tuple(session.scalars(_GROUP_IDS, {"user_id": user.id}))
+        cache[key] = memo.get_or_compute(session, ("permissions", key),
+                                          lambda: tuple(session.scalars(_GROUP_IDS, {"user_id": user.id})))
     return list(cache[key])
 
 
@@ -92,15 +94,20 @@ def _data_rows(session: Session, groups: list[int], database_id: int, perm_type:
     groups_key = tuple(sorted(groups))
     key = ("data", database_id, perm_type, groups_key)
     if key not in cache:
-        by_type: dict[str, list] = {name: [] for name in DATA_PERM_VALUES}
-        for perm, group_id, table_id, value in session.execute(select(
-                DataPermission.perm_type, DataPermission.group_id, DataPermission.table_id,
-                DataPermission.perm_value).where(DataPermission.db_id == database_id,
-                                                 DataPermission.group_id.in_(groups))):
-            by_type.setdefault(perm, []).append((group_id, table_id, value))
+        def read() -> dict[str, tuple]:
+            by_type: dict[str, list] = {name: [] for name in DATA_PERM_VALUES}
+            for perm, group_id, table_id, value in session.execute(select(
+                    DataPermission.perm_type, DataPermission.group_id, DataPermission.table_id,
+                    DataPermission.perm_value).where(DataPermission.db_id == database_id,
+                                                     DataPermission.group_id.in_(groups))):
+                by_type.setdefault(perm, []).append((group_id, table_id, value))
+            return {name: tuple(rows) for name, rows in by_type.items()}
+
+        # Kept across requests while the app DB is unchanged (core.appdb.memo): a grant is a commit.
+        by_type = memo.get_or_compute(session, ("permissions", "data", database_id, groups_key), read)
         for name, rows in by_type.items():
             cache[("data", database_id, name, groups_key)] = rows
-        cache.setdefault(key, [])
+        cache.setdefault(key, ())
     return cache[key]
 
 
@@ -190,7 +197,8 @@ def collection_level(session: Session, user: User | None, collection_id: int | N
     cache = _cache(session)
     key = ("collection", user.id, collection_id, namespace)
     if key not in cache:
-        cache[key] = _collection_level(session, user, collection_id, namespace)
+        cache[key] = memo.get_or_compute(session, ("permissions", key),
+                                          lambda: _collection_level(session, user, collection_id, namespace))
     return cache[key]
 
 

@@ -27,7 +27,7 @@ import orjson
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from core.appdb import memo
+from core.appdb import memo, rows
 from core.appdb.models import Database, Field, Table, User
 from core.appdb.models import Query as QueryStats
 from core.assembly.hookspecs import hookimpl
@@ -118,7 +118,7 @@ def card_native(session: Session, user: User | None, card_id: int, driver, datab
         raise QueryFailed(error_message(exc), "invalid-query") from None
 
 
-def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
+def mbql_native(ctx: QueryContext, compiled, now: dt.datetime | None = None) -> N.NativeSQL:
     """Compiled MBQL as NativeSQL, with the SQL of native sources (native cards, persisted models)
     spliced in where the compiler left their placeholders."""
     base = N.NativeSQL([compiled.sql]) if not compiled.params else _text_with_params(compiled.sql, compiled.params)
@@ -128,7 +128,7 @@ def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
     resolvers = _resolvers(ctx.session, ctx.viewer, ctx.driver, ctx.database, saved=True)
     from .dates import now_in
 
-    now = now_in(setting(ctx.session, "report-timezone") or None)
+    now = now or now_in(setting(ctx.session, "report-timezone") or None)
 
     def render(stage: dict) -> N.NativeSQL:
         return N.substitute(stage["query"], stage.get("template-tags"), None, resolvers,
@@ -160,8 +160,9 @@ def _text_with_params(sql: str, params: dict) -> N.NativeSQL:
 
 
 def prepare(session: Session, user: User | None, dataset_query: Any, *, parameters: list | None = None,
-            context: str = "ad-hoc", **options) -> QueryContext:
-    """Normalise, check permission and apply parameters; QueryFailed or an ApiError when it cannot run."""
+            context: str = "ad-hoc", now: dt.datetime | None = None, **options) -> QueryContext:
+    """Normalise, check permission and apply parameters; QueryFailed or an ApiError when it cannot run.
+    `now`: the clock of date parameters (the report time zone's current time when not given)."""
     from .mbql import normalize
 
     session.info.pop(SETTINGS_MEMO, None)
@@ -179,7 +180,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         database_id = access.resolve_database(session, query)
     except Invalid as exc:
         raise QueryFailed(error_message(exc), "invalid-query") from None
-    database = session.get(Database, database_id) if 0 < database_id < 2**31 else None
+    database = rows.get(session, Database, database_id) if 0 < database_id < 2**31 else None
     if database is None:
         raise QueryFailed(f"Database {database_id} does not exist.", "invalid-query")
     driver = _driver_for(database)
@@ -203,18 +204,18 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     ctx.timeout = timeout_seconds(session, database)
     P.check_parameters(query.parameters)
     try:
-        _apply_parameters(ctx, session, user, driver, database, query, first, is_native)
+        _apply_parameters(ctx, session, user, driver, database, query, first, is_native, now)
     except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
         # Malformed parameters or tags the checks above did not foresee: the client's mistake.
         raise QueryFailed(f"Invalid parameters: {exc}", "invalid-parameter") from None
     return ctx
 
 
-def _apply_parameters(ctx, session, user, driver, database, query, first, is_native) -> None:
+def _apply_parameters(ctx, session, user, driver, database, query, first, is_native, now=None) -> None:
     tz = setting(session, "report-timezone") or None
     from .dates import now_in
 
-    now = now_in(tz)
+    now = now or now_in(tz)
     start = week_start(session)
     if is_native and len(query.stages) == 1:
         ctx.native = N.substitute(
@@ -310,7 +311,7 @@ def remap_dimensions(ctx: QueryContext):
     return ctx.extras["dimensions"]
 
 
-def compile_mbql(ctx: QueryContext, limit: int | None):
+def compile_mbql(ctx: QueryContext, limit: int | None, now: dt.datetime | None = None):
     from .compiler import compile_query
     from .dates import now_in
     from .remaps import ExternalRemaps
@@ -318,7 +319,7 @@ def compile_mbql(ctx: QueryContext, limit: int | None):
     dimensions = remap_dimensions(ctx)
     remapper = ExternalRemaps(dimensions, ctx.query.stages) if dimensions is not None else None
     # Relative filters ("today", "this week") count from the report time zone's clock, as parameters do.
-    now = now_in(setting(ctx.session, "report-timezone") or None)
+    now = now or now_in(setting(ctx.session, "report-timezone") or None)
     try:
         return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, now=now,
                              week_start=week_start(ctx.session), remapper=remapper)
@@ -334,16 +335,17 @@ class Statement:
     columns: list[dict] | None
 
 
-def statement(ctx: QueryContext) -> Statement:
-    """The SQL to send, its bound values, what native_form shows and (for MBQL) the result columns."""
+def statement(ctx: QueryContext, now: dt.datetime | None = None) -> Statement:
+    """The SQL to send, its bound values, what native_form shows and (for MBQL) the result columns.
+    `now`: the clock of relative filters (the report time zone's current time when not given)."""
     if ctx.native is not None:
         sql, params = ctx.native.render(PARAMSTYLE)
         shown, shown_params = ctx.native.render("qmark")
         return Statement(sql, params, {"query": shown, "params": shown_params}, None)
     limit = None if ctx.aggregated and not ctx.download else ctx.max_rows
-    compiled = compile_mbql(ctx, limit)
+    compiled = compile_mbql(ctx, limit, now)
     if compiled.natives:
-        spliced = mbql_native(ctx, compiled)
+        spliced = mbql_native(ctx, compiled, now)
         sql, params = spliced.render(PARAMSTYLE)
         shown, shown_params = spliced.render("qmark")
         return Statement(sql, params, {"query": shown, "params": shown_params},
@@ -358,7 +360,9 @@ def statement(ctx: QueryContext) -> Statement:
 def execute_query(context: QueryContext) -> Result:
     from core.driver.connections import engine_for
 
-    stmt = statement(context)
+    from . import plans
+
+    stmt = plans.statement(context, statement)
     context.extras["statement"] = stmt
     stack = contextlib.ExitStack()
     try:
@@ -378,7 +382,11 @@ def execute_query(context: QueryContext) -> Result:
     if dimensions is not None:
         from . import remaps
 
-        internals = remaps.internal_remaps(context.session, dimensions, cols)
+        def internal():
+            return remaps.internal_remaps(context.session, dimensions, cols)
+
+        # Kept with the statement only when the columns are the statement's own.
+        internals = plans.internal_remaps(context, internal) if cols is stmt.columns else internal()
         if internals:
             # The driver's own CSV text would lack the added columns: rows go through Python.
             cols = remaps.with_internal_columns(cols, internals)
@@ -429,7 +437,9 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
     started = time.monotonic()
     ctx: QueryContext | None = None
     try:
-        ctx = prepare(session, user, dataset_query, context=context, **options)
+        from . import plans
+
+        ctx = plans.prepared(session, user, dataset_query, context, options, prepare)
         _stats(ctx)
         result = _hook().execute_query(context=ctx)
         if result.encoded is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import orjson
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import Card, User
 from core.content.cards import pivot_column_split
 from core.export.response import card_download
@@ -40,11 +41,32 @@ def card_parameters(card: Card, given: list[dict] | None) -> list[dict]:
 
 
 def run(session: Session, user: User, card_id: int, parameters: list | None, ignore_cache: bool):
-    card = runnable_card(session, user, card_id)
+    query, resolved, cache_ttl = run_inputs(session, user, card_id, parameters)
     body, status = processor.run_json(
-        session, user, card.dataset_query, context="question", card_id=card.id,
-        parameters=card_parameters(card, parameters), ignore_cache=ignore_cache, cache_ttl=card.cache_ttl)
+        session, user, query, context="question", card_id=card_id, parameters=resolved,
+        ignore_cache=ignore_cache, cache_ttl=cache_ttl)
     return json_response(orjson.Fragment(body), status)
+
+
+def run_inputs(session: Session, user: User, card_id: int, parameters: list | None) -> tuple[dict, list, int | None]:
+    """(query, parameters, cache_ttl) of a run of the card by this user with these parameters, after
+    the card's read and data checks (403/404 raised, never kept). Kept as JSON text while the app DB
+    is unchanged (core.appdb.memo): a repeated run neither loads the card nor asks its permissions again."""
+    def compute():
+        card = runnable_card(session, user, card_id)
+        try:
+            return orjson.dumps([card.dataset_query, card_parameters(card, parameters)]), card.cache_ttl
+        except TypeError:  # integers beyond 64 bits: not kept
+            return (card.dataset_query, card_parameters(card, parameters)), card.cache_ttl
+
+    try:
+        key = ("card run", card_id, user.id, orjson.dumps(parameters))
+    except TypeError:
+        key = None
+    stored, cache_ttl = compute() if key is None else memo.get_or_compute(
+        session, key, compute, keep=lambda value: isinstance(value[0], bytes))
+    query, resolved = orjson.loads(stored) if isinstance(stored, bytes) else stored
+    return query, resolved, cache_ttl
 
 
 def export(session: Session, user: User, exporters: dict, card_id: int, export_format: str,

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core.appdb import counters
+from core.appdb import counters, rows
 from core.appdb.models import Card, Database, Segment, Table, User, utcnow
 from core.assembly import events
 from core.content import bookmarks, revisions, segments
@@ -36,7 +36,7 @@ def _record(session: Session, user: User, card: Card, *, creation: bool = False)
 
 
 def get_card(session: Session, card_id: int) -> Card:
-    return check_404(session.get(Card, card_id))
+    return check_404(rows.get(session, Card, card_id))
 
 
 def readable_card(session: Session, user: User, card_id: int) -> Card:

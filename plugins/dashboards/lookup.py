@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from core.appdb import rows
 from core.appdb.models import User
 from core.http.errors import Forbidden, check_404
 from core.policy import permissions
@@ -15,7 +16,7 @@ MAX_ID = 2**31
 
 
 def get_dashboard(session: Session, dashboard_id: int) -> Dashboard:
-    return check_404(session.get(Dashboard, dashboard_id) if dashboard_id < MAX_ID else None)
+    return check_404(rows.get(session, Dashboard, dashboard_id) if dashboard_id < MAX_ID else None)
 
 
 def readable_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard:

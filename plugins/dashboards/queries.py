@@ -15,6 +15,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo, rows
 from core.appdb.models import Card, User
 from core.content.cards import pivot_column_split
 from core.export.response import card_download
@@ -43,14 +44,14 @@ def dashcard_card(session: Session, user: User, dashboard_id: int, dashcard_id: 
 
 def card_on(session: Session, dashboard: Dashboard, dashcard_id: int, card_id: int) -> tuple[DashboardCard, Card]:
     """The dashcard and the card it draws (its own or a series card), 404 unless both are on `dashboard`."""
-    dashcard = session.get(DashboardCard, dashcard_id) if dashcard_id < 2**31 else None
+    dashcard = rows.get(session, DashboardCard, dashcard_id) if dashcard_id < 2**31 else None
     if dashcard is None or dashcard.dashboard_id != dashboard.id:
         raise NotFound()
     if dashcard.card_id != card_id and session.scalar(
             select(DashboardCardSeries.id).where(DashboardCardSeries.dashboardcard_id == dashcard.id,
                                                  DashboardCardSeries.card_id == card_id)) is None:
         raise NotFound()
-    return dashcard, check_404(session.get(Card, card_id))
+    return dashcard, check_404(rows.get(session, Card, card_id))
 
 
 def mapping_for(dashcard: DashboardCard, parameter_id: Any, card_id: int) -> dict | None:
@@ -101,12 +102,35 @@ def resolve_parameters(dashboard: Dashboard, dashcard: DashboardCard, card_id: i
 
 
 def run(session: Session, user: User, ids: tuple[int, int, int], parameters: list | None, ignore_cache: bool):
-    dashboard, dashcard, card = dashcard_card(session, user, *ids)
+    query, resolved, cache_ttl = run_inputs(session, user, ids, parameters)
     body, status = processor.run_json(
-        session, user, card.dataset_query, context="dashboard", card_id=card.id, dashboard_id=dashboard.id,
-        parameters=resolve_parameters(dashboard, dashcard, card.id, parameters), ignore_cache=ignore_cache,
-        cache_ttl=card.cache_ttl)
+        session, user, query, context="dashboard", card_id=ids[2], dashboard_id=ids[0], parameters=resolved,
+        ignore_cache=ignore_cache, cache_ttl=cache_ttl)
     return json_response(orjson.Fragment(body), status)
+
+
+def run_inputs(session: Session, user: User, ids: tuple[int, int, int],
+               parameters: list | None) -> tuple[dict, list, int | None]:
+    """(query, resolved parameters, cache_ttl) of the dashcard's run by this user with these
+    parameters, after the checks of dashcard_card and resolve_parameters (errors raised, never kept).
+    Kept as JSON text while the app DB is unchanged (core.appdb.memo): a repeated run neither loads
+    the dashboard, the dashcard and the card nor asks their permissions again."""
+    def compute():
+        dashboard, dashcard, card = dashcard_card(session, user, *ids)
+        resolved = resolve_parameters(dashboard, dashcard, card.id, parameters)
+        try:
+            return orjson.dumps([card.dataset_query, resolved]), card.cache_ttl
+        except TypeError:  # integers beyond 64 bits: not kept
+            return (card.dataset_query, resolved), card.cache_ttl
+
+    try:
+        key = ("dashcard run", *ids, user.id, orjson.dumps(parameters))
+    except TypeError:
+        key = None
+    stored, cache_ttl = compute() if key is None else memo.get_or_compute(
+        session, key, compute, keep=lambda value: isinstance(value[0], bytes))
+    query, resolved = orjson.loads(stored) if isinstance(stored, bytes) else stored
+    return query, resolved, cache_ttl
 
 
 def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, int], export_format: str,

@@ -73,11 +73,11 @@ def cached_result(context) -> Result | None:
         return None
     key = context.extras[KEY] = cache_key(context)
     row = stored_row(context.session, key)
-    if row is None or (utcnow() - row[1]).total_seconds() > ttl:
+    if row is None or (utcnow() - row[2]).total_seconds() > ttl:
         return None
-    head, _, data = row[0].partition(b"\n")
-    stored = orjson.loads(head)
-    result = Result(context, stored["cols"], _rows(data), stored["native_form"], cached=row[1],
+    stored, data, updated_at = row
+    # The columns are copied: the memo's head is shared between requests.
+    result = Result(context, [dict(c) for c in stored["cols"]], _rows(data), stored["native_form"], cached=updated_at,
                     encoded=data)
     result.row_count = stored["row_count"]
     return result
@@ -86,15 +86,19 @@ def cached_result(context) -> Result | None:
 _ROW = select(QueryCache.results, QueryCache.updated_at).where(QueryCache.query_hash == bindparam("key"))
 
 
-def stored_row(session, key: str) -> tuple[bytes, object] | None:
-    """(results, updated_at) of the key's row: kept in core.appdb.memo while the app DB is unchanged
-    (a new row is a commit), so a repeated hit reads no row; the age is checked by the caller."""
+def stored_row(session, key: str) -> tuple[dict, bytes, object] | None:
+    """(head, encoded data, updated_at) of the key's row, its head line decoded: kept in core.appdb.memo
+    while the app DB is unchanged (a new row is a commit), so a repeated hit reads and splits no row;
+    the age is checked by the caller."""
     def read():
         row = session.execute(_ROW, {"key": key}).first()
-        return None if row is None else (bytes(row.results), row.updated_at)
+        if row is None:
+            return None
+        head, _, data = bytes(row.results).partition(b"\n")
+        return orjson.loads(head), data, row.updated_at
 
     return memo.get_or_compute(session, ("query cache row", key), read,
-                               weigh=lambda row: 0 if row is None else len(row[0]))
+                               weigh=lambda row: 0 if row is None else len(row[1]))
 
 
 def _rows(data: bytes):
