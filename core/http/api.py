@@ -311,6 +311,9 @@ def _field_at(model: type[BaseModel], loc: tuple):
             break
         info = fields.get(part) or next((f for f in fields.values() if f.alias == part), None)
         if info is None:
+            if keys:  # an unknown key inside a nested object: named under its parent, which has fields too
+                found = None
+                keys.append(str(part))
             break
         found = info
         keys.append(info.alias or part)

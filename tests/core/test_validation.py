@@ -5,6 +5,7 @@ from tests.support import write_plugin
 
 ECHO = '''
 from typing import Any
+from pydantic import ConfigDict
 from core import hookimpl
 from core.http.api import Api, Params
 from core.http.types import BoolStr, Bool, Email, Enum, JsonStr, Map, NonBlankStr, PositiveInt, Str
@@ -23,11 +24,16 @@ class Query(Params):
 class Inner(Params):
     email: Email
 
+class Strict(Params):
+    model_config = ConfigDict(extra="forbid")
+    method: NonBlankStr
+
 class Body(Params):
     name: NonBlankStr
     settings: Map | None = None
     payload: JsonStr | None = None
     user: Inner | None = None
+    template: Strict | None = None
     ids: list[PositiveInt] = []
 
 @api.get("/<id>", path=Path, query=Query)
@@ -134,3 +140,11 @@ def test_unknown_keys_are_ignored(echo):
 def test_non_object_body_is_400(echo):
     response = echo.post("/api/echo", json=[1, 2])
     assert response.status_code == 400
+
+
+def test_unknown_key_inside_a_nested_object_is_named_under_its_parent(echo):
+    # A nested object with both a missing field and an unknown key used to crash the error builder (500).
+    response = echo.post("/api/echo", json={"name": "x", "template": {"zzz": 1}})
+    assert response.status_code == 400
+    assert set(response.json["errors"]["template"]) == {"method", "zzz"}
+    assert set(response.json["specific-errors"]["template"]) == {"method", "zzz"}
