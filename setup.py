@@ -24,7 +24,8 @@ setup(
     ext_modules=[SQLITE_ROWS],
     include_package_data=True,
     package_data={"core.identity": ["data/*"],
-                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"]},
+                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"],
+                  "plugins.sharing.pages": ["*.html", "static/*"]},
     install_requires=[
         "flask>=3.0,<4",
         "pluggy>=1.5,<2",

@@ -5,7 +5,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import service
+from . import pages, service
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
                      "enable-embedding-sdk")
@@ -22,4 +22,10 @@ def register_settings():
           for key in EMBEDDING_TOGGLES],
         SettingDef("embedding-secret-key", visibility="admin", sensitive=True, validate=service.valid_secret_key,
                    description="Secret (64 hexadecimal characters) that signs embedding tokens."),
+        *pages.settings(),
     ]
+
+
+@hookimpl
+def register_pages():
+    return pages.pages()
