@@ -23,7 +23,8 @@ _SOURCE = re.compile(r"\*|'self'|[a-z][a-z0-9+.-]*:|([a-z][a-z0-9+.-]*://)?(\*\.
 
 
 def valid_frame_ancestors(value: str) -> str:
-    sources = str(value).split()
+    sources = str(value).split(" ")
+    sources = [s for s in sources if s]
     if sources == ["'none'"]:
         return "'none'"
     bad = [s for s in sources if not _SOURCE.fullmatch(s)]
