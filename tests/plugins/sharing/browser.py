@@ -115,7 +115,9 @@ class Browser:
         return result["result"].get("value")
 
     def open(self, url: str, timeout: float = 40) -> str:
-        """Load `url` and wait until the page says it settled (#page data-state ready or error)."""
+        """Load `url` and wait until the page says it settled (#page data-state ready or error). Going
+        through about:blank first makes a change of the hash alone a new load, not a hashchange."""
+        self.send("Page.navigate", url="about:blank")
         self.send("Page.navigate", url=url)
         return self.wait_settled(timeout)
 
