@@ -1,10 +1,21 @@
 """Tessera's core. Its public API for plugins and drivers is what this module exports."""
 from core.assembly import __version__
 from core.assembly.hookspecs import hookimpl
-from core.assembly.records import ContentKind, Event, Exporter, ItemRef, Migrations, Pages, Revisable, SettingDef
+from core.assembly.records import (
+    ContentKind,
+    Event,
+    Exporter,
+    ItemRef,
+    Migrations,
+    Pages,
+    Revisable,
+    SettingDef,
+    Shareable,
+    SharedQuery,
+)
 
 __all__ = ["hookimpl", "__version__", "create_app", "Driver", "SQLDriver", "Event", "Exporter", "Migrations", "SettingDef",
-           "ContentKind", "ItemRef", "Pages", "Revisable"]
+           "ContentKind", "ItemRef", "Pages", "Revisable", "Shareable", "SharedQuery"]
 
 
 def __getattr__(name):

@@ -38,6 +38,27 @@ OPEN_ROUTES = {
     ("GET", "/api/util/random_token"): "Metabase mounts /api/util without authentication",
     ("POST", "/api/util/password_check"): "used on the password-reset page, before login",
     ("POST", "/api/util/product-feedback"): "Metabase mounts /api/util without authentication",
+    # Public links (plugins.sharing): anyone holding the UUID, while enable-public-sharing is on.
+    ("GET", "/api/public/card/*"): "public link (spec)",
+    ("GET", "/api/public/card/*/query"): "public link (spec)",
+    ("GET", "/api/public/card/*/query/*"): "public link (spec)",
+    ("GET", "/api/public/pivot/card/*/query"): "public link (spec)",
+    ("GET", "/api/public/card/*/field/*/values"): "public link (spec)",
+    ("GET", "/api/public/card/*/field/*/search/*"): "public link (spec)",
+    ("GET", "/api/public/card/*/field/*/remapping/*"): "public link (spec)",
+    ("GET", "/api/public/card/*/params/*/values"): "public link (spec)",
+    ("GET", "/api/public/card/*/params/*/search/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/dashcard/*/card/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/dashcard/*/card/*/*"): "public link (spec)",
+    ("GET", "/api/public/pivot/dashboard/*/dashcard/*/card/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/field/*/values"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/field/*/search/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/field/*/remapping/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/params/*/values"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/params/*/search/*"): "public link (spec)",
+    ("GET", "/api/public/dashboard/*/params/*/remapping"): "public link (spec)",
+    ("GET", "/api/public/oembed"): "public link (spec)",
 }
 
 # API-SPEC, Authentication 2: superuser only. Checked for each route once it is registered.

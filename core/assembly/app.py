@@ -30,8 +30,8 @@ from .config import load_config, split_names
 from .logs import RingBufferHandler, install
 from .pages import install_frame_headers
 from .pages import mount as mount_pages
-from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, unique_by
-from .records import ContentKind, Exporter, Pages, Revisable
+from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, shareables, unique_by
+from .records import ContentKind, Exporter, Pages, Revisable, Shareable
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -55,6 +55,7 @@ class Tessera:
     logs: RingBufferHandler
     content_kinds: dict[str, ContentKind] = field(default_factory=dict)
     pages: dict[str, Pages] = field(default_factory=dict)
+    shareables: dict[str, Shareable] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -101,6 +102,7 @@ def create_app(config: dict | None = None) -> Flask:
     revisables = {key: c.item for key, c in unique_by(collect(pm, "register_revisables"), lambda r: r.entity,
                                                       "revisable entity").items()}
     kinds = content_kinds(pm)
+    shared = shareables(pm)
 
     blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
     endpoints: list[Endpoint] = []
@@ -124,6 +126,7 @@ def create_app(config: dict | None = None) -> Flask:
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
         content_kinds=kinds,
         pages=pages,
+        shareables=shared,
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves

@@ -95,6 +95,18 @@ def register_content_kinds():
 
 
 @hookspec
+def register_shareables():
+    """Fires once while the app is built. Return a list of core.assembly.records.Shareable: the kinds of
+    object the plugin owns that can be shared by public link or embedded (cards, dashboards, actions),
+    with what the sharing plugin needs to serve them to an anonymous viewer without importing the owner.
+
+    All lists are concatenated and keyed by `model`; a duplicate model stops startup naming both plugins.
+    Read them at request time through core.content.shared; a disabled owner's kind is simply absent (its
+    public and embed URLs are 404).
+    """
+
+
+@hookspec
 def register_commands(cli):
     """Fires when the `tessera` command line is built. Add click commands to the `cli` group.
 

@@ -170,6 +170,13 @@ def content_kinds(pm: pluggy.PluginManager) -> dict:
     return {model: contribution.item for model, contribution in kinds.items()}
 
 
+def shareables(pm: pluggy.PluginManager) -> dict:
+    """The contributed shareable kinds (core.assembly.records.Shareable) by model; a duplicate model
+    stops startup naming both plugins."""
+    return {model: c.item for model, c in unique_by(collect(pm, "register_shareables"), lambda s: s.model,
+                                                    "shareable model").items()}
+
+
 def migrate_app_db(db, config: dict, pm: pluggy.PluginManager | None = None) -> None:
     """Bring the app DB up to date: the core's tables, then those of every enabled plugin."""
     db.migrate(plugin_migrations(pm or make_plugin_manager(config)))

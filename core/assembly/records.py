@@ -131,6 +131,69 @@ class Revisable:
 
 
 @dataclass(frozen=True)
+class SharedQuery:
+    """What a public or embed request asks of a shared object's query (Shareable.run and export).
+
+    `parameters` are Metabase parameter objects ({id | slug, type?, target?, value}) as the request and
+    token gave them, already merged and checked by the sharing side; the owner matches them to the
+    object's own parameters by id or slug and ignores any other. `dashcard_id`/`card_id` name a dashboard's
+    card (both None for a card). `pivot` asks for pivot-table results; `max_rows` caps the rows
+    (embedding preview: 2000); `options` are the export options (format_rows, pivot_results).
+    """
+
+    parameters: tuple = ()
+    dashcard_id: int | None = None
+    card_id: int | None = None
+    pivot: bool = False
+    max_rows: int | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Shareable:
+    """What the sharing plugin (public links, signed embedding, preview) needs from the plugin that owns a
+    kind of object, without importing it. `model` is "card", "dashboard" or "action"; `table` is the ORM
+    model, with `id`, `public_uuid`, `archived` and (cards, dashboards) `enable_embedding` and
+    `embedding_params` columns, which the sharing side reads to find the object and check it is shared.
+
+    Every callable receives an object the sharing side found and checked (exists, not archived, shared
+    by this link or token) and answers for an anonymous viewer: it reads exactly what the object holds,
+    through core.query.processor with a core.query.access.SharedGrant instead of a user. A field,
+    dashcard, card or parameter the object does not use is core.http.errors.NotFound.
+
+    - `public_json(session, obj, hide)`: the object as compat content.md 5 lists its keys, nothing more
+      (no SQL, no database details, no creator); parameters whose slug is in `hide` (a frozenset) left out.
+    - `run(session, obj, SharedQuery)`: (body bytes, HTTP status) in Metabase's public result shape
+      (`data`, `json_query: {parameters}`, `status: "completed"`), failures as `{status: "failed",
+      error: "An error occurred while running the query.", error_type}` with status 400.
+    - `export(session, obj, SharedQuery, export_format)`: the download Response, written by a registered
+      exporter ("api" streams JSON) through core.export.response.
+    - `field_values(session, obj, field_id)`: {field_id, values, has_more_values}.
+    - `field_search(session, obj, field_id, search_field_id, value, limit)`: [[value, display?], ...].
+    - `field_remapping(session, obj, field_id, remapped_id, value)`: [value, display].
+    - `param_values(session, obj, param_key, constraints, query)`: {values, has_more_values} of a
+      parameter (key = its id), `constraints` {other parameter id: value} narrowing chained filters,
+      `query` a search string or None; `param_remapping(session, obj, param_key, value)`: [value, label].
+    - `execute(session, obj, parameters)` / `prefill(session, obj, parameters)`: actions only (None
+      elsewhere): run it with {parameter id: value} / the current values of a row.
+    Slots left None are absent for the kind: their routes answer 404.
+    """
+
+    model: str
+    table: Any
+    public_json: Callable[..., dict]
+    run: Callable[..., tuple] | None = None
+    export: Callable[..., Any] | None = None
+    field_values: Callable[..., dict] | None = None
+    field_search: Callable[..., list] | None = None
+    field_remapping: Callable[..., list] | None = None
+    param_values: Callable[..., dict] | None = None
+    param_remapping: Callable[..., list] | None = None
+    execute: Callable[..., Any] | None = None
+    prefill: Callable[..., dict] | None = None
+
+
+@dataclass(frozen=True)
 class Pages:
     """Pages a person opens in a browser, served by a plugin outside /api (HTML with the scripts and
     styles it loads): a flask.Blueprint mounted at `prefix` ("/public"; never "/api" or below it).

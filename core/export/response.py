@@ -182,12 +182,12 @@ def card_download(session, user, exporters: dict, export_format: str, card, opti
     display shape the file, a pivot card downloads as a pivot."""
     from core.content.cards import pivot_column_split
     from core.http.errors import Forbidden
-    from core.policy import permissions
+    from core.query import access
 
     exporter = exporter_for(exporters, export_format)
     if card.database_id is None:
         raise Forbidden()
-    cap = download_cap(permissions.download_level(session, user, card.database_id, card.table_id))
+    cap = download_cap(access.download_level(session, user, card.database_id, card.table_id))
     viz = merged_settings(card.visualization_settings, options.get("visualization_settings"))
     return query_download(session, user, exporter, export_format, card.dataset_query, api_context=api_context,
                           options={**options, "visualization_settings": viz, "display": card.display},

@@ -17,17 +17,41 @@ Rules, Metabase's (query-perms):
 - Field values (stored or queried) need the field's table data not blocked.
 
 The answer is 403 (core.http.errors.Forbidden), never the data.
+
+Shared objects (public links, embeds): the viewer has no account, so the caller passes a `SharedGrant`
+where a user goes (processor functions and every function here accept one). A grant reads exactly what
+the shared object holds: its saved cards (a card a grant does not list, or any ad-hoc query, is 403),
+whatever those cards read (the card authorises it, as for a saved question), and values of the fields
+the object uses. It is the same gate with one more kind of viewer, not a second permission path.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, Field, User
+from core.appdb.models import Card, Field, Table, User
 from core.http.errors import Forbidden, Invalid
 from core.policy import permissions
 
 from .model import Query, Stage, referenced_ids
+
+
+@dataclass(frozen=True)
+class SharedGrant:
+    """The anonymous viewer of one shared object (`model`, `id`): it may run `card_ids` as saved
+    questions and read the values of `field_ids`. Built by the object's owner (core.content.shared)."""
+
+    model: str
+    id: int
+    card_ids: frozenset = frozenset()
+    field_ids: frozenset = frozenset()
+
+
+def is_grant(viewer) -> bool:
+    return isinstance(viewer, SharedGrant)
+
 
 # The Saved Questions database: clients send it with a card source when they do not know the card's database.
 VIRTUAL_DATABASE = -1337
@@ -58,11 +82,16 @@ def database_of(session: Session, dataset_query: dict) -> int | None:
         return None
 
 
-def check_query(session: Session, user: User | None, query: Query, *, saved: bool) -> None:
+def check_query(session: Session, user: User | SharedGrant | None, query: Query, *, saved: bool,
+                card_id: int | None = None) -> None:
     """403 unless `user` may run `query` on its database: for a saved question (`saved`: the caller
     checked the card's collection) data access; otherwise query (or native) permission on the database
-    and on each table the query's own stages name. Cards it names are checked on expansion."""
+    and on each table the query's own stages name. Cards it names are checked on expansion. A grant
+    runs only its own cards (`card_id`)."""
     database_id = query.database
+    if is_grant(user):
+        _check_grant(session, user, query, saved, card_id)
+        return
     if saved:
         if user is None or not permissions.can_see_data(session, user, database_id):
             raise Forbidden()
@@ -75,12 +104,36 @@ def check_query(session: Session, user: User | None, query: Query, *, saved: boo
             raise Forbidden()
 
 
+def _check_grant(session: Session, grant: SharedGrant, query: Query, saved: bool, card_id: int | None) -> None:
+    """A grant runs its own cards as saved questions, and the MBQL queries that list values of its
+    fields: reading only the tables those fields live in (filter values, linked filters, remaps)."""
+    if saved:
+        if card_id not in grant.card_ids:
+            raise Forbidden()
+        return
+    if query.stages[0].native is not None or not grant.field_ids:
+        raise Forbidden()
+    allowed = set(session.scalars(select(Field.table_id).where(Field.id.in_(grant.field_ids))))
+    if query.database not in set(session.scalars(select(Table.db_id).where(Table.id.in_(allowed)))):
+        raise Forbidden()
+    if not _tables_named(session, query.stages) <= allowed:
+        raise Forbidden()
+
+
 def card_source(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool) -> Card:
     """The card a query reads as a source, once `user` may read it (see the module's rules): 400 when
     it is missing, archived or on another database, 403 when it is not readable."""
     card = session.get(Card, card_id) if 0 < card_id < 2**31 else None
     if card is None or card.archived:
         raise Invalid(f"Invalid MBQL: card {card_id} does not exist.")
+    if is_grant(user):
+        # Inside a shared card the card authorises its sources; otherwise only the object's own cards
+        # (a filter whose values come from a card).
+        if not saved and card_id not in user.card_ids:
+            raise Forbidden()
+        if card.database_id != database_id:
+            raise Invalid(f"Invalid MBQL: card {card_id} is from a different database.")
+        return card
     if not saved and not permissions.can_read_item(session, user, card.collection_id):
         raise Forbidden()
     if card.database_id is not None and not permissions.can_see_data(session, user, card.database_id):
@@ -93,14 +146,18 @@ def card_source(session: Session, user: User | None, card_id: int, database_id: 
 def snippet(session: Session, user: User | None, collection_id: int | None, *, saved: bool) -> None:
     """403 unless the snippet may be spliced into this query: always inside a saved question (its
     author's choice, authorised with the card), else the snippet read rule."""
+    if is_grant(user) and not saved:
+        raise Forbidden()
     if not saved and not permissions.can_read_snippet(session, user, collection_id):
         raise Forbidden()
 
 
 def field(session: Session, user: User | None, field_row: Field) -> None:
     """403 unless `user` may see the data of the field's table (its values, stored or queried)."""
-    from core.appdb.models import Table
-
+    if is_grant(user):
+        if field_row.id not in user.field_ids:
+            raise Forbidden()
+        return
     table = session.get(Table, field_row.table_id)
     if table is None or user is None or not permissions.can_see_data(session, user, table.db_id, table.id):
         raise Forbidden()
@@ -108,11 +165,12 @@ def field(session: Session, user: User | None, field_row: Field) -> None:
 
 def readable_field_ids(session: Session, user: User | None, field_ids) -> set[int]:
     """The ids among `field_ids` whose table data `user` may see (remap targets are checked this way)."""
-    from core.appdb.models import Table
-
     field_ids = {i for i in field_ids if isinstance(i, int)}
     if not field_ids:
         return set()
+    if is_grant(user):
+        # The shared cards' own remaps: a public viewer sees the display values their author chose.
+        return field_ids
     rows = session.execute(select(Field.id, Table.db_id, Table.id).join(Table, Table.id == Field.table_id)
                            .where(Field.id.in_(field_ids))).all()
     by_db: dict[int, set[int]] = {}
@@ -130,3 +188,12 @@ def _tables_named(session: Session, stages: list[Stage]) -> set[int]:
     if field_ids:
         table_ids |= set(session.scalars(select(Field.table_id).where(Field.id.in_(field_ids))))
     return table_ids
+
+
+def download_level(session: Session, user: User | SharedGrant | None, database_id: int,
+                   table_id: int | None = None) -> str:
+    """"full" | "limited" | "none": what `user` may download of a database's (table's) data. A shared
+    object's viewer downloads what the object shows, as Metabase's public and embed downloads."""
+    if is_grant(user):
+        return "full"
+    return permissions.download_level(session, user, database_id, table_id)

@@ -52,7 +52,14 @@ class QueryContext:
     # Metabase's `disable-remaps?` middleware option: no remapped columns (core.query.remaps).
     disable_remaps: bool = False
     average_execution_time: int | None = None
+    # A shared object's anonymous viewer (core.query.access.SharedGrant); `user` is None then.
+    grant: Any = None
     extras: dict = field(default_factory=dict)
+
+    @property
+    def viewer(self):
+        """Who the data-access gate asks about: the user, or the grant of a public link or embed."""
+        return self.grant if self.grant is not None else self.user
 
     @property
     def is_native(self) -> bool:

@@ -1,6 +1,7 @@
 """The query processor: the one way any part of Tessera runs a query against a registered database.
 
     run_json(session, user, dataset_query, *, context=..., ...)   -> the response body (bytes), encoded once
+    (`user` may be a core.query.access.SharedGrant: the anonymous viewer of a public link or embed)
     run_query(session, user, dataset_query, *, context=..., ...)  -> the same envelope as a dict
     open_query(session, user, dataset_query, *, ...)               -> a streaming Result (exports)
     compile_native(session, user, dataset_query, ...)              -> {"query": sql, "params": [...]}
@@ -124,7 +125,7 @@ def mbql_native(ctx: QueryContext, compiled) -> N.NativeSQL:
     if not compiled.natives:
         return base
     # Native stages inside MBQL come only from cards (and their persisted tables), which authorise them.
-    resolvers = _resolvers(ctx.session, ctx.user, ctx.driver, ctx.database, saved=True)
+    resolvers = _resolvers(ctx.session, ctx.viewer, ctx.driver, ctx.database, saved=True)
     from .dates import now_in
 
     now = now_in(setting(ctx.session, "report-timezone") or None)
@@ -186,13 +187,14 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     is_native = first.native is not None
     # The data-access gate (core.query.access): the query's database and tables here, each card as it
     # is expanded. A saved card's caller checked the card; running it needs data access only.
-    access.check_query(session, user, query, saved=saved)
+    access.check_query(session, user, query, saved=saved, card_id=options.get("card_id"))
     try:
         query = expand_cards(session, user, query, saved=saved)
     except Invalid as exc:
         raise QueryFailed(error_message(exc), "invalid-query") from None
-    ctx = QueryContext(session=session, user=user, dataset_query=dataset_query, query=query, database=database,
-                       driver=driver, context=context, **options)
+    grant = user if access.is_grant(user) else None
+    ctx = QueryContext(session=session, user=None if grant else user, dataset_query=dataset_query, query=query,
+                       database=database, driver=driver, context=context, grant=grant, **options)
     if ctx.constraints is None:
         ctx.constraints = query.constraints
     ctx.query_hash = query_hash(dataset_query)
@@ -304,7 +306,7 @@ def remap_dimensions(ctx: QueryContext):
         return None
     if "dimensions" not in ctx.extras:
         ctx.extras["dimensions"] = Dimensions(
-            ctx.session, lambda ids: access.readable_field_ids(ctx.session, ctx.user, ids))
+            ctx.session, lambda ids: access.readable_field_ids(ctx.session, ctx.viewer, ids))
     return ctx.extras["dimensions"]
 
 

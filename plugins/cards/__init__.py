@@ -23,3 +23,10 @@ def register_settings():
 @hookimpl
 def register_revisables():
     return [Revisable("card", history.history, history.revert)]
+
+
+@hookimpl
+def register_shareables():
+    from .shared import SHAREABLE
+
+    return [SHAREABLE]

@@ -20,16 +20,24 @@ VALUES_LIMIT = 1000
 
 def values(session: Session, user: User, card_id: int, param_key: str, search: str | None = None) -> dict:
     card = runnable_card(session, user, card_id)
-    param = next((p for p in card.parameters or [] if isinstance(p, dict) and p.get("id") == param_key), None)
+    return values_of(session, user, card, card.parameters or [], param_key, search,
+                     lambda source_id: runnable_card(session, user, source_id))
+
+
+def values_of(session: Session, user, card: Card, declared: list, param_key: str, search: str | None,
+              source_card) -> dict:
+    """The values of one of `declared` (the card's parameters) for `user` (or a shared card's
+    core.query.access.SharedGrant); `source_card(id)` loads a values card the caller may use."""
+    param = next((p for p in declared if isinstance(p, dict) and p.get("id") == param_key), None)
     if param is None:
-        raise NotFound(f"Card {card_id} does not have a parameter with the ID \"{param_key}\".")
+        raise NotFound(f"Card {card.id} does not have a parameter with the ID \"{param_key}\".")
     source = param.get("values_source_type")
     config = param.get("values_source_config") or {}
     if source == "static-list":
         rows = [v if isinstance(v, list) else [v] for v in config.get("values") or []]
         more = False
     elif source == "card":
-        rows, more = _card_values(session, user, config, search)
+        rows, more = _card_values(session, user, config, search, source_card)
     else:
         field_id = _field_of(card, param)
         if field_id is None:
@@ -75,11 +83,11 @@ def _field_values(session: Session, user: User, field_id: int, search: str | Non
     return _distinct(session, user, {"database": table.db_id, "type": "query", "query": inner})
 
 
-def _card_values(session: Session, user: User, config: dict, search: str | None) -> tuple[list, bool]:
+def _card_values(session: Session, user: User, config: dict, search: str | None, source_card) -> tuple[list, bool]:
     source_id = config.get("card_id")
     if not isinstance(source_id, int):
         raise Invalid("The parameter's values card is not set.")
-    source = runnable_card(session, user, source_id)
+    source = source_card(source_id)
     ref = config.get("value_field")
     name = _column_name(source, ref)
     inner: dict = {"source-table": f"card__{source.id}",

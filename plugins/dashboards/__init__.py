@@ -26,6 +26,13 @@ def register_content_kinds():
 
 
 @hookimpl
+def register_shareables():
+    from .shared import SHAREABLE
+
+    return [SHAREABLE]
+
+
+@hookimpl
 def register_routes():
     return [dashboard_api]
 

@@ -91,7 +91,12 @@ def mapped_fields(session: Session, user: User, dashboard: Dashboard, param_key:
 
 def values(session: Session, user: User, dashboard_id: int, param_key: str, constraints: dict[str, list[str]],
            search: str | None = None) -> dict:
-    dashboard = readable_dashboard(session, user, dashboard_id)
+    return values_of(session, user, readable_dashboard(session, user, dashboard_id), param_key, constraints, search)
+
+
+def values_of(session: Session, user, dashboard: Dashboard, param_key: str, constraints: dict[str, list[str]],
+              search: str | None = None) -> dict:
+    """A filter's values for `user` (or a shared dashboard's core.query.access.SharedGrant)."""
     param = declared_parameter(dashboard, param_key)
     source = param.get("values_source_type")
     config = param.get("values_source_config") if isinstance(param.get("values_source_config"), dict) else {}
@@ -240,7 +245,11 @@ def _card_values(session: Session, user: User, config: dict, search: str | None)
 
 def remapping(session: Session, user: User, dashboard_id: int, param_key: str, value: str) -> list:
     """[value, label] for the filter's value, or [value] when nothing names it."""
-    dashboard = readable_dashboard(session, user, dashboard_id)
+    return remapping_of(session, user, readable_dashboard(session, user, dashboard_id), param_key, value)
+
+
+def remapping_of(session: Session, user, dashboard: Dashboard, param_key: str, value: str) -> list:
+    """A filter value's label for `user` (or a shared dashboard's core.query.access.SharedGrant)."""
     param = declared_parameter(dashboard, param_key)
     config = param.get("values_source_config") if isinstance(param.get("values_source_config"), dict) else {}
     if param.get("values_source_type") == "static-list":

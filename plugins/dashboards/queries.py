@@ -35,17 +35,22 @@ def dashcard_card(session: Session, user: User, dashboard_id: int, dashcard_id: 
                   card_id: int) -> tuple[Dashboard, DashboardCard, Card]:
     """The dashboard, its dashcard and the card drawn on it (the dashcard's own or a series card)."""
     dashboard = readable_dashboard(session, user, dashboard_id)
-    dashcard = session.get(DashboardCard, dashcard_id)
+    dashcard, card = card_on(session, dashboard, dashcard_id, card_id)
+    if not perms.can_read_item(session, user, card.collection_id):
+        raise Forbidden()
+    return dashboard, dashcard, card
+
+
+def card_on(session: Session, dashboard: Dashboard, dashcard_id: int, card_id: int) -> tuple[DashboardCard, Card]:
+    """The dashcard and the card it draws (its own or a series card), 404 unless both are on `dashboard`."""
+    dashcard = session.get(DashboardCard, dashcard_id) if dashcard_id < 2**31 else None
     if dashcard is None or dashcard.dashboard_id != dashboard.id:
         raise NotFound()
     if dashcard.card_id != card_id and session.scalar(
             select(DashboardCardSeries.id).where(DashboardCardSeries.dashboardcard_id == dashcard.id,
                                                  DashboardCardSeries.card_id == card_id)) is None:
         raise NotFound()
-    card = check_404(session.get(Card, card_id))
-    if not perms.can_read_item(session, user, card.collection_id):
-        raise Forbidden()
-    return dashboard, dashcard, card
+    return dashcard, check_404(session.get(Card, card_id))
 
 
 def mapping_for(dashcard: DashboardCard, parameter_id: Any, card_id: int) -> dict | None:

@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from core.appdb.models import Database, Dimension, Field, FieldValues, Table, User
 from core.appdb.models.base import new_entity_id
+from core.content import field_lookups as lookups
 from core.content import related as core_related
 from core.content.metadata import database_json, dimension_json, field_json, table_json
 from core.http.errors import Invalid, check_404
@@ -19,11 +20,9 @@ from core.policy import data_access
 from core.query import access
 from core.sync import field_values
 from core.sync import schema as sync
-from core.sync.analyze import kind
 from core.sync.field_values import column, query_rows, table_expression
 from core.sync.semantic_types import COERCIONS, coercible
 
-SEARCH_LIMIT = 1000
 SHOULD_HAVE_VALUES = ("list", "auto-list")
 
 
@@ -113,24 +112,13 @@ def related(session: Session, user: User, field_id: int) -> dict:
 
 def values(session: Session, user: User, field_id: int) -> dict:
     field, table = _field(session, user, field_id)
-    dimension = session.scalar(select(Dimension).where(Dimension.field_id == field.id, Dimension.type == "external"))
     # A remap target in a table the user may not see is not shown: the plain values are.
-    if (dimension is not None and dimension.human_readable_field_id and field.has_field_values in SHOULD_HAVE_VALUES
-            and access.readable_field_ids(session, user, [dimension.human_readable_field_id])):
-        return _remapped_values(session, user, field, table, dimension)
-    return field_values.values_json(session, field)
+    return lookups.values(session, field, table, _reader(session, user),
+                          lambda remap_id: bool(access.readable_field_ids(session, user, [remap_id])))
 
 
-def _remapped_values(session: Session, user: User, field: Field, table: Table, dimension: Dimension) -> dict:
-    """The values of an FK field with an external remapping: [id, name] pairs from the target table."""
-    remap = session.get(Field, dimension.human_readable_field_id)
-    lookup_table, key = _lookup(session, user, field, table, remap)
-    tree = (exp.select(column(key.name), column(remap.name)).distinct().from_(table_expression(lookup_table))
-            .where(exp.Not(this=exp.Is(this=column(key.name), expression=exp.Null())))
-            .order_by(column(key.name)).limit(field_values.DISTINCT_LIMIT + 1))
-    rows = query_rows(session.get(Database, lookup_table.db_id), tree, field_values.DISTINCT_LIMIT + 1)
-    pairs = [[r[0], None if r[1] is None else str(r[1])] for r in rows[:field_values.DISTINCT_LIMIT]]
-    return {"field_id": field.id, "values": pairs, "has_more_values": len(rows) > field_values.DISTINCT_LIMIT}
+def _reader(session: Session, user: User):
+    return lambda table: data_access.check_read(session, user, table.db_id, table.id)
 
 
 def update_values(session: Session, user: User, field_id: int, pairs: list[list[Any]]) -> dict:
@@ -183,7 +171,7 @@ def set_dimension(session: Session, user: User, field_id: int, kind: str, name: 
         remap = session.get(Field, human_readable_field_id)
         if remap is None:
             raise Invalid({"human_readable_field_id": "There is no field with this id."})
-        _lookup(session, user, field, table, remap)
+        lookups.lookup(session, field, table, remap, _reader(session, user))
     else:
         human_readable_field_id = None
     dimension = session.scalar(select(Dimension).where(Dimension.field_id == field.id))
@@ -217,63 +205,15 @@ def summary(session: Session, user: User, field_id: int) -> list:
     return [["count", count], ["distincts", distincts]]
 
 
-def _lookup(session: Session, user: User, field: Field, table: Table, other: Field) -> tuple[Table, Field]:
-    """The table holding `other` and the field of it that carries `field`'s values: `field` itself when
-    both share a table, its FK target when `other` lives in the target's table (whose data the user
-    must be allowed to see too: 403 otherwise)."""
-    if other.table_id == field.table_id:
-        return table, field
-    if field.fk_target_field_id:
-        target = session.get(Field, field.fk_target_field_id)
-        if target is not None and target.table_id == other.table_id:
-            lookup_table = session.get(Table, target.table_id)
-            data_access.check_read(session, user, lookup_table.db_id, lookup_table.id)
-            return lookup_table, target
-    raise Invalid("Invalid Request: the two fields are not in the same table or linked by a foreign key.")
-
-
-def _typed(field: Field, value: str) -> Any:
-    if field.base_type in ("type/Integer", "type/BigInteger"):
-        try:
-            return int(value)
-        except ValueError:
-            raise Invalid({"value": "value must be an integer for this field."}) from None
-    if field.base_type in ("type/Float", "type/Decimal", "type/Number"):
-        try:
-            return float(value)
-        except ValueError:
-            raise Invalid({"value": "value must be a number for this field."}) from None
-    return value
-
-
 def remapping(session: Session, user: User, field_id: int, remapped_id: int, value: str) -> list:
     """GET /api/field/:id/remapping/:remapped-id: [value, remapped value] ([value] when none)."""
     field, table = _field(session, user, field_id)
     remapped = check_404(session.get(Field, remapped_id))
-    lookup_table, key = _lookup(session, user, field, table, remapped)
-    typed = _typed(key, value)
-    tree = (exp.select(column(remapped.name)).from_(table_expression(lookup_table))
-            .where(exp.EQ(this=column(key.name), expression=exp.convert(typed))).limit(1))
-    rows = query_rows(session.get(Database, lookup_table.db_id), tree, 1)
-    return [typed, rows[0][0]] if rows else [typed]
+    return lookups.remapping(session, field, table, remapped, value, _reader(session, user))
 
 
 def search(session: Session, user: User, field_id: int, search_id: int, value: str, limit: int | None) -> list:
     """Values whose search field starts with `value` (case-insensitive), as [value, search value] pairs."""
     field, table = _field(session, user, field_id)
     search_field = check_404(session.get(Field, search_id))
-    lookup_table, key = _lookup(session, user, field, table, search_field)
-    limit = min(limit or SEARCH_LIMIT, SEARCH_LIMIT)
-    needle = value.lower()
-    searched: exp.Expression = column(search_field.name)
-    if kind(search_field.base_type) != "text":
-        searched = exp.Cast(this=searched, to=exp.DataType.build("text"))
-    starts = exp.EQ(this=exp.Substring(this=exp.Lower(this=searched), start=exp.Literal.number(1),
-                                       length=exp.Literal.number(len(needle))),
-                    expression=exp.Literal.string(needle))
-    same = key.id == search_field.id
-    columns = [column(key.name)] if same else [column(key.name), column(search_field.name)]
-    tree = (exp.select(*columns).distinct().from_(table_expression(lookup_table)).where(starts)
-            .order_by(column(search_field.name)).limit(limit))
-    rows = query_rows(session.get(Database, lookup_table.db_id), tree, limit)
-    return [[r[0]] if same else [r[0], r[1]] for r in rows]
+    return lookups.search(session, field, table, search_field, value, limit, _reader(session, user))

@@ -1,4 +1,5 @@
-"""Public links and signed embedding: the settings that switch them on and hold the embedding key.
+"""Public links and signed embedding: the settings that switch them on and hold the embedding key, and
+/api/public (public_views.py), which serves every kind that registers a core.assembly.records.Shareable.
 
 The guards every sharing endpoint calls live in core.policy.sharing, so cards and dashboards check them
 without importing this plugin.
@@ -6,6 +7,7 @@ without importing this plugin.
 from core import SettingDef, hookimpl
 
 from . import pages, service
+from .public_views import public_api
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
                      "enable-embedding-sdk")
@@ -24,6 +26,11 @@ def register_settings():
                    description="Secret (64 hexadecimal characters) that signs embedding tokens."),
         *pages.settings(),
     ]
+
+
+@hookimpl
+def register_routes():
+    return [public_api]
 
 
 @hookimpl
