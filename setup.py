@@ -32,6 +32,9 @@ setup(
         "SQLAlchemy>=2.0.30,<2.2",
         "pydantic>=2.7,<3",
         "authlib>=1.3,<2",
+        # Embedding tokens: authlib.jose is deprecated in favour of joserfc (same author, already an authlib
+        # dependency); it refuses algorithms outside the allow-list and validates time claims with leeway.
+        "joserfc>=1.0,<2",
         "sqlglot>=30,<31",
         "openpyxl>=3.1,<4",
         "gunicorn>=22,<28",

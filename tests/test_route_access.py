@@ -22,6 +22,7 @@ from tests.support import MARKER, create_content
 
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.
 SPEC_OPEN_PREFIXES = ("/api/setup", "/api/session", "/api/health", "/api/public/", "/api/embed/")
+EMBED = "signed-token embedding: the token in the path is the authorization (spec)"
 # Every route declared auth="public", with why it is open. Keys are (method, rule) with path parameters as "*".
 OPEN_ROUTES = {
     ("POST", "/api/setup"): "first-user setup (spec)",
@@ -59,6 +60,24 @@ OPEN_ROUTES = {
     ("GET", "/api/public/dashboard/*/params/*/search/*"): "public link (spec)",
     ("GET", "/api/public/dashboard/*/params/*/remapping"): "public link (spec)",
     ("GET", "/api/public/oembed"): "public link (spec)",
+    ("GET", "/api/embed/card/*"): EMBED,
+    ("GET", "/api/embed/card/*/field/*/remapping/*"): EMBED,
+    ("GET", "/api/embed/card/*/field/*/search/*"): EMBED,
+    ("GET", "/api/embed/card/*/field/*/values"): EMBED,
+    ("GET", "/api/embed/card/*/params/*/search/*"): EMBED,
+    ("GET", "/api/embed/card/*/params/*/values"): EMBED,
+    ("GET", "/api/embed/card/*/query"): EMBED,
+    ("GET", "/api/embed/card/*/query/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*/dashcard/*/card/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*/dashcard/*/card/*/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*/field/*/remapping/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*/field/*/search/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*/field/*/values"): EMBED,
+    ("GET", "/api/embed/dashboard/*/params/*/search/*"): EMBED,
+    ("GET", "/api/embed/dashboard/*/params/*/values"): EMBED,
+    ("GET", "/api/embed/pivot/card/*/query"): EMBED,
+    ("GET", "/api/embed/pivot/dashboard/*/dashcard/*/card/*"): EMBED,
 }
 
 # API-SPEC, Authentication 2: superuser only. Checked for each route once it is registered.

@@ -6,7 +6,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import pages, service
+from . import embed_views, pages, preview_views, service
 from .public_views import public_api
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
@@ -30,7 +30,7 @@ def register_settings():
 
 @hookimpl
 def register_routes():
-    return [public_api]
+    return [public_api, embed_views.embed_api, preview_views.preview_api]
 
 
 @hookimpl

@@ -1,0 +1,110 @@
+"""Embedding token verification (plugins.sharing.tokens): every forged or broken token is a 400."""
+import hashlib
+import time
+
+import pytest
+
+from core.http.errors import Invalid
+from plugins.sharing import tokens
+
+from .jwt_helpers import SECRET, b64, card_token, encode, sign, tamper
+
+NOW = time.time()
+
+
+def refused(token, secret=SECRET, **kw) -> str:
+    with pytest.raises(Invalid) as info:
+        tokens.unsign(token, secret, **kw)
+    assert info.value.status == 400
+    return info.value.body
+
+
+def test_a_signed_token_gives_its_claims():
+    claims = tokens.unsign(card_token(7, {"state": "CA"}), SECRET)
+    assert claims["resource"] == {"question": 7}
+    assert claims["params"] == {"state": "CA"}
+
+
+def test_the_key_is_the_secret_text_not_its_hex_bytes():
+    token = encode({"alg": "HS256"}, {"params": {}}, bytes.fromhex(SECRET))
+    assert "corrupt or manipulated" in refused(token)
+
+
+@pytest.mark.security_row(12)
+@pytest.mark.parametrize("header,expected", [
+    ({"alg": "none"}, "JWT `alg` cannot be `none`."),
+    ({"alg": "None"}, "JWT `alg` cannot be `none`."),
+    ({"typ": "JWT"}, "JWT is missing `alg`."),
+    ({"alg": "HS512"}, "must be HS256"),
+    ({"alg": "HS384"}, "must be HS256"),
+    ({"alg": "RS256"}, "must be HS256"),
+    ({"alg": 256}, "must be a string"),
+])
+def test_algorithms_other_than_hs256_are_refused(header, expected):
+    # Signed with the right secret under HS256 or HS512: the header alone decides the refusal.
+    for key, digest in ((SECRET, hashlib.sha256), (SECRET, hashlib.sha512), (None, None)):
+        token = encode(header, {"resource": {"question": 1}, "params": {}}, key, digest or hashlib.sha256)
+        assert expected in refused(token)
+
+
+@pytest.mark.security_row(12)
+def test_wrong_key_and_changed_payload_are_refused():
+    assert "corrupt or manipulated" in refused(card_token(1, key="f" * 64))
+    assert "corrupt or manipulated" in refused(tamper(card_token(1), resource={"question": 2}))
+    assert "corrupt or manipulated" in refused(tamper(card_token(1, {"state": "CA"}), params={"state": "NY"}))
+    header, payload, _ = card_token(1).split(".")
+    assert "corrupt or manipulated" in refused(f"{header}.{payload}.")
+
+
+@pytest.mark.security_row(12)
+def test_times_are_checked_with_sixty_seconds_of_leeway():
+    base = {"resource": {"question": 1}, "params": {}}
+    assert tokens.unsign(sign({**base, "exp": int(NOW) - 30}), SECRET, now=NOW)
+    assert refused(sign({**base, "exp": int(NOW) - 90}), now=NOW) == "Token is expired."
+    assert tokens.unsign(sign({**base, "iat": int(NOW) + 30}), SECRET, now=NOW)
+    assert "issued in the future" in refused(sign({**base, "iat": int(NOW) + 120}), now=NOW)
+    assert "not yet valid" in refused(sign({**base, "nbf": int(NOW) + 120}), now=NOW)
+    assert "must be a number" in refused(sign({**base, "exp": "tomorrow"}), now=NOW)
+
+
+def test_missing_exp_is_accepted_unless_required():
+    token = sign({"resource": {"question": 1}, "params": {}})
+    assert tokens.unsign(token, SECRET)["params"] == {}
+    assert "`exp`" in refused(token, require_exp=True)
+
+
+def test_other_registered_claims_are_not_judged():
+    token = sign({"resource": {"question": 1}, "params": {}, "iss": 5, "aud": ["x"]})
+    assert tokens.unsign(token, SECRET)["iss"] == 5
+
+
+@pytest.mark.parametrize("token", ["", "abc", "a.b", "a.b.c.d", "!!!.e30.x", b64(b"[1]") + ".e30.x",
+                                   b64(b'{"alg":"HS256"}') + ".bm90IGpzb24." + "x" * 43])
+def test_malformed_tokens_are_a_400(token):
+    refused(token)
+
+
+def test_a_payload_that_is_not_an_object_is_a_400():
+    signing_input = b64(b'{"alg":"HS256"}') + "." + b64(b"[1, 2]")
+    import hmac
+
+    token = signing_input + "." + b64(hmac.new(SECRET.encode(), signing_input.encode(), hashlib.sha256).digest())
+    refused(token)
+
+
+@pytest.mark.security_row(12)
+def test_an_unset_secret_is_a_400():
+    assert refused(card_token(1), secret=None) == "The embedding secret key has not been set."
+    assert refused(card_token(1), secret="") == "The embedding secret key has not been set."
+
+
+def test_params_are_required_and_a_map():
+    claims = tokens.unsign(sign({"resource": {"question": 1}}), SECRET)
+    with pytest.raises(Invalid, match=r"Token is missing value for keypath \[:params\]"):
+        tokens.token_params(claims)
+    with pytest.raises(Invalid, match=r"must be a map"):
+        tokens.token_params({"params": [1]})
+    assert tokens.token_params({"params": {}}) == {}
+    with pytest.raises(Invalid, match=r"Token is missing value for keypath \[:resource :dashboard\]"):
+        tokens.get_in(claims, "resource", "dashboard")
+    assert tokens.get_in(claims, "resource", "question") == 1
