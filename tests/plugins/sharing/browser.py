@@ -8,10 +8,11 @@ it the browser tests skip, naming the package.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import shutil
-import subprocess
+import signal
 import tempfile
 import threading
 import time
@@ -51,12 +52,18 @@ class Browser:
                 "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
                 "--remote-debugging-pipe", f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
                 "about:blank"]
-        # The shell puts the pipe ends on fds 3 and 4 (a preexec_fn would not be safe with the server's threads).
-        script = f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
-        self.process = subprocess.Popen(["sh", "-c", script, "sh", *args], pass_fds=(to_browser_r, from_browser_w),
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_browser_r)
-        os.close(from_browser_w)
+        # Chromium wants the pipe ends as fds 3 and 4. posix_spawn places them there in the child (a
+        # preexec_fn would not be safe with the server's threads); copies above 9 first, so that moving
+        # one end onto 3 or 4 can never overwrite the other.
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser_r, from_browser_w)]
+        for fd in (to_browser_r, from_browser_w):
+            os.close(fd)
+        actions = [(os.POSIX_SPAWN_DUP2, high[0], 3), (os.POSIX_SPAWN_DUP2, high[1], 4),
+                   (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+        self.pid = os.posix_spawn(executable, args, os.environ, file_actions=actions)
+        for fd in high:
+            os.close(fd)
         self.buffer = b""
         self.next_id = 0
         self.session = None
@@ -74,14 +81,19 @@ class Browser:
             self.send("Browser.close", session=False)
         except Exception:
             pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self._reap(timeout=5)
         for fd in (self.to_browser, self.from_browser):
             os.close(fd)
         shutil.rmtree(self.profile, ignore_errors=True)
+
+    def _reap(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if os.waitpid(self.pid, os.WNOHANG) != (0, 0):
+                return
+            time.sleep(0.05)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
 
     def _read_message(self, deadline: float) -> dict:
         while b"\0" not in self.buffer:
@@ -89,7 +101,7 @@ class Browser:
                 raise TimeoutError("no answer from chromium")
             chunk = os.read(self.from_browser, 1 << 16)
             if not chunk:
-                raise RuntimeError(f"chromium closed its pipe (exit {self.process.poll()})")
+                raise RuntimeError("chromium closed its pipe")
             self.buffer += chunk
         message, self.buffer = self.buffer.split(b"\0", 1)
         return json.loads(message)

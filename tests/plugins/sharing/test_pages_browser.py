@@ -10,9 +10,13 @@ import csv
 import io
 import json
 import time
+import warnings
 
 import pytest
-from authlib.jose import jwt
+
+with warnings.catch_warnings():  # authlib.jose points to joserfc, which the server verifies with: sign with another
+    warnings.simplefilter("ignore")
+    from authlib.jose import jwt
 
 from core.testing import sqlite_file, wait_for_sync
 from tests.charts.support import colours
@@ -99,7 +103,7 @@ def charts_drawn(browser) -> int:
 
 def set_filter(browser, slug: str, value: str) -> str:
     browser.evaluate(f"(() => {{ const i = document.querySelector('input[name={slug}]'); i.value = {json.dumps(value)};"
-                     " i.dispatchEvent(new Event('change')); }})()")
+                     " i.dispatchEvent(new Event('change')); })()")
     return browser.wait_settled()
 
 
@@ -123,7 +127,7 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         # A filter re-runs the cards and is kept in the page's URL.
         assert set_filter(browser, "city", "Oslo") == "ready"
         assert "16.5" in browser.text() and "23.5" not in browser.text()
-        assert browser.evaluate("location.search") == "?city=Oslo"
+        assert browser.evaluate("location.search").startswith("?city=Oslo")
         assert charts_drawn(browser) == 1
 
         # The CSV download of the filtered number, as the page offers it.
@@ -185,4 +189,4 @@ def test_embed_dashboard_page_keeps_its_locked_filter(app, admin, browser):
 
         # A city in the page's URL changes nothing: the token's value holds.
         assert browser.open(f"{page}?city=Rome") == "ready"
-        assert "16.5" in browser.text() and "7" != browser.evaluate("document.querySelector('.scalar-value').textContent")
+        assert browser.evaluate("document.querySelector('.scalar-value').textContent") == "16.5"

@@ -28,9 +28,7 @@ async function readBody(response) {
 }
 
 export async function send(request) {
-  const init = { method: request.method, credentials: "omit", headers: { Accept: "application/json" } };
-  if (request.form) init.body = new URLSearchParams(request.form);
-  const response = await fetch(request.url, init);
+  const response = await fetch(request.url, { credentials: "omit", headers: { Accept: "application/json" } });
   if (!response.ok) throw new ApiError(response.status, errorText(response.status, await readBody(response)));
   return response;
 }
@@ -66,25 +64,22 @@ class PublicSource {
     return [["parameters", JSON.stringify(chosen)], ...extra];
   }
 
-  card() { return { method: "GET", url: url(`${this.base}/card/${this.uuid}`, []) }; }
-  dashboard() { return { method: "GET", url: url(`${this.base}/dashboard/${this.uuid}`, []) }; }
+  card() { return { url: url(`${this.base}/card/${this.uuid}`, []) }; }
+  dashboard() { return { url: url(`${this.base}/dashboard/${this.uuid}`, []) }; }
 
   cardQuery(parameters, format = null, extra = []) {
     const path = `${this.base}/card/${this.uuid}/query${format ? `/${format}` : ""}`;
-    return { method: "GET", url: url(path, this.search(parameters, extra)) };
+    return { url: url(path, this.search(parameters, extra)) };
   }
 
   dashcardQuery(dashcard, parameters, format = null, extra = []) {
     const path = `${this.base}/dashboard/${this.uuid}/dashcard/${dashcard.id}/card/${dashcard.card_id}`;
-    if (!format) return { method: "GET", url: url(path, this.search(parameters)) };
-    // Metabase downloads a public dashcard with a form POST holding `parameters`.
-    const [[, encoded]] = this.search(parameters);
-    return { method: "POST", url: url(`${path}/${format}`, extra), form: { parameters: encoded } };
+    return { url: url(`${path}${format ? `/${format}` : ""}`, this.search(parameters, extra)) };
   }
 
   paramValues(param, kind) {
     if (kind !== "dashboard") return null;
-    return { method: "GET", url: url(`${this.base}/dashboard/${this.uuid}/params/${encodeURIComponent(param.id)}/values`, []) };
+    return { url: url(`${this.base}/dashboard/${this.uuid}/params/${encodeURIComponent(param.id)}/values`, []) };
   }
 }
 
@@ -94,31 +89,31 @@ class EmbedSource {
     this.token = encodeURIComponent(token);
   }
 
+  // Embed parameters: `slug=value`, repeated for a list. A chart's request also carries its size and
+  // theme in the query string, so its values go as one `parameters=<json object>` instead (Metabase 51+),
+  // which the server reads in place of the plain keys: `width` can never be taken for a filter's slug.
   search(parameters, extra = []) {
-    const pairs = [];
-    for (const p of parameters) {
-      if (p.value === undefined || p.value === null || p.value === "") continue;
-      for (const v of values(p.value)) pairs.push([p.slug, String(v)]);
-    }
-    return [...pairs, ...extra];
+    const given = parameters.filter((p) => p.value !== undefined && p.value !== null && p.value !== "");
+    if (extra.length) return [["parameters", JSON.stringify(Object.fromEntries(given.map((p) => [p.slug, p.value])))], ...extra];
+    return given.flatMap((p) => values(p.value).map((v) => [p.slug, String(v)]));
   }
 
-  card() { return { method: "GET", url: url(`${this.base}/card/${this.token}`, []) }; }
-  dashboard() { return { method: "GET", url: url(`${this.base}/dashboard/${this.token}`, []) }; }
+  card() { return { url: url(`${this.base}/card/${this.token}`, []) }; }
+  dashboard() { return { url: url(`${this.base}/dashboard/${this.token}`, []) }; }
 
   cardQuery(parameters, format = null, extra = []) {
     const path = `${this.base}/card/${this.token}/query${format ? `/${format}` : ""}`;
-    return { method: "GET", url: url(path, this.search(parameters, extra)) };
+    return { url: url(path, this.search(parameters, extra)) };
   }
 
   dashcardQuery(dashcard, parameters, format = null, extra = []) {
     const path = `${this.base}/dashboard/${this.token}/dashcard/${dashcard.id}/card/${dashcard.card_id}`;
-    return { method: "GET", url: url(`${path}${format ? `/${format}` : ""}`, this.search(parameters, extra)) };
+    return { url: url(`${path}${format ? `/${format}` : ""}`, this.search(parameters, extra)) };
   }
 
   paramValues(param, kind) {
     const what = kind === "dashboard" ? "dashboard" : "card";
-    return { method: "GET", url: url(`${this.base}/${what}/${this.token}/params/${encodeURIComponent(param.id)}/values`, []) };
+    return { url: url(`${this.base}/${what}/${this.token}/params/${encodeURIComponent(param.id)}/values`, []) };
   }
 }
 

@@ -37,13 +37,7 @@ function chartExtra(body) {
 }
 
 function downloadLink(request, format, extension) {
-  if (request.method === "GET") {
-    return el("a", { class: "download", href: request.url, download: "", "data-format": format, text: extension });
-  }
-  const form = el("form", { class: "download", method: "post", action: request.url, "data-format": format });
-  for (const [name, value] of Object.entries(request.form || {})) form.append(el("input", { type: "hidden", name, value }));
-  form.append(el("button", { type: "submit", text: extension }));
-  return form;
+  return el("a", { class: "download", href: request.url, download: "", "data-format": format, text: extension });
 }
 
 function downloadMenu(requestFor) {
