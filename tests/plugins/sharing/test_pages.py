@@ -21,8 +21,8 @@ def test_each_page_is_a_self_contained_shell(client, page):
     assert f'data-source="{kind}"' in html and f'data-resource="{resource}"' in html
     assert f'data-token="{UUID}"' in html
     # Every script and style is Tessera's own, loaded relative to the page: no CDN, no inline code.
-    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
-    assert sources and all(s.startswith("../assets/") for s in sources)
+    sources = [s for s in re.findall(r'(?:src|href)="([^"]+)"', html) if s != "data:,"]  # data:, = no favicon
+    assert len(sources) == 2 and all(s.startswith("../assets/") for s in sources)
     assert "<script>" not in html and "<style" not in html
     for source in sources:
         asset = client.get(f"/{kind}/{resource}/{source}".replace(f"/{resource}/../", "/"))
@@ -102,3 +102,15 @@ def test_pages_are_404_when_sharing_is_disabled(app_config):
         assert response.status_code == 404
         assert response.headers["X-Frame-Options"] == "DENY"
     assert client.get("/public/assets/page.js").status_code == 404
+
+
+def test_oembed_frames_the_page_it_names(client, admin):
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code == 204
+    url = f"http://localhost/public/dashboard/{UUID}#titled=false"
+    answer = client.get("/api/public/oembed", query_string={"url": url, "format": "json"})
+    assert answer.status_code == 200, answer.json
+    src = re.search(r'<iframe src="([^"]+)"', answer.json["html"]).group(1)
+    assert src.replace("&amp;", "&") == url
+    page = client.get(src.split("#")[0].removeprefix("http://localhost"))
+    assert page.status_code == 200 and 'data-resource="dashboard"' in page.data.decode()
+    assert page.headers["Content-Security-Policy"].endswith("frame-ancestors *")
