@@ -10,13 +10,10 @@ import csv
 import io
 import json
 import time
-import warnings
 
 import pytest
-
-with warnings.catch_warnings():  # authlib.jose points to joserfc, which the server verifies with: sign with another
-    warnings.simplefilter("ignore")
-    from authlib.jose import jwt
+from joserfc import jwt  # the Authlib project's JOSE library (authlib.jose is deprecated in its favour)
+from joserfc.jwk import OctKey
 
 from core.testing import sqlite_file, wait_for_sync
 from tests.charts.support import colours
@@ -162,6 +159,11 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         card_uuid = ok(admin.post(f"/api/card/{shop['chart']}/public_link"))["uuid"]
         assert browser.open(f"{server.url}/public/question/{card_uuid}") == "ready", browser.text()
         assert "Revenue by city" in browser.text() and charts_drawn(browser) == 1
+
+        # Sharing turned off: the same link now says so, and shows nothing else.
+        ok(admin.put("/api/setting/enable-public-sharing", json={"value": False}), 204)
+        assert browser.open(page) == "error"
+        assert browser.text().strip() == "Public sharing is not enabled."
     assert time.monotonic() - started < 45
 
 
@@ -173,7 +175,7 @@ def test_embed_dashboard_page_keeps_its_locked_filter(app, admin, browser):
     ok(admin.put(f"/api/dashboard/{did}", json={"enable_embedding": True,
                                                 "embedding_params": {"city": "locked", "name": "enabled"}}))
     claims = {"resource": {"dashboard": did}, "params": {"city": ["Oslo"]}, "exp": int(time.time()) + 600}
-    token = jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, SECRET.encode()).decode()
+    token = jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, OctKey.import_key(SECRET))
     with Server(app) as server:
         page = f"{server.url}/embed/dashboard/{token}"
         assert browser.open(f"{page}#bordered=true&titled=true") == "ready", browser.text()
@@ -194,7 +196,7 @@ def test_embed_dashboard_page_keeps_its_locked_filter(app, admin, browser):
         # An embedded question, without a title.
         ok(admin.put(f"/api/card/{shop['total']}", json={"enable_embedding": True, "embedding_params": {}}))
         claims = {"resource": {"question": shop["total"]}, "params": {}, "exp": int(time.time()) + 600}
-        question = jwt.encode({"alg": "HS256"}, claims, SECRET.encode()).decode()
+        question = jwt.encode({"alg": "HS256"}, claims, OctKey.import_key(SECRET))
         assert browser.open(f"{server.url}/embed/question/{question}#titled=false") == "ready", browser.text()
         assert browser.evaluate("document.querySelector('.scalar-value').textContent") == "23.5"
         assert browser.evaluate("document.querySelector('h1') === null") and browser.evaluate("document.title") == "Invoice total"
