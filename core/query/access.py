@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, Field, Table, User
@@ -106,18 +106,27 @@ def check_query(session: Session, user: User | SharedGrant | None, query: Query,
 
 def _check_grant(session: Session, grant: SharedGrant, query: Query, saved: bool, card_id: int | None) -> None:
     """A grant runs its own cards as saved questions, and the MBQL queries that list values of its
-    fields: reading only the tables those fields live in (filter values, linked filters, remaps)."""
+    fields (filter values, linked filters, remaps): every field such a query names is one of the grant's
+    or a key (PK, FK) of their tables, which joins need, and it reads no other table."""
     if saved:
         if card_id not in grant.card_ids:
             raise Forbidden()
         return
-    if query.stages[0].native is not None or not grant.field_ids:
+    if query.stages[0].native is not None:
         raise Forbidden()
-    allowed = set(session.scalars(select(Field.table_id).where(Field.id.in_(grant.field_ids))))
-    if query.database not in set(session.scalars(select(Table.db_id).where(Table.id.in_(allowed)))):
-        raise Forbidden()
+    # Cards it names (a filter whose values come from a card) are checked on expansion (card_source).
+    allowed = set(session.scalars(select(Field.table_id).where(Field.id.in_(grant.field_ids)))) \
+        if grant.field_ids else set()
+    field_ids, _ = referenced_ids(query.stages)
     if not _tables_named(session, query.stages) <= allowed:
         raise Forbidden()
+    others = field_ids - grant.field_ids
+    if others:
+        keys = set(session.scalars(select(Field.id).where(
+            Field.id.in_(others), Field.table_id.in_(allowed),
+            or_(Field.semantic_type.in_(("type/PK", "type/FK")), Field.fk_target_field_id.is_not(None)))))
+        if others - keys:
+            raise Forbidden()
 
 
 def card_source(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool) -> Card:

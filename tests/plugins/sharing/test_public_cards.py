@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from .support import enable_sharing, make_card, native_query, people_card, share
+from .support import enable_sharing, make_card, mbql_query, native_query, people_card, share
 
 PUBLIC_CARD_KEYS = {"id", "name", "description", "display", "visualization_settings", "parameters",
                     "dataset_query", "param_fields"}
@@ -89,10 +89,15 @@ def test_public_card_downloads(client, shared_card):
     assert client.get(f"/api/public/card/{uuid}/query/nope").status_code == 400
 
 
-def test_public_card_pivot_runs(client, shared_card):
-    _, uuid = shared_card
-    ran = client.get(f"/api/public/pivot/card/{uuid}/query")
-    assert ran.status_code in (202, 400) and set(ran.json) <= {"data", "json_query", "status", "error", "error_type"}
+def test_public_pivot_card(admin, client, warehouse):
+    enable_sharing(admin)
+    card_id = make_card(admin, "Pivot", mbql_query(warehouse["db"], **{
+        "source-table": warehouse["people"], "aggregation": [["count"]],
+        "breakout": [["field", warehouse["people.first_name"], None]]}), display="pivot")
+    ran = client.get(f"/api/public/pivot/card/{share(admin, 'card', card_id)}/query")
+    assert ran.status_code == 202, ran.json
+    assert set(ran.json) == {"data", "json_query", "status"}
+    assert [r[0] for r in ran.json["data"]["rows"]][:3] == ["Ada", "Alan", "Grace"]
 
 
 def test_public_card_field_and_parameter_values(app, admin, client, shared_card, warehouse):

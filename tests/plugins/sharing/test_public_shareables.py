@@ -36,3 +36,18 @@ def test_duplicate_shareable_model_fails_naming_both_plugins(app_config, tmp_pat
     with pytest.raises(PluginError, match=f"shareable model 'toy'.*{first}.*{second}|"
                                           f"shareable model 'toy'.*{second}.*{first}"):
         create_app({**app_config, "TESSERA_PLUGINS_EXTRA": f"{first},{second}"})
+
+
+def test_cards_and_dashboards_are_shareable(app):
+    assert {"card", "dashboard"} <= set(app.extensions["tessera"].shareables)
+
+
+def test_a_disabled_owner_makes_its_public_urls_404(app_config):
+    from core.testing import setup_admin
+
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.dashboards"})
+    admin = setup_admin(app)
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code == 204
+    assert "dashboard" not in app.extensions["tessera"].shareables
+    got = admin.get("/api/public/dashboard/00000000-0000-4000-8000-000000000000")
+    assert got.status_code == 404
