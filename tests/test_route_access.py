@@ -60,6 +60,7 @@ OPEN_ROUTES = {
     ("GET", "/api/public/dashboard/*/params/*/search/*"): "public link (spec)",
     ("GET", "/api/public/dashboard/*/params/*/remapping"): "public link (spec)",
     ("GET", "/api/public/oembed"): "public link (spec)",
+    # Signed embedding (plugins.sharing): the token in the path authorizes.
     ("GET", "/api/embed/card/*"): EMBED,
     ("GET", "/api/embed/card/*/field/*/remapping/*"): EMBED,
     ("GET", "/api/embed/card/*/field/*/search/*"): EMBED,

@@ -72,7 +72,9 @@ def _parameters(dashboard: Dashboard, dashcard, card_id: int, query: SharedQuery
 def _constraints(query: SharedQuery) -> dict:
     if query.max_rows is None:
         return {}
-    return {"constraints": {"max-results": query.max_rows, "max-results-bare-rows": query.max_rows}}
+    # download_cap: a download ignores the constraints, so the cap (embedding preview) is given to it too
+    return {"constraints": {"max-results": query.max_rows, "max-results-bare-rows": query.max_rows},
+            "download_cap": query.max_rows}
 
 
 def run(session: Session, dashboard: Dashboard, query: SharedQuery) -> tuple[bytes, int]:

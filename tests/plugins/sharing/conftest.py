@@ -15,8 +15,8 @@ TAGS = {"name": {"id": "t-name", "name": "name", "display-name": "Name", "type":
         "min_age": {"id": "t-age", "name": "min_age", "display-name": "Min age", "type": "number"},
         "secret": {"id": "t-secret", "name": "secret", "display-name": "Secret", "type": "text"}}
 CARD_PARAMETERS = [
-    {"id": "p-name", "slug": "name", "type": "category", "target": ["variable", ["template-tag", "name"]]},
-    {"id": "p-age", "slug": "min_age", "type": "number/=", "target": ["variable", ["template-tag", "min_age"]]},
+    {"id": "t-name", "slug": "name", "type": "category", "target": ["variable", ["template-tag", "name"]]},
+    {"id": "t-age", "slug": "min_age", "type": "number/=", "target": ["variable", ["template-tag", "min_age"]]},
 ]
 RULES = {"name": "enabled", "min_age": "locked"}
 DASHBOARD_PARAMETERS = [
