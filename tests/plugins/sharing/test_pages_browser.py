@@ -46,6 +46,10 @@ def shop_dashboard(app, admin) -> dict:
     tables = {t["name"]: t for t in ok(admin.get(f"/api/database/{db}/metadata"))["tables"]}
     field = {t: {f["name"]: f["id"] for f in tables[t]["fields"]} for t in ("customers", "invoices")}
     fk = field["invoices"]["customer_id"]
+    city = field["customers"]["city"]  # a list filter: its values are offered as suggestions
+    ok(admin.put(f"/api/field/{city}", json={"semantic_type": "type/Category", "has_field_values": "list"}))
+    ok(admin.post(f"/api/field/{city}/rescan_values"))
+    wait_for_sync(app)
 
     def card(name, display, query, **settings):
         body = {"name": name, "display": display, "visualization_settings": settings,
@@ -126,6 +130,14 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         assert "16.5" in browser.text() and "23.5" not in browser.text()
         assert browser.evaluate("location.search").startswith("?city=Oslo")
         assert charts_drawn(browser) == 1
+
+        # The filter suggests the values of its field.
+        browser.evaluate("document.querySelector('input[name=city]').focus()")
+        suggestions = "[...document.querySelectorAll('#filter-city-values option')].map(o => o.value).join()"
+        deadline = time.monotonic() + 10
+        while browser.evaluate(suggestions) != "Oslo,Rome" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert browser.evaluate(suggestions) == "Oslo,Rome"
 
         # The CSV download of the filtered number, as the page offers it.
         download = browser.evaluate("""(async () => {

@@ -78,8 +78,8 @@ class PublicSource {
   }
 
   paramValues(param, kind) {
-    if (kind !== "dashboard") return null;
-    return { url: url(`${this.base}/dashboard/${this.uuid}/params/${encodeURIComponent(param.id)}/values`, []) };
+    const what = kind === "dashboard" ? "dashboard" : "card";
+    return { url: url(`${this.base}/${what}/${this.uuid}/params/${encodeURIComponent(param.id)}/values`, []) };
   }
 }
 
