@@ -125,6 +125,19 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         assert browser.evaluate("document.title") == "Shop overview"
         assert len(colours(browser.screenshot())) > 12  # not a blank page: the chart's colours and text
 
+        # A narrower window (or iframe) draws the chart again for its new size.
+        drawn = browser.evaluate("document.querySelector('img.chart').naturalWidth")
+        browser.send("Emulation.setDeviceMetricsOverride", width=800, height=900, deviceScaleFactor=1, mobile=False)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (browser.evaluate(
+                "document.querySelector('img.chart')?.naturalWidth || 0") in (0, drawn)):
+            time.sleep(0.1)
+        assert browser.wait_settled() == "ready"
+        assert 0 < browser.evaluate("document.querySelector('img.chart').naturalWidth") < drawn
+        browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        time.sleep(0.5)  # past the resize handler's 250 ms pause, so the next checks see the wide drawing settle
+        assert browser.wait_settled() == "ready"
+
         # A filter re-runs the cards and is kept in the page's URL.
         assert set_filter(browser, "city", "Oslo") == "ready"
         assert "16.5" in browser.text() and "23.5" not in browser.text()

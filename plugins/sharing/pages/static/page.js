@@ -30,9 +30,17 @@ function settle() {
   if (boxes.every((box) => box.dataset.state !== "loading")) root.dataset.state = "ready";
 }
 
+// The size of a card's drawing area: its body without the padding.
+function innerSize(body) {
+  const style = getComputedStyle(body);
+  return [body.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+    body.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)];
+}
+
 function chartExtra(body) {
-  const width = Math.max(80, Math.round(body.clientWidth || 600));
-  const height = Math.max(80, Math.round(body.clientHeight || 400));
+  const [innerWidth, innerHeight] = innerSize(body);
+  const width = Math.max(80, Math.round(innerWidth || 600));
+  const height = Math.max(80, Math.round(innerHeight || 400));
   return [["width", String(width)], ["height", String(height)], ["theme", options.theme === "night" ? "dark" : "light"]];
 }
 
@@ -70,6 +78,7 @@ async function fill(box, display, settings, query, file) {
     if (HTML_DISPLAYS.has(display)) {
       node = results(display, await json(query()), settings);
     } else {
+      box.drawnSize = innerSize(body);
       const blob = await (await send(file("svg", chartExtra(body)))).blob();
       node = el("img", { class: "chart", alt: box.querySelector(".card-title")?.textContent || "Chart" });
       if (box.objectUrl) URL.revokeObjectURL(box.objectUrl);
@@ -108,6 +117,7 @@ async function question() {
   box.classList.add("question");
   const run = () => fill(box, card.display, settings, () => api.cardQuery(parameters),
     (format, extra) => api.cardQuery(parameters, format, extra));
+  box.run = run;
   const bar = filterBar(parameters, { hidden: options.hideParameters, autoApply: true,
     valuesRequest: (p) => api.paramValues(p, "card"), onApply: () => { writeUrl(parameters); run(); } });
   root.replaceChildren(...[heading(card), bar, box].filter(Boolean));
@@ -187,6 +197,20 @@ async function start() {
     root.dataset.state = "error";
   }
 }
+
+// A chart is drawn for its box's size: when the window (or the embedding iframe) is resized, draw
+// again the charts whose box changed by more than a few pixels.
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    for (const box of boxes) {
+      if (!box.drawnSize || box.dataset.state === "loading") continue;
+      const [width, height] = innerSize(box.parts.body);
+      if (Math.abs(width - box.drawnSize[0]) > 8 || Math.abs(height - box.drawnSize[1]) > 8) box.run();
+    }
+  }, 250);
+});
 
 window.addEventListener("hashchange", start);
 start();
