@@ -71,7 +71,7 @@ def shop_dashboard(app, admin) -> dict:
         return [{"parameter_id": p["id"], "card_id": card_id, "target": target(p["slug"])} for p in (CITY, NAME)]
 
     text = {"virtual_card": {"name": None, "display": "text", "visualization_settings": {}, "dataset_query": {},
-                             "archived": False}, "text": "Numbers are in EUR."}
+                             "archived": False}, "text": "Numbers are in **EUR**. <img src=x onerror=alert(1)>"}
     dashcards = [
         {"id": -1, "card_id": chart, "dashboard_tab_id": -1, "row": 0, "col": 0, "size_x": 12, "size_y": 6,
          "parameter_mappings": mappings(chart, True)},
@@ -124,6 +124,9 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         assert charts_drawn(browser) == 1
         assert browser.evaluate("document.title") == "Shop overview"
         assert len(colours(browser.screenshot())) > 12  # not a blank page: the chart's colours and text
+        # The text card's Markdown is drawn; markup in it stays text.
+        assert browser.evaluate("document.querySelector('.text-card strong').textContent") == "EUR"
+        assert "<img src=x onerror=alert(1)>" in text and browser.evaluate("document.querySelectorAll('img').length") == 1
 
         # A narrower window (or iframe) draws the chart again for its new size.
         drawn = browser.evaluate("document.querySelector('img.chart').naturalWidth")

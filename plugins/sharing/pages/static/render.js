@@ -116,5 +116,44 @@ export function virtualCard(settings) {
     }
     return el("p", { class: "text-card", text: target });
   }
-  return el("div", { class: "text-card", text: settings.text || "" });
+  return markdown(settings.text || "");
+}
+
+// Inline Markdown: **bold**, *italic*, `code` and [text](http(s) link); everything else stays text.
+const INLINE = /\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g;
+
+function inline(text) {
+  const nodes = [];
+  let at = 0;
+  for (const m of text.matchAll(INLINE)) {
+    if (m.index > at) nodes.push(document.createTextNode(text.slice(at, m.index)));
+    if (m[1] !== undefined) nodes.push(el("strong", { text: m[1] }));
+    else if (m[2] !== undefined) nodes.push(el("em", { text: m[2] }));
+    else if (m[3] !== undefined) nodes.push(el("code", { text: m[3] }));
+    else nodes.push(el("a", { href: m[5], target: "_blank", rel: "noopener noreferrer", text: m[4] }));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) nodes.push(document.createTextNode(text.slice(at)));
+  return nodes;
+}
+
+// A text card's Markdown, the common part of it: headings, bullet lists and paragraphs of inline text.
+// Built as DOM nodes, so no markup in the text can become an element.
+export function markdown(text) {
+  const box = el("div", { class: "text-card" });
+  for (const block of text.split(/\n\s*\n/)) {
+    const lines = block.split("\n").filter((line) => line.trim());
+    if (!lines.length) continue;
+    const heading = /^(#{1,6})\s+(.*)$/.exec(lines[0]);
+    if (heading && lines.length === 1) {
+      box.append(el(`h${Math.min(6, heading[1].length + 1)}`, {}, ...inline(heading[2])));
+    } else if (lines.every((line) => /^\s*[-*+]\s+/.test(line))) {
+      box.append(el("ul", {}, ...lines.map((line) => el("li", {}, ...inline(line.replace(/^\s*[-*+]\s+/, ""))))));
+    } else {
+      const paragraph = el("p");
+      lines.forEach((line, i) => { if (i) paragraph.append(el("br")); paragraph.append(...inline(line)); });
+      box.append(paragraph);
+    }
+  }
+  return box;
 }
