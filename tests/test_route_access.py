@@ -77,6 +77,7 @@ OPEN_ROUTES = {
     ("GET", "/api/embed/dashboard/*/field/*/values"): EMBED,
     ("GET", "/api/embed/dashboard/*/params/*/search/*"): EMBED,
     ("GET", "/api/embed/dashboard/*/params/*/values"): EMBED,
+    ("GET", "/api/embed/dashboard/*/params/*/remapping"): EMBED,
     ("GET", "/api/embed/pivot/card/*/query"): EMBED,
     ("GET", "/api/embed/pivot/dashboard/*/dashcard/*/card/*"): EMBED,
 }

@@ -206,6 +206,12 @@ def dashboard_param_search(path: ParamSearchPath, query: ValuesQuery):
                                   path.prefix)
 
 
+@embed_api.get("/dashboard/<token>/params/<param_key>/remapping", path=ParamPath, query=RemapQuery)
+def dashboard_param_remapping(path: ParamPath, query: RemapQuery):
+    """The display value of a value of an enabled filter of the embedded dashboard."""
+    return embedding.param_remapping(db.session(), Ref(path.token, "dashboard"), path.param_key, query.value)
+
+
 @embed_api.get("/pivot/dashboard/<token>/dashcard/<dashcard_id>/card/<card_id>", path=DashcardPath,
                query=ValuesQuery)
 def pivot_dashcard_query(path: DashcardPath, query: ValuesQuery):

@@ -122,11 +122,28 @@ def object_json(session, ref: Ref) -> dict:
     hide = embed_params.hidden_slugs(parameters, embed.rules, embed.token_params)
     body = embed.kind.public_json(session, embed.obj, hide)
     removed_ids = {p.get("id") for p in parameters if embed.rules.get(str(p.get("slug"))) != "enabled"}
+    kept_fields, removed_fields = set(), set()
     for dashcard in body.get("dashcards") or ():
-        if isinstance(dashcard, dict) and dashcard.get("parameter_mappings"):
-            dashcard["parameter_mappings"] = [m for m in dashcard["parameter_mappings"]
-                                              if m.get("parameter_id") not in removed_ids]
+        if not isinstance(dashcard, dict) or not dashcard.get("parameter_mappings"):
+            continue
+        mappings = [m for m in dashcard["parameter_mappings"] if isinstance(m, dict)]
+        for m in mappings:
+            (removed_fields if m.get("parameter_id") in removed_ids else kept_fields).add(_field_id(m.get("target")))
+        dashcard["parameter_mappings"] = [m for m in mappings if m.get("parameter_id") not in removed_ids]
+    # A field only a hidden filter reads is not described to the viewer either.
+    gone = {str(f) for f in removed_fields - kept_fields if f is not None}
+    if isinstance(body.get("param_fields"), dict) and gone:
+        body["param_fields"] = {k: v for k, v in body["param_fields"].items() if str(k) not in gone}
     return body
+
+
+def _field_id(target: Any) -> int | None:
+    """The field id of a mapping target ["dimension", ["field", id, opts]], else None."""
+    if isinstance(target, list) and len(target) >= 2 and target[0] == "dimension":
+        ref = target[1]
+        if isinstance(ref, list) and len(ref) >= 2 and ref[0] == "field" and isinstance(ref[1], int):
+            return ref[1]
+    return None
 
 
 def _object_parameters(session, embed: Embed) -> list[dict]:
@@ -184,13 +201,7 @@ def param_values(session, ref: Ref, param_key: str, url_params: Mapping[str, Any
     dashboard the URL gives the other filters' current values keyed by parameter id; they narrow the list
     (chained filters) after passing the same rules as a query's values."""
     embed = _open(session, ref)
-    parameters = _object_parameters(session, embed)
-    id_to_slug = {str(p.get("id")): str(p.get("slug")) for p in parameters if p.get("id") is not None}
-    slug = id_to_slug.get(param_key)
-    if slug is None or embed.rules.get(slug) != "enabled":
-        raise Invalid(f"Cannot search for values: {_quoted(slug)} is not an enabled parameter.")
-    if embed.token_params.get(slug) is not None:
-        raise Invalid(f"You can't specify a value for {_quoted(slug)} if it's already set in the JWT.")
+    id_to_slug = _widget_slug(session, embed, param_key, "Cannot search for values")
     constraints: dict = {}
     if embed.kind.model == "dashboard":
         by_slug: dict = {}
@@ -202,6 +213,26 @@ def param_values(session, ref: Ref, param_key: str, url_params: Mapping[str, Any
         slug_to_id = {s: i for i, s in id_to_slug.items()}
         constraints = {slug_to_id[s]: v for s, v in merged.items() if v is not None and s in slug_to_id}
     return _slot(embed, "param_values")(session, embed.obj, param_key, constraints, prefix)
+
+
+def param_remapping(session, ref: Ref, param_key: str, value: str) -> list:
+    """[value, display] of one value of parameter `param_key`, under the same rule as its value list."""
+    embed = _open(session, ref)
+    _widget_slug(session, embed, param_key, "Cannot get remapped value for parameter")
+    return _slot(embed, "param_remapping")(session, embed.obj, param_key, value)
+
+
+def _widget_slug(session, embed: Embed, param_key: str, refusal: str) -> dict[str, str]:
+    """Check that parameter `param_key` (an id) has a widget in the embed: enabled, and not set by the
+    token (400 otherwise, Metabase's messages); return the object's parameter id -> slug map."""
+    parameters = _object_parameters(session, embed)
+    id_to_slug = {str(p.get("id")): str(p.get("slug")) for p in parameters if p.get("id") is not None}
+    slug = id_to_slug.get(param_key)
+    if slug is None or embed.rules.get(slug) != "enabled":
+        raise Invalid(f"{refusal}: {_quoted(slug)} is not an enabled parameter.")
+    if embed.token_params.get(slug) is not None:
+        raise Invalid(f"You can't specify a value for {_quoted(slug)} if it's already set in the JWT.")
+    return id_to_slug
 
 
 def _quoted(text: str | None) -> str:

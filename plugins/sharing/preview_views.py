@@ -12,7 +12,7 @@ from core.http import types as t
 from core.http.api import Api, Params
 
 from . import embedding
-from .embed_views import DashcardPath, ParamPath, TokenPath, ValuesQuery, url_params
+from .embed_views import DashcardPath, ParamPath, RemapQuery, TokenPath, ValuesQuery, url_params
 from .embedding import Ref
 
 preview_api = Api("preview_embed", __name__, url_prefix="/preview-embed", auth="superuser")
@@ -97,6 +97,12 @@ def dashcard_export(path: DashcardExportPath, body: DashcardExportBody):
 def dashboard_param_values(path: ParamPath, query: ValuesQuery):
     """Values of an enabled filter of the previewed dashboard."""
     return embedding.param_values(db.session(), preview(path.token, "dashboard"), path.param_key, url_params())
+
+
+@preview_api.get("/dashboard/<token>/params/<param_key>/remapping", path=ParamPath, query=RemapQuery)
+def dashboard_param_remapping(path: ParamPath, query: RemapQuery):
+    """The display value of a value of an enabled filter of the previewed dashboard."""
+    return embedding.param_remapping(db.session(), preview(path.token, "dashboard"), path.param_key, query.value)
 
 
 @preview_api.get("/pivot/card/<token>/query", path=TokenPath, query=ValuesQuery)

@@ -151,3 +151,69 @@ def test_dashboard_parameter_values_only_for_enabled_parameters(client, embeddab
     set_name = dashboard_token(embeddable["dashboard"], {"min_age": 40, "name": "Ada"})
     assert "already set in the JWT" in client.get(f"/api/embed/dashboard/{set_name}/params/d-name/values").json
     assert client.get(f"/api/embed/dashboard/{token}/params/d-name/values?d-age=1").status_code == 400
+
+
+def test_pivot_routes_apply_the_same_rules(client, embeddable):
+    token = card_token(embeddable["card"], {"min_age": 40})
+    assert client.get(f"/api/embed/pivot/card/{token}/query?min_age=1").status_code == 400
+    assert client.get(f"/api/embed/pivot/card/{token}/query").status_code < 500
+    dash = dashboard_token(embeddable["dashboard"], {"min_age": 40})
+    url = f"/api/embed/pivot/dashboard/{dash}/dashcard/{embeddable['dashcard']}/card/{embeddable['card']}"
+    assert client.get(url + "?off=1").json == "You're not allowed to specify a value for off."
+    assert client.get(url).status_code < 500
+
+
+def test_fields_and_card_parameters(client, embeddable, warehouse):
+    card = card_token(embeddable["card"], {"min_age": 40})
+    # a field the card does not use is not found through its token
+    assert client.get(f"/api/embed/card/{card}/field/{warehouse['orders.total']}/values").status_code == 404
+    assert client.get(f"/api/embed/card/{card}/params/t-name/values").status_code == 200
+    locked = client.get(f"/api/embed/card/{card}/params/t-age/values")
+    assert locked.status_code == 400 and locked.json == 'Cannot search for values: "min_age" is not an enabled parameter.'
+    dash = dashboard_token(embeddable["dashboard"], {"min_age": 40})
+    assert client.get(f"/api/embed/dashboard/{dash}/field/{warehouse['orders.total']}/values").status_code == 404
+
+
+def test_a_resource_may_be_named_by_its_entity_id(app, client, embeddable):
+    from core.appdb.models import Card
+
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        entity_id = session.get(Card, embeddable["card"]).entity_id
+    if entity_id is None:
+        pytest.skip("cards carry no entity id in this build")
+    response = client.get(f"/api/embed/card/{card_token(entity_id, {'min_age': 40})}/query")
+    assert rows(response) == [["Alan", 41], ["Grace", 85]]
+    assert client.get(f"/api/embed/card/{card_token('x' * 21)}").status_code == 404
+
+
+def test_field_filters_of_hidden_parameters_are_not_described(app, admin, client, embeddable, warehouse):
+    from tests.plugins.cards.fixtures import card_body, mbql_query
+    from tests.plugins.dashboards.support import make_dashboard
+
+    card = admin.post("/api/card", json=card_body("People table", mbql_query(
+        warehouse["db"], **{"source-table": warehouse["people"]}))).json["id"]
+    name, age = warehouse["people.first_name"], warehouse["people.age"]
+    parameters = [{"id": "f-name", "slug": "first", "name": "First", "type": "string/="},
+                  {"id": "f-age", "slug": "age", "name": "Age", "type": "number/>="}]
+    mappings = [{"parameter_id": "f-name", "card_id": card, "target": ["dimension", ["field", name, None]]},
+                {"parameter_id": "f-age", "card_id": card, "target": ["dimension", ["field", age, None]]}]
+    made = make_dashboard(app, admin.user["id"], parameters=parameters,
+                          dashcards=[{"card_id": card, "parameter_mappings": mappings}],
+                          enable_embedding=True, embedding_params={"first": "enabled", "age": "locked"})
+    token = dashboard_token(made["id"], {"age": 40})
+    body = client.get(f"/api/embed/dashboard/{token}").json
+    assert str(name) in body["param_fields"] and str(age) not in body["param_fields"]
+    assert [m["parameter_id"] for m in body["dashcards"][0]["parameter_mappings"]] == ["f-name"]
+    ran = client.get(f"/api/embed/dashboard/{token}/dashcard/{made['dashcards'][0]}/card/{card}")
+    assert [r[1] for r in rows(ran)] == ["Alan", "Grace"]
+    assert client.get(f"/api/embed/dashboard/{token}/field/{name}/values").status_code == 200
+    searched = client.get(f"/api/embed/dashboard/{token}/params/f-name/values")
+    assert searched.status_code == 200, searched.json
+
+
+def test_dashboard_parameter_remapping_only_for_enabled_parameters(client, embeddable):
+    token = dashboard_token(embeddable["dashboard"], {"min_age": 40})
+    locked = client.get(f"/api/embed/dashboard/{token}/params/d-age/remapping?value=1")
+    assert locked.status_code == 400
+    assert locked.json == 'Cannot get remapped value for parameter: "min_age" is not an enabled parameter.'
+    assert client.get(f"/api/embed/dashboard/{token}/params/d-name/remapping?value=Ada").status_code < 500
