@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
-from flask import Blueprint, Response, send_from_directory
+from flask import Blueprint, Response, redirect, request, send_from_directory
 from werkzeug.exceptions import NotFound
 
 HERE = Path(__file__).parent
@@ -37,6 +38,15 @@ def blueprint(kind: str) -> Blueprint:
     @pages.get("/question/<token>")
     def question(token: str):
         return shell(kind, "question", token)
+
+    if kind == "public":
+        # Metabase's download links for a public question: /public/question/<uuid>.csv (json, xlsx)
+        # lead to the public API's export, with the same query string (parameters).
+        @pages.get("/question/<uuid>.<any(csv, json, xlsx):export_format>")
+        def question_download(uuid: str, export_format: str):
+            query = request.query_string.decode("latin-1")
+            target = f"../../api/public/card/{quote(uuid, safe='')}/query/{export_format}"
+            return redirect(target + (f"?{query}" if query else ""), code=302)
 
     @pages.get("/dashboard/<token>")
     def dashboard(token: str):

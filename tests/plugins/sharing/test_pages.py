@@ -114,3 +114,12 @@ def test_oembed_frames_the_page_it_names(client, admin):
     page = client.get(src.split("#")[0].removeprefix("http://localhost"))
     assert page.status_code == 200 and 'data-resource="dashboard"' in page.data.decode()
     assert page.headers["Content-Security-Policy"].endswith("frame-ancestors *")
+
+
+@pytest.mark.parametrize("export_format", ["csv", "json", "xlsx"])
+def test_public_question_download_links_lead_to_the_export(client, export_format):
+    response = client.get(f"/public/question/{UUID}.{export_format}?parameters=%5B%5D")
+    assert response.status_code == 302
+    assert response.headers["Location"] == f"../../api/public/card/{UUID}/query/{export_format}?parameters=%5B%5D"
+    assert client.get(f"/public/question/{UUID}.pdf").status_code == 200  # no such download: just a page
+    assert client.get(f"/embed/question/{UUID}.csv").data.startswith(b"<!doctype html>")

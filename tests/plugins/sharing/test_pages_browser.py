@@ -187,6 +187,8 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         card_uuid = ok(admin.post(f"/api/card/{shop['chart']}/public_link"))["uuid"]
         assert browser.open(f"{server.url}/public/question/{card_uuid}") == "ready", browser.text()
         assert "Revenue by city" in browser.text() and charts_drawn(browser) == 1
+        exported = browser.evaluate(f"fetch('/public/question/{card_uuid}.csv').then(r => r.text())")
+        assert list(csv.reader(io.StringIO(exported)))[1:] == [["Oslo", "16.5"], ["Rome", "7.0"]]
 
         # Sharing turned off: the same link now says so, and shows nothing else.
         ok(admin.put("/api/setting/enable-public-sharing", json={"value": False}), 204)
