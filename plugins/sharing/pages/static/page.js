@@ -81,10 +81,11 @@ async function fill(box, display, settings, query, file) {
       box.drawnSize = innerSize(body);
       const blob = await (await send(file("svg", chartExtra(body)))).blob();
       node = el("img", { class: "chart", alt: box.querySelector(".card-title")?.textContent || "Chart" });
-      if (box.objectUrl) URL.revokeObjectURL(box.objectUrl);
-      box.objectUrl = URL.createObjectURL(blob);
-      node.src = box.objectUrl;
+      node.src = URL.createObjectURL(blob);
       await node.decode().catch(() => {});
+      if (generation !== box.generation) { URL.revokeObjectURL(node.src); return; }
+      if (box.objectUrl) URL.revokeObjectURL(box.objectUrl);
+      box.objectUrl = node.src;
     }
     if (generation !== box.generation) return;
     body.replaceChildren(node);
