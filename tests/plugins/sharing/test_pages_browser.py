@@ -176,7 +176,10 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         assert "Revenue by city" not in text
 
         # Opened anew with the filter in its URL and Metabase's hash options.
-        assert browser.open(f"{page}?city=Rome#titled=false&theme=night&bordered=true&downloads=false") == "ready"
+        assert browser.open(f"{page}?city=Rome#titled=false&theme=night&bordered=true&downloads=false"
+                            "&hide_parameters=name") == "ready"
+        assert browser.evaluate("document.querySelector('input[name=name]') === null")
+        assert browser.evaluate("document.querySelector('input[name=city]').value") == "Rome"
         assert "7" in browser.evaluate("document.querySelector('.scalar-value').textContent")
         assert browser.evaluate("document.querySelector('h1') === null")
         assert browser.evaluate("document.body.className") == "bordered theme-night"
