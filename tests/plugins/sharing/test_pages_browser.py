@@ -84,7 +84,7 @@ def shop_dashboard(app, admin) -> dict:
     ]
     ok(admin.put(f"/api/dashboard/{did}", json={"tabs": [{"id": -1, "name": "Sales"}, {"id": -2, "name": "Customers"}],
                                                 "dashcards": dashcards, "parameters": [CITY, NAME]}))
-    return {"dashboard": did, "chart": chart, "total": total}
+    return {"dashboard": did, "chart": chart, "total": total, "db": db}
 
 
 @pytest.fixture
@@ -192,6 +192,18 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         assert "Revenue by city" in browser.text() and charts_drawn(browser) == 1
         exported = browser.evaluate(f"fetch('/public/question/{card_uuid}.csv').then(r => r.text())")
         assert list(csv.reader(io.StringIO(exported)))[1:] == [["Oslo", "16.5"], ["Rome", "7.0"]]
+
+        # A public question with a filter of its own (a SQL variable), set from the page's URL, then changed.
+        native = ok(admin.post("/api/card", json={
+            "name": "Customers in a city", "display": "table", "visualization_settings": {},
+            "dataset_query": {"database": shop["db"], "type": "native", "native": {
+                "query": "SELECT name FROM customers WHERE city = {{city}} ORDER BY id",
+                "template-tags": {"city": {"id": "t-city", "name": "city", "display-name": "City", "type": "text"}}}}}))
+        native_uuid = ok(admin.post(f"/api/card/{native['id']}/public_link"))["uuid"]
+        assert browser.open(f"{server.url}/public/question/{native_uuid}?city=Rome") == "ready", browser.text()
+        assert browser.evaluate("[...document.querySelectorAll('td')].map(td => td.textContent).join()") == "Bob"
+        assert set_filter(browser, "city", "Oslo") == "ready"
+        assert browser.evaluate("[...document.querySelectorAll('td')].map(td => td.textContent).join()") == "Ann,Cy"
 
         # Sharing turned off: the same link now says so, and shows nothing else.
         ok(admin.put("/api/setting/enable-public-sharing", json={"value": False}), 204)
