@@ -109,7 +109,6 @@ def set_filter(browser, slug: str, value: str) -> str:
 
 
 def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admin, browser):
-    started = time.monotonic()
     ok(admin.put("/api/setting/enable-public-sharing", json={"value": True}), 204)
     shop = shop_dashboard(app, admin)
     uuid = ok(admin.post(f"/api/dashboard/{shop['dashboard']}/public_link"))["uuid"]
@@ -209,7 +208,6 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
         ok(admin.put("/api/setting/enable-public-sharing", json={"value": False}), 204)
         assert browser.open(page) == "error"
         assert browser.text().strip() == "Public sharing is not enabled."
-    assert time.monotonic() - started < 45
 
 
 def test_embed_dashboard_page_keeps_its_locked_filter(app, admin, browser):
