@@ -138,7 +138,9 @@ class SharedQuery:
     token gave them, already merged and checked by the sharing side; the owner matches them to the
     object's own parameters by id or slug and ignores any other. `dashcard_id`/`card_id` name a dashboard's
     card (both None for a card). `pivot` asks for pivot-table results; `max_rows` caps the rows
-    (embedding preview: 2000); `options` are the export options (format_rows, pivot_results).
+    (embedding preview: 2000); `options` are the export options (format_rows, pivot_results, chart
+    size); `context` is the query log's context ("embedded-question"...; None: "public-question" or
+    "public-dashboard").
     """
 
     parameters: tuple = ()
@@ -147,6 +149,7 @@ class SharedQuery:
     pivot: bool = False
     max_rows: int | None = None
     options: dict = field(default_factory=dict)
+    context: str | None = None
 
 
 @dataclass(frozen=True)

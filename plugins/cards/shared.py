@@ -17,6 +17,9 @@ from core.query import processor
 from . import params
 from .running import card_parameters
 
+# The query log's context of a public run (an embed passes its own in SharedQuery.context).
+CONTEXT = "public-question"
+
 
 def _parameters(card: Card, query: SharedQuery) -> list[dict]:
     return card_parameters(card, public.matched_parameters(public.card_parameters(card), query.parameters))
@@ -34,11 +37,12 @@ def run(session: Session, card: Card, query: SharedQuery) -> tuple[bytes, int]:
     grant = public.card_grant(session, card)
     if query.pivot:
         dataset_query = {**card.dataset_query, "parameters": _parameters(card, query)}
-        envelope, status = pivot_query.run_pivot(session, grant, dataset_query, column_split=pivot_column_split(card),
-                                                 context="public-question", card_id=card.id, **_constraints(query))
+        envelope, status = pivot_query.run_pivot(
+            session, grant, dataset_query, column_split=pivot_column_split(card), context=query.context or CONTEXT,
+            card_id=card.id, **_constraints(query))
     else:
         envelope, status = processor.run_query(
-            session, grant, card.dataset_query, context="public-question", card_id=card.id,
+            session, grant, card.dataset_query, context=query.context or CONTEXT, card_id=card.id,
             parameters=_parameters(card, query), ignore_cache=False, cache_ttl=card.cache_ttl, **_constraints(query))
     return public.result(envelope, status)
 
@@ -52,13 +56,13 @@ def export(session: Session, card: Card, query: SharedQuery, export_format: str)
         from core.http.api import json_response
 
         grant = public.card_grant(session, card)
-        envelope, status = processor.run_query(session, grant, card.dataset_query, context="public-question",
+        envelope, status = processor.run_query(session, grant, card.dataset_query, context=query.context or CONTEXT,
                                                card_id=card.id, export_format="api",
                                                parameters=_parameters(card, query), **_constraints(query))
         body, status = public.result(envelope, status)
         return json_response(orjson.Fragment(body), status)
     return card_download(session, public.card_grant(session, card), tessera().exporters, export_format, card,
-                         dict(query.options), api_context="public-question", parameters=_parameters(card, query),
+                         dict(query.options), api_context=query.context or CONTEXT, parameters=_parameters(card, query),
                          **_constraints(query))
 
 

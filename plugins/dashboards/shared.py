@@ -20,6 +20,9 @@ from .models import Dashboard
 from .queries import card_on, resolve_parameters
 from .serialize import tab_json
 
+# The query log's context of a public run (an embed passes its own in SharedQuery.context).
+CONTEXT = "public-dashboard"
+
 
 def _mapped_field_ids(layout: Layout) -> set[int]:
     ids = set()
@@ -84,10 +87,10 @@ def run(session: Session, dashboard: Dashboard, query: SharedQuery) -> tuple[byt
     if query.pivot:
         envelope, status = pivot_query.run_pivot(
             session, viewer, {**card.dataset_query, "parameters": parameters}, column_split=pivot_column_split(card),
-            context="public-dashboard", card_id=card.id, dashboard_id=dashboard.id, **_constraints(query))
+            context=query.context or CONTEXT, card_id=card.id, dashboard_id=dashboard.id, **_constraints(query))
     else:
         envelope, status = processor.run_query(
-            session, viewer, card.dataset_query, context="public-dashboard", card_id=card.id,
+            session, viewer, card.dataset_query, context=query.context or CONTEXT, card_id=card.id,
             dashboard_id=dashboard.id, parameters=parameters, ignore_cache=False, cache_ttl=card.cache_ttl,
             **_constraints(query))
     return public.result(envelope, status)
@@ -103,14 +106,14 @@ def export(session: Session, dashboard: Dashboard, query: SharedQuery, export_fo
     parameters = _parameters(dashboard, dashcard, card.id, query)
     viewer = grant(session, dashboard)
     if export_format == "api":
-        envelope, status = processor.run_query(session, viewer, card.dataset_query, context="public-dashboard",
+        envelope, status = processor.run_query(session, viewer, card.dataset_query, context=query.context or CONTEXT,
                                                card_id=card.id, dashboard_id=dashboard.id, export_format="api",
                                                parameters=parameters, **_constraints(query))
         body, status = public.result(envelope, status)
         return json_response(orjson.Fragment(body), status)
     options = {**query.options, "visualization_settings": dashcard.visualization_settings}
     return card_download(session, viewer, tessera().exporters, export_format, card, options,
-                         api_context="public-dashboard", dashboard_id=dashboard.id, parameters=parameters,
+                         api_context=query.context or CONTEXT, dashboard_id=dashboard.id, parameters=parameters,
                          **_constraints(query))
 
 

@@ -113,3 +113,26 @@ def test_filter_values_from_a_card_and_a_static_list(app, admin, client, warehou
     assert got.status_code == 200, got.json
     assert sorted(got.json["values"]) == [["Hopper"], ["Lovelace"], ["Turing"]]
     assert client.get(f"/api/public/dashboard/{uuid}/params/fixed/values").json["values"] == [["x"], ["y"]]
+
+
+def test_series_card_and_a_card_nobody_may_read_run_for_the_public_viewer(app, admin, client, warehouse):
+    """The public link grants what the dashboard holds: a series card runs, and so does a card in a
+    collection All Users cannot read (as Metabase's public links do); the JSON strips both."""
+    from .support import make_card, mbql_query
+
+    enable_sharing(admin)
+    collection = admin.post("/api/collection", json={"name": "Private"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    graph["groups"]["1"][str(collection)] = "none"
+    assert admin.put("/api/collection/graph", json=graph).status_code == 200
+    main = people_card(admin, warehouse, collection_id=collection)
+    series = make_card(admin, "Orders", mbql_query(warehouse["db"], **{
+        "source-table": warehouse["orders"], "fields": [["field", warehouse["orders.total"], None]],
+        "order-by": [["asc", ["field", warehouse["orders.id"], None]]]}))
+    made = make_dashboard(app, admin.user["id"], [], [{"card_id": main, "series": [series]}])
+    uuid = share(admin, "dashboard", made["id"])
+    got = client.get(f"/api/public/dashboard/{uuid}").json
+    assert got["dashcards"][0]["series"][0]["id"] == series and "dataset_query" in got["dashcards"][0]["series"][0]
+    base = f"/api/public/dashboard/{uuid}/dashcard/{made['dashcards'][0]}"
+    assert client.get(f"{base}/card/{main}").json["data"]["rows"] == [["Ada"], ["Alan"], ["Grace"]]
+    assert client.get(f"{base}/card/{series}").json["data"]["rows"] == [[10.5], [20.0], [7.25], [100.0]]
