@@ -26,6 +26,7 @@ from . import embed_params, tokens
 PREVIEW_MAX_ROWS = 2000  # Metabase's preview cap (#20938): a preview must stay cheap
 RESOURCE_KEY = {"card": "question", "dashboard": "dashboard"}
 LABEL = {"card": "Card", "dashboard": "Dashboard"}
+CONTEXT = {"card": "embedded-question", "dashboard": "embedded-dashboard"}  # the query log's, as Metabase's
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _require_exp() -> bool:
     return parse_bool(current_app.config.get("TESSERA_EMBEDDING_REQUIRE_EXP", False))
 
 
-def _slot(embed: Embed, name: str):
+def slot(embed: Embed, name: str):
     found = getattr(embed.kind, name)
     if found is None:
         raise NotFound()
@@ -109,7 +110,7 @@ class Ref:
     preview: bool = False
 
 
-def _open(session, ref: Ref) -> Embed:
+def open_ref(session, ref: Ref) -> Embed:
     return open_embed(session, ref.token, ref.model, preview=ref.preview)
 
 
@@ -117,8 +118,8 @@ def object_json(session, ref: Ref) -> dict:
     """The object as its public JSON, without the parameters a viewer cannot set (locked, disabled,
     unlisted, or set by the token); a dashboard's cards lose their mappings to locked, disabled or
     unlisted parameters too, as Metabase strips them."""
-    embed = _open(session, ref)
-    parameters = _object_parameters(session, embed)
+    embed = open_ref(session, ref)
+    parameters = object_parameters(session, embed)
     hide = embed_params.hidden_slugs(parameters, embed.rules, embed.token_params)
     body = embed.kind.public_json(session, embed.obj, hide)
     removed_ids = {p.get("id") for p in parameters if embed.rules.get(str(p.get("slug"))) != "enabled"}
@@ -146,7 +147,7 @@ def _field_id(target: Any) -> int | None:
     return None
 
 
-def _object_parameters(session, embed: Embed) -> list[dict]:
+def object_parameters(session, embed: Embed) -> list[dict]:
     """The object's parameters, a card's template tags included (its public JSON merges them)."""
     stored = getattr(embed.obj, "parameters", None) or []
     if embed.kind.model == "card":
@@ -154,45 +155,45 @@ def _object_parameters(session, embed: Embed) -> list[dict]:
     return list(stored)
 
 
-def _shared_query(session, embed: Embed, url_params: Mapping[str, Any], *, dashcard_id=None, card_id=None,
+def shared_query(session, embed: Embed, url_params: Mapping[str, Any], *, dashcard_id=None, card_id=None,
                   pivot=False, options=None) -> SharedQuery:
     merged = embed_params.validate_and_merge(embed.rules, embed.token_params, url_params)
     parameters = embed_params.slug_values_to_parameters(getattr(embed.obj, "parameters", None) or [], merged,
                                                         strict=embed.kind.model == "dashboard")
     return SharedQuery(parameters=parameters, dashcard_id=dashcard_id, card_id=card_id, pivot=pivot,
-                       max_rows=embed.max_rows, options=dict(options or {}))
+                       max_rows=embed.max_rows, options=dict(options or {}), context=CONTEXT[embed.kind.model])
 
 
 def run(session, ref: Ref, url_params: Mapping[str, Any], **where) -> Response:
     """The query results of the card, or of one card of the dashboard (`dashcard_id`, `card_id`);
     `pivot=True` for pivot-table results."""
-    embed = _open(session, ref)
-    query = _shared_query(session, embed, url_params, **where)
-    body, status = _slot(embed, "run")(session, embed.obj, query)
+    embed = open_ref(session, ref)
+    query = shared_query(session, embed, url_params, **where)
+    body, status = slot(embed, "run")(session, embed.obj, query)
     return Response(body, status=status, mimetype="application/json")
 
 
 def export(session, ref: Ref, url_params: Mapping[str, Any], export_format: str, options: dict,
            **where) -> Response:
     """The results as a download in `export_format` (a registered exporter's, or "api")."""
-    embed = _open(session, ref)
-    query = _shared_query(session, embed, url_params, options=options, **where)
-    return _slot(embed, "export")(session, embed.obj, query, export_format)
+    embed = open_ref(session, ref)
+    query = shared_query(session, embed, url_params, options=options, **where)
+    return slot(embed, "export")(session, embed.obj, query, export_format)
 
 
 def field_values(session, ref: Ref, field_id: int) -> dict:
-    embed = _open(session, ref)
-    return _slot(embed, "field_values")(session, embed.obj, field_id)
+    embed = open_ref(session, ref)
+    return slot(embed, "field_values")(session, embed.obj, field_id)
 
 
 def field_search(session, ref: Ref, field_id: int, search_field_id: int, value: str, limit: int | None):
-    embed = _open(session, ref)
-    return _slot(embed, "field_search")(session, embed.obj, field_id, search_field_id, value, limit)
+    embed = open_ref(session, ref)
+    return slot(embed, "field_search")(session, embed.obj, field_id, search_field_id, value, limit)
 
 
 def field_remapping(session, ref: Ref, field_id: int, remapped_id: int, value: str):
-    embed = _open(session, ref)
-    return _slot(embed, "field_remapping")(session, embed.obj, field_id, remapped_id, value)
+    embed = open_ref(session, ref)
+    return slot(embed, "field_remapping")(session, embed.obj, field_id, remapped_id, value)
 
 
 def param_values(session, ref: Ref, param_key: str, url_params: Mapping[str, Any], prefix: str | None = None):
@@ -200,100 +201,41 @@ def param_values(session, ref: Ref, param_key: str, url_params: Mapping[str, Any
     token does not set has a widget, so only such a one can be listed or searched (Metabase's rule). For a
     dashboard the URL gives the other filters' current values keyed by parameter id; they narrow the list
     (chained filters) after passing the same rules as a query's values."""
-    embed = _open(session, ref)
+    embed = open_ref(session, ref)
     id_to_slug = _widget_slug(session, embed, param_key, "Cannot search for values")
     constraints: dict = {}
     if embed.kind.model == "dashboard":
         by_slug: dict = {}
         for key, value in url_params.items():
             if key not in id_to_slug:
-                raise Invalid(f"Invalid query params: could not determine slug for parameter with ID {_quoted(key)}")
+                raise Invalid(f"Invalid query params: could not determine slug for parameter with ID {quoted(key)}")
             by_slug[id_to_slug[key]] = value
         merged = embed_params.validate_and_merge(embed.rules, embed.token_params, by_slug)
         slug_to_id = {s: i for i, s in id_to_slug.items()}
         constraints = {slug_to_id[s]: v for s, v in merged.items() if v is not None and s in slug_to_id}
-    return _slot(embed, "param_values")(session, embed.obj, param_key, constraints, prefix)
+    return slot(embed, "param_values")(session, embed.obj, param_key, constraints, prefix)
 
 
 def param_remapping(session, ref: Ref, param_key: str, value: str) -> list:
     """[value, display] of one value of parameter `param_key`, under the same rule as its value list."""
-    embed = _open(session, ref)
+    embed = open_ref(session, ref)
     _widget_slug(session, embed, param_key, "Cannot get remapped value for parameter")
-    return _slot(embed, "param_remapping")(session, embed.obj, param_key, value)
+    return slot(embed, "param_remapping")(session, embed.obj, param_key, value)
 
 
 def _widget_slug(session, embed: Embed, param_key: str, refusal: str) -> dict[str, str]:
     """Check that parameter `param_key` (an id) has a widget in the embed: enabled, and not set by the
     token (400 otherwise, Metabase's messages); return the object's parameter id -> slug map."""
-    parameters = _object_parameters(session, embed)
+    parameters = object_parameters(session, embed)
     id_to_slug = {str(p.get("id")): str(p.get("slug")) for p in parameters if p.get("id") is not None}
     slug = id_to_slug.get(param_key)
     if slug is None or embed.rules.get(slug) != "enabled":
-        raise Invalid(f"{refusal}: {_quoted(slug)} is not an enabled parameter.")
+        raise Invalid(f"{refusal}: {quoted(slug)} is not an enabled parameter.")
     if embed.token_params.get(slug) is not None:
-        raise Invalid(f"You can't specify a value for {_quoted(slug)} if it's already set in the JWT.")
+        raise Invalid(f"You can't specify a value for {quoted(slug)} if it's already set in the JWT.")
     return id_to_slug
 
 
-def _quoted(text: str | None) -> str:
+def quoted(text: str | None) -> str:
     """A name as Metabase's messages print it (pr-str): in double quotes, or nil."""
     return "nil" if text is None else '"' + text.replace('"', '\\"') + '"'
-
-
-# --------------------------------------------------------------------------------------------------
-# Preview downloads: parameters and the token come in a (form) body
-# --------------------------------------------------------------------------------------------------
-
-
-def body_params(parameters: Any) -> tuple[dict, dict]:
-    """Parameter values a preview download posts, as (by slug, by parameter id): a slug -> value object,
-    its JSON text (a form field), or a list of {slug | id, value}."""
-    from core.http import jsontext
-
-    if parameters is None or parameters == "":
-        return {}, {}
-    if isinstance(parameters, str):
-        try:
-            parameters = jsontext.loads(parameters)
-        except jsontext.JsonTextError:
-            raise Invalid({"parameters": "value must be a valid JSON string."}) from None
-    if isinstance(parameters, dict):
-        return embed_params.normalize(parameters), {}
-    if isinstance(parameters, list) and all(isinstance(p, dict) and ("slug" in p or "id" in p) for p in parameters):
-        by_slug = {str(p["slug"]): p.get("value") for p in parameters if "slug" in p}
-        by_id = {str(p["id"]): p.get("value") for p in parameters if "slug" not in p}
-        return embed_params.normalize(by_slug), embed_params.normalize(by_id)
-    raise Invalid({"parameters": "value must be a map of parameter slugs to values, or a list of parameters."})
-
-
-def _posted_values(session, embed: Embed, parameters: Any) -> dict:
-    """The posted values keyed by slug (a parameter given by id is looked up; an unknown id is a 400)."""
-    by_slug, by_id = body_params(parameters)
-    if by_id:
-        id_to_slug = {str(p.get("id")): str(p.get("slug")) for p in _object_parameters(session, embed)}
-        for key, value in by_id.items():
-            if key not in id_to_slug:
-                raise Invalid(f"Invalid parameters: no parameter with ID {_quoted(key)}")
-            by_slug[id_to_slug[key]] = value
-    return by_slug
-
-
-def preview_export(session, ref: Ref, parameters: Any, export_format: str, options: dict, *,
-                   dashboard_id: int | None = None, **where) -> Response:
-    """A preview download; for a dashboard's card, the token must name `dashboard_id` (the path's)."""
-    embed = _open(session, ref)
-    if dashboard_id is not None and embed.obj.id != dashboard_id:
-        raise Invalid(f"The token is for dashboard {embed.obj.id}, not dashboard {dashboard_id}.")
-    values = _posted_values(session, embed, parameters)
-    query = _shared_query(session, embed, values, options=options, **where)
-    return _slot(embed, "export")(session, embed.obj, query, export_format)
-
-
-def run_posted(session, ref: Ref, parameters: Any, url_values: dict, **where) -> Response:
-    """run, for a POST whose body may carry the parameters (else the query string's are used)."""
-    if parameters is None:
-        return run(session, ref, url_values, **where)
-    embed = _open(session, ref)
-    query = _shared_query(session, embed, _posted_values(session, embed, parameters), **where)
-    body, status = _slot(embed, "run")(session, embed.obj, query)
-    return Response(body, status=status, mimetype="application/json")

@@ -12,6 +12,7 @@ from core.http import types as t
 from core.http.api import Api, Params
 
 from . import embedding
+from . import preview as posted
 from .embed_views import DashcardPath, ParamPath, RemapQuery, TokenPath, ValuesQuery, url_params
 from .embedding import Ref
 
@@ -67,7 +68,7 @@ def card_query(path: TokenPath, query: ValuesQuery):
                   form_posts=True)
 def card_export(path: CardExportPath, body: ExportBody):
     """The previewed card's results (at most 2,000 rows) as csv, json, xlsx, or its chart as pdf or png."""
-    return embedding.preview_export(db.session(), preview(path.token, "card"), body.parameters, path.export_format,
+    return posted.export(db.session(), preview(path.token, "card"), body.parameters, path.export_format,
                                     options(body))
 
 
@@ -88,7 +89,7 @@ def dashcard_query(path: DashcardPath, query: ValuesQuery):
                   path=DashcardExportPath, body=DashcardExportBody, form_posts=True)
 def dashcard_export(path: DashcardExportPath, body: DashcardExportBody):
     """One card of the previewed dashboard as a file; the body's token must name this dashboard."""
-    return embedding.preview_export(db.session(), preview(body.token, "dashboard"), body.parameters,
+    return posted.export(db.session(), preview(body.token, "dashboard"), body.parameters,
                                     path.export_format, options(body), dashboard_id=path.dashboard_id,
                                     dashcard_id=path.dashcard_id, card_id=path.card_id)
 
@@ -128,12 +129,12 @@ class PivotBody(Params):
 @preview_api.post("/pivot/card/<token>/query", path=TokenPath, query=ValuesQuery, body=PivotBody)
 def pivot_card_query_post(path: TokenPath, query: ValuesQuery, body: PivotBody):
     """Run the previewed card as a pivot table (POST, as newer clients send it)."""
-    return embedding.run_posted(db.session(), preview(path.token, "card"), body.parameters, url_params(), pivot=True)
+    return posted.run_posted(db.session(), preview(path.token, "card"), body.parameters, url_params(), pivot=True)
 
 
 @preview_api.post("/pivot/dashboard/<token>/dashcard/<dashcard_id>/card/<card_id>", path=DashcardPath,
                   query=ValuesQuery, body=PivotBody)
 def pivot_dashcard_query_post(path: DashcardPath, query: ValuesQuery, body: PivotBody):
     """Run one card of the previewed dashboard as a pivot table (POST)."""
-    return embedding.run_posted(db.session(), preview(path.token, "dashboard"), body.parameters, url_params(),
+    return posted.run_posted(db.session(), preview(path.token, "dashboard"), body.parameters, url_params(),
                                 dashcard_id=path.dashcard_id, card_id=path.card_id, pivot=True)

@@ -217,3 +217,24 @@ def test_dashboard_parameter_remapping_only_for_enabled_parameters(client, embed
     assert locked.status_code == 400
     assert locked.json == 'Cannot get remapped value for parameter: "min_age" is not an enabled parameter.'
     assert client.get(f"/api/embed/dashboard/{token}/params/d-name/remapping?value=Ada").status_code < 500
+
+
+def test_embedded_runs_are_logged_as_embedded(app, client, embeddable):
+    from sqlalchemy import select
+
+    from core.appdb.counters import flush
+    from core.appdb.models import QueryExecution
+
+    assert client.get(f"/api/embed/card/{card_token(embeddable['card'], {'min_age': 40})}/query").status_code == 202
+    flush(app)
+    with app.app_context(), app.extensions["tessera"].db.session() as session:
+        assert "embedded-question" in set(session.scalars(select(QueryExecution.context)))
+
+
+def test_a_deployment_may_require_exp(app, client, embeddable):
+    token = sign({"resource": {"question": embeddable["card"]}, "params": {"min_age": 40}})
+    assert client.get(f"/api/embed/card/{token}/query").status_code == 202
+    app.config["TESSERA_EMBEDDING_REQUIRE_EXP"] = "true"
+    refused = client.get(f"/api/embed/card/{token}/query")
+    assert refused.status_code == 400 and "`exp`" in refused.json
+    assert client.get(f"/api/embed/card/{card_token(embeddable['card'], {'min_age': 40})}/query").status_code == 202
