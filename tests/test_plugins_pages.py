@@ -80,3 +80,15 @@ def test_page_prefix_must_be_a_path_outside_api(app_config, tmp_path, monkeypatc
 def test_duplicate_page_prefix_fails_naming_both_plugins(app_config, tmp_path, monkeypatch):
     with pytest.raises(PluginError, match="page prefix '/public'.*plugins.sharing"):
         pages_app(app_config, tmp_path, monkeypatch, framed="/public")
+
+
+def test_every_route_outside_api_is_a_declared_page(app):
+    """A plugin cannot serve anything outside /api but through register_pages (framing and prefixes are
+    decided there): every other URL rule of the app is an /api endpoint, the landing page or Flask's static."""
+    pages = app.extensions["tessera"].pages
+    assert {p.prefix for p in pages.values()} == {"/public", "/embed"}
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith("/api/") or rule.rule in ("/", "/static/<path:filename>"):
+            continue
+        blueprint = rule.endpoint.split(".")[0]
+        assert blueprint in pages and rule.rule.startswith(pages[blueprint].prefix + "/"), rule.rule
