@@ -34,10 +34,12 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_LOAD_SAMPLE_DATABASE": False,
     # Largest request body (JSON or form) in bytes; larger ones are a 413 before they are read.
     "TESSERA_MAX_BODY_BYTES": 10 * 1024 * 1024,
+    # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
+    "TESSERA_EMBEDDING_REQUIRE_EXP": False,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
-                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE"}
+                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE", "TESSERA_EMBEDDING_REQUIRE_EXP"}
 INTEGER_KEYS = {
     "TESSERA_MAX_SESSION_AGE",
     "TESSERA_PASSWORD_LENGTH",

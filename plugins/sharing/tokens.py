@@ -82,8 +82,13 @@ def unsign(token: str, secret: str | None, *, require_exp: bool = False, now: fl
         raise TokenError("Message seems corrupt or manipulated: the token's signature does not match.") from None
     except jose_errors.UnsupportedAlgorithmError:
         raise TokenError(f"JWT `alg` must be {ALGORITHM}.") from None
-    except (jose_errors.JoseError, ValueError, TypeError):
+    except jose_errors.DecodeError:
         raise TokenError("The embedding token could not be decoded: its payload is not JSON.") from None
+    except jose_errors.JoseError as exc:
+        # e.g. a `crit` header naming an extension this server does not implement
+        raise TokenError(f"The embedding token was refused: {exc.description or exc.error}.") from None
+    except (ValueError, TypeError):
+        raise TokenError("The embedding token could not be decoded.") from None
     claims = decoded.claims
     if not isinstance(claims, dict):
         raise TokenError("The embedding token's payload must be a JSON object.")

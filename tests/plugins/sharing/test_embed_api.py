@@ -24,6 +24,7 @@ def test_card_runs_with_the_tokens_locked_value_and_the_urls_enabled_one(client,
 def test_card_json_hides_what_the_viewer_cannot_set(client, embeddable):
     body = client.get(f"/api/embed/card/{card_token(embeddable['card'], {'min_age': 40})}").json
     assert [p["slug"] for p in body["parameters"]] == ["name"]
+    assert set(body["dataset_query"]["native"]["template-tags"]) == {"name"}
     assert "SELECT" not in str(body)
     both = client.get(f"/api/embed/card/{card_token(embeddable['card'], {'min_age': 1, 'name': 'Ada'})}").json
     assert both["parameters"] == []

@@ -108,3 +108,13 @@ def test_params_are_required_and_a_map():
     with pytest.raises(Invalid, match=r"Token is missing value for keypath \[:resource :dashboard\]"):
         tokens.get_in(claims, "resource", "dashboard")
     assert tokens.get_in(claims, "resource", "question") == 1
+
+
+def test_unknown_critical_headers_are_refused_and_key_headers_ignored():
+    payload = {"resource": {"question": 1}, "params": {}}
+    assert "refused" in refused(encode({"alg": "HS256", "crit": ["exp"]}, payload))
+    assert "refused" in refused(encode({"alg": "HS256", "b64": False, "crit": ["b64"]}, payload))
+    # a key named in the header is never used: the token still needs the server's secret
+    forged = encode({"alg": "HS256", "jwk": {"kty": "oct", "k": b64(b"attacker")}}, payload, "attacker")
+    assert "corrupt or manipulated" in refused(forged)
+    assert tokens.unsign(encode({"alg": "HS256", "kid": "../x"}, payload), SECRET) == payload
