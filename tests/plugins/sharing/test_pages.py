@@ -123,3 +123,19 @@ def test_public_question_download_links_lead_to_the_export(client, export_format
     assert response.headers["Location"] == f"../../api/public/card/{UUID}/query/{export_format}?parameters=%5B%5D"
     assert client.get(f"/public/question/{UUID}.pdf").status_code == 200  # no such download: just a page
     assert client.get(f"/embed/question/{UUID}.csv").data.startswith(b"<!doctype html>")
+
+
+def test_an_embed_page_chart_is_the_embed_api_svg_export(client, embeddable):
+    """The embed page asks for a chart with its size and theme in the query string and its filter values
+    as one parameters=<json>; the plain keys are never taken for filters."""
+    from tests.plugins.sharing.jwt_helpers import card_token
+
+    token = card_token(embeddable["card"], {"min_age": 30})
+    response = client.get(f"/api/embed/card/{token}/query/svg",
+                          query_string={"parameters": '{"name": "Ann"}', "width": "320", "height": "200", "theme": "dark"})
+    assert response.status_code == 200, response.data[:300]
+    assert response.mimetype == "image/svg+xml"
+    assert b'width="320"' in response.data and b'height="200"' in response.data
+    # The locked filter still holds for pictures: a value for it from the URL is refused.
+    refused = client.get(f"/api/embed/card/{token}/query/svg", query_string={"parameters": '{"min_age": 1}'})
+    assert refused.status_code == 400
