@@ -25,7 +25,8 @@ setup(
     include_package_data=True,
     package_data={"core.identity": ["data/*"],
                   "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"],
-                  "plugins.xrays": ["templates/*/*.yaml"]},
+                  "plugins.xrays": ["templates/*/*.yaml"],
+                  "plugins.sharing.pages": ["*.html", "static/*"]},
     install_requires=[
         "flask>=3.0,<4",
         "pluggy>=1.5,<2",

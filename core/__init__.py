@@ -9,6 +9,7 @@ from core.assembly.records import (
     JobKind,
     JobRun,
     Migrations,
+    Pages,
     Revisable,
     SettingDef,
     Shareable,
@@ -17,7 +18,8 @@ from core.assembly.records import (
 )
 
 __all__ = ["hookimpl", "__version__", "create_app", "Driver", "SQLDriver", "Event", "Exporter", "Migrations", "SettingDef",
-           "ContentKind", "ItemRef", "Revisable", "Shareable", "SharedQuery", "JobKind", "JobRun", "XrayTemplate"]
+           "ContentKind", "ItemRef", "Pages", "Revisable", "Shareable", "SharedQuery", "JobKind", "JobRun",
+           "XrayTemplate"]
 
 
 def __getattr__(name):

@@ -29,8 +29,10 @@ from core.identity.passwords import Hasher
 
 from .config import load_config, split_names
 from .logs import RingBufferHandler, install
+from .pages import install_frame_headers
+from .pages import mount as mount_pages
 from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, shareables, unique_by
-from .records import ContentKind, Exporter, JobKind, Revisable, Shareable
+from .records import ContentKind, Exporter, JobKind, Pages, Revisable, Shareable
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -53,6 +55,7 @@ class Tessera:
     throttlers: dict[str, Throttler]
     logs: RingBufferHandler
     content_kinds: dict[str, ContentKind] = field(default_factory=dict)
+    pages: dict[str, Pages] = field(default_factory=dict)
     shareables: dict[str, Shareable] = field(default_factory=dict)
     job_kinds: dict[str, JobKind] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
@@ -117,6 +120,7 @@ def create_app(config: dict | None = None) -> Flask:
         blueprint: Api = contribution.item
         app.register_blueprint(blueprint, url_prefix="/api" + prefix, name=blueprint.name)
         endpoints.extend(blueprint.endpoints)
+    pages = mount_pages(app, pm)
 
     state = Tessera(
         config=cfg,
@@ -131,12 +135,14 @@ def create_app(config: dict | None = None) -> Flask:
         throttlers={"username": Throttler("username", threshold=10), "ip": Throttler("ip", threshold=50)},
         logs=install(cfg["TESSERA_LOG_BUFFER"]),
         content_kinds=kinds,
+        pages=pages,
         shareables=shared,
         job_kinds=job_kinds,
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
     _install_error_handlers(app)
+    install_frame_headers(app, pages)
     app.teardown_appcontext(close_request_session)
     _install_index(app)
 

@@ -73,6 +73,16 @@ def register_routes():
 
 
 @hookspec
+def register_pages():
+    """Fires once while the app is built, after register_routes. Return a list of
+    core.assembly.records.Pages: blueprints serving pages outside /api (core.assembly.pages).
+
+    Concatenated and keyed by `prefix`; a prefix claimed twice, or one at or under /api, stops startup
+    naming the plugin(s). A disabled plugin's pages answer 404 like any unknown path.
+    """
+
+
+@hookspec
 def register_content_kinds():
     """Fires once while the app is built. Return a list of core.assembly.records.ContentKind: the kinds
     of collection content the plugin owns (dashboards), so that collection items and the tree, the

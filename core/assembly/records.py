@@ -293,3 +293,20 @@ class XrayTemplate:
     kind: Literal["table", "field"]
     name: str
     spec: dict
+
+
+@dataclass(frozen=True)
+class Pages:
+    """Pages a person opens in a browser, served by a plugin outside /api (HTML with the scripts and
+    styles it loads): a flask.Blueprint mounted at `prefix` ("/public"; never "/api" or below it).
+
+    Every response of the blueprint carries `Content-Security-Policy: <content_security_policy>;
+    frame-ancestors <sources>`, the sources being what `frame_ancestors(session)` returns ("*", or
+    origins separated by spaces); None, or no function, means the pages may not be framed (then also
+    `X-Frame-Options: DENY`, which every other response of the app carries).
+    """
+
+    prefix: str
+    blueprint: Any
+    frame_ancestors: Callable[..., str | None] | None = None
+    content_security_policy: str = "default-src 'self'"

@@ -6,7 +6,7 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import embed_views, preview_views, public_actions, service  # noqa: F401  (the modules declare routes)
+from . import embed_views, pages, preview_views, public_actions, service  # noqa: F401  (the modules declare routes)
 from .public_views import public_api
 
 EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
@@ -24,9 +24,15 @@ def register_settings():
           for key in EMBEDDING_TOGGLES],
         SettingDef("embedding-secret-key", visibility="admin", sensitive=True, validate=service.valid_secret_key,
                    description="Secret (64 hexadecimal characters) that signs embedding tokens."),
+        *pages.settings(),
     ]
 
 
 @hookimpl
 def register_routes():
     return [public_api, embed_views.embed_api, preview_views.preview_api]
+
+
+@hookimpl
+def register_pages():
+    return pages.pages()

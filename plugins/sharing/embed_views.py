@@ -8,6 +8,7 @@ from __future__ import annotations
 from flask import request
 
 from core.appdb import db
+from core.export.response import ChartQuery, ExportFormat, chart_options
 from core.http import types as t
 from core.http.api import Api, Params
 
@@ -15,8 +16,6 @@ from . import embed_params, embedding
 from .embedding import Ref
 
 embed_api = Api("embed", __name__, url_prefix="/embed", auth="public")
-
-EXPORT_FORMATS = ("csv", "api", "xlsx", "json")
 
 
 class TokenPath(Params):
@@ -29,11 +28,11 @@ class DashcardPath(TokenPath):
 
 
 class CardExportPath(TokenPath):
-    export_format: t.Enum(*EXPORT_FORMATS)
+    export_format: ExportFormat
 
 
 class DashcardExportPath(DashcardPath):
-    export_format: t.Enum(*EXPORT_FORMATS)
+    export_format: ExportFormat
 
 
 class FieldPath(TokenPath):
@@ -62,7 +61,7 @@ class ValuesQuery(Params):
     parameters: t.Str | None = None
 
 
-class ExportQuery(ValuesQuery):
+class ExportQuery(ValuesQuery, ChartQuery):
     format_rows: t.Bool = False
     pivot_results: t.Bool = False
 
@@ -82,7 +81,7 @@ def url_params() -> dict:
 
 
 def options(query: ExportQuery) -> dict:
-    return {"format_rows": query.format_rows, "pivot_results": query.pivot_results}
+    return {"format_rows": query.format_rows, "pivot_results": query.pivot_results, **chart_options(query)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -104,7 +103,7 @@ def card_query(path: TokenPath, query: ValuesQuery):
 
 @embed_api.get("/card/<token>/query/<export_format>", path=CardExportPath, query=ExportQuery)
 def card_export(path: CardExportPath, query: ExportQuery):
-    """The embedded card's results as a file."""
+    """The embedded card's results as a file (csv, json, xlsx, api) or its chart (png, svg, pdf)."""
     return embedding.export(db.session(), Ref(path.token, "card"), url_params(), path.export_format, options(query))
 
 
@@ -167,7 +166,7 @@ def dashcard_query(path: DashcardPath, query: ValuesQuery):
 @embed_api.get("/dashboard/<token>/dashcard/<dashcard_id>/card/<card_id>/<export_format>", path=DashcardExportPath,
                query=ExportQuery)
 def dashcard_export(path: DashcardExportPath, query: ExportQuery):
-    """One card of the embedded dashboard's results as a file."""
+    """One card of the embedded dashboard's results as a file, or its chart (png, svg, pdf)."""
     return embedding.export(db.session(), Ref(path.token, "dashboard"), url_params(), path.export_format,
                             options(query), dashcard_id=path.dashcard_id, card_id=path.card_id)
 

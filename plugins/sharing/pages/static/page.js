@@ -1,0 +1,217 @@
+// A public link's or a static embed's page: the question or dashboard, its filters, its tabs, each
+// card drawn as the server's chart (SVG) or as a table, and download links. Reads only the API that
+// api.js names. When every card on view has settled, #page gets data-state="ready".
+import { json, send, source } from "./api.js";
+import { filterBar, initialValues, writeUrl } from "./filters.js";
+import { HTML_DISPLAYS, el, results, virtualCard } from "./render.js";
+
+const root = document.getElementById("page");
+const api = source(root.dataset.source, root.dataset.token);
+const DOWNLOADS = [["csv", ".csv"], ["xlsx", ".xlsx"], ["json", ".json"]];
+
+// Metabase's hash options: #bordered=false&titled=false&theme=night&hide_parameters=a,b&downloads=false
+function hashOptions() {
+  const hash = new URLSearchParams(window.location.hash.slice(1));
+  const flag = (name, fallback) => (hash.has(name) ? hash.get(name) !== "false" : fallback);
+  const theme = ["night", "transparent"].includes(hash.get("theme")) ? hash.get("theme") : "light";
+  return {
+    bordered: flag("bordered", false),
+    titled: flag("titled", true),
+    theme,
+    hideParameters: new Set((hash.get("hide_parameters") || "").split(",").filter(Boolean)),
+    downloads: flag("downloads", true) && !flag("hide_download_button", false),
+  };
+}
+
+let options = hashOptions();
+let boxes = [];
+
+function settle() {
+  if (boxes.every((box) => box.dataset.state !== "loading")) root.dataset.state = "ready";
+}
+
+// The size of a card's drawing area: its body without the padding.
+function innerSize(body) {
+  const style = getComputedStyle(body);
+  return [body.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+    body.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)];
+}
+
+function chartExtra(body) {
+  const [innerWidth, innerHeight] = innerSize(body);
+  const width = Math.max(80, Math.round(innerWidth || 600));
+  const height = Math.max(80, Math.round(innerHeight || 400));
+  return [["width", String(width)], ["height", String(height)], ["theme", options.theme === "night" ? "dark" : "light"]];
+}
+
+function downloadLink(request, format, extension) {
+  return el("a", { class: "download", href: request.url, download: "", "data-format": format, text: extension });
+}
+
+function downloadMenu(requestFor) {
+  if (!options.downloads) return null;
+  return el("details", { class: "downloads" }, el("summary", { text: "Download" }),
+    el("div", { class: "download-list" }, ...DOWNLOADS.map(([format, ext]) => downloadLink(requestFor(format), format, ext))));
+}
+
+function cardBox(title) {
+  const tools = el("div", { class: "card-tools" });
+  const header = el("header", { class: "card-header" }, title ? el("h2", { class: "card-title", text: title }) : null, tools);
+  const body = el("div", { class: "card-body" });
+  const box = el("section", { class: "card", "data-state": "loading" }, header, body);
+  box.parts = { tools, body };
+  boxes.push(box);
+  return box;
+}
+
+// Run one card: `query()` is its JSON request, `file(format, extra)` its export request.
+async function fill(box, display, settings, query, file) {
+  const generation = (box.generation || 0) + 1;
+  box.generation = generation;
+  box.dataset.state = "loading";
+  root.dataset.state = "loading";
+  const { body, tools } = box.parts;
+  body.replaceChildren(el("p", { class: "status", text: "Loading…" }));
+  tools.replaceChildren(...[downloadMenu((format) => file(format, []))].filter(Boolean));
+  try {
+    let node;
+    if (HTML_DISPLAYS.has(display)) {
+      node = results(display, await json(query()), settings);
+    } else {
+      box.drawnSize = innerSize(body);
+      const blob = await (await send(file("svg", chartExtra(body)))).blob();
+      node = el("img", { class: "chart", alt: box.querySelector(".card-title")?.textContent || "Chart" });
+      node.src = URL.createObjectURL(blob);
+      await node.decode().catch(() => {});
+      if (generation !== box.generation) { URL.revokeObjectURL(node.src); return; }
+      if (box.objectUrl) URL.revokeObjectURL(box.objectUrl);
+      box.objectUrl = node.src;
+    }
+    if (generation !== box.generation) return;
+    body.replaceChildren(node);
+    box.dataset.state = "done";
+  } catch (error) {
+    if (generation !== box.generation) return;
+    body.replaceChildren(el("p", { class: "error", text: error.message }));
+    box.dataset.state = "error";
+  }
+  settle();
+}
+
+function heading(item) {
+  if (!options.titled) return null;
+  return el("header", { class: "page-header" }, el("h1", { class: "page-title", text: item.name || "" }),
+    item.description ? el("p", { class: "description", text: item.description }) : null);
+}
+
+function copyParameters(list) {
+  return (list || []).map((p) => ({ ...p }));
+}
+
+async function question() {
+  const card = await json(api.card());
+  document.title = card.name || document.title;
+  const parameters = copyParameters(card.parameters);
+  initialValues(parameters);
+  const settings = card.visualization_settings || {};
+  const box = cardBox(null);
+  box.classList.add("question");
+  const run = () => fill(box, card.display, settings, () => api.cardQuery(parameters),
+    (format, extra) => api.cardQuery(parameters, format, extra));
+  box.run = run;
+  const bar = filterBar(parameters, { hidden: options.hideParameters, autoApply: true,
+    valuesRequest: (p) => api.paramValues(p, "card"), onApply: () => { writeUrl(parameters); run(); } });
+  root.replaceChildren(...[heading(card), bar, box].filter(Boolean));
+  run();
+}
+
+function currentTab(tabs) {
+  const wanted = parseInt(new URLSearchParams(window.location.search).get("tab") || "", 10);
+  return tabs.find((t) => t.id === wanted) || tabs[0] || null;
+}
+
+function dashcardBox(dashboardJson, dashcard, parameters) {
+  const card = dashcard.card;
+  const settings = { ...(card && card.visualization_settings), ...dashcard.visualization_settings };
+  const virtual = !dashcard.card_id || !card;
+  const box = virtual ? el("section", { class: "card virtual", "data-state": "done" }, virtualCard(settings))
+    : cardBox(settings["card.title"] || card.name);
+  box.style.gridColumn = `${(dashcard.col || 0) + 1} / span ${dashcard.size_x || 4}`;
+  box.style.gridRow = `${(dashcard.row || 0) + 1} / span ${dashcard.size_y || 4}`;
+  box.dataset.dashcard = dashcard.id;
+  box.run = virtual ? () => {} : () => fill(box, card.display, settings, () => api.dashcardQuery(dashcard, parameters),
+    (format, extra) => api.dashcardQuery(dashcard, parameters, format, extra));
+  return box;
+}
+
+async function dashboard() {
+  const dash = await json(api.dashboard());
+  document.title = dash.name || document.title;
+  const parameters = copyParameters(dash.parameters);
+  initialValues(parameters);
+  const tabs = [...(dash.tabs || [])].sort((a, b) => (a.position || 0) - (b.position || 0));
+  let tab = currentTab(tabs);
+  const grid = el("div", { class: `grid ${dash.width === "full" ? "full" : "fixed"}` });
+  const tabBar = tabs.length > 1 ? el("nav", { class: "tabs", role: "tablist" }) : null;
+
+  function show() {
+    boxes = [];
+    const on = (dc) => !tab || dc.dashboard_tab_id === tab.id || (dc.dashboard_tab_id == null && tab === tabs[0]);
+    const dashcards = (dash.dashcards || []).filter((dc) => on(dc) && !dc.action)
+      .sort((a, b) => (a.row - b.row) || (a.col - b.col));
+    const placed = dashcards.map((dc) => dashcardBox(dash, dc, parameters));
+    grid.replaceChildren(...placed);
+    if (tabBar) {
+      tabBar.replaceChildren(...tabs.map((t) => {
+        const button = el("button", { type: "button", role: "tab", class: "tab", "aria-selected": String(t === tab), text: t.name });
+        button.addEventListener("click", () => { tab = t; writeUrl(parameters, { tab: t.id }); show(); });
+        return button;
+      }));
+    }
+    root.dataset.state = "loading";
+    for (const box of placed) if (box.run) box.run();
+    settle();
+  }
+
+  const bar = filterBar(parameters, { hidden: options.hideParameters, autoApply: dash.auto_apply_filters !== false,
+    valuesRequest: (p) => api.paramValues(p, "dashboard"),
+    onApply: () => { writeUrl(parameters, { tab: tab && tabs.length > 1 ? tab.id : null }); for (const b of boxes) b.run && b.run(); } });
+  root.replaceChildren(...[heading(dash), bar, tabBar, grid].filter(Boolean));
+  show();
+}
+
+function applyOptions() {
+  document.body.classList.toggle("bordered", options.bordered);
+  document.body.classList.toggle("theme-night", options.theme === "night");
+  document.body.classList.toggle("theme-transparent", options.theme === "transparent");
+}
+
+async function start() {
+  options = hashOptions();
+  applyOptions();
+  boxes = [];
+  root.dataset.state = "loading";
+  try {
+    await (root.dataset.resource === "dashboard" ? dashboard() : question());
+  } catch (error) {
+    root.replaceChildren(el("p", { class: "error page-error", text: error.message }));
+    root.dataset.state = "error";
+  }
+}
+
+// A chart is drawn for its box's size: when the window (or the embedding iframe) is resized, draw
+// again the charts whose box changed by more than a few pixels.
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    for (const box of boxes) {
+      if (!box.drawnSize || box.dataset.state === "loading") continue;
+      const [width, height] = innerSize(box.parts.body);
+      if (Math.abs(width - box.drawnSize[0]) > 8 || Math.abs(height - box.drawnSize[1]) > 8) box.run();
+    }
+  }, 250);
+});
+
+window.addEventListener("hashchange", start);
+start();
