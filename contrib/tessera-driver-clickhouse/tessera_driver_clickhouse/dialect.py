@@ -7,9 +7,11 @@ ClickHouse's plain `quantile`, which sqlglot writes, samples.
 """
 from __future__ import annotations
 
+import datetime as dt
+
 from sqlglot import exp
 
-from core.driver.dialect import SUNDAY, QueryDialect, lit, numbered_from
+from core.driver.dialect import SUNDAY, QueryDialect, lit, numbered_from, position_guard
 
 
 def fn(name: str, *args) -> exp.Expression:
@@ -29,9 +31,11 @@ class ClickHouseDialect(QueryDialect):
             # back to the week's first day: (Monday-based weekday - start) mod 7 days before the day's start
             weekday = exp.Sub(this=fn("toDayOfWeek", expr.copy()), expression=lit(1 + week_start - 7))
             back = exp.Mod(this=exp.Paren(this=weekday), expression=lit(7))
-            return fn("toDateTime", exp.Sub(this=fn("toDate", expr), expression=back))
+            return fn("toDateTime64", exp.Sub(this=fn("toDate32", expr), expression=back), lit(0))
         if unit == "second":
             return fn("toStartOfSecond", fn("toDateTime64", expr, lit(0)))
+        if unit == "millisecond":
+            return fn("toStartOfMillisecond", fn("toDateTime64", expr, lit(3)))
         return fn(cls._STARTS[unit], expr)
 
     @classmethod
@@ -45,11 +49,44 @@ class ClickHouseDialect(QueryDialect):
         return fn("toDayOfWeek", expr, lit(3))
 
     @classmethod
+    def cast_date(cls, expr):
+        return fn("toDate32", expr)  # CAST(... AS DATE) is ClickHouse's 1970-2149 Date
+
+    @classmethod
+    def days_between(cls, start, end):
+        return fn("dateDiff", lit("day"), cls.cast_date(start), cls.cast_date(end))  # Date32 - Date32 is refused
+
+    @classmethod
+    def temporal_literal(cls, value):
+        if isinstance(value, dt.datetime):
+            return fn("toDateTime64", lit(value.isoformat(sep=" ")), lit(6))
+        return fn("toDate32", lit(value.isoformat()))
+
+    @classmethod
     def percentile(cls, expr, p):
         return exp.Anonymous(this=f"quantileExactInclusive({float(p)!r})", expressions=[expr])
 
     @classmethod
+    def regex_match_first(cls, expr, pattern):
+        # extract() gives the first group (or the whole match) and '' when nothing matches: NULL then.
+        return exp.If(this=fn("match", expr.copy(), lit(pattern)), true=fn("extract", expr, lit(pattern)),
+                      false=exp.Null())
+
+    @classmethod
+    def split_part(cls, expr, delimiter, position):
+        # Past the last piece arrayElement gives '' (Metabase's answer); splitByString takes no NULL.
+        pieces = fn("splitByString", lit(delimiter), fn("assumeNotNull", expr.copy()))
+        part = exp.If(this=exp.Is(this=expr, expression=exp.Null()), true=exp.Null(),
+                      false=fn("arrayElement", pieces, position.copy()))
+        return position_guard(part, position)
+
+    @classmethod
     def transform(cls, tree):
+        # ClickHouse's lag/lead default to the type's zero past the partition's edge; a Nullable
+        # argument makes that default NULL, as in standard SQL.
+        for node in list(tree.find_all(exp.Lag, exp.Lead)):
+            if not node.args.get("default"):
+                node.this.replace(fn("toNullable", node.this.copy()))
         for node in list(tree.find_all(exp.WithinGroup)):
             if isinstance(node.this, exp.PercentileCont):
                 ordered = node.expression.expressions[0]

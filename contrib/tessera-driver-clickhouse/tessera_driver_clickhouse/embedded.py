@@ -123,13 +123,15 @@ class EmbeddedConnection(BaseConnection):
         self._conn.close()
 
     def _apply(self) -> None:
-        if self._applied or not self.locked:
+        if self._applied:
             return
-        for name, value in self.settings().items():
+        settings = self.settings()
+        for name, value in settings.items():
             literal = f"'{value}'" if isinstance(value, str) else value
             if name != "readonly":
                 self._conn.query(f"SET {name} = {literal}")
-        self._conn.query("SET readonly = 1")
+        if settings.get("readonly"):
+            self._conn.query("SET readonly = 1")
         self._applied = True
 
     def run(self, sql: str, params: dict):

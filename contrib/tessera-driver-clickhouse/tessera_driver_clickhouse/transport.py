@@ -65,6 +65,7 @@ class NotSupportedError(DatabaseError):
 
 
 _PARAM = re.compile(r"%\((\w+)\)s")
+_INSERT_VALUES = re.compile(r"^(\s*INSERT\b.*?\bVALUES\s*)(\(.*\))\s*$", re.S | re.I)
 
 
 def param_type(value) -> str:
@@ -131,10 +132,14 @@ class BaseConnection:
     def lock(self) -> None:
         self.locked = True
 
+    # SQL semantics Tessera's compiled queries rely on: outer joins give NULL (not the type's default)
+    # for missing rows, and date functions keep dates outside 1970-2149 (Date32 / DateTime64 results).
+    SEMANTICS = {"join_use_nulls": 1, "enable_extended_results_for_datetime_functions": 1}
+
     def settings(self) -> dict:
         if not self.locked:
-            return {}
-        out = {"readonly": 1}
+            return dict(self.SEMANTICS)
+        out = {**self.SEMANTICS, "readonly": 1}
         if self.timeout:
             out.update(max_execution_time=max(0.1, float(self.timeout)), timeout_overflow_mode="throw")
         return out
@@ -171,8 +176,21 @@ class Cursor:
         return self.rowcount
 
     def executemany(self, operation, seq_of_parameters):
-        for parameters in seq_of_parameters:
-            self.execute(operation, parameters)
+        rows = list(seq_of_parameters)
+        match = _INSERT_VALUES.match(operation)
+        if not match or len(rows) < 2:
+            for parameters in rows:
+                self.execute(operation, parameters)
+            return
+        # One INSERT per chunk of rows (a MergeTree part per statement makes row-at-a-time slow).
+        head, values = match.group(1), match.group(2)
+        for start in range(0, len(rows), 500):
+            chunk = rows[start:start + 500]
+            tuples, params = [], {}
+            for i, row in enumerate(chunk):
+                tuples.append(_PARAM.sub(lambda m, i=i: f"%({m.group(1)}_{i})s", values))
+                params.update({f"{name}_{i}": value for name, value in row.items()})
+            self.execute(head + ", ".join(tuples), params)
 
     def _fill(self, size: int) -> None:
         try:
