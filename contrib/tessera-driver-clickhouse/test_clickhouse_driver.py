@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
+from chdb_home import admin_engine, chdb_home, create_database
+from tessera_driver_clickhouse.driver import ClickHouseDriver
 
 from core.driver import ConnectionPolicy, QueryError, connections
 from core.testing import ConformanceTarget, DriverConformance
-from tessera_driver_clickhouse.driver import ClickHouseDriver
-
-from chdb_home import admin_engine, chdb_home, create_database
 
 
 class TestClickHouseConformance(DriverConformance):
@@ -89,7 +88,6 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch):
 
 def test_dialect_ddl_is_clickhouse_ddl():
     from sqlalchemy.schema import CreateTable
-
     from tessera_driver_clickhouse.sa import ClickHouseDialect
 
     table = sa.Table("t", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True),

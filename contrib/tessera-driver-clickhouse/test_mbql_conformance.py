@@ -12,6 +12,7 @@ import sys
 
 import pytest
 import sqlalchemy as sa
+from chdb_home import admin_engine, chdb_home, create_database
 
 from core.http.errors import Invalid
 from core.testing import app_db_template  # noqa: F401 - fixture
@@ -27,8 +28,6 @@ from tests.core.query.test_conformance import (
     sort_key,
     week_cases,
 )
-
-from chdb_home import admin_engine, chdb_home, create_database
 
 ENGINES = ("sqlite", "clickhouse")
 

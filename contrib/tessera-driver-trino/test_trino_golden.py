@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 from sqlglot import exp
+from tessera_driver_trino.driver import TrinoDriver
 
 from core.appdb.db import AppDatabase
 from core.http.errors import Invalid
@@ -19,7 +20,6 @@ from core.query.compiler import compile_query
 from core.query.mbql import normalize
 from core.testing import DriverConformance, app_db_template  # noqa: F401 - fixture
 from core.testing.conformance import feature_probes
-from tessera_driver_trino.driver import TrinoDriver
 from tests.core.query import sample
 from tests.core.query.test_conformance import CASES, WEEK_CASE_NAMES, WEEK_STARTS, week_cases
 
