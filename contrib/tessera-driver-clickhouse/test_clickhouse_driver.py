@@ -95,3 +95,19 @@ def test_dialect_ddl_is_clickhouse_ddl():
     ddl = str(CreateTable(table).compile(dialect=ClickHouseDialect()))
     assert "id Int32" in ddl and "note Nullable(String)" in ddl and "at DateTime64(6)" in ddl
     assert ddl.strip().endswith("ENGINE = MergeTree ORDER BY (id)")
+
+
+def test_an_unreachable_server_is_a_query_error():
+    """The HTTP transport, wired as in production, against a port nothing listens on: a clean error."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    details = connections.check(ClickHouseDriver, {"host": "127.0.0.1", "port": port, "dbname": "default",
+                                                   "user": "reader", "password": "pw"}, ConnectionPolicy())
+    engine = connections.build_engine(ClickHouseDriver, details)
+    with pytest.raises(QueryError):
+        with ClickHouseDriver.execute(engine, "SELECT 1", timeout=5) as result:
+            list(result.rows)
+    engine.dispose()

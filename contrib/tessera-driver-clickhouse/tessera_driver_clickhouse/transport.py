@@ -235,10 +235,15 @@ class Cursor:
 
 def connect(details) -> BaseConnection:
     """The transport the details choose: chDB when they name an embedded directory, else HTTP."""
-    if getattr(details, "chdb_path", None):
-        from .embedded import EmbeddedConnection
+    try:
+        if getattr(details, "chdb_path", None):
+            from .embedded import EmbeddedConnection
 
-        return EmbeddedConnection(details.chdb_path, details.dbname)
-    from .http import HTTPConnection
+            return EmbeddedConnection(details.chdb_path, details.dbname)
+        from .http import HTTPConnection
 
-    return HTTPConnection(details)
+        return HTTPConnection(details)
+    except Error:
+        raise
+    except Exception as error:  # the client's own classes: SQLAlchemy reports only its DBAPI's errors
+        raise OperationalError(str(error).strip() or type(error).__name__) from error
