@@ -28,6 +28,7 @@ from tests.core.query.test_conformance import (
     sort_key,
     week_cases,
 )
+from tests.core.query.test_conformance import test_named_time_zones as named_time_zones
 
 ENGINES = ("sqlite", "clickhouse")
 
@@ -137,3 +138,9 @@ def test_start_of_week(samples, start, case):
     _, query, expected = next(c for c in week_cases(ws) if c[0] == case)
     want = [tuple(normal(v) for v in row) for row in expected]
     assert_rows_equal(run_case(samples["clickhouse"], query, week_start=ws), want, f"{case} starting {start}")
+
+
+def test_named_time_zones(samples):
+    """convert-timezone with named zones (DST included) against Python's zoneinfo, as core's suite does."""
+    named_time_zones(samples, "clickhouse")
+

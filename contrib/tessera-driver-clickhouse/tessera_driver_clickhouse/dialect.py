@@ -8,6 +8,7 @@ ClickHouse's plain `quantile`, which sqlglot writes, samples.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from sqlglot import exp
 
@@ -61,6 +62,39 @@ class ClickHouseDialect(QueryDialect):
         if isinstance(value, dt.datetime):
             return fn("toDateTime64", lit(value.isoformat(sep=" ")), lit(6))
         return fn("toDate32", lit(value.isoformat()))
+
+    # ---- zones: a DateTime64 carries a zone that only changes how it is shown; Tessera's rows are
+    # naive wall-clock times, so a converted value is re-read as UTC text (toString keeps the wall clock).
+
+    @classmethod
+    def _offset(cls, zone: str) -> int | None:
+        match = re.fullmatch(r"([+-])(\d\d):(\d\d)", zone)
+        if not match:
+            return None
+        minutes = int(match.group(2)) * 60 + int(match.group(3))
+        return -minutes if match.group(1) == "-" else minutes
+
+    @classmethod
+    def _wall_as_utc(cls, expr):
+        return fn("toDateTime64", fn("toString", expr), lit(6), lit("UTC"))
+
+    @classmethod
+    def zoned_to_utc(cls, expr):
+        return fn("toTimeZone", expr, lit("UTC"))
+
+    @classmethod
+    def zone_to_utc(cls, expr, zone):
+        offset = cls._offset(zone)
+        if offset is not None:
+            return cls.date_add(expr, lit(-offset), "minute")
+        return fn("toTimeZone", fn("toDateTime64", fn("toString", expr), lit(6), lit(zone)), lit("UTC"))
+
+    @classmethod
+    def utc_to_zone(cls, expr, zone):
+        offset = cls._offset(zone)
+        if offset is not None:
+            return cls.date_add(expr, lit(offset), "minute")
+        return cls._wall_as_utc(fn("toTimeZone", fn("toDateTime64", expr, lit(6), lit("UTC")), lit(zone)))
 
     @classmethod
     def percentile(cls, expr, p):
