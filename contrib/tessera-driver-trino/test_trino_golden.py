@@ -74,6 +74,20 @@ def test_start_of_week_sql(trino_sample, start, case):
     check_golden(f"week-{case}-{start}", compiled(trino_sample, query, week_start=WEEK_STARTS[start]))
 
 
+def test_named_time_zones_sql(trino_sample):
+    """The named-zone query of core's MBQL suite (a zone with DST, a zone from another, a fixed offset)."""
+    def f(ref):
+        return ["field", f"${ref}", None]
+
+    query = {"source-table": "$$ORDERS", "expressions": {
+        "new york": ["convert-timezone", f("ORDERS.CREATED_AT"), "America/New_York"],
+        "tokyo from new york": ["convert-timezone", f("ORDERS.CREATED_AT"), "Asia/Tokyo", "America/New_York"],
+        "india from berlin": ["convert-timezone", f("ORDERS.CREATED_AT"), "+05:30", "Europe/Berlin"]},
+        "fields": [f("ORDERS.ID"), ["expression", "new york"], ["expression", "tokyo from new york"],
+                   ["expression", "india from berlin"]], "order-by": [["asc", f("ORDERS.ID")]]}
+    check_golden("named-time-zones", compiled(trino_sample, query))
+
+
 @pytest.mark.parametrize("feature", sorted(set(feature_probes()) & TrinoDriver.features))
 def test_feature_probe_sql(feature):
     check_golden(f"probe-{feature}", TrinoDriver.to_sql(feature_probes()[feature][0]))
