@@ -109,7 +109,9 @@ class ClickHouseDriver(ClickHouseDialect, SQLDriver):
 
     @classmethod
     def canceller(cls, conn):
-        return conn.connection.dbapi_connection.cancel
+        # HTTP: closing the response stops the query. chDB cannot stop a running statement from
+        # another thread (its stream's cancel waits for it), so there only the timeout does.
+        return getattr(conn.connection.dbapi_connection, "cancel", None)
 
     @classmethod
     def base_type(cls, database_type: str) -> str:

@@ -116,9 +116,6 @@ class EmbeddedConnection(BaseConnection):
     def cursor(self):
         return Cursor(self)
 
-    def cancel(self) -> None:
-        """chDB cannot stop a running statement from another thread; the timeout does."""
-
     def close(self) -> None:
         self._conn.close()
 
