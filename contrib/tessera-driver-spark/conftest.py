@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from core.testing.app import app_db_template  # noqa: F401 - the migrated app DB, for the MBQL cases
+
 HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
