@@ -291,10 +291,10 @@ class SparkConnectDialect(DefaultDialect):
         pass
 
     def do_ping(self, dbapi_connection):
-        cursor = dbapi_connection.cursor()
+        # A configuration read is one round trip to the session without planning a query (SELECT 1
+        # costs Spark a parse, an analysis and a job); it fails the same way on a gone session.
         try:
-            cursor.execute("SELECT 1")
-            cursor.fetchall()
-        finally:
-            cursor.close()
+            dbapi_connection.session.conf.get("spark.sql.session.timeZone")
+        except Exception as error:
+            raise OperationalError(str(error).strip().splitlines()[0] if str(error).strip() else "ping failed") from error
         return True
