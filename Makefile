@@ -6,10 +6,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test test-setup bench bench-http clean
 
-$(STAMP): setup.py drivers/_sqlite_rows.c
+$(STAMP): setup.py drivers/_sqlite_rows.c contrib/tessera-driver-spark/setup.py contrib/tessera-driver-clickhouse/setup.py contrib/tessera-driver-trino/setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# Contrib drivers install as a third party's would (their own setup.py, entry point, dependencies).
+	$(BIN)/pip install --quiet -e ./contrib/tessera-driver-spark
+	$(BIN)/pip install --quiet -e './contrib/tessera-driver-clickhouse[test]' -e ./contrib/tessera-driver-trino
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,0 +1,146 @@
+"""The MBQL conformance cases (tests/core/query/test_conformance.py) compiled for ClickHouse and run on
+chDB, next to SQLite as the reference: the same answers (and Python's, where a case carries them).
+
+The sample is registered and synced as a user would; ClickHouse has no foreign keys, so the FK
+targets are then set on the synced fields as an admin does in the data model.
+"""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sys
+
+import pytest
+import sqlalchemy as sa
+from chdb_home import admin_engine, chdb_home, create_database
+
+from core.http.errors import Invalid
+from core.testing import app_db_template  # noqa: F401 - fixture
+from tests.core.query import sample
+from tests.core.query.conftest import synced_ids
+from tests.core.query.test_conformance import (
+    CASES,
+    WEEK_CASE_NAMES,
+    WEEK_STARTS,
+    assert_rows_equal,
+    normal,
+    run_case,
+    sort_key,
+    week_cases,
+)
+from tests.core.query.test_conformance import test_named_time_zones as named_time_zones
+
+ENGINES = ("sqlite", "clickhouse")
+
+
+class Sample:
+    def __init__(self, driver, engine, ids, session):
+        self.driver, self.engine, self.ids, self.session = driver, engine, ids, session
+
+    def run(self, sql, params=None):
+        with self.driver.execute(self.engine, sql, params, timeout=30) as result:
+            return [tuple(row) for row in result.rows]
+
+
+def _entry_point(site):
+    dist = site / "tessera_driver_clickhouse-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tessera-driver-clickhouse\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[tessera.drivers]\nclickhouse = tessera_driver_clickhouse\n")
+    sys.path.insert(0, str(site))
+
+
+def _set_foreign_keys(session, ids):
+    from core.appdb.models.database import Field
+
+    for name in sample.TABLE_ORDER:
+        for column, _, _, _, fk in sample.COLUMNS[name]:
+            if fk:
+                field = session.get(Field, ids[f"${name}.{column}"])
+                field.semantic_type, field.fk_target_field_id = "type/FK", ids[f"${fk}"]
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory, app_db_template):  # noqa: F811
+    from core.appdb.models.database import Database, Field
+    from core.assembly.app import create_app
+    from core.driver import connections, crypto
+    from core.sync import schema as sync
+    from core.testing import FAST_HASHING
+
+    data_dir = tmp_path_factory.mktemp("ch-mbql")
+    shutil.copy(app_db_template, data_dir / "tessera.db")
+    site = data_dir / "site"
+    _entry_point(site)
+    home = chdb_home()
+    app = create_app({"TESSERA_DATA_DIR": str(data_dir), "TESSERA_DB_URL": f"sqlite:///{data_dir / 'tessera.db'}",
+                      "TESSERA_PLUGINS_AUTOLOAD": True, "TESSERA_RUN_MIGRATIONS": False,
+                      "TESSERA_FILE_DB_DIRS": f"{data_dir / 'files'},{home.parent}", **FAST_HASHING})
+    state = app.extensions["tessera"]
+    (data_dir / "files").mkdir()
+    loader = sa.create_engine(f"sqlite:///{data_dir / 'files' / 'sample.db'}")
+    sample.load(loader)
+    loader.dispose()
+    create_database("mbql")
+    admin = admin_engine("mbql")
+    sample.load(admin)
+    admin.dispose()
+    sources = {"sqlite": {"db": str(data_dir / "files" / "sample.db")},
+               "clickhouse": {"chdb_path": str(home), "dbname": "mbql"}}
+    with app.app_context(), contextlib.ExitStack() as stack:
+        stack.callback(connections.dispose_all)
+        out = {}
+        for engine_name in ENGINES:
+            with state.db.session() as session:
+                database = Database(name=f"Sample on {engine_name}", engine=engine_name,
+                                    details=crypto.encrypt_details(sources[engine_name]))
+                session.add(database)
+                session.flush()
+                database_id = database.id
+            assert sync.sync_database(state, database_id), f"sync of the {engine_name} sample failed"
+            session = state.db.Session()
+            stack.callback(session.close)
+            ids = synced_ids(session, database_id)
+            for ref, strategy in sample.COERCED.items():
+                sample.coerce(session.get(Field, ids[f"${ref}"]), strategy)
+            if engine_name == "clickhouse":
+                _set_foreign_keys(session, ids)
+            session.commit()
+            engine = connections.engine_for(session.get(Database, database_id))
+            out[engine_name] = Sample(state.drivers[engine_name], engine, ids, session)
+        yield out
+    state.db.dispose()
+    sys.path.remove(str(site))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_mbql_case(samples, case):
+    name, query, ordered, features, expected = case
+    clickhouse, sqlite = samples["clickhouse"], samples["sqlite"]
+    if not all(feature in clickhouse.driver.features for feature in features):
+        with pytest.raises(Invalid, match="not supported by the"):
+            run_case(clickhouse, query)
+        return
+    rows = run_case(clickhouse, query)
+    rows = rows if ordered else sorted(rows, key=sort_key)
+    if all(feature in sqlite.driver.features for feature in features):
+        reference = run_case(sqlite, query)
+        assert_rows_equal(rows, reference if ordered else sorted(reference, key=sort_key), f"{name}: clickhouse vs sqlite")
+    if expected is not None and name != "arithmetic-expressions":
+        want = [tuple(normal(v) for v in row) for row in expected]
+        assert_rows_equal(rows, want if ordered else sorted(want, key=sort_key), f"{name}: clickhouse vs Python")
+
+
+@pytest.mark.parametrize("start", list(WEEK_STARTS))
+@pytest.mark.parametrize("case", WEEK_CASE_NAMES)
+def test_start_of_week(samples, start, case):
+    ws = WEEK_STARTS[start]
+    _, query, expected = next(c for c in week_cases(ws) if c[0] == case)
+    want = [tuple(normal(v) for v in row) for row in expected]
+    assert_rows_equal(run_case(samples["clickhouse"], query, week_start=ws), want, f"{case} starting {start}")
+
+
+def test_named_time_zones(samples):
+    """convert-timezone with named zones (DST included) against Python's zoneinfo, as core's suite does."""
+    named_time_zones(samples, "clickhouse")
+

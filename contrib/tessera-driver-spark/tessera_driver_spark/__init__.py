@@ -1,0 +1,11 @@
+"""Tessera plugin entry point: registers the Spark SQL (Spark Connect) driver."""
+from core import hookimpl
+
+__version__ = "0.1.0"
+
+
+@hookimpl
+def register_drivers():
+    from .driver import SparkDriver
+
+    return [SparkDriver]

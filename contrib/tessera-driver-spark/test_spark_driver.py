@@ -1,0 +1,146 @@
+"""The Spark SQL driver against a local Spark Connect server: Tessera's DriverConformance suite, its
+own rules, and discovery through the `tessera.drivers` entry point."""
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from tessera_driver_spark.driver import SparkDriver, connect_url
+
+from core.driver import QueryError, connections
+from core.http.errors import Invalid
+from core.testing import ConformanceTarget, DriverConformance
+
+CONF_DB = "tessera_conf"
+SPARK_SCHEMAS = {
+    "conf_people": "id INT, name STRING, score BIGINT, height DOUBLE, balance DECIMAL(10,2), active BOOLEAN, "
+                   "born DATE, seen_at TIMESTAMP_NTZ, wakes STRING, bio STRING",
+    "conf_orders": "id INT, person_id INT, total DECIMAL(10,2), note STRING",
+}
+
+
+def copy_to_spark(spark, database: str, tables: dict[str, str]):
+    """after_fill: the rows the suite wrote to its SQLite admin database become Spark tables."""
+    def copy(admin):
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {database}")
+        with admin.connect() as conn:
+            for table, schema in tables.items():
+                rows = [tuple(str(v) if type(v).__name__ == "time" else v for v in row)
+                        for row in conn.execute(sa.text(f"SELECT * FROM {table} ORDER BY 1"))]
+                rows = [_typed(row, schema) for row in rows]
+                spark.createDataFrame(rows, schema=schema).write.mode("overwrite").saveAsTable(f"{database}.{table}")
+    return copy
+
+
+def _typed(row, schema):
+    """SQLite hands back dates and decimals as text or floats; give Spark the Python types its schema names."""
+    import datetime as dt
+    from decimal import Decimal
+
+    out = []
+    for value, column in zip(row, schema.split(", ")):
+        kind = column.split(" ", 1)[1]
+        if value is None:
+            out.append(None)
+        elif kind.startswith("DECIMAL"):
+            out.append(Decimal(str(value)).quantize(Decimal("0.01")))
+        elif kind == "DATE" and isinstance(value, str):
+            out.append(dt.date.fromisoformat(value))
+        elif kind.startswith("TIMESTAMP") and isinstance(value, str):
+            out.append(dt.datetime.fromisoformat(value))
+        elif kind == "BOOLEAN":
+            out.append(bool(value))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+class TestSparkConformance(DriverConformance):
+    driver = SparkDriver
+    reports_constraints = False  # Spark's catalog has no primary keys, and v1 tables keep no NOT NULL
+    expected_base_types = {**DriverConformance.expected_base_types, "wakes": ("type/Text",)}  # no TIME column here
+    slow_sql = "SELECT count(*) FROM range(1000000000000) WHERE id % 7 = 3"
+    series_sql = "SELECT id AS x, 'padding-to-make-rows-bigger' AS pad FROM range(1, :n + 1)"
+    extra_write_statements = ["SET spark.sql.runSQLOnFiles = true", "CACHE TABLE conf_people",
+                              "TRUNCATE TABLE conf_orders", "CREATE TEMPORARY VIEW conf_orders AS SELECT 1 AS id"]
+    teeth_sql = "INSERT OVERWRITE LOCAL DIRECTORY '{out}' USING csv SELECT 1 AS a"
+    teeth_cleanup_sql = None
+    escape_statements = ["INSERT OVERWRITE LOCAL DIRECTORY '{out}' USING csv SELECT 1 AS a",
+                         "SELECT * FROM text.`/etc/passwd`", "SELECT * FROM csv.`/etc/hostname`",
+                         "ADD JAR '{out}'", "CREATE TEMPORARY VIEW leak USING text OPTIONS (path '/etc/passwd')",
+                         "SELECT 1; INSERT OVERWRITE LOCAL DIRECTORY '{out}' SELECT 1"]
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def conformance_target(cls, tmp_path_factory, spark_server, spark_admin):
+        admin = sa.create_engine(f"sqlite:///{tmp_path_factory.mktemp('spark-admin') / 'source.db'}")
+        return ConformanceTarget(details={"host": "127.0.0.1", "port": spark_server.port, "dbname": CONF_DB},
+                                 admin_engine=admin, after_fill=copy_to_spark(spark_admin, CONF_DB, SPARK_SCHEMAS))
+
+    def test_timestamps_come_back_as_utc_wall_clock(self, conformance):
+        import datetime as dt
+
+        rows = self.run(conformance.engine, "SELECT TIMESTAMP'2024-03-31 01:30:00 UTC', seen_at FROM conf_people "
+                        "WHERE id = 1")
+        assert rows == [(dt.datetime(2024, 3, 31, 1, 30), dt.datetime(2020, 1, 2, 3, 4, 5))]
+
+    def test_a_session_is_locked_before_use(self, conformance):
+        with conformance.engine.connect() as conn:
+            spark = conn.connection.dbapi_connection.session
+            assert spark.conf.get("spark.sql.runSQLOnFiles") == "false"
+            assert spark.catalog.currentDatabase() == CONF_DB
+
+
+def test_details_are_checked_and_the_url_is_built_from_them():
+    details = connections.check(SparkDriver, {"host": "spark.example.com", "user": "ana", "token": "abc"},
+                                connections.ConnectionPolicy())
+    assert connect_url(details) == "sc://spark.example.com:15002/;use_ssl=true;user_id=ana;token=abc"
+    for bad in ({"host": "h;token=x"}, {"user": "a;b"}, {"token": "a;use_ssl=false"}, {"dbname": "x y"},
+                {"port": 0}, {"url": "sc://evil"}):
+        with pytest.raises(Invalid) as error:
+            connections.check(SparkDriver, bad, connections.ConnectionPolicy())
+        assert set(bad) & set(error.value.body["errors"]), bad
+
+
+def test_a_server_that_does_not_answer_is_a_query_error():
+    from socket import socket
+
+    with socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    details = connections.check(SparkDriver, {"host": "127.0.0.1", "port": port}, connections.ConnectionPolicy())
+    engine = connections.build_engine(SparkDriver, details)
+    with pytest.raises(QueryError):
+        with SparkDriver.execute(engine, "SELECT 1", timeout=5) as result:
+            list(result.rows)
+    engine.dispose()
+
+
+def test_discovered_through_the_entry_point(tmp_path, monkeypatch, spark_server):
+    site = tmp_path / "site"
+    dist = site / "tessera_driver_spark-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tessera-driver-spark\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[tessera.drivers]\nspark = tessera_driver_spark\n")
+    monkeypatch.syspath_prepend(str(site))
+
+    from core.assembly.app import create_app
+
+    app = create_app({"TESSERA_DATA_DIR": str(tmp_path / "data"), "TESSERA_DB_URL": f"sqlite:///{tmp_path / 'app.db'}",
+                      "TESSERA_PLUGINS_AUTOLOAD": True})
+    state = app.extensions["tessera"]
+    try:
+        assert state.drivers["spark"] is SparkDriver
+        assert state.pm.tessera_versions.get("spark") == "0.1.0"
+        engines = app.test_client().get("/api/session/properties").json["engines"]
+        assert engines["spark"]["driver-name"] == "Spark SQL"
+        assert engines["spark"]["source"]["type"] == "community"
+        fields = {f["name"]: f for f in engines["spark"]["details-fields"]}
+        assert list(fields) == ["host", "port", "dbname", "user", "token", "ssl"]
+        assert fields["token"]["type"] == "password" and fields["port"]["default"] == 15002
+        with app.app_context():
+            try:
+                connections.can_connect("spark", {"host": "127.0.0.1", "port": spark_server.port})
+            finally:
+                connections.dispose_all()
+    finally:
+        state.db.dispose()

@@ -1,0 +1,1 @@
+SELECT "ORDERS"."ID" AS "ID", DATE_ADD('minute', 540, "ORDERS"."CREATED_AT") AS "tokyo offset", DATE_ADD('minute', 330, DATE_ADD('minute', -60, "ORDERS"."CREATED_AT")) AS "from paris to india", DATE_ADD('minute', 180, "ORDERS"."CREATED_AT") AS "to utc" FROM "sample"."ORDERS" AS "ORDERS" ORDER BY "ID" ASC NULLS FIRST LIMIT 40

@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS "count" FROM "sample"."PEOPLE" AS "PEOPLE" WHERE LOWER("PEOPLE"."EMAIL") LIKE '%mail%' ESCAPE '!'

@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS "count" FROM "sample"."PEOPLE" AS "PEOPLE" WHERE "PEOPLE"."EMAIL" LIKE '%Mail%' ESCAPE '!'

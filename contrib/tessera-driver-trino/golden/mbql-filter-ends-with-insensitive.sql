@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS "count" FROM "sample"."PEOPLE" AS "PEOPLE" WHERE LOWER("PEOPLE"."NAME") LIKE '%lee' ESCAPE '!'

@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS "count" FROM "sample"."PEOPLE" AS "PEOPLE" WHERE (NOT ("PEOPLE"."SOURCE" IN ('Google', 'Twitter')) OR "PEOPLE"."SOURCE" IS NULL)

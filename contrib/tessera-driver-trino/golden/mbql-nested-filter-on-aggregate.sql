@@ -1,0 +1,1 @@
+SELECT "source"."USER_ID" AS "USER_ID", "source"."count" AS "count" FROM (SELECT "ORDERS"."USER_ID" AS "USER_ID", COUNT(*) AS "count" FROM "sample"."ORDERS" AS "ORDERS" GROUP BY "ORDERS"."USER_ID" ORDER BY "USER_ID" ASC NULLS FIRST) AS "source" WHERE "source"."count" > 8 ORDER BY "count" DESC, "USER_ID" ASC NULLS FIRST

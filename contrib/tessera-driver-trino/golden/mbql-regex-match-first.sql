@@ -1,0 +1,1 @@
+SELECT "PEOPLE"."ID" AS "ID", REGEXP_EXTRACT("PEOPLE"."EMAIL", '[a-z]+[.][a-z]+$') AS "domain", REGEXP_EXTRACT("PEOPLE"."EMAIL", '[0-9]+') AS "digits" FROM "sample"."PEOPLE" AS "PEOPLE" ORDER BY "ID" ASC NULLS FIRST

@@ -1,0 +1,1 @@
+SELECT COUNT(*), SUM(score) FROM conf_people

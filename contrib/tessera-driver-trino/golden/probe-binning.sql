@@ -1,0 +1,1 @@
+SELECT FLOOR(CAST(height AS DOUBLE) / 1) AS bin FROM conf_people WHERE NOT height IS NULL ORDER BY bin NULLS FIRST

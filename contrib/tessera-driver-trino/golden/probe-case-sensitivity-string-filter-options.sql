@@ -1,0 +1,1 @@
+SELECT name FROM conf_people WHERE LOWER(name) LIKE '%cl%'

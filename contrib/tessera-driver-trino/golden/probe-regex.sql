@@ -1,0 +1,1 @@
+SELECT name FROM conf_people WHERE REGEXP_LIKE(name, '^A')

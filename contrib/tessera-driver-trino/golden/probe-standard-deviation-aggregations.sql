@@ -1,0 +1,1 @@
+SELECT STDDEV(height) FROM conf_people

@@ -1,0 +1,15 @@
+SELECT name FROM conf_people WHERE name LIKE '%d%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '%D%' ESCAPE '!';
+SELECT name FROM conf_people WHERE LOWER(name) LIKE '%d%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE 'b%' ESCAPE '!';
+SELECT name FROM conf_people WHERE LOWER(name) LIKE 'b%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '%éo' ESCAPE '!';
+SELECT name FROM conf_people WHERE LOWER(name) LIKE '%a' ESCAPE '!';
+SELECT name FROM conf_people WHERE LOWER(name) LIKE '%a!_a%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '%A!%%' ESCAPE '!';
+SELECT name FROM conf_people WHERE LOWER(name) LIKE '%!%%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '%!!%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '%A*%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '%?%' ESCAPE '!';
+SELECT name FROM conf_people WHERE name LIKE '[A]%' ESCAPE '!';
+SELECT name FROM conf_people WHERE LOWER(name) LIKE '[ab]%' ESCAPE '!'

@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS "count" FROM "sample"."ORDERS" AS "ORDERS" WHERE ((DAY_OF_WEEK("ORDERS"."CREATED_AT") % 7 + 1 + 3) % 7 + 1) = 1
