@@ -33,6 +33,15 @@ def ensure_java() -> str | None:
     return None if shutil.which("java") else f"{JDK_PACKAGE} installed but `java` is not on PATH"
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: a test run that is killed (no fixture teardown) takes the JVM with it.
+    spark-submit execs java, so the signal request (Linux PR_SET_PDEATHSIG) reaches the JVM itself."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -63,7 +72,7 @@ class LocalSparkConnect:
                "SPARK_LOG_DIR": self.workdir, "SPARK_CONF_DIR": self.workdir}
         env.pop("SPARK_REMOTE", None)
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env,
-                                        cwd=self.workdir, start_new_session=True)
+                                        cwd=self.workdir, start_new_session=True, preexec_fn=_die_with_parent)
 
     @property
     def url(self) -> str:

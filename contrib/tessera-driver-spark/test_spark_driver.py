@@ -83,6 +83,14 @@ class TestSparkConformance(DriverConformance):
                         "WHERE id = 1")
         assert rows == [(dt.datetime(2024, 3, 31, 1, 30), dt.datetime(2020, 1, 2, 3, 4, 5))]
 
+    def test_java_reflection_is_refused(self, conformance):
+        for sql in ("SELECT reflect('java.lang.System', 'getProperty', 'user.dir')",
+                    "SELECT `java_method`('java.lang.Math', 'abs', -1)",
+                    "SELECT TRY_REFLECT/**/('java.lang.Math', 'abs', -1)"):
+            with pytest.raises(Exception, match="calls Java on the cluster"):
+                self.run(conformance.engine, sql)
+        assert self.run(conformance.engine, "SELECT abs(-1)") == [(1,)]
+
     def test_a_session_is_locked_before_use(self, conformance):
         with conformance.engine.connect() as conn:
             spark = conn.connection.dbapi_connection.session

@@ -9,11 +9,15 @@ the text) and streams rows with `toLocalIterator()` (Arrow batches, never the wh
 A connection in `queries_only` mode (the driver's lockdown switches it on) sends every statement as
 the body of a subquery, `SELECT * FROM (<statement>)`: Spark's parser accepts only a query there, so
 INSERT, DDL, SET, ADD JAR, CACHE and a second statement are refused by the engine before anything
-runs, much as PostgreSQL's `DECLARE ... CURSOR FOR` takes only a query.
+runs, much as PostgreSQL's `DECLARE ... CURSOR FOR` takes only a query. It also refuses statements that
+name `reflect`, `java_method` or `try_reflect`: a query can call any static Java method on the cluster
+through them, and Spark has no setting that turns them off. The word is refused wherever it stands (in
+a string or a column name too): a rare false refusal costs less than a way round the check.
 """
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 
 from sqlalchemy.engine.default import DefaultDialect
@@ -129,6 +133,11 @@ class Connection:
             self._interrupted = None
 
 
+# Spark's functions that call Java by reflection; quoting (`reflect`) or comments before the parenthesis
+# still name the function, so the bare word is what is matched.
+JAVA_CALLS = re.compile(r"(?i)(?<![A-Za-z0-9_])(reflect|java_method|try_reflect)(?![A-Za-z0-9_])")
+
+
 class Cursor:
     arraysize = 1000
 
@@ -143,6 +152,9 @@ class Cursor:
         conn = self.connection
         try:
             if conn.queries_only:
+                called = JAVA_CALLS.search(sql)
+                if called:
+                    raise DatabaseError(f"{called.group(1)}() calls Java on the cluster and is not allowed.")
                 # Newlines keep a trailing `--` comment from swallowing the closing parenthesis.
                 self._stream(conn.session, f"SELECT * FROM (\n{sql.rstrip().rstrip(';')}\n)", parameters)
             else:  # an unguarded (admin) connection: commands run eagerly, as session.sql runs them

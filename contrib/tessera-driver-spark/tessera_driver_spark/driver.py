@@ -74,6 +74,10 @@ def connect_url(details: SparkDetails) -> str:
     return f"sc://{details.host}:{details.port}/" + "".join(f";{p}" for p in params)
 
 
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
 def _session(conn: Connection):
     return conn.connection.dbapi_connection
 
@@ -170,7 +174,7 @@ class SparkDriver(SQLDriver):
     @classmethod
     def describe_fields(cls, engine: Engine, table: TableMeta) -> list[FieldMeta]:
         with cls._catalog(engine) as catalog:
-            columns = catalog.listColumns(table.name, dbName=table.schema)
+            columns = catalog.listColumns(".".join(_quoted(p) for p in (table.schema, table.name) if p))
         return [FieldMeta(name=c.name, database_type=c.dataType, base_type=cls.base_type(c.dataType), position=i,
                           description=c.description or None) for i, c in enumerate(columns)]
 
