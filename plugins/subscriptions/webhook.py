@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from core.http.errors import ApiError, Invalid
 from core.outbound import http
+from core.outbound.targets import check_headers
 
 HTTP_TYPE = "channel/http"
 AUTH_METHODS = ("none", "header", "query-param", "request-body")
@@ -35,7 +36,11 @@ def check_details(details: object) -> dict:
     url = details.get("url")
     if not isinstance(url, str) or not url.strip() or len(url) > MAX_URL:
         raise Invalid({"details": "url must be a non-blank string of at most 2048 characters."})
-    if urlsplit(url.strip()).scheme.lower() not in ("http", "https"):
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        scheme = ""
+    if scheme not in ("http", "https"):
         raise Invalid({"details": "url must be an http or https URL."})
     auth = details.get("auth-method", "none")
     if auth not in AUTH_METHODS:
@@ -47,6 +52,8 @@ def check_details(details: object) -> dict:
     if not isinstance(info, dict) or len(info) > MAX_INFO or not all(
             isinstance(k, str) and k and isinstance(v, str) for k, v in info.items()):
         raise Invalid({"details": "auth-info must be a map of names to string values."})
+    if auth == "header":
+        check_headers(info)  # refused now rather than at every send
     out = {"url": url.strip(), "method": method.lower(), "auth-method": auth, "auth-info": info}
     if isinstance(details.get("fe-form-type"), str):
         out["fe-form-type"] = details["fe-form-type"][:64]

@@ -89,7 +89,12 @@ def test_channel_validation(app, admin, http_server, allowed):
                  {"name": "A", "type": "channel/http", "details": details(http_server.url, **{"auth-info": {"k": 1}})},
                  {"name": "A", "type": "channel/http", "details": {"auth-method": "none"}},
                  {"name": " ", "type": "channel/http", "details": details(http_server.url)},
-                 {"name": "A", "type": "channel/http", "details": "x"}):
+                 {"name": "A", "type": "channel/http", "details": "x"},
+                 {"name": "A", "type": "channel/http", "details": details("http://[::1/x")},
+                 {"name": "A", "type": "channel/http", "details": details(
+                     http_server.url, **{"auth-method": "header", "auth-info": {"Bad Name": "v"}})},
+                 {"name": "A", "type": "channel/http", "details": details(
+                     http_server.url, **{"auth-method": "header", "auth-info": {"X-A": "v\r\nX-B: w"}})}):
         response = admin.post("/api/channel", json=body)
         assert response.status_code == 400, (body, response.json)
     assert http_server.requests == []
@@ -201,3 +206,18 @@ def test_internal_destinations_are_refused_without_the_allow_list(app, admin, wa
     with app.app_context(), app.extensions["tessera"].db.session() as session:
         [run] = session.scalars(select(TaskHistory).where(TaskHistory.task == "send-pulse")).all()
         assert run.status == "failed" and "not allowed" in json.dumps(run.task_details)
+
+
+def test_pulse_test_endpoint_posts_to_the_webhook(app, admin, warehouse, http_server, allowed):
+    hook = new_channel(admin, f"{http_server.url}/now").json
+    card = add_card(admin, warehouse, "Ages", sql=SQL)
+    sent = admin.post("/api/pulse/test", json={"name": "Try", "cards": [card_ref(card)],
+                                               "channels": [hourly_http(hook["id"])]})
+    assert sent.status_code == 200 and sent.json == {"ok": True}
+    [received] = http_server.requests
+    payload = json.loads(received.body)
+    assert payload["type"] == "alert" and payload["data"]["question_id"] == card["id"]
+    http_server.route("/now", status=503, body="down")
+    failed = admin.post("/api/pulse/test", json={"name": "Try", "cards": [card_ref(card)],
+                                                 "channels": [hourly_http(hook["id"])]})
+    assert failed.status_code == 400 and "503" in json.dumps(failed.json)
