@@ -42,7 +42,8 @@ def create_content(app, admin, owner=None) -> dict:
     holding a card, a model, a timeline and its event; a database (with its table, field
     and a segment and a metric on that table) blocked for All Users, whose only cell value is a marker;
     a group with an API key, a bookmark and a snippet (open to all); a dashboard in the hidden collection
-    holding the secret card, with a filter mapped to the secret field; a pulse on the secret card.
+    holding the secret card, with a filter mapped to the secret field; a pulse on the secret card; a
+    webhook destination whose details (hidden from non-administrators) carry the marker.
     Names, descriptions, native SQL and cell values carry "SECRET-MARKER-<kind>". Returns the ids."""
     from core.testing import sqlite_file, wait_for_sync
 
@@ -110,6 +111,12 @@ def create_content(app, admin, owner=None) -> dict:
         "cards": [{"id": ids["card"], "include_csv": False, "include_xls": False}],
         "channels": [{"channel_type": "email", "enabled": True, "schedule_type": "daily", "schedule_hour": 8,
                       "recipients": [{"email": "secret-recipient@example.com"}]}]}))["id"]
+    # A webhook destination: every user sees its name, only administrators its details (URL, secrets).
+    # An IP literal, so saving it resolves nothing; it is never sent to.
+    ids["channel"] = _ok(admin.post("/api/channel", json={
+        "name": "webhook", "type": "channel/http", "details": {
+            "url": f"https://8.8.8.8/{MARKER}-channel-url",
+            "auth-method": "header", "auth-info": {"X-Secret": f"{MARKER}-channel-secret"}}}))["id"]
     return ids
 
 

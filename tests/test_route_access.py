@@ -107,7 +107,8 @@ PARAM = re.compile(r"<(?:[a-z_]+:)?([A-Za-z0-9_-]+)>")
 ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
-           "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse", "action": "action"}
+           "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse", "action": "action",
+           "channel": "channel"}
 # Routes whose <id> names another kind than their first path segment says.
 RULE_KIND = {"/api/pulse/preview_card/<id>": "card", "/api/pulse/preview_card_info/<id>": "card",
              "/api/pulse/preview_card_png/<id>": "card", "/api/pulse/preview_dashboard/<id>": "dashboard"}
@@ -164,7 +165,7 @@ SECRET_READS = {
     ("GET", "/api/dashboard/*/params/*/search/*"), ("GET", "/api/dashboard/*/query_metadata"),
     ("GET", "/api/pulse"), ("GET", "/api/pulse/*"), ("GET", "/api/pulse/preview_card/*"),
     ("GET", "/api/pulse/preview_card_info/*"), ("GET", "/api/pulse/preview_dashboard/*"),
-    ("GET", "/api/action/*"), ("GET", "/api/action"),
+    ("GET", "/api/action/*"), ("GET", "/api/action"), ("GET", "/api/channel"), ("GET", "/api/channel/*"),
 }
 
 

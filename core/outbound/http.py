@@ -32,7 +32,7 @@ from . import addresses
 from .errors import OutboundError, OutboundRefused, OutboundTimeout, ResponseTooLarge
 from .targets import Target, check_headers, check_method, parse_target
 
-__all__ = ["fetch", "Response", "Timeouts", "allowed_cidrs", "system_resolver", "OutboundError", "OutboundRefused",
+__all__ = ["fetch", "check_destination", "Response", "Timeouts", "allowed_cidrs", "system_resolver", "OutboundError", "OutboundRefused",
            "OutboundTimeout", "ResponseTooLarge", "SETTING", "MAX_BODY_BYTES", "MAX_REDIRECTS"]
 
 SETTING = "http-actions-allowed-cidrs"
@@ -122,6 +122,17 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str] | None = None, bo
             sent_headers = {k: v for k, v in sent_headers.items() if not k.lower().startswith("content-")}
         target = following
     raise AssertionError("unreachable")
+
+
+def check_destination(url: str, *, allowed_cidrs: str | Iterable = (), resolver: Resolver = system_resolver) -> None:
+    """Check a URL as `fetch` would before sending (parsed, resolved, every address allowed) without
+    sending anything: for destinations stored now and called later (webhooks), so a refused one is
+    reported when it is saved. Redirect hops are only known at send time, where `fetch` checks them."""
+    try:
+        allowed = addresses.parse_cidrs(allowed_cidrs)
+    except ValueError as exc:
+        raise OutboundRefused(f"The setting {SETTING} is invalid: {exc}") from None
+    _check_destination(parse_target(url), allowed, resolver)
 
 
 def _check_destination(target: Target, allowed, resolver: Resolver) -> tuple[str, ...]:

@@ -1,10 +1,12 @@
 """/api/pulse: legacy pulses and dashboard subscriptions (e-mail with the cards' charts inline, tables
-and CSV/XLSX attachments), each channel's schedule a job on the core scheduler."""
+and CSV/XLSX attachments, or JSON posted to a webhook), each channel's schedule a job on the core
+scheduler; /api/channel: the webhook destinations."""
 from pathlib import Path
 
 from core import Migrations, hookimpl
 
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from .channel_views import channel_api
 from .scheduling import JOB_KIND
 from .views import pulse_api
 
@@ -16,7 +18,7 @@ def register_migrations():
 
 @hookimpl
 def register_routes():
-    return [pulse_api]
+    return [pulse_api, channel_api]
 
 
 @hookimpl

@@ -29,10 +29,10 @@ CHANNEL_TYPES: dict[str, dict] = {
 }
 
 
-def form_input(email_configured: bool) -> dict:
-    """Slack is never configured (no Slack integration); the webhook channel waits for the guarded
-    outbound HTTP client, so it is reported unconfigured and refused on save."""
-    configured = {"email": email_configured, "slack": False, "http": False}
+def form_input(email_configured: bool, http_configured: bool) -> dict:
+    """Slack is never configured (no Slack integration); webhooks are once an active /api/channel
+    destination exists."""
+    configured = {"email": email_configured, "slack": False, "http": http_configured}
     return {"channels": {key: {**spec, "configured": configured[key]} for key, spec in CHANNEL_TYPES.items()}}
 
 
@@ -95,7 +95,13 @@ def normalise(channel: dict) -> dict:
                 if recipient["email"] not in emails:
                     emails.append(recipient["email"])
         details = {**details, "emails": emails}
-    return {"channel_type": kind, "enabled": enabled, "schedule_type": schedule,
+    channel_id = channel.get("channel_id")
+    if kind == "http":
+        if not isinstance(channel_id, int) or isinstance(channel_id, bool) or not 0 < channel_id <= BIGINT_MAX:
+            raise _bad("an http channel needs channel_id, the id of a webhook destination (/api/channel).")
+    else:
+        channel_id = None
+    return {"channel_type": kind, "channel_id": channel_id, "enabled": enabled, "schedule_type": schedule,
             "schedule_hour": hour if schedule != "hourly" else None,
             "schedule_day": day if schedule in ("weekly", "monthly") else None,
             "schedule_frame": frame if schedule == "monthly" else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.appdb.models import Base, UTCDateTime, utcnow
@@ -76,3 +76,20 @@ class PulseChannelRecipient(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     pulse_channel_id: Mapped[int] = mapped_column(ForeignKey("pulse_channel.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("core_user.id", ondelete="CASCADE"), index=True)
+
+
+class Channel(Base):
+    """A notification destination of Metabase's `channel` table (/api/channel): today only webhooks
+    (type "channel/http"), which a pulse channel of channel_type "http" names by `channel_id`."""
+
+    __tablename__ = "channel"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(254), unique=True)
+    description: Mapped[str | None] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(String(32))
+    # {"url", "method", "auth-method", "auth-info", "fe-form-type"}; auth-info values are secrets
+    details: Mapped[dict] = mapped_column(default=dict)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)

@@ -11,7 +11,7 @@ from core.http.errors import Invalid, NotFound
 from core.outbound import mail
 from core.query.errors import QueryFailed
 
-from . import channels, render, send
+from . import channels, render, send, webhook_send
 from .service import check_dashboard, readable_card
 
 PREVIEW_WIDTH = 400
@@ -19,7 +19,7 @@ PAGE = '<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title><
 
 
 def form_input(session: Session, registry) -> dict:
-    return channels.form_input(mail.is_configured(registry, session))
+    return channels.form_input(mail.is_configured(registry, session), webhook_send.any_active(session))
 
 
 def _run(session: Session, user: User, card_id: int) -> tuple[Card, dict]:

@@ -1,4 +1,4 @@
-"""Each enabled e-mail channel of a pulse that is not archived is one job of kind "send-pulse" on the
+"""Each enabled e-mail or webhook channel of a pulse that is not archived is one job of kind "send-pulse" on the
 core scheduler (core.schedule), keyed by the channel id, its cron written from the channel's schedule
 (core.sync.schedules.schedule_to_cron: the same Quartz strings as database sync schedules) in the
 report time zone. Jobs change in the transaction that changes the pulse."""
@@ -27,7 +27,7 @@ def _wanted(pulse: Pulse, channels) -> dict[str, tuple[str, None, dict]]:
     if pulse.archived:
         return {}
     return {str(c.id): (cron_of(c), None, {"pulse_id": pulse.id, "channel_id": c.id})
-            for c in channels if c.enabled and c.channel_type == "email"}
+            for c in channels if c.enabled and c.channel_type in ("email", "http")}
 
 
 def reschedule(session: Session, pulse: Pulse) -> None:

@@ -150,10 +150,15 @@ def send(session: Session, registry, delivery: Delivery) -> Outcome:
 
 def send_channel(session: Session, registry, channel_id: int) -> Outcome:
     """The scheduled send of one stored channel; an archived pulse or a disabled channel sends nothing."""
+    from . import webhook_send  # it builds on this module
+
     channel = session.get(PulseChannel, channel_id)
-    if channel is None or not channel.enabled or channel.channel_type != "email":
-        return Outcome(False, 0, "channel absent, disabled or not e-mail")
+    if channel is None or not channel.enabled or channel.channel_type not in ("email", "http"):
+        return Outcome(False, 0, "channel absent, disabled or neither e-mail nor webhook")
     pulse = session.get(Pulse, channel.pulse_id)
     if pulse is None or pulse.archived:
         return Outcome(False, 0, "pulse archived")
-    return send(session, registry, delivery_for(session, pulse, channel))
+    delivery = delivery_for(session, pulse, channel)
+    if channel.channel_type == "http":
+        return webhook_send.send(session, registry, delivery, channel.channel_id, pulse.id)
+    return send(session, registry, delivery)

@@ -18,6 +18,7 @@ from core.http.errors import Forbidden, Invalid, NotFound
 from core.policy import permissions as perms
 
 from . import channels as ch
+from . import webhook_send
 from .models import Pulse, PulseCard, PulseChannel, PulseChannelRecipient
 from .serialize import pulses_json
 
@@ -146,8 +147,8 @@ def checked_channels(session: Session, raw: list[dict]) -> list[dict]:
         normal = ch.normalise(channel)
         if normal["channel_type"] == "slack":
             raise Invalid({"channels": "Slack is not configured."})
-        if normal["channel_type"] == "http":
-            raise Invalid({"channels": "Webhooks are not configured."})
+        if normal["channel_type"] == "http" and not webhook_send.is_active(session, normal["channel_id"]):
+            raise Invalid({"channels": f"Webhook {normal['channel_id']} does not exist or is not active."})
         normal["user_ids"] = ch.recipient_user_ids(session, normal.pop("user_recipients"))
         out.append(normal)
     return out
@@ -181,10 +182,12 @@ def _write_channel(session: Session, channel: PulseChannel, normal: dict) -> Non
 
 
 def _set_channels(session: Session, pulse: Pulse, normals: list[dict]) -> None:
-    """Metabase's update of a pulse's channels: one per type; a type sent updates the existing channel
-    (or adds one), a type not sent is deleted; a pulse left with no channel is archived."""
-    existing = {c.channel_type: c for c in session.scalars(select(PulseChannel).where(PulseChannel.pulse_id == pulse.id))}
-    wanted = {n["channel_type"]: n for n in normals}
+    """Metabase's update of a pulse's channels: one per type (per destination for webhooks); one sent
+    updates the existing channel (or adds one), one not sent is deleted; a pulse left with no channel
+    is archived."""
+    existing = {(c.channel_type, c.channel_id): c
+                for c in session.scalars(select(PulseChannel).where(PulseChannel.pulse_id == pulse.id))}
+    wanted = {(n["channel_type"], n["channel_id"]): n for n in normals}
     for kind, channel in existing.items():
         if kind not in wanted:
             _set_recipients(session, channel, [])
@@ -192,7 +195,7 @@ def _set_channels(session: Session, pulse: Pulse, normals: list[dict]) -> None:
     for kind, normal in wanted.items():
         channel = existing.get(kind)
         if channel is None:
-            channel = PulseChannel(pulse_id=pulse.id, channel_type=kind)
+            channel = PulseChannel(pulse_id=pulse.id, channel_type=kind[0], channel_id=kind[1])
             session.add(channel)
         _write_channel(session, channel, normal)
     if not wanted:

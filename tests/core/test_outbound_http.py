@@ -343,3 +343,14 @@ def test_a_broken_answer_is_a_clear_400(http_server, answer):
         outbound.fetch("GET", f"{http_server.url}/broken", allowed_cidrs=LOOPBACK, timeouts=FAST)
     message = caught.value.message
     assert caught.value.status == 400 and ("127.0.0.1" in message or "response" in message)
+
+
+@pytest.mark.security_row(10)
+def test_check_destination_judges_a_url_as_fetch_would_and_sends_nothing(http_server):
+    for url in (f"{http_server.url}/hook", "http://169.254.169.254/latest/meta-data/", "file:///etc/passwd"):
+        with pytest.raises(OutboundRefused):
+            outbound.check_destination(url)
+    outbound.check_destination(f"{http_server.url}/hook", allowed_cidrs=LOOPBACK)
+    with pytest.raises(OutboundRefused):
+        outbound.check_destination(f"{http_server.url}/hook", allowed_cidrs="not a cidr")
+    assert http_server.requests == []

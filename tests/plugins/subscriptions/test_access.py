@@ -149,9 +149,10 @@ def listener():
 @pytest.mark.security_row(10)
 @pytest.mark.parametrize("url", ["loopback", "http://169.254.169.254/latest/meta-data", "http://2130706433/",
                                  "file:///etc/passwd"])
-def test_webhook_channel_is_unconfigured_and_makes_no_request(admin, warehouse, listener, url):
-    """Without a webhook integration (Metabase's /api/channel, not built) the http channel is reported
-    unconfigured and refused: no subscription can make the server request an address, internal or not."""
+def test_webhook_channel_posts_only_to_an_allowed_destination(admin, warehouse, listener, url):
+    """An http channel posts only to a /api/channel destination (a URL in the pulse channel's own
+    details is never used), and without the allow-list an internal or non-HTTP URL cannot become one:
+    no subscription can make the server request an internal address."""
     address, hits = listener
     url = address if url == "loopback" else url
     card = add_card(admin, warehouse, "People")
@@ -159,5 +160,8 @@ def test_webhook_channel_is_unconfigured_and_makes_no_request(admin, warehouse, 
     channel = {"channel_type": "http", "enabled": True, "schedule_type": "hourly", "details": {"url": url}}
     for path in ("/api/pulse", "/api/pulse/test"):
         response = admin.post(path, json={"name": "Hook", "cards": [card_ref(card)], "channels": [channel]})
-        assert response.status_code == 400 and response.json["errors"]["channels"] == "Webhooks are not configured."
-    assert ok(admin.get("/api/pulse")) == [] and hits == []
+        assert response.status_code == 400 and "channel_id" in response.json["errors"]["channels"]
+    for path in ("/api/channel", "/api/channel/test"):
+        response = admin.post(path, json={"name": "Hook", "type": "channel/http", "details": {"url": url}})
+        assert response.status_code == 400, response.json
+    assert ok(admin.get("/api/pulse")) == [] and ok(admin.get("/api/channel")) == [] and hits == []
