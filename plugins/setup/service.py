@@ -6,10 +6,10 @@ import json
 import uuid
 
 from flask import current_app
-from sqlalchemy import delete
+from sqlalchemy import delete, exists, insert, literal, select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Setting
+from core.appdb.models import Setting, User
 from core.http.errors import ApiError, Invalid
 from core.identity import users
 from core.identity.passwords import constant_time_equals
@@ -24,8 +24,14 @@ class AlreadySetUp(ApiError):
 
 
 def ensure_setup_token(session: Session) -> None:
-    if not users.has_users(session) and session.get(Setting, TOKEN_KEY) is None:
-        session.add(Setting(key=TOKEN_KEY, value=json.dumps(str(uuid.uuid4()))))
+    """Seed the token while no user exists. The check and the insert are one statement: an instance that
+    starts while another one's first user is being set up must not seed a token again after setup consumed
+    it (a separate check read "no user" before the setup committed)."""
+    if session.get(Setting, TOKEN_KEY) is not None:
+        return
+    no_user = ~exists().where(User.type == "personal")
+    token = select(literal(TOKEN_KEY), literal(json.dumps(str(uuid.uuid4())))).where(no_user)
+    session.execute(insert(Setting).from_select(["key", "value"], token))
 
 
 def setup_token(session: Session) -> str | None:
