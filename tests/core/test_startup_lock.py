@@ -51,10 +51,13 @@ def test_a_second_holder_waits_for_the_first(app_db_url):
         second.dispose()
 
 
-def test_an_in_memory_database_needs_no_lock():
+def test_an_in_memory_database_needs_no_lock(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     engine = create_engine("sqlite://")
-    with file_lock(engine), file_lock(engine):  # one process only: nothing to wait for, no file made
-        pass
+    with file_lock(engine), file_lock(engine):  # one process only: taken twice without waiting
+        entered = True
+    assert entered
+    assert list(tmp_path.iterdir()) == []  # and no lock file made anywhere near
 
 
 def test_tessera_migrate_waits_for_the_lock_then_migrates(postgres_app_db, tmp_path):
