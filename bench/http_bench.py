@@ -9,13 +9,17 @@ threads) against two reference Flask apps under the same settings, all driven by
   database list, in turn): vs hello-world, informational;
 - no non-2xx response and no socket error in any run; a repeated card query served from the result cache.
 
-Each reference is measured right before and right after the scenarios compared with it and the mean is
-the reference, so that a change in the machine's load shows in both. p50/p99 are in each line's detail.
+Each reference is measured right before and right after each round of the scenarios compared with it,
+and the mean is that round's reference, so that a change in the machine's load shows in both; a figure
+is the median of its rounds (--rounds, 3). Every run starts once all servers are idle. p50/p99 and the
+server's CPU time per request (its whole process group: robust to other load on the machine) are in
+each line's detail.
 Run: .venv/bin/python -m bench.http_bench [--rows N] [--duration S] (make bench-http).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import signal
 import sys
@@ -28,7 +32,7 @@ import orjson
 from bench.common import Bench, cpu_note, make_duckdb, make_sqlite
 from bench.http_load import Load, Measure, run_python, run_wrk, wrk_available
 from bench.http_refapps import HELD_JSON_ENV
-from bench.http_setup import CARD_ROWS, Content, Server, prepare, request, tessera_env
+from bench.http_setup import CARD_ROWS, Content, Server, prepare, request, settle, tessera_env
 from bench.report import Target, info, report
 
 
@@ -117,19 +121,33 @@ def check(outcome: Outcome, tessera: str, plan: list[Scenario], options: argpars
     return held_body
 
 
-def measure(outcome: Outcome, drive: _Driver, servers: dict[str, Server], plan: list[Scenario]) -> None:
-    """Each reference, the scenarios compared with it, the reference again; a line per scenario."""
+def measure(outcome: Outcome, drive: _Driver, servers: dict[str, Server], plan: list[Scenario],
+            rounds: int) -> None:
+    """Each reference, then `rounds` rounds of the scenarios compared with it, each round followed by the
+    reference again; a scenario's ratio in a round is against the mean of the reference runs on either
+    side of it, and its figure is the median of its rounds, so that a burst of load on the machine moves
+    one round, not the figure."""
     for reference in ("hello", "held"):
         group = [s for s in plan if s.reference == reference]
         ref_load = Load(group[0].load.method, ("/",), group[0].load.body)
-        before = drive(servers[reference].url, ref_load, f"{reference} before")
-        runs = [(s, drive(servers["tessera"].url, s.load, s.name)) for s in group]
-        after = drive(servers[reference].url, ref_load, f"{reference} after")
-        reference_rps = (before.rps + after.rps) / 2
-        for scenario, figures in runs:
-            ratio = figures.rps / reference_rps if reference_rps else 0.0
+        rounds_of: dict[str, list[tuple[float, Measure, Measure, Measure]]] = {s.name: [] for s in group}
+        before = drive(servers[reference], ref_load, f"{reference} 0")
+        for turn in range(1, rounds + 1):
+            runs = [(s, drive(servers["tessera"], s.load, f"{s.name} {turn}")) for s in group]
+            after = drive(servers[reference], ref_load, f"{reference} {turn}")
+            reference_rps = (before.rps + after.rps) / 2
+            for scenario, figures in runs:
+                ratio = figures.rps / reference_rps if reference_rps else 0.0
+                rounds_of[scenario.name].append((ratio, figures, before, after))
+            before = after
+        for scenario in group:
+            ordered = sorted(rounds_of[scenario.name], key=lambda entry: entry[0])
+            ratio, figures, ref_before, ref_after = ordered[len(ordered) // 2]
             name = f"{scenario.name} vs {reference}"
-            detail = _detail(figures, "hello-world" if reference == "hello" else "held-JSON", before, after)
+            detail = _detail(figures, "hello-world" if reference == "hello" else "held-JSON", ref_before, ref_after)
+            if len(ordered) > 1:
+                detail = (f"median of {len(ordered)} rounds: "
+                          f"{', '.join(f'{entry[0]:.3f}' for entry in rounds_of[scenario.name])}; {detail}")
             if scenario.target is None:
                 outcome.infos.append((name, ratio, detail))
             else:
@@ -175,7 +193,7 @@ def run(options: argparse.Namespace) -> Outcome:
                                  **sizes)
         servers["held"].start()
         servers["held"].wait_ready("/")
-        measure(outcome, _Driver(options, bench.dir), servers, plan)
+        measure(outcome, _Driver(options, bench.dir, servers), servers, plan, options.rounds)
         return outcome
     except Exception:
         for server in servers.values():
@@ -196,24 +214,31 @@ def run(options: argparse.Namespace) -> Outcome:
 
 
 class _Driver:
-    """Runs a load (warm-up, then the measured run) with wrk or the Python client; keeps every Measure."""
+    """Runs a load (warm-up, then the measured run) with wrk or the Python client once every server is
+    idle (bench.http_setup.settle); keeps every Measure, with the server's CPU time per request."""
 
-    def __init__(self, options: argparse.Namespace, workdir: Path):
-        self.options, self.dir = options, workdir
+    def __init__(self, options: argparse.Namespace, workdir: Path, servers: dict[str, Server]):
+        self.options, self.dir, self.servers = options, workdir, servers
         self.measures: dict[str, Measure] = {}
         self.warmup_failures = 0
 
-    def __call__(self, base_url: str, load: Load, label: str) -> Measure:
+    def __call__(self, server: Server, load: Load, label: str) -> Measure:
         o = self.options
+        settle(list(self.servers.values()))
         if o.client == "wrk":
             script = self.dir / f"load-{len(self.measures)}.lua"
             if o.warmup > 0:
-                self.warmup_failures += run_wrk(base_url, load, o.warmup, o.connections, o.threads, script).failures
-            measure = run_wrk(base_url, load, o.duration, o.connections, o.threads, script)
+                self.warmup_failures += run_wrk(server.url, load, o.warmup, o.connections, o.threads, script).failures
+            cpu = server.cpu_seconds()
+            measure = run_wrk(server.url, load, o.duration, o.connections, o.threads, script)
         else:
             if o.warmup > 0:
-                self.warmup_failures += run_python(base_url, load, o.warmup, o.connections).failures
-            measure = run_python(base_url, load, o.duration, o.connections)
+                self.warmup_failures += run_python(server.url, load, o.warmup, o.connections).failures
+            cpu = server.cpu_seconds()
+            measure = run_python(server.url, load, o.duration, o.connections)
+        used = server.cpu_seconds() - cpu
+        if measure.requests:
+            measure = dataclasses.replace(measure, server_cpu_ms=used * 1000 / measure.requests)
         self.measures[label] = measure
         return measure
 
@@ -221,8 +246,9 @@ class _Driver:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.http_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the generated orders table")
-    parser.add_argument("--duration", type=float, default=10, help="seconds of each measured run")
+    parser.add_argument("--duration", type=float, default=6, help="seconds of each measured run")
     parser.add_argument("--warmup", type=float, default=2, help="seconds of the unmeasured run before each")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each group; each figure is their median")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2, help="wrk's threads")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers of every server")

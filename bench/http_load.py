@@ -36,6 +36,7 @@ class Measure:
     non_2xx: int
     socket_errors: int
     statuses: tuple[int, ...] = ()  # the distinct statuses seen (the Python client only; wrk does not say)
+    server_cpu_ms: float | None = None  # the server's CPU time per request (all its processes), when known
 
     @property
     def failures(self) -> int:
@@ -43,6 +44,8 @@ class Measure:
 
     def summary(self) -> str:
         text = f"{self.rps:,.0f} rps p50 {self.p50_ms:.1f} ms p99 {self.p99_ms:.1f} ms"
+        if self.server_cpu_ms is not None:
+            text += f" cpu {self.server_cpu_ms:.2f} ms/req"
         return f"{text}, {self.failures} FAILED" if self.failures else text
 
 

@@ -67,6 +67,24 @@ class Server:
             time.sleep(0.2)
         raise ServerDidNotStart(self.name, f"{self.name} did not answer GET {path}; log tail:\n{self.log_tail()}")
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the server's process group: its master, workers and
+        their children (Tessera's scheduler process). Read from /proc; 0.0 where there is none."""
+        if self.process is None:
+            return 0.0
+        ticks = 0
+        for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:  # gone between the listing and the read
+                continue
+            if int(fields[2]) == self.process.pid:  # fields[2]: the process group
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of the server's log that are not access-log lines (errors, tracebacks)."""
         try:
@@ -89,6 +107,19 @@ class Server:
                 return
             except subprocess.TimeoutExpired:
                 continue
+
+
+def settle(servers, seconds: float = 0.5, busy: float = 0.05, timeout: float = 15) -> None:
+    """Wait until no server used more than `busy` of a CPU over `seconds` (or `timeout` passed): a run
+    must not start while a server still answers the previous run's queued requests, which the last
+    run's slow endpoints leave behind, or the next figure measures both."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = [server.cpu_seconds() for server in servers]
+        time.sleep(seconds)
+        used = max(server.cpu_seconds() - start for server, start in zip(servers, before))
+        if used <= busy * seconds:
+            return
 
 
 def request(base_url: str, method: str, path: str, body: bytes | None = None,

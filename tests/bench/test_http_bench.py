@@ -51,7 +51,7 @@ def _alive(pid: int) -> bool:
 def test_every_endpoint_answers_through_gunicorn_and_the_cache_is_hit():
     pytest.importorskip("gunicorn")
     options = parse(["--rows", "2500", "--client", "python", "--duration", "0.2", "--warmup", "0",
-                     "--connections", "2", "--cache-repeats", "2", "--worker-threads", "2"])
+                     "--connections", "2", "--cache-repeats", "2", "--worker-threads", "2", "--rounds", "2"])
     try:
         outcome = run(options)
     except ServerDidNotStart as exc:
@@ -67,11 +67,14 @@ def test_every_endpoint_answers_through_gunicorn_and_the_cache_is_hit():
     assert outcome.cache_repeats == 4 and outcome.cache_hits == 4
     assert outcome.held_bytes > 2000 * 6  # the held app serves the card's 2000 rows
 
-    # 8 scenarios and each reference before and after its group, each with requests and only 2xx.
-    assert len(outcome.measures) == 12
+    # 8 scenarios twice (two rounds) and each reference before its group and after each round, each
+    # with requests, only 2xx, and the server's CPU time per request.
+    assert len(outcome.measures) == 8 * 2 + 2 * 3
     for label, measure in outcome.measures.items():
         assert measure.requests > 0 and measure.failures == 0, label
         assert all(200 <= status < 300 for status in measure.statuses), (label, measure.statuses)
+        assert measure.server_cpu_ms is not None and measure.server_cpu_ms >= 0, label
+    assert "median of 2 rounds" in outcome.targets[0].detail
     names = [t.name for t in outcome.targets]
     assert sum("vs hello" in n for n in names) == 2 and sum("vs held" in n for n in names) == 2
     assert {t.name: t.met for t in outcome.targets}["repeated cached queries served from the result cache"]
