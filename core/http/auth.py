@@ -97,7 +97,7 @@ def check_not_cross_site(req: Request) -> None:
     say it is JSON. A page on another site can make a browser send the cookie with a form or a
     text/plain body, but it cannot set a JSON content type or a custom header without a CORS
     preflight, which Tessera never grants (compat/security.md row 25)."""
-    if req.method not in STATE_CHANGING or SESSION_COOKIE not in req.cookies:
+    if req.method not in STATE_CHANGING or "HTTP_COOKIE" not in req.environ or SESSION_COOKIE not in req.cookies:
         return
     if req.headers.get(SESSION_HEADER) or req.headers.get(API_KEY_HEADER):
         return
@@ -108,7 +108,9 @@ def check_not_cross_site(req: Request) -> None:
 
 
 def request_token(req: Request) -> str | None:
-    return req.cookies.get(SESSION_COOKIE) or req.headers.get(SESSION_HEADER) or None
+    # No Cookie header, no parsing (werkzeug builds its cookie dict on first use, on every request).
+    cookie = req.cookies.get(SESSION_COOKIE) if "HTTP_COOKIE" in req.environ else None
+    return cookie or req.headers.get(SESSION_HEADER) or None
 
 
 @hookimpl(tryfirst=True)
