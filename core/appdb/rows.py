@@ -17,7 +17,6 @@ import orjson
 from sqlalchemy import JSON
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.base import instance_state
-from sqlalchemy.orm.util import identity_key
 
 from . import memo
 
@@ -36,9 +35,16 @@ def _shape(model: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return shape
 
 
+def _key(model: type, ident: Any) -> tuple:
+    """The identity-map key of a primary key value (a tuple for a composite key), by the mapper's public
+    method: sqlalchemy.orm.util.identity_key parses its several call forms first, which cost more than
+    the lookup it serves."""
+    return model.__mapper__.identity_key_from_primary_key(ident if isinstance(ident, tuple) else (ident,))
+
+
 def get(session: Session, model: type, ident: Any):
     """session.get(model, ident), answered from the memo while the app DB is unchanged."""
-    held = session.identity_map.get(identity_key(model, ident))
+    held = session.identity_map.get(_key(model, ident))
     if held is not None or not memo.usable(session):
         return held if held is not None else session.get(model, ident)
     columns = memo.get_or_compute(session, ("row", model.__tablename__, ident), lambda: values(session, model, ident))
@@ -76,7 +82,7 @@ def attach(session: Session, model: type, stored: tuple[dict, dict]):
     from the stored values without SQL."""
     columns, encoded = stored
     names, json = _shape(model)
-    key = identity_key(model, columns[model.__mapper__.primary_key[0].key])
+    key = _key(model, columns[model.__mapper__.primary_key[0].key])
     held = session.identity_map.get(key)
     if held is not None:
         return held
