@@ -18,11 +18,19 @@
  * fetch() can also read the text of chosen columns (iso_text()) as core.query.results writes temporal
  * text, "T" in place of the space at index 10, so a 2000-row card query does not convert its
  * datetime column again in Python, value by value.
+ *
+ * json() writes the rows as the JSON array core.query.results.encode_rows writes from the same
+ * tuples (orjson's text: its escapes, its float form), so that a card query's rows go from SQLite's
+ * buffer to the response without a Python object per cell. A cell it does not write itself (a blob,
+ * an integer beyond the given bound) goes to a Python callable that returns its JSON text.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* The start of the sqlite3 module's Connection object (CPython 3.8 to 3.14 keep this layout). */
 typedef struct {
@@ -652,6 +660,223 @@ static PyObject *Statement_iso_text(Statement *s, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* ---- JSON ---------------------------------------------------------------------------------------- */
+
+static const char HEX[] = "0123456789abcdef";
+
+/* UTF-8 text as a JSON string as orjson writes it: `"` and `\` escaped, control characters as \b \t
+ * \n \f \r or \u00XX, everything else (non-ASCII included) as it is. The text must be valid UTF-8. */
+static int put_json_string(Statement *s, const unsigned char *text, Py_ssize_t n) {
+    if (reserve(s, 6 * n + 2) < 0) return -1;
+    char *out = s->buf + s->len;
+    *out++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = text[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *out++ = (char)c;
+            continue;
+        }
+        *out++ = '\\';
+        switch (c) {
+        case '"': *out++ = '"'; break;
+        case '\\': *out++ = '\\'; break;
+        case '\b': *out++ = 'b'; break;
+        case '\t': *out++ = 't'; break;
+        case '\n': *out++ = 'n'; break;
+        case '\f': *out++ = 'f'; break;
+        case '\r': *out++ = 'r'; break;
+        default:
+            *out++ = 'u'; *out++ = '0'; *out++ = '0'; *out++ = HEX[c >> 4]; *out++ = HEX[c & 15];
+        }
+    }
+    *out++ = '"';
+    s->len = out - s->buf;
+    return 0;
+}
+
+static int put_json_str_object(Statement *s, PyObject *value) {
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
+    return utf8 == NULL ? -1 : put_json_string(s, (const unsigned char *)utf8, n);
+}
+
+/* A text cell: checked as the sqlite3 module decodes it (invalid UTF-8 fails the query as fetch()
+ * would), then written; an iso_text() column's "YYYY-MM-DD HH:MM:SS" with "T" at index 10. */
+static int put_json_text(Statement *s, int column) {
+    const unsigned char *text = sqlite3_column_text(s->st, column);
+    Py_ssize_t n = sqlite3_column_bytes(s->st, column);
+    if (text == NULL) {
+        if (sqlite3_errcode(s->db) == SQLITE_NOMEM) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        return put(s, "\"\"", 2);
+    }
+    int iso = s->iso != NULL && s->iso[column];
+    if (is_ascii(text, n)) {
+        if (!iso || n < 19 || text[10] != ' ') return put_json_string(s, text, n);
+        Py_ssize_t start = s->len;
+        if (put_json_string(s, text, n) < 0) return -1;
+        s->buf[start + 1 + 10] = 'T';  /* no byte before index 10 was escaped: it is a date's text */
+        for (Py_ssize_t i = 0; i < 10; i++)
+            if (text[i] < 0x20 || text[i] == '"' || text[i] == '\\') {
+                s->len = start;  /* an escape moved index 10: written through the object instead */
+                PyObject *value = iso_text_object(s, column);
+                if (value == NULL) return -1;
+                int rc = put_json_str_object(s, value);
+                Py_DECREF(value);
+                return rc;
+            }
+        return 0;
+    }
+    PyObject *value = iso ? iso_text_object(s, column) : text_object(s, column);
+    if (value == NULL) return -1;
+    int rc = put_json_str_object(s, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+/* A real with at most 6 decimals, written from its digits without dtoa (prices, rates: most reals in
+ * a BI result). For 1e-4 <= |v| < 2**30 two strings with k <= 6 decimals are 10**-k apart, more than
+ * the double's whole rounding interval, so at most one round-trips; the nearest integer to v * 10**k
+ * (off by less than 0.12 there) finds it, and the division, correctly rounded, proves it. The
+ * smallest such k gives repr()'s shortest digits; 1 when written, 0 to leave it to repr(). */
+static int put_short_real(Statement *s, double v, int *rc) {
+    static const double POW10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    double magnitude = fabs(v);
+    if (!(magnitude >= 1e-4 && magnitude < 1073741824.0)) return 0;
+    for (int k = 0; k <= 6; k++) {
+        double scaled = nearbyint(v * POW10[k]);
+        if (scaled / POW10[k] != v) continue;
+        long long digits = llabs((long long)scaled);
+        char text[32];
+        int i = sizeof text;
+        if (k == 0) text[--i] = '0';  /* repr() writes a whole real with ".0" */
+        for (int d = 0; d < k; d++, digits /= 10) text[--i] = (char)('0' + digits % 10);
+        text[--i] = '.';
+        do {
+            text[--i] = (char)('0' + digits % 10);
+            digits /= 10;
+        } while (digits);
+        if (v < 0) text[--i] = '-';
+        *rc = put(s, text + i, sizeof text - i);
+        return 1;
+    }
+    return 0;
+}
+
+/* A real as orjson writes it: null for NaN and infinities; otherwise repr()'s digits, with an exponent
+ * written without zero padding ("1e-6", "1e+16") and the exponent -5 written out ("0.00001"). */
+static int put_json_real(Statement *s, double v) {
+    if (isnan(v) || isinf(v)) return put(s, "null", 4);
+    int rc;
+    if (put_short_real(s, v, &rc)) return rc;
+    Py_ssize_t start = s->len;
+    if (put_real(s, v) < 0) return -1;
+    char *text = s->buf + start;
+    Py_ssize_t n = s->len - start;
+    char *e = memchr(text, 'e', n);
+    if (e == NULL) return 0;
+    char mantissa[32], exponent[8];
+    Py_ssize_t mlen = e - text, elen = n - mlen - 1;
+    if (mlen >= (Py_ssize_t)sizeof mantissa || elen >= (Py_ssize_t)sizeof exponent) return 0;
+    memcpy(mantissa, text, mlen);
+    memcpy(exponent, e + 1, elen);
+    exponent[elen] = '\0';
+    int power = atoi(exponent);
+    s->len = start;
+    if (power == -5) {
+        int negative = mantissa[0] == '-';
+        if (put(s, negative ? "-0.0000" : "0.0000", negative ? 7 : 6) < 0) return -1;
+        for (Py_ssize_t i = negative; i < mlen; i++)
+            if (mantissa[i] != '.' && put(s, &mantissa[i], 1) < 0) return -1;
+        return 0;
+    }
+    char written[48];
+    int len = snprintf(written, sizeof written, "%.*se%c%d", (int)mlen, mantissa, power < 0 ? '-' : '+',
+                       power < 0 ? -power : power);
+    return put(s, written, len);
+}
+
+/* A cell the JSON writer leaves to Python: `cell(value)` returns its JSON text as bytes. */
+static int put_json_called(Statement *s, PyObject *cell, PyObject *value) {
+    if (value == NULL) return -1;
+    PyObject *written = PyObject_CallOneArg(cell, value);
+    Py_DECREF(value);
+    if (written == NULL) return -1;
+    if (!PyBytes_Check(written)) {
+        Py_DECREF(written);
+        PyErr_SetString(PyExc_TypeError, "json(): the cell callable must return bytes");
+        return -1;
+    }
+    int rc = put(s, PyBytes_AS_STRING(written), PyBytes_GET_SIZE(written));
+    Py_DECREF(written);
+    return rc;
+}
+
+#define JSON_SAMPLE_ROWS 100
+
+/* json(max_rows, int_bound, cell): (text, rows, more, firsts). The rows (up to max_rows, None: all) as
+ * one JSON array; `more` says whether rows remain after them; `firsts` holds, per column, the value
+ * the sqlite3 module gives for its first non-null cell among the first 100 rows (None when all null),
+ * which is what the caller's type inference reads. An integer beyond +-int_bound (0: none) and a blob
+ * are written by `cell`. */
+static PyObject *Statement_json(Statement *s, PyObject *args) {
+    PyObject *limit, *cell;
+    long long bound;
+    Py_ssize_t max_rows = -1;
+    if (!PyArg_ParseTuple(args, "OLO", &limit, &bound, &cell)) return NULL;
+    if (limit != Py_None && ((max_rows = PyLong_AsSsize_t(limit)) == -1 && PyErr_Occurred())) return NULL;
+    PyObject *firsts = PyTuple_New(s->ncols);
+    if (firsts == NULL) return NULL;
+    for (int i = 0; i < s->ncols; i++) {
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(firsts, i, Py_None);
+    }
+    int unseen = s->ncols;
+    Py_ssize_t rows = 0;
+    s->len = 0;
+    if (put(s, "[", 1) < 0) goto fail;
+    while (s->state == STATE_ROW && (max_rows < 0 || rows < max_rows)) {
+        if (put(s, rows ? ",[" : "[", rows ? 2 : 1) < 0) goto fail;
+        for (int i = 0; i < s->ncols; i++) {
+            if (i && put(s, ",", 1) < 0) goto fail;
+            int type = sqlite3_column_type(s->st, i);
+            if (unseen && rows < JSON_SAMPLE_ROWS && type != SQLITE_NULL && PyTuple_GET_ITEM(firsts, i) == Py_None) {
+                PyObject *value = cell_object(s, i);
+                if (value == NULL) goto fail;
+                PyTuple_SET_ITEM(firsts, i, value);
+                Py_DECREF(Py_None);
+                unseen--;
+            }
+            int rc;
+            switch (type) {
+            case SQLITE_INTEGER: {
+                sqlite3_int64 v = sqlite3_column_int64(s->st, i);
+                rc = bound && (v > bound || v < -bound)
+                    ? put_json_called(s, cell, PyLong_FromLongLong(v)) : put_int(s, v);
+                break;
+            }
+            case SQLITE_FLOAT: rc = put_json_real(s, sqlite3_column_double(s->st, i)); break;
+            case SQLITE_TEXT: rc = put_json_text(s, i); break;
+            case SQLITE_BLOB: rc = put_json_called(s, cell, cell_object(s, i)); break;
+            default: rc = put(s, "null", 4);
+            }
+            if (rc < 0) goto fail;
+        }
+        if (put(s, "]", 1) < 0 || step(s) < 0) goto fail;
+        rows++;
+    }
+    if (put(s, "]", 1) < 0) goto fail;
+    int more = s->state == STATE_ROW;
+    if (!more) finalize(s);
+    return Py_BuildValue("(y#nON)", s->buf, s->len, rows, more ? Py_True : Py_False, firsts);
+fail:
+    Py_DECREF(firsts);
+    finalize(s);
+    return NULL;
+}
+
 static PyObject *Statement_close(Statement *s, PyObject *Py_UNUSED(unused)) {
     finalize(s);
     Py_RETURN_NONE;
@@ -661,6 +886,7 @@ static PyMethodDef Statement_methods[] = {
     {"fetch", (PyCFunction)Statement_fetch, METH_O, "fetch(n): up to n rows as tuples; [] at the end."},
     {"layout", (PyCFunction)Statement_layout, METH_VARARGS, "layout(separator, quote_cr, kinds, calls)"},
     {"csv", (PyCFunction)Statement_csv, METH_VARARGS, "csv(max_bytes, max_rows) -> (text, rows, more)"},
+    {"json", (PyCFunction)Statement_json, METH_VARARGS, "json(max_rows, int_bound, cell) -> (text, rows, more, firsts)"},
     {"iso_text", (PyCFunction)Statement_iso_text, METH_O, "iso_text(columns): their text cells read as ISO-8601."},
     {"close", (PyCFunction)Statement_close, METH_NOARGS, "Finalize the statement (idempotent)."},
     {NULL},

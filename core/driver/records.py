@@ -89,12 +89,19 @@ class QueryResult:
     from the next row read on, a text cell of those columns of 19+ characters with a space at index
     10 (SQLite's "2024-01-05 13:45:00") comes with "T" there, as core.query.results.encode_rows
     would write it; any other value as before.
+
+    A driver that can write its rows as the JSON array core.query.results.encode_rows writes from the
+    same rows gives `json(max_rows, int_bound, cell) -> (text, rows, more, firsts)`: every row up to
+    max_rows (None: all) as one array, whether rows remain, and per column the first non-null value
+    among the first 100 rows (for type inference). An integer beyond +-int_bound (0: no bound) and
+    any value it does not write itself go to `cell(value) -> bytes`. Read instead of `rows`, never both.
     """
 
     columns: list[ColumnMeta]
     rows: Iterator[tuple]
     csv: Callable[[CsvLayout, int, int | None], tuple[bytes, int, bool]] | None = None
     iso_text: Callable[[list[int]], None] | None = None
+    json: Callable[[int | None, int, Callable[[object], bytes]], tuple[bytes, int, bool, tuple]] | None = None
 
 
 class QueryError(Exception):

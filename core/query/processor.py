@@ -377,7 +377,7 @@ def execute_query(context: QueryContext) -> Result:
         raise as_failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
-    rows, csv, iso_text = raw.rows, raw.csv, raw.iso_text
+    rows, csv, iso_text, json = raw.rows, raw.csv, raw.iso_text, raw.json
     dimensions = remap_dimensions(context)
     if dimensions is not None:
         from . import remaps
@@ -388,10 +388,10 @@ def execute_query(context: QueryContext) -> Result:
         # Kept with the statement only when the columns are the statement's own.
         internals = plans.internal_remaps(context, internal) if cols is stmt.columns else internal()
         if internals:
-            # The driver's own CSV text would lack the added columns: rows go through Python.
+            # The driver's own CSV or JSON text would lack the added columns: rows go through Python.
             cols = remaps.with_internal_columns(cols, internals)
-            rows, csv, iso_text = remaps.with_internal_values(rows, internals), None, None
-    return Result(context, cols, rows, stmt.native_form, stack.close, csv=csv, iso_text=iso_text)
+            rows, csv, iso_text, json = remaps.with_internal_values(rows, internals), None, None, None
+    return Result(context, cols, rows, stmt.native_form, stack.close, csv=csv, iso_text=iso_text, json=json)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -446,12 +446,9 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
             result.close()
             return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
         result.read_iso_text(R.temporal_text_columns(result.cols))
-        rows: list[tuple] = []
-        for batch in result.batches():  # whole batches: no Python step per row
-            rows.extend(batch)
-        data = R.data_body(ctx, result, rows)
+        data = R.data_body(ctx, result, *R.rows_json(ctx, result))
         result.body_built(data)
-        return R.completed_body(ctx, result, data, len(rows)), R.SUCCESS_STATUS
+        return R.completed_body(ctx, result, data, result.row_count), R.SUCCESS_STATUS
     except QueryFailed as exc:
         from core.http.api import dumps
 
@@ -468,7 +465,8 @@ def _decode(body: bytes) -> Any:
 
 def completed(ctx: QueryContext, result: Result, rows: list[tuple]) -> dict:
     """The completed envelope of rows already read (pivot tables), as a dict."""
-    return _decode(R.completed_body(ctx, result, R.data_body(ctx, result, rows), len(rows)))
+    encoded = R.encode_rows(result.cols, rows, ctx.js_int_to_string, result.iso_columns)
+    return _decode(R.completed_body(ctx, result, R.data_body(ctx, result, encoded, rows), len(rows)))
 
 
 def failed(dataset_query: Any, error: QueryFailed, context: str, ctx: QueryContext | None,

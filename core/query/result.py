@@ -1,5 +1,5 @@
-"""A query's streamed result: columns known up front, rows read once in batches (or as CSV text the
-driver writes, or as the JSON a cache stored), close callbacks run exactly once; and how a failure
+"""A query's streamed result: columns known up front, rows read once in batches (or as CSV or JSON text
+the driver writes, or as the JSON a cache stored), close callbacks run exactly once; and how a failure
 while running becomes QueryFailed.
 """
 from __future__ import annotations
@@ -27,7 +27,8 @@ class Result:
 
     def __init__(self, context: QueryContext, cols: list[dict], rows: Iterator[tuple], native_form: dict | None,
                  closer: Callable[[], None] | None = None, cached: dt.datetime | None = None,
-                 csv: Callable | None = None, encoded: bytes | None = None, iso_text: Callable | None = None):
+                 csv: Callable | None = None, encoded: bytes | None = None, iso_text: Callable | None = None,
+                 json: Callable | None = None):
         self.context = context
         self.cols = cols
         self._rows = rows
@@ -46,6 +47,7 @@ class Result:
         # A stored response's `data` object (core.query.results.data_body), served without decoding its rows.
         self.encoded = encoded
         self._iso_text = iso_text
+        self._json = json
         # Columns whose temporal text the driver reads in ISO-8601 form (read_iso_text).
         self.iso_columns: frozenset[int] = frozenset()
         self._body_callbacks: list[Callable[[bytes], None]] = []
@@ -104,6 +106,23 @@ class Result:
                     self.truncated = True
                     break
             self._note_limit()
+
+    def json_rows(self, int_bound: int, cell: Callable[[object], bytes]) -> tuple[bytes, tuple] | None:
+        """The rows as one JSON array written by the driver (core.driver.records.QueryResult.json), cut
+        at the row limit as batches() cuts them, and per column its first non-null value among the
+        first 100 rows; the result closes. None, reading nothing, when the driver does not write JSON,
+        a row was read already or something needs the rows as values (a tap)."""
+        if self._json is None or self._started or self._taps:
+            return None
+        self._started = True
+        limit = self.context.max_rows
+        with self._reading():
+            text, count, more, firsts = self._json(limit, int_bound, cell)
+            self.row_count = count
+            if more and limit is not None and count >= limit:
+                self.truncated = True  # as batches(): a row past the limit was there
+            self._note_limit()
+        return text, firsts
 
     def read_iso_text(self, indexes: list[int]) -> None:
         """Before the first row: have the driver give these columns' temporal text in ISO-8601 form when

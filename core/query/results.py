@@ -10,7 +10,7 @@ import datetime as dt
 import decimal
 import operator
 import uuid
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import orjson
 
@@ -201,14 +201,38 @@ def results_metadata(cols: list[dict]) -> dict:
     return {"columns": [{k: c.get(k) for k in keys if k in c or k in ("semantic_type", "fingerprint")} for c in cols]}
 
 
-def data_body(ctx, result, rows: list[tuple]) -> bytes:
-    """A completed response's `data` object as JSON: the rows encoded once (encode_rows), then the columns
-    and the rest. This is what the result cache stores and serves as it is."""
+def cell_json(js_int_to_string: bool) -> Callable[[Any], bytes]:
+    """A cell's JSON text as encode_rows writes it, for a driver that writes rows as JSON itself and
+    leaves some cells to Python (core.driver.records.QueryResult.json)."""
+    def cell(value: Any) -> bytes:
+        return orjson.dumps(json_value(value, js_int_to_string), default=_cell_default, option=ROW_OPTIONS)
+
+    return cell
+
+
+def rows_json(ctx, result) -> tuple[bytes, list[tuple]]:
+    """The result's rows as the JSON array encode_rows writes, and rows to infer column types from:
+    written by the driver when it can (Result.json_rows: no Python value per cell), else read in
+    whole batches and encoded once."""
+    written = result.json_rows(JS_MAX_SAFE_INT if ctx.js_int_to_string else 0, cell_json(ctx.js_int_to_string))
+    if written is not None:
+        text, firsts = written
+        return text, [firsts]
+    rows: list[tuple] = []
+    for batch in result.batches():  # whole batches: no Python step per row
+        rows.extend(batch)
+    return encode_rows(result.cols, rows, ctx.js_int_to_string, result.iso_columns), rows
+
+
+def data_body(ctx, result, rows: bytes, sample: list[tuple]) -> bytes:
+    """A completed response's `data` object as JSON: the rows already encoded (rows_json), then the
+    columns (types inferred from `sample` where the engine gave none) and the rest. This is what the
+    result cache stores and serves as it is."""
     from core.http.api import dumps
 
     from .context import setting
 
-    infer_base_types(result.cols, rows)
+    infer_base_types(result.cols, sample)
     timezone = setting(ctx.session, "report-timezone") or None
     rest: dict[str, Any] = {
         "cols": result.cols,
@@ -223,7 +247,7 @@ def data_body(ctx, result, rows: list[tuple]) -> bytes:
     }
     if result.truncated:
         rest["rows_truncated"] = ctx.max_rows
-    return b'{"rows":' + encode_rows(result.cols, rows, ctx.js_int_to_string, result.iso_columns) + b"," + dumps(rest)[1:]
+    return b'{"rows":' + rows + b"," + dumps(rest)[1:]
 
 
 def completed_body(ctx, result, data: bytes, row_count: int) -> bytes:

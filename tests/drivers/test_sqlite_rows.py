@@ -80,6 +80,51 @@ def test_iso_text_columns_encode_as_the_cursor_s_rows(width, data):
     assert encode_rows(cols, read_all(statement), iso_columns=frozenset(temporal)) == expected
 
 
+JSON_VALUE = st.one_of(
+    ISO_VALUE, st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=-1e-4, max_value=1e-4),
+    st.sampled_from([1e-5, -1.5e-5, 1e-6, 1e16, -1e16, 1e22, 1e-300, 5e-324, -0.0, 2**53, -(2**53), 2**53 - 1]),
+    st.text(alphabet=st.characters(max_codepoint=0x2030, exclude_categories=("Cs",)), max_size=10),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(width=st.integers(min_value=1, max_value=4), js_int_to_string=st.booleans(), data=st.data())
+def test_json_text_is_what_encode_rows_writes_from_the_cursor_s_rows(width, js_int_to_string, data):
+    # Byte for byte: orjson's escapes and float form, big integers as text when JavaScript would lose
+    # them, blobs through the Python callable, ISO temporal text, NaN and infinities as null.
+    from core.query.results import JS_MAX_SAFE_INT, cell_json, encode_rows
+
+    rows = data.draw(st.lists(st.tuples(*[JSON_VALUE] * width), max_size=25))
+    temporal = data.draw(st.lists(st.integers(min_value=0, max_value=width - 1), unique=True))
+    cols = [{"base_type": "type/DateTime" if i in temporal else "type/*"} for i in range(width)]
+    conn = table_of(rows, width)
+    expected = encode_rows(cols, conn.execute("SELECT * FROM t ORDER BY rowid").fetchall(), js_int_to_string)
+    statement = native.Statement(conn, "SELECT * FROM t ORDER BY rowid", ())
+    statement.iso_text(temporal)
+    text, count, more, firsts = statement.json(None, JS_MAX_SAFE_INT if js_int_to_string else 0,
+                                               cell_json(js_int_to_string))
+    assert (text, count, more) == (expected, len(rows), False)
+    cursor_rows = conn.execute("SELECT * FROM t ORDER BY rowid").fetchall()
+    assert firsts == tuple(next((row[i] for row in cursor_rows if row[i] is not None), None) for i in range(width))
+
+
+def test_json_stops_at_the_row_limit_and_says_whether_rows_remain():
+    conn = table_of([(i, f"r{i}") for i in range(5)], 2)
+    statement = native.Statement(conn, "SELECT * FROM t ORDER BY rowid", ())
+    assert statement.json(3, 0, bytes) == (b'[[0,"r0"],[1,"r1"],[2,"r2"]]', 3, True, (0, "r0"))
+    assert native.Statement(conn, "SELECT * FROM t", ()).json(5, 0, bytes)[1:3] == (5, False)
+    assert native.Statement(conn, "SELECT * FROM t WHERE 0", ()).json(None, 0, bytes) == (b"[]", 0, False, (None, None))
+
+
+def test_json_fails_on_text_that_is_not_utf8_as_the_cursor_does():
+    conn = sqlite3.connect(":memory:")
+    sql = "SELECT CAST(x'ff' AS TEXT)"
+    with pytest.raises(sqlite3.OperationalError, match="Could not decode to UTF-8"):
+        conn.execute(sql).fetchall()
+    with pytest.raises(sqlite3.OperationalError, match="Could not decode to UTF-8"):
+        native.Statement(conn, sql, ()).json(None, 0, bytes)
+
+
 def test_parameters_are_bound_as_the_cursor_binds_them():
     conn = sqlite3.connect(":memory:")
     values = (None, 2**63 - 1, -1.5, "x'); DROP TABLE t; --", b"\x00\xff", True)
@@ -234,6 +279,12 @@ def test_the_timeout_stops_the_reader_at_its_first_row_and_later(engine):
             assert result.csv is not None
             while result.csv(layout, 1 << 16, None)[2]:
                 pass
+    assert time.monotonic() - started < 5
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout):
+        with SQLiteDriver.execute(engine, SLOW, timeout=0.3) as result:
+            assert result.json is not None  # a card query's rows are written as JSON by the reader
+            result.json(None, 0, bytes)
     assert time.monotonic() - started < 5
     with SQLiteDriver.execute(engine, "SELECT count(*) FROM numbers", timeout=5) as result:
         assert list(result.rows) == [(5000,)]  # the handler is gone once the statement is done

@@ -138,3 +138,25 @@ def test_temporal_text_is_the_same_with_and_without_the_c_reader(app, user, ware
     assert with_reader[0][1] == "2024-01-05T13:45:00" and with_reader[3][1] == "2024-01-05"
     monkeypatch.setattr(sqlite_rows, "native", None)
     assert user.post(f"/api/card/{card['id']}/query").json["data"]["rows"] == with_reader
+
+
+def test_rows_the_c_reader_writes_as_json_are_the_body_python_writes(app, user, warehouse, monkeypatch):
+    # The C reader writes a card's rows as JSON itself (QueryResult.json); the response must be the one
+    # the sqlite3 module's rows give: integers past 2**53 as text, reals as orjson writes them, escapes,
+    # blobs, nulls, inferred column types, the row count and the row limit.
+    from drivers import sqlite_rows
+
+    values = ("SELECT 9007199254740993 AS big, -9007199254740991 AS safe, 1.5e-05 AS tiny, 1e16 AS huge, "
+              "'q\"uote\\\\ tab\t nl\n é \u2028' AS text, x'00ff' AS blob, NULL AS missing, n FROM s")
+    sql = f"WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 2100) {values}"
+    card = user.post("/api/card", json=card_body("Values", native_query(warehouse["db"], sql))).json
+    with_reader = user.post(f"/api/card/{card['id']}/query")
+    monkeypatch.setattr(sqlite_rows, "native", None)
+    without = user.post(f"/api/card/{card['id']}/query")
+    assert with_reader.status_code == without.status_code == 202
+    body, expected = with_reader.json, without.json
+    assert body["data"] == expected["data"] and body["row_count"] == expected["row_count"] == 2000
+    assert body["data"]["rows"][0][:7] == ["9007199254740993", -9007199254740991, 1.5e-05, 1e16,
+                                            "q\"uote\\\\ tab\t nl\n é \u2028", "\x00\ufffd", None]
+    assert body["data"]["rows_truncated"] == 2000
+    assert [c["base_type"] for c in body["data"]["cols"]] == [c["base_type"] for c in expected["data"]["cols"]]
