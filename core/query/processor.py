@@ -28,7 +28,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from core.appdb import memo, rows
-from core.appdb.models import Database, Field, Table, User
+from core.appdb.models import Database, User
 from core.appdb.models import Query as QueryStats
 from core.assembly.hookspecs import hookimpl
 from core.http.errors import ApiError, Invalid
@@ -39,10 +39,13 @@ from . import parameters as P
 from . import results as R
 from .cards import expand as expand_cards
 from .cards import resolving as card_resolution
+from .compilation import compile_mbql, remap_dimensions
 from .context import PARAMSTYLE, SETTINGS_MEMO, QueryContext, query_hash, setting, timeout_seconds, week_start
 from .errors import QueryFailed
 from .natives import splice as splice_natives
+from .parameter_filters import apply_mbql_parameters
 from .result import Result, as_failure, error_message
+from .tags import field_info, snippet_text
 
 log = logging.getLogger("tessera.query")
 
@@ -55,42 +58,6 @@ def _driver_for(database: Database):
     from core.driver.connections import driver_for
 
     return driver_for(database)
-
-
-def field_info(session: Session, driver, dimension: Any, alias: str | None = None) -> N.FieldInfo:
-    """The column of a field-filter tag, qualified as the engine names it (schema.table.column), read
-    through the field's coercion strategy as MBQL reads it (core.query.coercion)."""
-    from sqlglot import exp
-
-    from .coercion import coerce
-
-    ref = P.field_target(["dimension", dimension]) if isinstance(dimension, list) else None
-    field_id = ref[1] if ref else None
-    if not isinstance(field_id, int):
-        raise QueryFailed(f"Invalid field filter dimension: {dimension!r}", "invalid-query")
-    row = session.get(Field, field_id)
-    if row is None:
-        raise QueryFailed(f"Field {field_id} does not exist.", "invalid-query")
-    table = session.get(Table, row.table_id)
-    if alias:
-        column = exp.column(row.name, table=alias, quoted=True)
-    else:
-        column = exp.column(row.name, table=table.name, db=table.schema or None, quoted=True)
-    column, _ = coerce(driver, column, row.coercion_strategy, row.base_type, row.name)
-    return N.FieldInfo(column, row.effective_type or row.base_type)
-
-
-def snippet_text(session: Session, user: User | None, snippet_id: int | None, name: str, saved: bool) -> str:
-    """A snippet's text, once the data-access gate lets it into this query."""
-    from core.appdb.models import NativeQuerySnippet
-
-    row = session.get(NativeQuerySnippet, snippet_id) if isinstance(snippet_id, int) else None
-    if row is None:
-        row = session.scalar(select(NativeQuerySnippet).where(NativeQuerySnippet.name == name))
-    if row is None:
-        raise QueryFailed(f"Snippet {name!r} does not exist.", "invalid-query")
-    access.snippet(session, user, row.collection_id, saved=saved)
-    return row.content
 
 
 def card_native(session: Session, user: User | None, card_id: int, driver, database: Database,
@@ -223,7 +190,7 @@ def _apply_parameters(ctx, session, user, driver, database, query, first, is_nat
             _resolvers(session, user, driver, database, ctx.card_id is not None), driver=driver, now=now,
             week_start=start)
     else:
-        _apply_mbql_parameters(session, query, now, start)
+        apply_mbql_parameters(session, query, now, start)
 
 
 def _resolvers(session: Session, user: User | None, driver, database: Database, saved: bool) -> N.Resolvers:
@@ -234,97 +201,9 @@ def _resolvers(session: Session, user: User | None, driver, database: Database, 
     )
 
 
-def _apply_mbql_parameters(session: Session, query, now: dt.datetime, start: int) -> None:
-    """Each field parameter with a value becomes a filter on the stage it names (stage-number),
-    by default the last stage."""
-    from .mbql import normalize
-
-    for param in query.parameters or ():
-        target = param.get("target")
-        ref = P.field_target(target)
-        if ref is None or P.template_tag_target(target) is not None:
-            continue
-        if param.get("type") == "temporal-unit":
-            _apply_temporal_unit(query, ref, param.get("value"))
-            continue
-        flt = P.read_filter(param.get("type") or "category", param.get("value"), base_type=_base_type(session, ref),
-                            options=param.get("options"), now=now, week_start=start)
-        if flt is None:
-            continue
-        stage_number = target[2].get("stage-number") if len(target) > 2 and isinstance(target[2], dict) else None
-        try:
-            stage = query.stages[stage_number if isinstance(stage_number, int) else -1]
-        except IndexError:
-            raise QueryFailed(f"Invalid stage-number {stage_number}", "invalid-parameter") from None
-        if stage.native is not None:
-            raise QueryFailed("A field parameter cannot filter a native stage; use a field filter tag.",
-                              "invalid-parameter")
-        # Read the clause with the same normaliser as the query's own filters.
-        try:
-            holder = normalize({"database": query.database, "type": "query",
-                                "query": {"source-table": 1, "filter": P.to_mbql(flt, ref)}})
-        except Invalid as exc:
-            raise QueryFailed(error_message(exc), "invalid-parameter") from None
-        stage.filters.extend(holder.stages[-1].filters)
-
-
-def _apply_temporal_unit(query, ref: list, unit: Any) -> None:
-    """A "temporal-unit" parameter re-buckets the breakouts on its field (Metabase's time grouping)."""
-    from .model import TEMPORAL_UNITS
-
-    if P.is_empty(unit):
-        return
-    if isinstance(unit, list):
-        unit = unit[0]
-    if unit not in TEMPORAL_UNITS:
-        raise QueryFailed(f"Invalid temporal unit: {unit!r}", "invalid-parameter")
-    for stage in query.stages:
-        for breakout in stage.breakouts:
-            if isinstance(breakout, list) and breakout[:2] == ref[:2]:
-                opts = dict(breakout[2] or {}) if len(breakout) > 2 else {}
-                opts["temporal-unit"] = unit
-                breakout[2:] = [opts]
-
-
-def _base_type(session: Session, ref: list) -> str | None:
-    if ref[0] == "field" and isinstance(ref[1], int):
-        row = session.get(Field, ref[1])
-        return None if row is None else (row.effective_type or row.base_type)
-    opts = ref[2] if len(ref) > 2 and isinstance(ref[2], dict) else {}
-    return opts.get("base-type")
-
-
 # --------------------------------------------------------------------------------------------------
 # Compiling and executing (the core implementation of execute_query)
 # --------------------------------------------------------------------------------------------------
-
-
-def remap_dimensions(ctx: QueryContext):
-    """The run's Dimension lookups (core.query.remaps), or None when remapping is off for it."""
-    from .remaps import Dimensions
-
-    if ctx.disable_remaps or ctx.is_native:
-        return None
-    if "dimensions" not in ctx.extras:
-        ctx.extras["dimensions"] = Dimensions(
-            ctx.session, lambda ids: access.readable_field_ids(ctx.session, ctx.viewer, ids))
-    return ctx.extras["dimensions"]
-
-
-def compile_mbql(ctx: QueryContext, limit: int | None, now: dt.datetime | None = None):
-    from .compiler import compile_query
-    from .dates import now_in
-    from .remaps import ExternalRemaps
-
-    dimensions = remap_dimensions(ctx)
-    remapper = ExternalRemaps(dimensions, ctx.query.stages) if dimensions is not None else None
-    # Relative filters ("today", "this week") count from the report time zone's clock, as parameters do.
-    now = now or now_in(setting(ctx.session, "report-timezone") or None)
-    try:
-        return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, now=now,
-                             week_start=week_start(ctx.session), remapper=remapper)
-    except Invalid as exc:
-        raise QueryFailed(error_message(exc), "invalid-query") from None
 
 
 @dataclass
