@@ -7,21 +7,7 @@ from typing import Any
 
 from core.http.errors import Invalid
 
-from .mbql_parts import (
-    STRING_FILTERS,
-    UNIT_POSITIONS,
-    as_list,
-    field_opts,
-    field_ref,
-    integer,
-    keys,
-    limit_and_page,
-    literal,
-    make_join,
-    source_table,
-    token,
-    unit_args,
-)
+from . import mbql_parts as shared
 from .model import Clause, Join, Stage
 
 
@@ -36,15 +22,15 @@ class Mbql5Reader:
             return x
         if not isinstance(x, list) or not x:
             raise Invalid(f"Invalid MBQL: malformed clause {x!r} in {where}.")
-        op = token(x[0])
+        op = shared.token(x[0])
         if len(x) < 2 or not isinstance(x[1], dict):
             raise Invalid(f"Invalid MBQL: clause {op!r} in {where} needs an options map as its second element.")
-        opts = keys(x[1], f"options of {op}")
+        opts = shared.keys(x[1], f"options of {op}")
         args = x[2:]
         if op == "field":
             if len(args) != 1:
                 raise Invalid(f"Invalid MBQL: malformed field clause in {where}.")
-            return field_ref(args[0], field_opts(opts, where), where)
+            return shared.field_ref(args[0], shared.field_opts(opts, where), where)
         if op == "expression":
             if len(args) != 1 or not isinstance(args[0], str):
                 raise Invalid(f"Invalid MBQL: malformed expression reference in {where}.")
@@ -59,20 +45,14 @@ class Mbql5Reader:
                 raise Invalid(f"Invalid MBQL: no aggregation with uuid {target!r} in {where}.")
             return ["aggregation", self.aggregation_index[target], {}]
         if op == "value":
-            return ["value", literal(args[0] if args else None, where), _plain(opts)]
+            return ["value", shared.literal(args[0] if args else None, where), _plain(opts)]
         if op in ("case", "if"):
-            if not args or not isinstance(args[0], list):
-                raise Invalid(f"Invalid MBQL: case needs a list of [condition, value] pairs in {where}.")
-            pairs = []
-            for pair in args[0]:
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise Invalid(f"Invalid MBQL: malformed case branch {pair!r} in {where}.")
-                pairs.append([self.clause(pair[0], where), self.clause(pair[1], where)])
+            pairs = shared.case_pairs(args, where, self.clause)
             out_opts = {}
             if len(args) > 1:
                 out_opts["default"] = self.clause(args[1], where)
             return ["case", pairs, out_opts]
-        if op in STRING_FILTERS:
+        if op in shared.STRING_FILTERS:
             if len(args) < 2:
                 raise Invalid(f"Invalid MBQL: {op} needs a column and a string in {where}.")
             column = self.clause(args[0], where)
@@ -84,10 +64,10 @@ class Mbql5Reader:
         if op == "time-interval":
             if len(args) < 3:
                 raise Invalid(f"Invalid MBQL: time-interval needs a field, an amount and a unit in {where}.")
-            return [op, self.clause(args[0], where), args[1], token(args[2]),
+            return [op, self.clause(args[0], where), args[1], shared.token(args[2]),
                     {k: v for k, v in opts.items() if k == "include-current"}]
-        if op in UNIT_POSITIONS:
-            return [op, *unit_args(op, args, lambda a: self.clause(a, where))]
+        if op in shared.UNIT_POSITIONS:
+            return [op, *shared.unit_args(op, args, lambda a: self.clause(a, where))]
         if op in ("asc", "desc"):
             return [op, self.clause(args[0], where)]
         if op == "datetime":
@@ -98,12 +78,12 @@ class Mbql5Reader:
 
     def aggregation(self, x: Any, i: int) -> Clause:
         clause = self.clause(x, "aggregation")
-        opts = keys(x[1], "aggregation options") if isinstance(x, list) and len(x) > 1 else {}
+        opts = shared.keys(x[1], "aggregation options") if isinstance(x, list) and len(x) > 1 else {}
         names = {k: opts[k] for k in ("name", "display-name") if opts.get(k)}
         return ["aggregation-options", clause, names] if names else clause
 
     def stage(self, s: Any, i: int, where: str) -> Stage:
-        q = keys(s, f"stage {i} of {where}")
+        q = shared.keys(s, f"stage {i} of {where}")
         kind = q.get("lib/type", "mbql.stage/mbql")
         stage = Stage()
         if kind == "mbql.stage/native":
@@ -121,31 +101,31 @@ class Mbql5Reader:
         if i > 0 and sources:
             raise Invalid(f"Invalid MBQL: only the first stage of {where} may have a source.")
         if "source-table" in q:
-            source_table(q["source-table"], stage, f"source-table of {where}")
+            shared.source_table(q["source-table"], stage, f"source-table of {where}")
         if "source-card" in q:
-            stage.source_card = integer(q["source-card"], f"source-card of {where}", 1)
+            stage.source_card = shared.integer(q["source-card"], f"source-card of {where}", 1)
         self.aggregation_index = {}
         for j, join in enumerate(q.get("joins") or []):
             stage.joins.append(self.join(join, j))
-        for e in as_list(q.get("expressions") or [], "expressions"):
-            opts = keys(e[1], "expression options") if isinstance(e, list) and len(e) > 1 else {}
+        for e in shared.as_list(q.get("expressions") or [], "expressions"):
+            opts = shared.keys(e[1], "expression options") if isinstance(e, list) and len(e) > 1 else {}
             name = opts.get("lib/expression-name")
             if not isinstance(name, str) or not name:
                 raise Invalid("Invalid MBQL: an expression in an MBQL 5 stage needs lib/expression-name.")
             stage.expressions[name] = self.clause(e, f"expression {name!r}")
-        stage.filters = [self.clause(f, "filters") for f in as_list(q.get("filters") or [], "filters")]
-        for j, a in enumerate(as_list(q.get("aggregation") or [], "aggregation")):
+        stage.filters = [self.clause(f, "filters") for f in shared.as_list(q.get("filters") or [], "filters")]
+        for j, a in enumerate(shared.as_list(q.get("aggregation") or [], "aggregation")):
             if isinstance(a, list) and len(a) > 1 and isinstance(a[1], dict) and a[1].get("lib/uuid"):
                 self.aggregation_index[a[1]["lib/uuid"]] = j
             stage.aggregations.append(self.aggregation(a, j))
-        stage.breakouts = [self.clause(b, "breakout") for b in as_list(q.get("breakout") or [], "breakout")]
+        stage.breakouts = [self.clause(b, "breakout") for b in shared.as_list(q.get("breakout") or [], "breakout")]
         if q.get("fields") is not None:
-            stage.fields = [self.clause(f, "fields") for f in as_list(q["fields"], "fields")]
-        stage.order_by = [self.clause(o, "order-by") for o in as_list(q.get("order-by") or [], "order-by")]
+            stage.fields = [self.clause(f, "fields") for f in shared.as_list(q["fields"], "fields")]
+        stage.order_by = [self.clause(o, "order-by") for o in shared.as_list(q.get("order-by") or [], "order-by")]
         for o in stage.order_by:
             if o[0] not in ("asc", "desc"):
                 raise Invalid(f"Invalid MBQL: order-by takes asc or desc clauses, got {o[0]!r}.")
-        limit_and_page(stage, q)
+        shared.limit_and_page(stage, q)
         return stage
 
     def stages(self, stages: Any, where: str) -> list[Stage]:
@@ -154,16 +134,17 @@ class Mbql5Reader:
         return [self.stage(s, i, where) for i, s in enumerate(stages)]
 
     def join(self, join: Any, i: int) -> Join:
-        j = keys(join, f"join {i}")
+        j = shared.keys(join, f"join {i}")
         where = f"join {j.get('alias', i)!r}"
         saved = self.aggregation_index
         stages = self.stages(j.get("stages"), where)
         self.aggregation_index = saved
-        conditions = [self.clause(c, f"conditions of {where}") for c in as_list(j.get("conditions") or [], where)]
+        conditions = [self.clause(c, f"conditions of {where}")
+                      for c in shared.as_list(j.get("conditions") or [], where)]
         condition = None
         if conditions:
             condition = conditions[0] if len(conditions) == 1 else ["and", *conditions]
-        return make_join(j, stages, condition, where, lambda f, w: self.clause(f, w))
+        return shared.make_join(j, stages, condition, where, lambda f, w: self.clause(f, w))
 
 
 def _plain(opts: dict) -> dict:

@@ -7,23 +7,7 @@ from typing import Any
 
 from core.http.errors import Invalid
 
-from .mbql_parts import (
-    STRING_FILTERS,
-    UNIT_POSITIONS,
-    as_list,
-    binning_opts,
-    field_opts,
-    field_ref,
-    integer,
-    key,
-    keys,
-    limit_and_page,
-    literal,
-    make_join,
-    source_table,
-    token,
-    unit_args,
-)
+from . import mbql_parts as shared
 from .model import Clause, Join, Stage
 
 
@@ -33,21 +17,21 @@ class LegacyReader:
     def ref(self, x: Any, where: str) -> Clause:
         """A field, expression or aggregation reference; bare integers are pre-0.30 field ids."""
         if isinstance(x, int) and not isinstance(x, bool):
-            return field_ref(x, {}, where)
+            return shared.field_ref(x, {}, where)
         if not isinstance(x, list) or not x:
             raise Invalid(f"Invalid MBQL: expected a field reference in {where}, got {x!r}.")
-        op = token(x[0])
+        op = shared.token(x[0])
         args = x[1:]
         if op == "field":
             if len(args) not in (1, 2):
                 raise Invalid(f"Invalid MBQL: malformed field clause {x!r} in {where}.")
-            return field_ref(args[0], field_opts(args[1] if len(args) > 1 else None, where), where)
+            return shared.field_ref(args[0], shared.field_opts(args[1] if len(args) > 1 else None, where), where)
         if op == "field-id":
-            return field_ref(integer(args[0] if args else None, f"field-id in {where}", 1), {}, where)
+            return shared.field_ref(shared.integer(args[0] if args else None, f"field-id in {where}", 1), {}, where)
         if op == "field-literal":
             if len(args) < 2:
-                raise Invalid(f"Invalid MBQL: malformed field-literal {x!r} in {where}.")
-            return field_ref(args[0], {"base-type": args[1]}, where)
+                raise Invalid(f"Invalid MBQL: malformed field-shared.literal {x!r} in {where}.")
+            return shared.field_ref(args[0], {"base-type": args[1]}, where)
         if op == "fk->":
             if len(args) != 2:
                 raise Invalid(f"Invalid MBQL: fk-> takes two fields, got {x!r} in {where}.")
@@ -57,21 +41,21 @@ class LegacyReader:
             dest[2] = {**dest[2], "source-field": source[1]}
             return dest
         if op == "datetime-field":
-            rest = [a for a in args[1:] if not (isinstance(a, str) and token(a) == "as")]
+            rest = [a for a in args[1:] if not (isinstance(a, str) and shared.token(a) == "as")]
             if len(args) < 2 or len(rest) != 1:
                 raise Invalid(f"Invalid MBQL: malformed datetime-field {x!r} in {where}.")
             inner = self.ref(args[0], where)
-            inner[2] = {**inner[2], **field_opts({"temporal-unit": rest[0]}, where)}
+            inner[2] = {**inner[2], **shared.field_opts({"temporal-unit": rest[0]}, where)}
             return inner
         if op == "binning-strategy":
             if len(args) < 2:
                 raise Invalid(f"Invalid MBQL: malformed binning-strategy {x!r} in {where}.")
             inner = self.ref(args[0], where)
-            strategy = token(args[1])
+            strategy = shared.token(args[1])
             binning: dict = {"strategy": strategy}
             if strategy in ("num-bins", "bin-width") and len(args) > 2:
                 binning[strategy] = args[2]
-            inner[2] = {**inner[2], "binning": binning_opts(binning, where)}
+            inner[2] = {**inner[2], "binning": shared.binning_opts(binning, where)}
             return inner
         if op == "joined-field":
             if len(args) != 2 or not isinstance(args[0], str):
@@ -82,27 +66,28 @@ class LegacyReader:
         if op == "expression":
             if not args or not isinstance(args[0], str):
                 raise Invalid(f"Invalid MBQL: malformed expression reference {x!r} in {where}.")
-            return ["expression", args[0], keys(args[1] if len(args) > 1 else None, where)]
+            return ["expression", args[0], shared.keys(args[1] if len(args) > 1 else None, where)]
         if op in ("aggregation", "aggregate-field"):
-            return ["aggregation", integer(args[0] if args else None, f"aggregation index in {where}", 0),
-                    keys(args[1] if len(args) > 1 else None, where)]
+            return ["aggregation", shared.integer(args[0] if args else None, f"aggregation index in {where}", 0),
+                    shared.keys(args[1] if len(args) > 1 else None, where)]
         raise Invalid(f"Invalid MBQL: expected a field reference in {where}, got {x!r}.")
 
     def expr(self, x: Any, where: str) -> Any:
-        """Any expression: a literal, a reference or a function clause."""
+        """Any expression: a shared.literal, a reference or a function clause."""
         if x is None or isinstance(x, (bool, int, float, str)):
             return x
         if isinstance(x, dict):
             raise Invalid(f"Invalid MBQL: unexpected map {x!r} in {where}.")
         if not isinstance(x, list) or not x:
             raise Invalid(f"Invalid MBQL: malformed clause {x!r} in {where}.")
-        op = token(x[0])
+        op = shared.token(x[0])
         if op in ("field", "field-id", "field-literal", "fk->", "datetime-field", "binning-strategy",
                   "joined-field", "expression", "aggregation", "aggregate-field"):
             return self.ref(x, where)
         args = x[1:]
         if op == "value":
-            return ["value", literal(args[0] if args else None, where), keys(args[1] if len(args) > 1 else None, where)]
+            return ["value", shared.literal(args[0] if args else None, where),
+                    shared.keys(args[1] if len(args) > 1 else None, where)]
         if op == "case" or op == "if":
             return self.case(args, where)
         if op == "aggregation-options" or op == "named":
@@ -111,43 +96,37 @@ class LegacyReader:
             if op == "named":
                 opts = {"name": args[1]} if len(args) > 1 else {}
             else:
-                opts = keys(args[1] if len(args) > 1 else None, where)
+                opts = shared.keys(args[1] if len(args) > 1 else None, where)
             return ["aggregation-options", self.expr(args[0], where), opts]
-        if op in STRING_FILTERS:
+        if op in shared.STRING_FILTERS:
             opts = {}
             if len(args) == 3 and isinstance(args[2], dict):
-                opts = keys(args[2], where)
+                opts = shared.keys(args[2], where)
                 args = args[:2]
             return [op, *(self.expr(a, where) for a in args), opts]
         if op == "time-interval":
             if len(args) < 3:
                 raise Invalid(f"Invalid MBQL: time-interval needs a field, an amount and a unit in {where}.")
-            opts = keys(args[3], where) if len(args) > 3 else {}
-            return [op, self.ref(args[0], where), args[1], token(args[2]), opts]
-        if op in UNIT_POSITIONS:
-            return [op, *unit_args(op, args, lambda a: self.expr(a, where))]
+            opts = shared.keys(args[3], where) if len(args) > 3 else {}
+            return [op, self.ref(args[0], where), args[1], shared.token(args[2]), opts]
+        if op in shared.UNIT_POSITIONS:
+            return [op, *shared.unit_args(op, args, lambda a: self.expr(a, where))]
         if op == "count" and not args:
             return ["count"]
         if op == "offset":
             # Legacy offset takes its options first: ["offset", {name?}, expression, n].
             leading = bool(args) and isinstance(args[0], dict)
-            opts = keys(args[0], where) if leading else {}
+            opts = shared.keys(args[0], where) if leading else {}
             clause = ["offset", *(self.expr(a, where) for a in (args[1:] if leading else args))]
             names = {k: opts[k] for k in ("name", "display-name") if opts.get(k)}
             return ["aggregation-options", clause, names] if names else clause
         if op == "datetime" and len(args) == 2 and isinstance(args[1], dict):
-            return [op, self.expr(args[0], where), keys(args[1], where)]
+            return [op, self.expr(args[0], where), shared.keys(args[1], where)]
         return [op, *(self.expr(a, where) for a in args)]
 
     def case(self, args: list, where: str) -> Clause:
-        if not args or not isinstance(args[0], list):
-            raise Invalid(f"Invalid MBQL: case needs a list of [condition, value] pairs in {where}.")
-        pairs = []
-        for pair in args[0]:
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise Invalid(f"Invalid MBQL: malformed case branch {pair!r} in {where}.")
-            pairs.append([self.expr(pair[0], where), self.expr(pair[1], where)])
-        opts = keys(args[1], where) if len(args) > 1 and isinstance(args[1], dict) else {}
+        pairs = shared.case_pairs(args, where, self.expr)
+        opts = shared.keys(args[1], where) if len(args) > 1 and isinstance(args[1], dict) else {}
         if "default" in opts:
             opts["default"] = self.expr(opts["default"], where)
         return ["case", pairs, opts]
@@ -155,27 +134,27 @@ class LegacyReader:
     def order_by(self, x: Any) -> Clause:
         if isinstance(x, list) and len(x) == 2:
             first, second = x
-            if isinstance(first, str) and token(first) in ("asc", "desc"):
-                return [token(first), self.ref(second, "order-by")]
-            if isinstance(second, str) and token(second) in ("ascending", "descending"):
-                return ["asc" if token(second) == "ascending" else "desc", self.ref(first, "order-by")]
+            if isinstance(first, str) and shared.token(first) in ("asc", "desc"):
+                return [shared.token(first), self.ref(second, "order-by")]
+            if isinstance(second, str) and shared.token(second) in ("ascending", "descending"):
+                return ["asc" if shared.token(second) == "ascending" else "desc", self.ref(first, "order-by")]
         raise Invalid(f"Invalid MBQL: malformed order-by clause {x!r}.")
 
     def inner(self, inner: Any, where: str = "query") -> list[Stage]:
-        q = keys(inner, where)
+        q = shared.keys(inner, where)
         if "source-table" in q and "source-query" in q:
             raise Invalid(f"Invalid MBQL: {where} has both source-table and source-query.")
         stages: list[Stage] = []
         stage = Stage()
         if "source-query" in q:
-            source = keys(q["source-query"], "source-query")
+            source = shared.keys(q["source-query"], "source-query")
             if "native" in source:
                 stages.append(Stage(native={"query": source["native"],
                                             "template-tags": source.get("template-tags") or {}}))
             else:
                 stages.extend(self.inner(source, "source-query"))
         elif "source-table" in q:
-            source_table(q["source-table"], stage, f"source-table of {where}")
+            shared.source_table(q["source-table"], stage, f"source-table of {where}")
         else:
             raise Invalid(f"Invalid MBQL: {where} needs a source-table or a source-query.")
         self.fill(stage, q)
@@ -185,9 +164,9 @@ class LegacyReader:
     def fill(self, stage: Stage, q: dict) -> None:
         for i, join in enumerate(q.get("joins") or []):
             stage.joins.append(self.join(join, i))
-        expressions = keys(q.get("expressions"), "expressions") if "expressions" in q else {}
-        # Expression names are user text: keep them as given, only the map keys were normalised.
-        raw_names = {key(k): k for k in (q.get("expressions") or {})}
+        expressions = shared.keys(q.get("expressions"), "expressions") if "expressions" in q else {}
+        # Expression names are user text: keep them as given, only the map shared.keys were normalised.
+        raw_names = {shared.key(k): k for k in (q.get("expressions") or {})}
         stage.expressions = {raw_names[k]: self.expr(v, f"expression {raw_names[k]!r}") for k, v in expressions.items()}
         if q.get("filter") is not None:
             stage.filters = [self.expr(q["filter"], "filter")]
@@ -200,21 +179,21 @@ class LegacyReader:
                 aggregations = [aggregations]
             stage.aggregations = [self.expr(a, "aggregation") for a in aggregations]
         if q.get("breakout") is not None:
-            stage.breakouts = [self.ref(b, "breakout") for b in as_list(q["breakout"], "breakout")]
+            stage.breakouts = [self.ref(b, "breakout") for b in shared.as_list(q["breakout"], "breakout")]
         if q.get("fields") is not None:
-            stage.fields = [self.ref(f, "fields") for f in as_list(q["fields"], "fields")]
+            stage.fields = [self.ref(f, "fields") for f in shared.as_list(q["fields"], "fields")]
         if q.get("order-by") is not None:
-            stage.order_by = [self.order_by(o) for o in as_list(q["order-by"], "order-by")]
-        limit_and_page(stage, q)
+            stage.order_by = [self.order_by(o) for o in shared.as_list(q["order-by"], "order-by")]
+        shared.limit_and_page(stage, q)
         stage.source_metadata = q.get("source-metadata")
 
     def join(self, join: Any, i: int) -> Join:
-        j = keys(join, f"join {i}")
+        j = shared.keys(join, f"join {i}")
         where = f"join {j.get('alias', i)!r}"
         if "source-table" not in j and "source-query" not in j:
             raise Invalid(f"Invalid MBQL: {where} needs a source-table or a source-query.")
         if "source-query" in j and "source-table" not in j:
-            source = keys(j["source-query"], f"source-query of {where}")
+            source = shared.keys(j["source-query"], f"source-query of {where}")
             if "native" in source:
                 stages = [Stage(native={"query": source["native"], "template-tags": source.get("template-tags") or {}})]
             else:
@@ -222,4 +201,4 @@ class LegacyReader:
         else:
             stages = self.inner({k: v for k, v in j.items() if k == "source-table"}, where)
         condition = self.expr(j.get("condition"), f"condition of {where}") if j.get("condition") is not None else None
-        return make_join(j, stages, condition, where, self.ref)
+        return shared.make_join(j, stages, condition, where, self.ref)

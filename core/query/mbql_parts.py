@@ -1,6 +1,6 @@
 """The readers both MBQL dialects share (core.query.mbql_legacy, core.query.mbql5): tokens and map keys,
 integers, source tables, field references with their options (temporal unit, binning), literals,
-limits and pages, joins, and the argument positions that hold a temporal unit. Each raises
+limits and pages, joins, case branches, and the argument positions that hold a temporal unit. Each raises
 core.http.errors.Invalid naming what is wrong.
 """
 from __future__ import annotations
@@ -124,6 +124,18 @@ def unit_args(op: str, args: list, convert) -> list:
         else:
             out.append(a)
     return out
+
+
+def case_pairs(args: list, where: str, convert) -> list:
+    """The [condition, value] pairs of a case clause (its first argument), both sides read by `convert`."""
+    if not args or not isinstance(args[0], list):
+        raise Invalid(f"Invalid MBQL: case needs a list of [condition, value] pairs in {where}.")
+    pairs = []
+    for pair in args[0]:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise Invalid(f"Invalid MBQL: malformed case branch {pair!r} in {where}.")
+        pairs.append([convert(pair[0], where), convert(pair[1], where)])
+    return pairs
 
 
 def literal(value: Any, where: str) -> Any:
