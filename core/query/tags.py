@@ -1,7 +1,7 @@
 """What a native query's field-filter and snippet tags read from the app DB: the column a field filter
 compares (qualified as the engine names it, read through the field's coercion) and a snippet's text
-once the data-access gate lets it in. They back the native resolvers of the query processor
-(core.query.processor) and of query actions.
+once the data-access gate lets it in. They back the native resolvers a run uses
+(core.query.preparation) and those of query actions.
 """
 from __future__ import annotations
 
