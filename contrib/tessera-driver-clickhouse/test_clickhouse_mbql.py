@@ -17,7 +17,7 @@ from chdb_home import admin_engine, chdb_home, create_database
 from core.http.errors import Invalid
 from core.testing import app_db_template  # noqa: F401 - fixture
 from tests.core.query import sample
-from tests.core.query.conftest import synced_ids
+from tests.core.query.conftest import Sample
 from tests.core.query.test_conformance import (
     CASES,
     WEEK_CASE_NAMES,
@@ -33,15 +33,6 @@ from tests.core.query.test_conformance import test_named_time_zones as named_tim
 ENGINES = ("sqlite", "clickhouse")
 
 
-class Sample:
-    def __init__(self, driver, engine, ids, session):
-        self.driver, self.engine, self.ids, self.session = driver, engine, ids, session
-
-    def run(self, sql, params=None):
-        with self.driver.execute(self.engine, sql, params, timeout=30) as result:
-            return [tuple(row) for row in result.rows]
-
-
 def _entry_point(site):
     dist = site / "tessera_driver_clickhouse-0.1.0.dist-info"
     dist.mkdir(parents=True)
@@ -50,9 +41,10 @@ def _entry_point(site):
     sys.path.insert(0, str(site))
 
 
-def _set_foreign_keys(session, ids):
+def _coerce_and_set_foreign_keys(session, ids):
     from core.appdb.models.database import Field
 
+    sample.coerce_synced(session, ids)
     for name in sample.TABLE_ORDER:
         for column, _, _, _, fk in sample.COLUMNS[name]:
             if fk:
@@ -62,11 +54,9 @@ def _set_foreign_keys(session, ids):
 
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory, app_db_template):  # noqa: F811
-    from core.appdb.models.database import Database, Field
     from core.assembly.app import create_app
-    from core.driver import connections, crypto
-    from core.sync import schema as sync
-    from core.testing import FAST_HASHING
+    from core.driver import connections
+    from core.testing import FAST_HASHING, register_synced
 
     data_dir = tmp_path_factory.mktemp("ch-mbql")
     shutil.copy(app_db_template, data_dir / "tessera.db")
@@ -91,23 +81,10 @@ def samples(tmp_path_factory, app_db_template):  # noqa: F811
         stack.callback(connections.dispose_all)
         out = {}
         for engine_name in ENGINES:
-            with state.db.session() as session:
-                database = Database(name=f"Sample on {engine_name}", engine=engine_name,
-                                    details=crypto.encrypt_details(sources[engine_name]))
-                session.add(database)
-                session.flush()
-                database_id = database.id
-            assert sync.sync_database(state, database_id), f"sync of the {engine_name} sample failed"
-            session = state.db.Session()
-            stack.callback(session.close)
-            ids = synced_ids(session, database_id)
-            for ref, strategy in sample.COERCED.items():
-                sample.coerce(session.get(Field, ids[f"${ref}"]), strategy)
-            if engine_name == "clickhouse":
-                _set_foreign_keys(session, ids)
-            session.commit()
-            engine = connections.engine_for(session.get(Database, database_id))
-            out[engine_name] = Sample(state.drivers[engine_name], engine, ids, session)
+            adjust = _coerce_and_set_foreign_keys if engine_name == "clickhouse" else sample.coerce_synced
+            session, ids, engine = register_synced(state, stack, f"Sample on {engine_name}", engine_name,
+                                                   sources[engine_name], adjust)
+            out[engine_name] = Sample(engine_name, engine, ids, session, state.drivers[engine_name])
         yield out
     state.db.dispose()
     sys.path.remove(str(site))

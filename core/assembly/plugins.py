@@ -96,10 +96,10 @@ def make_plugin_manager(config: dict) -> pluggy.PluginManager:
     from core.http import auth
 
     pm.register(auth, name="core.http.auth")
-    from core.query import limits, processor
+    from core.query import execution, limits
 
     # The query processor's own hook implementations: executing (trylast) and row limits (wrapper).
-    pm.register(processor, name="core.query.processor")
+    pm.register(execution, name="core.query.execution")
     pm.register(limits, name="core.query.limits")
     from core.outbound import http as outbound_http
 

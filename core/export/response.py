@@ -155,7 +155,7 @@ def query_download(session, user, exporter: Exporter | None, export_format: str,
 
     from ..query import processor
     from ..query.errors import QueryFailed
-    from ..query.results import FAILED_STATUS
+    from ..query.results import FAILED_STATUS, iso
 
     context = DOWNLOAD_CONTEXTS.get(export_format, api_context)
     if pivot and pivots(exporter, options):
@@ -170,7 +170,7 @@ def query_download(session, user, exporter: Exporter | None, export_format: str,
     if export_format == "api":
         ctx = result.context
         head = {"status": "completed", "context": ctx.context, "database_id": ctx.database.id,
-                "started_at": processor.R.iso(ctx.started_at), "json_query": dataset_query}
+                "started_at": iso(ctx.started_at), "json_query": dataset_query}
         return api_stream(head, result, ctx.js_int_to_string)
     return download(result, exporter, options)
 

@@ -1,6 +1,6 @@
 """The data-access gate: the one place that decides whether a user may read what a query reads.
 
-Every query path meets it before any SQL runs (core.query.processor.prepare calls `check_query`;
+Every query path meets it before any SQL runs (core.query.preparation.prepare calls `check_query`;
 core.query.cards.expand calls `card_source` for each card source it replaces; the processor's `{{#N}}`
 and snippet resolvers call `card_source` and `snippet`; parameter and field values call `field`).
 A new query path must go through the processor or call these functions itself.

@@ -20,6 +20,7 @@ from core.appdb.models import User
 from . import processor as QP
 from . import results as R
 from .errors import QueryFailed
+from .preparation import prepare
 from .result import Result
 
 PIVOT_GROUPING = {
@@ -124,7 +125,7 @@ def collect(session: Session, user: User | None, dataset_query: Any, pivot_rows:
             **options) -> Pivoted:
     """Run every grouping (QueryFailed when the query cannot be pivoted). With `column_split`, rows
     and columns come from it, resolved once the first sub-query has named its columns."""
-    ctx = QP.prepare(session, user, dataset_query, context=context, **options)
+    ctx = prepare(session, user, dataset_query, context=context, **options)
     try:
         return _collect(ctx, pivot_rows, pivot_cols, column_split)
     except QueryFailed as exc:

@@ -2,7 +2,7 @@
 compiling MBQL with sqlglot was most of an uncached 2000-row card query's time, and preparing it most
 of a cached one's).
 
-`prepared(...)` keeps what core.query.processor.prepare made of a query for a user (normalised, the
+`prepared(...)` keeps what core.query.preparation.prepare made of a query for a user (normalised, the
 data-access gate passed, card sources expanded, parameters applied) under the app DB's generation,
 keyed by the user, the query and the run's options; each run gets a QueryContext of its own around the
 shared, never-modified prepared query (a run that compiles copies it first). Date parameters count
@@ -118,7 +118,7 @@ def _shape(ctx: QueryContext):
 
 
 def statement(ctx: QueryContext, compile: Callable[[QueryContext, dt.datetime | None], Any]):
-    """compile(ctx, None)'s statement (core.query.processor.Statement), kept while the app DB is unchanged."""
+    """compile(ctx, None)'s statement (core.query.execution.Statement), kept while the app DB is unchanged."""
     key = plan_key(ctx)
     if key is None or not memo.usable(ctx.session):
         if ctx.extras.pop(SHARED, False):

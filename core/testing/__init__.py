@@ -38,6 +38,8 @@ from core.testing.conformance import (  # noqa: F401
     DriverConformance,
     conformance_schema,
     feature_probes,
+    register_synced,
+    synced_ids,
 )
 from core.testing.http_server import HttpSink, Received, http_server, make_http_server  # noqa: F401
 from core.testing.services import (  # noqa: F401

@@ -1,6 +1,9 @@
 """DriverConformance: the one suite every driver passes, built-in and third-party. Subclass it with
 `driver = ...` and a class-scoped `conformance_target` fixture (tests/drivers/test_conformance.py,
 contrib/tessera-driver-csv).
+
+`register_synced` registers and syncs a data source as a user would, for suites that run MBQL on
+synced metadata (the sample database of tests/core/query and the contrib drivers' MBQL tests).
 """
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import pytest
 
@@ -506,3 +509,48 @@ class DriverConformance:
                     self.run(unguarded, self.teeth_cleanup_sql)
             finally:
                 unguarded.dispose()
+
+
+# --------------------------------------------------------------------------------------------------
+# Synced sources: a data source registered and synced as a user's registration does
+# --------------------------------------------------------------------------------------------------
+
+
+def synced_ids(session, database_id: int) -> dict:
+    """"$T.C" / "$$T" -> id of the Table and Field rows sync wrote for the database, and "database"."""
+    from sqlalchemy import select
+
+    from core.appdb.models.database import Field, Table
+
+    ids = {"database": database_id}
+    for table in session.scalars(select(Table).where(Table.db_id == database_id)):
+        ids[f"$${table.name}"] = table.id
+        for field in session.scalars(select(Field).where(Field.table_id == table.id)):
+            ids[f"${table.name}.{field.name}"] = field.id
+    return ids
+
+
+def register_synced(state, stack: contextlib.ExitStack, name: str, engine: str, details: dict,
+                    adjust: Callable[[Any, dict], None] | None = None) -> tuple[Any, dict, Any]:
+    """Register `details` as a data source (encrypted, as the API stores them) and sync it with
+    core.sync.schema, inside the app's context. Returns (session, ids, engine): an app-DB session open
+    until `stack` closes, the synced ids (`synced_ids`) and the locked-down engine Tessera runs queries
+    on. `adjust(session, ids)` edits the synced metadata (coercions, FK targets) before it is committed,
+    as an admin does in the data model."""
+    from core.appdb.models.database import Database
+    from core.driver import connections, crypto
+    from core.sync import schema as sync
+
+    with state.db.session() as session:
+        database = Database(name=name, engine=engine, details=crypto.encrypt_details(details))
+        session.add(database)
+        session.flush()
+        database_id = database.id
+    assert sync.sync_database(state, database_id), f"sync of {name!r} failed"
+    session = state.db.Session()
+    stack.callback(session.close)
+    ids = synced_ids(session, database_id)
+    if adjust is not None:
+        adjust(session, ids)
+    session.commit()
+    return session, ids, connections.engine_for(session.get(Database, database_id))

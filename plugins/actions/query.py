@@ -16,7 +16,7 @@ from core.appdb.models import Database
 from core.driver.connections import driver_for
 from core.http.errors import Invalid, check_404
 from core.query import native as N
-from core.query import processor
+from core.query import tags
 from core.query.context import PARAMSTYLE, timeout_seconds, week_start
 from core.query.errors import QueryFailed
 from core.query.mbql import normalize
@@ -47,8 +47,8 @@ def statement(session: Session, action, detail, values: dict) -> tuple[Database,
         if stage.native is None or len(query.stages) != 1:
             raise Invalid("A query action runs a native query.")
         resolvers = N.Resolvers(
-            field=lambda dimension, alias=None: processor.field_info(session, driver, dimension, alias),
-            snippet=lambda snippet_id, name: processor.snippet_text(session, None, snippet_id, name, True),
+            field=lambda dimension, alias=None: tags.field_info(session, driver, dimension, alias),
+            snippet=lambda snippet_id, name: tags.snippet_text(session, None, snippet_id, name, True),
             card=_no_cards)
         text = N.substitute(stage.native["query"], stage.native.get("template-tags"), _parameters(action, values),
                             resolvers, driver=driver, week_start=week_start(session))

@@ -15,6 +15,7 @@ from core.http.errors import Invalid, NotFound
 from core.policy import permissions
 from core.query import access, processor
 from core.query import pivot as pivot_query
+from core.query.context import query_hash
 from core.query.errors import QueryFailed
 
 VALUES_LIMIT = 1000
@@ -67,7 +68,7 @@ def native(session: Session, user: User, query: dict, pretty: bool):
 
 
 def duration(session: Session, query: dict) -> dict:
-    row = session.get(QueryStats, processor.query_hash(query))
+    row = session.get(QueryStats, query_hash(query))
     return {"average": row.average_execution_time if row is not None else 0}
 
 

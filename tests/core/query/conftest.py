@@ -2,7 +2,7 @@
 
 `samples` puts tests.core.query.sample on the four engines (a SQLite file, a DuckDB file, and on the
 loopback servers a uniquely named PostgreSQL database and MariaDB database, dropped afterwards) and
-syncs each with core.sync.schema. `sqlite_sample` and `appdb` write metadata rows directly, for tests of the
+registers and syncs each (core.testing.register_synced). `sqlite_sample` and `appdb` write metadata rows directly, for tests of the
 compiler alone.
 """
 from __future__ import annotations
@@ -39,14 +39,15 @@ def appdb(tmp_path_factory, app_db_template):
 
 
 class Sample:
-    """The sample data on one engine: its driver, a SQLAlchemy engine, and the ids of its metadata."""
+    """The sample data on one engine: its driver (a built-in one's unless given), a SQLAlchemy engine,
+    and the ids of its metadata."""
 
-    def __init__(self, engine_name: str, engine: sa.Engine, ids: dict, session):
+    def __init__(self, engine_name: str, engine: sa.Engine, ids: dict, session, driver=None):
         self.engine_name = engine_name
         self.engine = engine
         self.ids = ids
         self.session = session
-        self.driver = driver_class(engine_name)
+        self.driver = driver or driver_class(engine_name)
 
     def run(self, sql: str, params: dict | None = None) -> list[tuple]:
         """Through the driver's own execute, as the query processor runs SQL."""
@@ -76,28 +77,14 @@ def sqlite_sample(appdb, tmp_path_factory):
             step()
 
 
-def synced_ids(session, database_id: int) -> dict:
-    """"$T.C" / "$$T" -> id from the Table and Field rows sync wrote."""
-    from core.appdb.models.database import Field, Table
-
-    ids = {"database": database_id}
-    for table in session.scalars(sa.select(Table).where(Table.db_id == database_id)):
-        ids[f"$${table.name}"] = table.id
-        for field in session.scalars(sa.select(Field).where(Field.table_id == table.id)):
-            ids[f"${table.name}.{field.name}"] = field.id
-    return ids
-
-
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
     """The sample data on all four engines, registered and synced as a user would (sync writes the
     tables, fields, types and fingerprints), queried through the locked-down engines Tessera opens.
     PostgreSQL and MariaDB get their own database and unprivileged user, dropped afterwards."""
-    from core.appdb.models.database import Database, Field
     from core.assembly.app import create_app
-    from core.driver import connections, crypto
-    from core.sync import schema as sync
-    from core.testing import FAST_HASHING, mariadb_data_source, postgres_data_source
+    from core.driver import connections
+    from core.testing import FAST_HASHING, mariadb_data_source, postgres_data_source, register_synced
 
     require_postgres()
     require_mariadb()
@@ -125,20 +112,8 @@ def samples(tmp_path_factory, app_db_template) -> dict[str, Sample]:
         stack.callback(connections.dispose_all)
         out = {}
         for engine_name in ENGINES:
-            with state.db.session() as session:
-                database = Database(name=f"Sample on {engine_name}", engine=engine_name,
-                                    details=crypto.encrypt_details(sources[engine_name]))
-                session.add(database)
-                session.flush()
-                database_id = database.id
-            assert sync.sync_database(state, database_id), f"sync of the {engine_name} sample failed"
-            session = state.db.Session()
-            stack.callback(session.close)
-            ids = synced_ids(session, database_id)
-            for ref, strategy in sample.COERCED.items():
-                sample.coerce(session.get(Field, ids[f"${ref}"]), strategy)
-            session.commit()
-            engine = connections.engine_for(session.get(Database, database_id))
+            session, ids, engine = register_synced(state, stack, f"Sample on {engine_name}", engine_name,
+                                                   sources[engine_name], sample.coerce_synced)
             out[engine_name] = Sample(engine_name, engine, ids, session)
         yield out
     state.db.dispose()

@@ -242,6 +242,12 @@ def coerce(field: Field, strategy: str | None) -> None:
         field.effective_type = COERCIONS[strategy]
 
 
+def coerce_synced(session, ids: dict[str, int]) -> None:
+    """Give the synced sample's fields their COERCED strategies (core.testing.register_synced's adjust)."""
+    for ref, strategy in COERCED.items():
+        coerce(session.get(Field, ids[f"${ref}"]), strategy)
+
+
 def resolve(template, ids: dict[str, int]):
     """The template with "$T.C" and "$$T" strings (and "database": "$db") replaced by ids."""
     if isinstance(template, dict):

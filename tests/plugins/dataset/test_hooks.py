@@ -11,6 +11,7 @@ from core.appdb.counters import flush
 from core.appdb.models import Database, QueryExecution, User
 from core.assembly.app import create_app
 from core.query import limits, processor
+from core.query.preparation import prepare
 from core.testing import make_user, setup_admin
 from tests.support import write_plugin
 
@@ -57,7 +58,7 @@ def test_limits_wrapper(app, admin, orders):
         user = _admin_user(session)
 
         def limit(query, **options):
-            ctx = processor.prepare(session, user, query, **options)
+            ctx = prepare(session, user, query, **options)
             return limits.row_limit(ctx)
 
         assert limit(native(orders, "SELECT 1")) == (2000, True)
