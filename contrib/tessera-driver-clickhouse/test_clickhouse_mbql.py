@@ -15,7 +15,6 @@ import sqlalchemy as sa
 from chdb_home import admin_engine, chdb_home, create_database
 
 from core.http.errors import Invalid
-from core.testing import app_db_template  # noqa: F401 - fixture
 from tests.core.query import sample
 from tests.core.query.conftest import synced_ids
 from tests.core.query.test_conformance import (
@@ -61,7 +60,7 @@ def _set_foreign_keys(session, ids):
 
 
 @pytest.fixture(scope="module")
-def samples(tmp_path_factory, app_db_template):  # noqa: F811
+def samples(tmp_path_factory, app_db_template):
     from core.appdb.models.database import Database, Field
     from core.assembly.app import create_app
     from core.driver import connections, crypto

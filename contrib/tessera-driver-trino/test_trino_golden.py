@@ -18,7 +18,7 @@ from core.appdb.db import AppDatabase
 from core.http.errors import Invalid
 from core.query.compiler import compile_query
 from core.query.mbql import normalize
-from core.testing import DriverConformance, app_db_template  # noqa: F401 - fixture
+from core.testing import DriverConformance
 from core.testing.conformance import feature_probes
 from tests.core.query import sample
 from tests.core.query.test_conformance import CASES, WEEK_CASE_NAMES, WEEK_STARTS, week_cases
@@ -37,7 +37,7 @@ def check_golden(name: str, sql: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def trino_sample(tmp_path_factory, app_db_template):  # noqa: F811
+def trino_sample(tmp_path_factory, app_db_template):
     path = tmp_path_factory.mktemp("trino") / "tessera.db"
     shutil.copy(app_db_template, path)
     database = AppDatabase(f"sqlite:///{path}")
