@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import event, select
 
 from core.appdb.counters import flush
-from tests.plugins.cards.fixtures import card_body, mbql_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, mbql_query
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 

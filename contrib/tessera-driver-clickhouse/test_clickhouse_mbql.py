@@ -15,20 +15,20 @@ import sqlalchemy as sa
 from chdb_home import admin_engine, chdb_home, create_database
 
 from core.http.errors import Invalid
-from core.testing import app_db_template  # noqa: F401 - fixture
 from tests.core.query import sample
 from tests.core.query.conftest import Sample
 from tests.core.query.test_conformance import (
     CASES,
+    NAMED_ZONES_QUERY,
     WEEK_CASE_NAMES,
     WEEK_STARTS,
     assert_rows_equal,
+    named_zone_answers,
     normal,
     run_case,
     sort_key,
     week_cases,
 )
-from tests.core.query.test_conformance import test_named_time_zones as named_time_zones
 
 ENGINES = ("sqlite", "clickhouse")
 
@@ -53,7 +53,7 @@ def _coerce_and_set_foreign_keys(session, ids):
 
 
 @pytest.fixture(scope="module")
-def samples(tmp_path_factory, app_db_template):  # noqa: F811
+def samples(tmp_path_factory, app_db_template):
     from core.assembly.app import create_app
     from core.driver import connections
     from core.testing import FAST_HASHING, register_synced
@@ -119,5 +119,6 @@ def test_start_of_week(samples, start, case):
 
 def test_named_time_zones(samples):
     """convert-timezone with named zones (DST included) against Python's zoneinfo, as core's suite does."""
-    named_time_zones(samples, "clickhouse")
+    rows = run_case(samples["clickhouse"], NAMED_ZONES_QUERY)
+    assert_rows_equal(rows, named_zone_answers(), "named zones on clickhouse")
 

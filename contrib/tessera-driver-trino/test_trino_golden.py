@@ -18,10 +18,10 @@ from core.appdb.db import AppDatabase
 from core.http.errors import Invalid
 from core.query.compiler import compile_query
 from core.query.mbql import normalize
-from core.testing import DriverConformance, app_db_template  # noqa: F401 - fixture
+from core.testing import DriverConformance
 from core.testing.conformance import feature_probes
 from tests.core.query import sample
-from tests.core.query.test_conformance import CASES, WEEK_CASE_NAMES, WEEK_STARTS, week_cases
+from tests.core.query.test_conformance import CASES, NAMED_ZONES_QUERY, WEEK_CASE_NAMES, WEEK_STARTS, week_cases
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("TESSERA_UPDATE_GOLDEN") == "1"
@@ -37,7 +37,7 @@ def check_golden(name: str, sql: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def trino_sample(tmp_path_factory, app_db_template):  # noqa: F811
+def trino_sample(tmp_path_factory, app_db_template):
     path = tmp_path_factory.mktemp("trino") / "tessera.db"
     shutil.copy(app_db_template, path)
     database = AppDatabase(f"sqlite:///{path}")
@@ -76,16 +76,7 @@ def test_start_of_week_sql(trino_sample, start, case):
 
 def test_named_time_zones_sql(trino_sample):
     """The named-zone query of core's MBQL suite (a zone with DST, a zone from another, a fixed offset)."""
-    def f(ref):
-        return ["field", f"${ref}", None]
-
-    query = {"source-table": "$$ORDERS", "expressions": {
-        "new york": ["convert-timezone", f("ORDERS.CREATED_AT"), "America/New_York"],
-        "tokyo from new york": ["convert-timezone", f("ORDERS.CREATED_AT"), "Asia/Tokyo", "America/New_York"],
-        "india from berlin": ["convert-timezone", f("ORDERS.CREATED_AT"), "+05:30", "Europe/Berlin"]},
-        "fields": [f("ORDERS.ID"), ["expression", "new york"], ["expression", "tokyo from new york"],
-                   ["expression", "india from berlin"]], "order-by": [["asc", f("ORDERS.ID")]]}
-    check_golden("named-time-zones", compiled(trino_sample, query))
+    check_golden("named-time-zones", compiled(trino_sample, NAMED_ZONES_QUERY))
 
 
 @pytest.mark.parametrize("feature", sorted(set(feature_probes()) & TrinoDriver.features))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.charts import render_card
-from tests.plugins.cards.fixtures import card_body, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, native_query
 
 from .support import read_png
 

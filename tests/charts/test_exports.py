@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.plugins.cards.fixtures import card_body, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, native_query
 from tests.plugins.dashboards.support import make_dashboard
 
 from .support import read_png

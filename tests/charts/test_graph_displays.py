@@ -6,7 +6,7 @@ import pytest
 
 from core.charts import chart_spec, render_card
 from core.charts.displays.pie import percent
-from tests.plugins.cards.fixtures import card_body, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, native_query
 
 from .graph_data import CHANGES, FUNNEL, POINTS, SLICES, card
 from .support import read_png

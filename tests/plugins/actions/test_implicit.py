@@ -3,13 +3,12 @@ names to columns, the primary key required, exactly one row or a 400 with the ro
 changed), Metabase's result shapes; the prefill of an update form."""
 import orjson
 
-from .engines import shop  # noqa: F401
 from .support import implicit, make_model
 
 PEOPLE = "SELECT id, name, age FROM people ORDER BY id"
 
 
-def test_create_update_delete(admin, shop):  # noqa: F811
+def test_create_update_delete(admin, shop):
     create = implicit(admin, shop.model, "row/create").json
     assert {"name", "age"} <= {p["id"] for p in create["parameters"]}
     made = admin.post(f"/api/action/{create['id']}/execute", json={"parameters": {"name": "Edsger", "age": 72}})
@@ -30,7 +29,7 @@ def test_create_update_delete(admin, shop):  # noqa: F811
     assert [r[0] for r in shop.rows(PEOPLE)] == [1, 2, 3]
 
 
-def test_refusals_change_nothing(admin, shop):  # noqa: F811
+def test_refusals_change_nothing(admin, shop):
     before = shop.rows(PEOPLE)
     update = implicit(admin, shop.model, "row/update").json
     delete = implicit(admin, shop.model, "row/delete").json
@@ -61,7 +60,7 @@ def test_refusals_change_nothing(admin, shop):  # noqa: F811
     assert shop.rows(PEOPLE)[1:] == before[1:]
 
 
-def test_one_row_or_a_400_with_the_count(app, admin, shop):  # noqa: F811
+def test_one_row_or_a_400_with_the_count(app, admin, shop):
     # A table whose declared key is not unique in the data: the update would touch two rows.
     fields = admin.get(f"/api/table/{shop.tables['twins']}/query_metadata").json["fields"]
     key = next(f for f in fields if f["name"].lower() == "id")
@@ -78,7 +77,7 @@ def test_one_row_or_a_400_with_the_count(app, admin, shop):  # noqa: F811
     assert len(shop.rows("SELECT * FROM twins")) == 2
 
 
-def test_prefill(admin, shop):  # noqa: F811
+def test_prefill(admin, shop):
     update = implicit(admin, shop.model, "row/update").json
     values = admin.get(f"/api/action/{update['id']}/execute",
                        query_string={"parameters": orjson.dumps({"id": 3}).decode()})

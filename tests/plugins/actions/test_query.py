@@ -1,11 +1,10 @@
 """Query actions on SQLite, PostgreSQL and MariaDB: the native write statement with its template tags bound
 as parameters (never spliced), optional clauses, a missing required value, one transaction: a failed
 statement leaves the table as it was."""
-from .engines import shop  # noqa: F401
 from .support import param, query_action, tag
 
 
-def set_age(admin, shop, sql="UPDATE people SET age = {{age}} WHERE id = {{id}}[[ AND name = {{name}}]]"):  # noqa: F811
+def set_age(admin, shop, sql="UPDATE people SET age = {{age}} WHERE id = {{id}}[[ AND name = {{name}}]]"):
     response = query_action(admin, shop.model, shop.db, sql,
                             {"age": tag("age", "number", required=True), "id": tag("id", "number", required=True),
                              "name": tag("name")},
@@ -14,7 +13,7 @@ def set_age(admin, shop, sql="UPDATE people SET age = {{age}} WHERE id = {{id}}[
     return response.json["id"]
 
 
-def test_write_with_bound_parameters(admin, shop):  # noqa: F811
+def test_write_with_bound_parameters(admin, shop):
     action = set_age(admin, shop)
     ran = admin.post(f"/api/action/{action}/execute", json={"parameters": {"age": 50, "id": 1}})
     assert ran.status_code == 200 and ran.json == {"rows-affected": 1}
@@ -34,7 +33,7 @@ def test_write_with_bound_parameters(admin, shop):  # noqa: F811
     assert unknown.json["message"].startswith('No destination parameter found for #{"x"}')
 
 
-def test_a_failed_statement_changes_nothing(admin, shop):  # noqa: F811
+def test_a_failed_statement_changes_nothing(admin, shop):
     before = shop.rows("SELECT id, name, age FROM people ORDER BY id")
     # The first rows are updated before the NULL name breaks the NOT NULL constraint.
     sql = "UPDATE people SET age = age + 1, name = CASE WHEN id = 3 THEN NULL ELSE name END WHERE id <= {{n}}"
@@ -51,7 +50,7 @@ def test_a_failed_statement_changes_nothing(admin, shop):  # noqa: F811
     assert len(shop.rows("SELECT * FROM twins")) == 2
 
 
-def test_query_actions_cannot_read_other_questions(admin, shop):  # noqa: F811
+def test_query_actions_cannot_read_other_questions(admin, shop):
     sql = "INSERT INTO twins (id, name) SELECT id, name FROM {{#%d-m}} AS m" % shop.model
     tags = {f"#{shop.model}-m": {"id": "c", "name": f"#{shop.model}-m", "display-name": "m", "type": "card",
                                  "card-id": shop.model}}
@@ -61,7 +60,7 @@ def test_query_actions_cannot_read_other_questions(admin, shop):  # noqa: F811
     assert len(shop.rows("SELECT * FROM twins")) == 2
 
 
-def test_authoring_needs_native_permission(app, admin, user, shop):  # noqa: F811
+def test_authoring_needs_native_permission(app, admin, user, shop):
     graph = admin.get("/api/permissions/graph").json
     all_users = next(g["id"] for g in admin.get("/api/permissions/group").json if g["name"] == "All Users")
     graph["groups"][str(all_users)][str(shop.db)] = {"view-data": "unrestricted", "create-queries": "query-builder"}
@@ -70,7 +69,7 @@ def test_authoring_needs_native_permission(app, admin, user, shop):  # noqa: F81
     assert refused.status_code == 403
 
 
-def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop):  # noqa: F811
+def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop):
     if shop.engine == "mysql":
         import pytest
 
@@ -91,7 +90,7 @@ def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop): 
     assert shop.rows("SELECT age FROM people WHERE id = 1") == [(36,)]
 
 
-def test_editing_the_sql_needs_native_permission_renaming_does_not(app, admin, user, shop):  # noqa: F811
+def test_editing_the_sql_needs_native_permission_renaming_does_not(app, admin, user, shop):
     action = set_age(admin, shop)
     graph = admin.get("/api/permissions/graph").json
     all_users = next(g["id"] for g in admin.get("/api/permissions/group").json if g["name"] == "All Users")

@@ -1,11 +1,9 @@
-"""A small SQLite warehouse registered in the app DB (rows written directly, as a sync would), shared
-by the card tests."""
+"""A small SQLite warehouse registered in the app DB (rows written directly, as a sync would), and the
+card and query bodies over it; the `warehouse` fixture (tests/conftest.py) builds it for one test."""
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-
-import pytest
 
 PEOPLE = [(1, "Ada", "Lovelace", 36), (2, "Alan", "Turing", 41), (3, "Grace", "Hopper", 85)]
 ORDERS = [(1, 1, 10.5), (2, 1, 20.0), (3, 2, 7.25), (4, 3, 100.0)]
@@ -62,11 +60,6 @@ def register_warehouse(app, path: Path) -> dict:
         session.get(Field, ids["orders.person_id"]).fk_target_field_id = ids["people.id"]
         session.commit()
     return ids
-
-
-@pytest.fixture
-def warehouse(app, app_config):
-    return register_warehouse(app, make_warehouse(Path(app_config["TESSERA_DATA_DIR"])))
 
 
 def native_query(db_id: int, sql: str, **tags) -> dict:

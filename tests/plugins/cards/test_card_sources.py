@@ -2,7 +2,7 @@
 references, nested at any depth and cycle-safe."""
 from sqlalchemy import update
 
-from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, mbql_query, native_query
 
 
 def run(client, query):

@@ -4,7 +4,7 @@ from sqlalchemy import select
 
 from core.testing import add_database, make_user
 
-from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, mbql_query, native_query
 
 
 def revisions(app, card_id):

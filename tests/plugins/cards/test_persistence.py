@@ -7,7 +7,7 @@ from sqlalchemy import create_engine, text
 
 from core.testing import postgres_data_source
 
-from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, mbql_query, native_query
 
 
 def count_of(client, db_id, card_id):

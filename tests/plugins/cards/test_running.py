@@ -5,7 +5,7 @@ import json
 
 from core.appdb.counters import flush
 
-from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, mbql_query, native_query
 
 
 def test_run_native_card_with_parameters(user, warehouse):

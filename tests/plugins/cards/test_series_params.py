@@ -1,5 +1,5 @@
 """GET /api/card/:id/series and the parameter values endpoints."""
-from .fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, mbql_query, native_query
 
 
 def by_person(warehouse, display="line", aggregation=None):

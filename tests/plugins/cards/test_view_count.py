@@ -3,7 +3,7 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
-from .fixtures import card_body, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, native_query
 
 
 @pytest.fixture

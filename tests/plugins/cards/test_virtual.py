@@ -1,5 +1,5 @@
 """card__N virtual tables, the Saved Questions database (-1337) and card autocomplete."""
-from .fixtures import card_body, native_query, warehouse  # noqa: F401
+from .fixtures import card_body, native_query
 
 
 def test_card_virtual_table(admin, user, warehouse):

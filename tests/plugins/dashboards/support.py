@@ -1,12 +1,12 @@
 """Dashboards written straight into the app DB (real rows, as the dashboard API would store them), for
 the tests of dashcard queries, filter values and metadata and of the dashboards' place elsewhere
-(collections, search, bookmarks, cards); and the shared warehouse and card helpers."""
+(collections, search, bookmarks, cards); and the card helpers of tests/plugins/cards/fixtures.py."""
 from __future__ import annotations
 
 from core.appdb.models import Card
 from core.content import revisions
 from plugins.dashboards.models import Dashboard, DashboardCard, DashboardCardSeries
-from tests.plugins.cards.fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, mbql_query, native_query  # noqa: F401
 
 
 def store(app):

@@ -2,7 +2,7 @@
 cards the caller cannot read left out and listed, the permission checks and the one transaction."""
 import pytest
 
-from tests.plugins.cards.fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, mbql_query, native_query
 
 
 def set_collection_access(admin, collection_id, level: str) -> None:

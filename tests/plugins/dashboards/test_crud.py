@@ -3,8 +3,6 @@ plain user's view (403, can_write, cards reduced to their id)."""
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
-from tests.plugins.cards.fixtures import warehouse  # noqa: F401
-
 from .layout_helpers import collection_for_all_users, dashboard, dashcard, mapping, mbql_card, native_card
 
 DASHBOARD_KEYS = {"id", "name", "description", "creator_id", "parameters", "points_of_interest", "caveats",

@@ -4,7 +4,7 @@ import csv
 import io
 import json
 
-from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, warehouse  # noqa: F401
+from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query
 
 
 def _setup(app, admin, warehouse, **card_extra):

@@ -3,7 +3,7 @@ dashcard's mappings to MBQL, native (field filter and plain variable) and model-
 do not belong together; data permissions; the query log names the dashboard."""
 from core.appdb.counters import flush
 
-from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query, warehouse  # noqa: F401
+from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query
 
 
 def _card(client, name, query, **extra):

@@ -8,7 +8,7 @@ import pytest
 
 from core.testing import postgres_data_source, wait_for_sync
 
-from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query, warehouse  # noqa: F401
+from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query
 
 PARAMS = [{"id": "name", "type": "string/="}, {"id": "age", "type": "number/="},
           {"id": "total", "type": "number/>="}, {"id": "pid", "type": "id"}]

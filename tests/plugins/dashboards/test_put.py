@@ -2,8 +2,6 @@
 transaction, the GET body posted back, and the deprecated PUT /api/dashboard/:id/cards."""
 import pytest
 
-from tests.plugins.cards.fixtures import warehouse  # noqa: F401
-
 from .layout_helpers import (
     block_queries,
     collection_for_all_users,

@@ -1,6 +1,6 @@
 """GET /api/dashboard/:id/query_metadata: the databases, tables and fields of every card on the
 dashboard (series, card sources and filter-mapped fields included), only what the caller may see."""
-from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query, warehouse  # noqa: F401
+from .support import block_data, card_body, field_ref, make_dashboard, mapping, mbql_query, native_query
 
 
 def _setup(app, admin, warehouse):

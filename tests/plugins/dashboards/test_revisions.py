@@ -1,7 +1,5 @@
 """Dashboard revisions: every change recorded with Metabase's phrases, /revisions newest first, and
 /revert restoring the plain keys, the tabs and the dashcards (recorded as a reversion)."""
-from tests.plugins.cards.fixtures import warehouse  # noqa: F401
-
 from .layout_helpers import dashboard, dashcard, mbql_card, without_view
 
 

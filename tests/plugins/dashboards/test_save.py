@@ -2,7 +2,7 @@
 automatic dashboards describe them) saved with its cards in a new collection, in one transaction."""
 from sqlalchemy import func, select
 
-from tests.plugins.cards.fixtures import mbql_query, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import mbql_query, native_query
 
 from .layout_helpers import collection_for_all_users
 

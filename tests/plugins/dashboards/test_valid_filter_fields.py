@@ -1,6 +1,6 @@
 """GET /api/dashboard/params/valid-filter-fields: the filtering fields a linked filter can use for each
 filtered field (same table, or joined through foreign keys the data model knows)."""
-from .support import block_data, warehouse  # noqa: F401
+from .support import block_data
 
 
 def test_same_table_and_foreign_keys(app, admin, warehouse):

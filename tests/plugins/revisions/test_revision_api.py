@@ -5,7 +5,7 @@ import pytest
 from core.assembly.app import create_app
 from core.assembly.plugins import PluginError
 from core.testing import setup_admin
-from tests.plugins.cards.fixtures import card_body, mbql_query, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, mbql_query, native_query
 from tests.support import write_plugin
 
 

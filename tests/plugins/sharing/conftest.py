@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.plugins.cards.fixtures import card_body, native_query, warehouse  # noqa: F401
+from tests.plugins.cards.fixtures import card_body, native_query
 from tests.plugins.dashboards.support import make_dashboard
 
 from .jwt_helpers import SECRET
@@ -32,7 +32,7 @@ def enable_embedding(admin) -> None:
 
 
 @pytest.fixture
-def embeddable(app, admin, warehouse):  # noqa: F811
+def embeddable(app, admin, warehouse):
     """{"card", "dashboard", "dashcard", "other_card", "other_dashboard", "other_dashcard", "big_card"}."""
     enable_embedding(admin)
     card = admin.post("/api/card", json=card_body("People", native_query(warehouse["db"], SQL, **TAGS),

@@ -78,10 +78,24 @@ def test_other_registered_claims_are_not_judged():
     assert tokens.unsign(token, SECRET)["iss"] == 5
 
 
-@pytest.mark.parametrize("token", ["", "abc", "a.b", "a.b.c.d", "!!!.e30.x", b64(b"[1]") + ".e30.x",
-                                   b64(b'{"alg":"HS256"}') + ".bm90IGpzb24." + "x" * 43])
+# Each malformed token and the reason it is refused for.
+MALFORMED = {
+    "": "The embedding token is empty.",
+    "abc": "not a signed JSON Web Token",
+    "a.b": "not a signed JSON Web Token",
+    "a.b.c.d": "not a signed JSON Web Token",
+    "!!!.e30.x": "header is not base64url-encoded JSON",
+    b64(b"[1]") + ".e30.x": "header must be a JSON object",
+    # The signature is checked before the payload is read.
+    b64(b'{"alg":"HS256"}') + ".bm90IGpzb24." + "x" * 43: "corrupt or manipulated",
+}
+
+
+@pytest.mark.parametrize("token", list(MALFORMED))
 def test_malformed_tokens_are_a_400(token):
-    refused(token)
+    with pytest.raises(Invalid) as refusal:
+        tokens.unsign(token, SECRET)
+    assert refusal.value.status == 400 and MALFORMED[token] in refusal.value.body
 
 
 def test_a_payload_that_is_not_an_object_is_a_400():
@@ -89,7 +103,9 @@ def test_a_payload_that_is_not_an_object_is_a_400():
     import hmac
 
     token = signing_input + "." + b64(hmac.new(SECRET.encode(), signing_input.encode(), hashlib.sha256).digest())
-    refused(token)
+    with pytest.raises(Invalid) as refusal:
+        tokens.unsign(token, SECRET)
+    assert (refusal.value.status, refusal.value.body) == (400, "The embedding token was refused: invalid_payload.")
 
 
 @pytest.mark.security_row(12)

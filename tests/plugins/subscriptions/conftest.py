@@ -1,8 +1,7 @@
-"""Fixtures of the subscription tests: the cards tests' warehouse and an SMTP server the settings point at."""
+"""Fixtures of the subscription tests: an SMTP server the settings point at."""
 import pytest
 
 from core.testing.app import set_setting
-from tests.plugins.cards.fixtures import warehouse  # noqa: F401  (a fixture)
 
 from .support import Inbox
 

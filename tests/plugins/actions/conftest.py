@@ -1,6 +1,6 @@
-"""The `shop` fixture: the same small writable warehouse on SQLite, PostgreSQL and MariaDB (the server ones
-skip when their loopback server does not answer), registered and synced through the API with actions
-enabled, plus a direct reader of its rows that goes around Tessera."""
+"""The `shop` fixture of the actions tests: the same small writable warehouse on SQLite, PostgreSQL and
+MariaDB (the server ones skip when their loopback server does not answer), registered and synced through the
+API with actions enabled, plus a direct reader of its rows that goes around Tessera."""
 from __future__ import annotations
 
 import contextlib
