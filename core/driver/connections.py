@@ -5,6 +5,7 @@ hold everywhere: details are parsed by the driver's strict model (unknown keys a
 key), file paths are checked before anything opens them, and every new DBAPI connection is locked
 down by its driver before SQLAlchemy hands it out. Engines are cached per database id and rebuilt
 when the details change; the pools are listed in app.extensions['tessera'].extras['connection_pools'].
+Pools of databases another process deleted or changed are closed by core.driver.stale_pools.
 """
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ def _null_pool():
     return NullPool
 
 
-def _fingerprint(engine: str, details: dict) -> str:
+def fingerprint(engine: str, details: dict) -> str:
+    """What a cached engine was built from: it is rebuilt when this changes (core.driver.stale_pools)."""
     return hashlib.sha256(orjson.dumps([engine, details], option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -150,8 +152,11 @@ def _pools() -> dict[str, Engine]:
     return _state().extras.setdefault("connection_pools", {})
 
 
+ENGINES = "_engines"  # in state.extras: database id -> (fingerprint, engine)
+
+
 def _cache() -> dict[int, tuple[str, Engine]]:
-    return _state().extras.setdefault("_engines", {})
+    return _state().extras.setdefault(ENGINES, {})
 
 
 def engine_for(database) -> Engine:
@@ -160,7 +165,7 @@ def engine_for(database) -> Engine:
 
     driver = driver_for(database)
     raw = decrypt_details(database.details) if isinstance(database.details, str) else dict(database.details or {})
-    key = _fingerprint(database.engine, raw)
+    key = fingerprint(database.engine, raw)
     cache = _cache()
     with _lock:
         cached = cache.get(database.id)
@@ -176,16 +181,25 @@ def engine_for(database) -> Engine:
         _pools()[f"db-{database.id}"] = engine
     if old:
         old[1].dispose()
+    from flask import current_app
+
+    from . import stale_pools
+
+    # Another process may delete the database or change its details: this one closes the pool then.
+    stale_pools.watch(current_app._get_current_object(), _state())
     return engine
 
 
-def dispose(database_id: int) -> None:
-    """Close the pool of a database (deleted, or details changed)."""
+def dispose(database_id: int, only: str | None = None) -> None:
+    """Close the pool of a database (deleted, or details changed); with `only`, just the pool built
+    from that fingerprint (not one a request has rebuilt from the new details meanwhile)."""
     with _lock:
-        cached = _cache().pop(database_id, None)
+        cached = _cache().get(database_id)
+        if cached is None or only is not None and cached[0] != only:
+            return
+        del _cache()[database_id]
         _pools().pop(f"db-{database_id}", None)
-    if cached:
-        cached[1].dispose()
+    cached[1].dispose()
 
 
 def dispose_all() -> None:
