@@ -10,6 +10,7 @@ Pools of databases another process deleted or changed are closed by core.driver.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 
 import orjson
@@ -24,6 +25,7 @@ from core.driver.sql import SQLDriver
 from core.http.errors import Invalid, NotFound
 
 _lock = threading.Lock()
+log = logging.getLogger("tessera.driver.pools")
 
 
 def _state():
@@ -186,8 +188,45 @@ def engine_for(database) -> Engine:
     from . import stale_pools
 
     # Another process may delete the database or change its details: this one closes the pool then.
-    stale_pools.watch(current_app._get_current_object(), _state())
+    stale_pools.watch(current_app._get_current_object(), _state(), holds_pools, close_stale)
     return engine
+
+
+def holds_pools(state) -> bool:
+    return bool(state.extras.get(ENGINES))
+
+
+def close_stale(state) -> list[int]:
+    """Close the pools of databases deleted, or with other details, in the app DB (another process
+    changed them); their ids. Run by core.driver.stale_pools in the app's context."""
+    from sqlalchemy import select
+
+    from core.appdb.models import Database
+
+    from .crypto import decrypt_details
+
+    held = dict(state.extras.get(ENGINES, {}))
+    if not held:
+        return []
+    with state.db.session() as session:
+        rows = {row.id: (row.engine, row.details) for row in session.execute(
+            select(Database.id, Database.engine, Database.details).where(Database.id.in_(list(held))))}
+    closed = []
+    for database_id, (key, _engine) in held.items():
+        row = rows.get(database_id)
+        if row is not None:
+            engine, details = row
+            try:
+                raw = decrypt_details(details, state.config) if isinstance(details, str) else dict(details or {})
+                if fingerprint(engine, raw) == key:
+                    continue
+            except ValueError:  # details this process cannot read: a query would fail anyway
+                continue
+        dispose(database_id, only=key)
+        closed.append(database_id)
+    if closed:
+        log.info("closed the connection pools of databases deleted or changed elsewhere: %s", closed)
+    return closed
 
 
 def dispose(database_id: int, only: str | None = None) -> None:

@@ -3,11 +3,11 @@
 Each process keeps a pool per database it has used (core.driver.connections). The process that deletes a
 database or changes its details closes its own pool at once; every other worker and instance on the
 same app DB learns of it here. While a process holds pools, a daemon thread of its own looks every
-INTERVAL_SECONDS whether the app DB's generation (core.appdb.generation) moved; when it did, it reads
-the engine and details of the databases it holds pools for and closes the pools of those deleted or
-changed. Without it such a pool stayed open until the process restarted: its connections kept a dropped
-warehouse database busy (PostgreSQL refuses DROP DATABASE while any are open) or logged in with
-credentials an administrator had just replaced.
+INTERVAL_SECONDS whether the app DB's generation (core.appdb.generation) moved; when it did, it asks
+core.driver.connections to close the pools of databases deleted or changed (connections.close_stale;
+the two functions come from there, so that this module imports nothing of it). Without it such a pool
+stayed open until the process restarted: its connections kept a dropped warehouse database busy
+(PostgreSQL refuses DROP DATABASE while any are open) or logged in with replaced credentials.
 """
 from __future__ import annotations
 
@@ -16,10 +16,7 @@ import os
 import threading
 import time
 import weakref
-
-from sqlalchemy import select
-
-from . import connections
+from typing import Callable
 
 log = logging.getLogger("tessera.driver.pools")
 INTERVAL_SECONDS = 2.0
@@ -28,21 +25,23 @@ MARKER = "_stale_pool_watcher"  # in state.extras: (pid, thread) of the process'
 _start_lock = threading.Lock()
 
 
-def watch(app, state) -> None:
-    """Make sure this process watches `app`'s pools (called whenever a pool is added). Not for an app DB
-    whose generation cannot be known: an in-memory one, which no other process shares."""
+def watch(app, state, holds: Callable[[object], bool], close_stale: Callable[[object], object]) -> None:
+    """Make sure this process watches `app`'s pools (called whenever a pool is added): while
+    `holds(state)`, `close_stale(state)` runs in the app's context each time the generation moved. Not
+    for an app DB whose generation cannot be known: an in-memory one, which no other process shares."""
     if state.db.generation.sql is None:
         return
     with _start_lock:
         held = state.extras.get(MARKER)
         if held is not None and held[0] == os.getpid() and held[1].is_alive():
             return
-        thread = threading.Thread(target=_run, args=(weakref.ref(app),), daemon=True, name="tessera-stale-pools")
+        thread = threading.Thread(target=_run, args=(weakref.ref(app), holds, close_stale), daemon=True,
+                                  name="tessera-stale-pools")
         state.extras[MARKER] = (os.getpid(), thread)
         thread.start()
 
 
-def _run(app_ref) -> None:
+def _run(app_ref, holds, close_stale) -> None:
     seen = None
     while True:
         time.sleep(INTERVAL_SECONDS)
@@ -52,7 +51,7 @@ def _run(app_ref) -> None:
         state = app.extensions["tessera"]
         with _start_lock:
             # No pool left (or the app DB closed): this thread ends; the next pool starts another.
-            if not state.extras.get(connections.ENGINES) or state.db.generation.closed:
+            if not holds(state) or state.db.generation.closed:
                 state.extras.pop(MARKER, None)
                 return
         generation = state.db.generation.read()
@@ -64,33 +63,3 @@ def _run(app_ref) -> None:
             except Exception:
                 log.warning("stale connection pools not checked", exc_info=True)
         del app, state
-
-
-def close_stale(state) -> list[int]:
-    """Close the pools of databases deleted or with other details in the app DB; their ids."""
-    from core.appdb.models import Database
-
-    from .crypto import decrypt_details
-
-    held = dict(state.extras.get(connections.ENGINES, {}))
-    if not held:
-        return []
-    with state.db.session() as session:
-        rows = {row.id: (row.engine, row.details) for row in session.execute(
-            select(Database.id, Database.engine, Database.details).where(Database.id.in_(list(held))))}
-    closed = []
-    for database_id, (key, _engine) in held.items():
-        row = rows.get(database_id)
-        if row is not None:
-            engine, details = row
-            try:
-                raw = decrypt_details(details, state.config) if isinstance(details, str) else dict(details or {})
-                if connections.fingerprint(engine, raw) == key:
-                    continue
-            except ValueError:  # details this process cannot read: a query would fail anyway
-                continue
-        connections.dispose(database_id, only=key)
-        closed.append(database_id)
-    if closed:
-        log.info("closed the connection pools of databases deleted or changed elsewhere: %s", closed)
-    return closed
