@@ -7,17 +7,21 @@ read_default_file, client_flag or ssl paths). A read-only transaction does not s
 server's settings) are refused, as PostgreSQL's server-file roles are. Each statement runs in
 `START TRANSACTION READ ONLY` after the session is set read-only again (a previous query may have
 changed it), with MariaDB's `max_statement_time` or MySQL's `max_execution_time` as its timeout.
+Actions' writes are bounded too: by `max_statement_time` on MariaDB, and on MySQL (whose timeout stops
+SELECTs only) by a KILL QUERY sent when a statement passes its deadline.
 """
 from __future__ import annotations
 
 import contextlib
 import ssl
+import threading
 
+from sqlalchemy import event
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
 from core import hookimpl
-from core.driver import LockdownError, NetworkDetails, SQLDriver
+from core.driver import LockdownError, NetworkDetails, SQLDriver, deadlines
 from core.driver.dialect import SUNDAY, lit
 
 REFUSED_PRIVILEGES = ("FILE", "SUPER")
@@ -64,7 +68,9 @@ class MySQLDriver(SQLDriver):
         "inner-join", "foreign-keys", "regex", "convert-timezone", "window-functions/offset",
         "window-functions/cumulative", "persist-models", "actions",
     })
-    timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,")
+    # 1317 (query interrupted): a write stopped at its deadline by KILL QUERY (MySQL).
+    timeout_markers = ("max_statement_time exceeded", "maximum statement execution time exceeded", "(1969,", "(3024,",
+                       "(1317,")
     type_map = (
         ("tinyint(1)", "type/Boolean"), ("bool", "type/Boolean"), ("bit(1)", "type/Boolean"),
         ("bigint", "type/BigInteger"), ("int", "type/Integer"), ("mediumint", "type/Integer"),
@@ -113,25 +119,73 @@ class MySQLDriver(SQLDriver):
         return "mariadb" in dbapi_connection.get_server_info().lower()
 
     @classmethod
+    def server_stops_writes(cls, dbapi_connection) -> bool:
+        """MariaDB's max_statement_time stops any statement; MySQL's max_execution_time only SELECTs."""
+        return cls.is_mariadb(dbapi_connection)
+
+    @classmethod
     @contextlib.contextmanager
     def writable(cls, engine, details, timeout=None):
         with engine.connect() as conn:
             # A session characteristic (the lockdown set READ ONLY), restored before the connection
             # goes back to the pool.
             conn.exec_driver_sql("SET SESSION TRANSACTION READ WRITE")
-            # MariaDB's max_statement_time stops any statement; MySQL's max_execution_time only SELECTs.
-            variable = "max_statement_time" if cls.is_mariadb(conn.connection.dbapi_connection) else None
-            if timeout is not None and variable:
-                conn.exec_driver_sql(f"SET SESSION {variable} = {max(timeout, 0.001)}")
+            server_side = timeout is not None and cls.server_stops_writes(conn.connection.dbapi_connection)
+            if server_side:
+                conn.exec_driver_sql(f"SET SESSION max_statement_time = {max(timeout, 0.001)}")
             conn.commit()
             try:
                 with conn.begin():
-                    yield conn
+                    if timeout is None or server_side:
+                        yield conn
+                    else:
+                        with cls._statement_deadlines(conn, timeout):
+                            yield conn
             finally:
-                if timeout is not None and variable:
-                    conn.exec_driver_sql(f"SET SESSION {variable} = 0")
+                if server_side:
+                    conn.exec_driver_sql("SET SESSION max_statement_time = 0")
                 conn.exec_driver_sql("SET SESSION TRANSACTION READ ONLY")
                 conn.commit()
+
+    @classmethod
+    @contextlib.contextmanager
+    def _statement_deadlines(cls, conn, timeout: float):
+        """MySQL has no timeout for writes (nor for their row-lock waits below innodb_lock_wait_timeout's
+        whole seconds): each statement of the block is stopped by KILL QUERY once it has run `timeout`
+        seconds. A statement's deadline is withdrawn when it returns, and a kill not yet sent by then is
+        never sent, so no later statement (nor the connection's next user) is stopped by mistake."""
+        thread_id = int(conn.connection.dbapi_connection.thread_id())
+        engine = conn.engine
+        armed: list[tuple[threading.Lock, list, object]] = []
+
+        def kill(lock: threading.Lock, withdrawn: list) -> None:
+            # On its own thread: taking a pooled connection may wait, the shared timer thread must not.
+            with contextlib.suppress(Exception), engine.connect() as other, lock:  # failed: the write runs on
+                if not withdrawn:
+                    other.exec_driver_sql(f"KILL QUERY {thread_id}")
+
+        def off(*_args) -> None:
+            while armed:
+                lock, withdrawn, handle = armed.pop()
+                handle.cancel()
+                with lock:  # waits for a KILL being sent now
+                    withdrawn.append(True)
+
+        def arm(*_args) -> None:
+            off()
+            lock, withdrawn = threading.Lock(), []
+            handle = deadlines.call_later(max(timeout, 0.001), lambda: threading.Thread(
+                target=kill, args=(lock, withdrawn), daemon=True, name="tessera-mysql-kill").start())
+            armed.append((lock, withdrawn, handle))
+
+        event.listen(conn, "before_cursor_execute", arm)
+        event.listen(conn, "after_cursor_execute", off)
+        try:
+            yield
+        finally:
+            event.remove(conn, "before_cursor_execute", arm)
+            event.remove(conn, "after_cursor_execute", off)
+            off()
 
     @classmethod
     @contextlib.contextmanager

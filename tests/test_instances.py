@@ -4,8 +4,9 @@ Two real production servers (`gunicorn wsgi:app -c contrib/gunicorn.conf.py`, tw
 each) are started at the same moment on a PostgreSQL app DB created empty for this module, each with a
 data directory of its own (as on two machines) and the same TESSERA_ENCRYPTION_KEY. Everything is
 checked through HTTP: start-up (four processes migrate and seed at once), sessions and logout, a
-setting changed on one seen by the other, login throttling, a database's changed details, the result
-cache, permission-graph revisions, and a short wrk run against both at once.
+setting changed on one seen by the other, login throttling, a database's changed details, the pools
+of a database changed or deleted on one closed on the other, the result cache, permission-graph
+revisions, and a short wrk run against both at once.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, FAST_HASHING
-from core.testing.services import require_postgres
+from core.testing.services import postgres_data_source, require_postgres
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "instances-test-key-0123456789abcdefghijklmnop"  # shared by both, as production must
@@ -242,6 +243,50 @@ def test_changed_connection_details_reach_the_other_instance(cluster, files):
     status, body = a.call("PUT", f"/api/database/{database['id']}", {"details": {"db": str(files / "y.db")}}, token)
     assert status == 200, body
     assert value(b) == "y" and value(a) == "y"
+
+
+def test_a_deleted_or_changed_database_closes_its_pools_on_every_instance(cluster):
+    # Both instances query a PostgreSQL warehouse, so each holds connections to it. a points the database
+    # at another warehouse, then deletes it: b, asked nothing meanwhile, closes its pools of each in turn.
+    a, b = cluster
+    token = login(a)
+    with postgres_data_source("tessera_inst") as first, postgres_data_source("tessera_inst") as second:
+        server = create_engine(require_postgres(), isolation_level="AUTOCOMMIT")
+        for source in (first, second):
+            with create_engine(source.admin_url, isolation_level="AUTOCOMMIT").connect() as conn:
+                conn.execute(text("CREATE TABLE t (v TEXT)"))
+                conn.execute(text("INSERT INTO t VALUES (:v)"), {"v": source.details["dbname"]})
+                conn.engine.dispose()
+
+        def held(source) -> int:
+            with server.connect() as conn:
+                return conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE usename = :u"),
+                                    {"u": source.details["user"]}).scalar()
+
+        status, database = a.call("POST", "/api/database", {
+            "engine": "postgres", "name": "Warehouse", "details": first.details}, token)
+        assert status == 200, database
+        query = {"database": database["id"], "type": "native", "native": {"query": "SELECT v FROM t"}}
+
+        def value(instance):
+            status, body = instance.call("POST", "/api/dataset", query, token)
+            assert status == 202, body
+            return body["data"]["rows"][0][0]
+
+        try:
+            for _ in range(4):  # either worker may take a request: most likely both hold a pool
+                assert value(b) == first.details["dbname"]
+            assert held(first) > 0
+            status, body = a.call("PUT", f"/api/database/{database['id']}", {"details": second.details}, token)
+            assert status == 200, body
+            assert eventually(lambda: held(first), 0, seconds=10) == 0
+            for _ in range(4):
+                assert value(b) == second.details["dbname"]
+            assert held(second) > 0
+            assert a.call("DELETE", f"/api/database/{database['id']}", token=token)[0] == 204
+            assert eventually(lambda: held(second), 0, seconds=10) == 0
+        finally:
+            server.dispose()
 
 
 def test_result_cache_is_shared(cluster, files):

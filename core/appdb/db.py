@@ -40,7 +40,8 @@ class AppBackend:
     on_connect: Callable | None = None  # runs on every new DBAPI connection
     # The statement reading the generation (core.appdb.generation); None: it cannot be known, nothing is memoised.
     generation_sql: str | None = None
-    # The start-up lock (core.appdb.locks) taken on the engine; None: no other process can share the DB.
+    # The start-up and named locks (core.appdb.locks), called with the engine and a name (None: the
+    # start-up lock); None: no other process can share the DB.
     lock: Callable | None = None
 
 
@@ -123,10 +124,11 @@ class AppDatabase:
         finally:
             session.close()
 
-    def exclusive(self):
+    def exclusive(self, name: str | None = None):
         """A context manager that one process at a time holds, among all processes on this app DB
-        (core.appdb.locks): around migrations and start-up hooks. Not reentrant."""
-        return self.backend.lock(self.engine) if self.backend.lock is not None else contextlib.nullcontext()
+        (core.appdb.locks): around migrations and start-up hooks; with `name`, a lock of that name
+        instead (`sync-<database id>`). Not reentrant."""
+        return self.backend.lock(self.engine, name) if self.backend.lock is not None else contextlib.nullcontext()
 
     def migrate(self, plugin_migrations=()) -> None:
         """The core's revisions, then each plugin's (core.assembly.records.Migrations), each set in

@@ -39,6 +39,10 @@ class Generation:
         self._pid = os.getpid()
         self._closed = False
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def read(self):
         """The current generation, or None when it cannot be known."""
         if self.sql is None or self._closed:

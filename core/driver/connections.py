@@ -5,10 +5,12 @@ hold everywhere: details are parsed by the driver's strict model (unknown keys a
 key), file paths are checked before anything opens them, and every new DBAPI connection is locked
 down by its driver before SQLAlchemy hands it out. Engines are cached per database id and rebuilt
 when the details change; the pools are listed in app.extensions['tessera'].extras['connection_pools'].
+Pools of databases another process deleted or changed are closed by core.driver.stale_pools.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 
 import orjson
@@ -23,6 +25,7 @@ from core.driver.sql import SQLDriver
 from core.http.errors import Invalid, NotFound
 
 _lock = threading.Lock()
+log = logging.getLogger("tessera.driver.pools")
 
 
 def _state():
@@ -142,7 +145,8 @@ def _null_pool():
     return NullPool
 
 
-def _fingerprint(engine: str, details: dict) -> str:
+def fingerprint(engine: str, details: dict) -> str:
+    """What a cached engine was built from: it is rebuilt when this changes (core.driver.stale_pools)."""
     return hashlib.sha256(orjson.dumps([engine, details], option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -150,8 +154,11 @@ def _pools() -> dict[str, Engine]:
     return _state().extras.setdefault("connection_pools", {})
 
 
+ENGINES = "_engines"  # in state.extras: database id -> (fingerprint, engine)
+
+
 def _cache() -> dict[int, tuple[str, Engine]]:
-    return _state().extras.setdefault("_engines", {})
+    return _state().extras.setdefault(ENGINES, {})
 
 
 def engine_for(database) -> Engine:
@@ -160,7 +167,7 @@ def engine_for(database) -> Engine:
 
     driver = driver_for(database)
     raw = decrypt_details(database.details) if isinstance(database.details, str) else dict(database.details or {})
-    key = _fingerprint(database.engine, raw)
+    key = fingerprint(database.engine, raw)
     cache = _cache()
     with _lock:
         cached = cache.get(database.id)
@@ -176,16 +183,62 @@ def engine_for(database) -> Engine:
         _pools()[f"db-{database.id}"] = engine
     if old:
         old[1].dispose()
+    from flask import current_app
+
+    from . import stale_pools
+
+    # Another process may delete the database or change its details: this one closes the pool then.
+    stale_pools.watch(current_app._get_current_object(), _state(), holds_pools, close_stale)
     return engine
 
 
-def dispose(database_id: int) -> None:
-    """Close the pool of a database (deleted, or details changed)."""
+def holds_pools(state) -> bool:
+    return bool(state.extras.get(ENGINES))
+
+
+def close_stale(state) -> list[int]:
+    """Close the pools of databases deleted, or with other details, in the app DB (another process
+    changed them); their ids. Run by core.driver.stale_pools in the app's context."""
+    from sqlalchemy import select
+
+    from core.appdb.models import Database
+
+    from .crypto import decrypt_details
+
+    held = dict(state.extras.get(ENGINES, {}))
+    if not held:
+        return []
+    with state.db.session() as session:
+        rows = {row.id: (row.engine, row.details) for row in session.execute(
+            select(Database.id, Database.engine, Database.details).where(Database.id.in_(list(held))))}
+    closed = []
+    for database_id, (key, _engine) in held.items():
+        row = rows.get(database_id)
+        if row is not None:
+            engine, details = row
+            try:
+                raw = decrypt_details(details, state.config) if isinstance(details, str) else dict(details or {})
+                if fingerprint(engine, raw) == key:
+                    continue
+            except ValueError:  # details this process cannot read: a query would fail anyway
+                continue
+        dispose(database_id, only=key)
+        closed.append(database_id)
+    if closed:
+        log.info("closed the connection pools of databases deleted or changed elsewhere: %s", closed)
+    return closed
+
+
+def dispose(database_id: int, only: str | None = None) -> None:
+    """Close the pool of a database (deleted, or details changed); with `only`, just the pool built
+    from that fingerprint (not one a request has rebuilt from the new details meanwhile)."""
     with _lock:
-        cached = _cache().pop(database_id, None)
+        cached = _cache().get(database_id)
+        if cached is None or only is not None and cached[0] != only:
+            return
+        del _cache()[database_id]
         _pools().pop(f"db-{database_id}", None)
-    if cached:
-        cached[1].dispose()
+    cached[1].dispose()
 
 
 def dispose_all() -> None:

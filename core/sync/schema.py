@@ -385,9 +385,13 @@ def _lock_for(state, database_id: int) -> threading.Lock:
         return _locks.setdefault((id(state), database_id), threading.Lock())
 
 
-def locked(state, database_id: int) -> threading.Lock:
-    """The lock every run on one database takes (background, scheduled): one sync at a time per database."""
-    return _lock_for(state, database_id)
+@contextlib.contextmanager
+def locked(state, database_id: int):
+    """The lock every run on one database takes (manual, background, scheduled): one sync or value scan
+    of a database at a time, among this process's threads and then across every worker and instance on
+    the app DB (core.appdb.locks), so that two started at once on two instances run one after the other."""
+    with _lock_for(state, database_id), state.db.exclusive(f"sync-{database_id}"):
+        yield
 
 
 def start(database_id: int, job: str = "sync", app=None, **kwargs) -> threading.Thread | None:
@@ -403,7 +407,7 @@ def start(database_id: int, job: str = "sync", app=None, **kwargs) -> threading.
     state = app.extensions["tessera"]
 
     def work():
-        with app.app_context(), _lock_for(state, database_id):
+        with app.app_context(), locked(state, database_id):
             if job == "values":
                 rescan_values(state, database_id, **kwargs)
             else:

@@ -240,13 +240,24 @@ def create_database(session: Session, state, user: User, body) -> dict:
 
 
 UPDATABLE = ("name", "description", "caveats", "points_of_interest", "auto_run_queries", "cache_ttl",
-             "refingerprint", "settings", "is_full_sync", "is_on_demand")
+             "refingerprint", "is_full_sync", "is_on_demand")
+
+
+def merged_settings(stored: dict | None, sent: dict | None) -> dict | None:
+    """A PUT's settings patch the stored map (as Metabase does): keys not sent stay, a key sent as null
+    goes, and no map at all changes nothing. Enabling actions must not drop the other settings."""
+    if sent is None:
+        return stored
+    merged = {**(stored or {}), **sent}
+    return {key: value for key, value in merged.items() if value is not None}
 
 
 def update_database(session: Session, state, user: User, database_id: int, body) -> dict:
-    database = check_404(session.get(Database, database_id))
-    data_access.check_manage(session, user, database_id)
     sent = body.model_fields_set
+    # The row is locked while its settings are merged, so two PUTs of different keys both count.
+    database = check_404(session.get(Database, database_id, with_for_update="settings" in sent or None,
+                                     populate_existing="settings" in sent))
+    data_access.check_manage(session, user, database_id)
     engine = body.engine if "engine" in sent and body.engine else database.engine
     if engine != database.engine:
         _check_engine(state, engine)
@@ -265,6 +276,8 @@ def update_database(session: Session, state, user: User, database_id: int, body)
             if key in ("is_full_sync", "is_on_demand", "auto_run_queries") and value is None:
                 continue
             setattr(database, key, bool(value) if key in ("is_full_sync", "is_on_demand") else value)
+    if "settings" in sent:
+        database.settings = merged_settings(database.settings, body.settings)
     if "schedules" in sent:
         _apply_schedules(database, body.schedules)
     session.commit()

@@ -16,7 +16,7 @@ EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embe
 @hookimpl
 def register_settings():
     return [
-        SettingDef("enable-public-sharing", type="boolean", default=False, visibility="authenticated",
+        SettingDef("enable-public-sharing", type="boolean", default=True, visibility="authenticated",
                    description="Allow sharing questions and dashboards by public link."),
         *[SettingDef(key, type="boolean", default=False, visibility="authenticated",
                      on_change=service.ensure_embedding_secret,

@@ -76,3 +76,44 @@ def test_can_connect(app, birds, tmp_path):
         with pytest.raises(Invalid) as error:
             connections.can_connect("sqlite", {"db": str(tmp_path / "files" / "junk.db")})
         assert error.value.body["message"]
+
+
+def test_pools_of_databases_deleted_or_changed_elsewhere_are_closed(app, admin, birds, tmp_path, monkeypatch):
+    """Another instance deletes one database and re-points another, committing to the shared app DB:
+    this process's watcher closes those two pools (and keeps the third) without being asked."""
+    import time
+
+    from sqlalchemy import create_engine, delete, update
+
+    from core.appdb.models import Database
+    from core.driver import stale_pools
+
+    monkeypatch.setattr(stale_pools, "INTERVAL_SECONDS", 0.1)
+    other = tmp_path / "files" / "other.db"
+    sqlite3.connect(other).close()
+    ids = [admin.post("/api/database", json={"name": name, "engine": "sqlite", "details": {"db": birds}}).json["id"]
+           for name in ("Kept", "Deleted", "Moved")]
+    state = app.extensions["tessera"]
+    with app.app_context():
+        from core.appdb.db import session
+
+        engines = {i: connections.engine_for(session().get(Database, i)) for i in ids}
+        moved_details = crypto.encrypt_details({"db": str(other)})
+    elsewhere = create_engine(app.config["TESSERA_DB_URL"])  # another process's connection to the app DB
+    with elsewhere.begin() as conn:
+        conn.execute(delete(Database).where(Database.id == ids[1]))
+        conn.execute(update(Database).where(Database.id == ids[2]).values(details=moved_details))
+    elsewhere.dispose()
+    deadline = time.monotonic() + 10
+    while set(state.extras["connection_pools"]) != {f"db-{ids[0]}"} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(state.extras["connection_pools"]) == {f"db-{ids[0]}"}
+    with app.app_context():
+        assert connections.engine_for(session().get(Database, ids[0])) is engines[ids[0]]
+    # Nothing left to watch once the pools are gone: the watcher ends.
+    with app.app_context():
+        connections.dispose(ids[0])
+    deadline = time.monotonic() + 10
+    while stale_pools.MARKER in state.extras and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stale_pools.MARKER not in state.extras

@@ -2,7 +2,7 @@
 the listings, metadata, schemas, autocomplete and value endpoints built on it."""
 import pytest
 
-from core.testing import make_user, sqlite_file, wait_for_sync
+from core.testing import make_user, setup_admin, sqlite_file, wait_for_sync
 
 SHOP = """
 CREATE TABLE customers (id INTEGER PRIMARY KEY, customer_name TEXT, email TEXT, city TEXT, status TEXT);
@@ -362,3 +362,26 @@ def test_relative_sqlite_path_is_kept_as_given(app, admin, monkeypatch):
     for escaping in ("../../etc/passwd", "files/../../../../../../../etc/passwd", "../tessera.db"):
         refused = admin.post("/api/database", json={"name": "x", "engine": "sqlite", "details": {"db": escaping}})
         assert refused.status_code == 400 and "db" in refused.json["errors"], escaping
+
+
+def test_update_merges_settings(any_app):
+    """PUT settings is a patch of the stored map, as in Metabase: keys not sent are kept, a key sent as
+    null is removed, and `settings: null` changes nothing (on both app-DB backends: the row is locked)."""
+    app, admin = any_app, setup_admin(any_app)
+    path = sqlite_file(app, "merge.db", "CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    db_id = admin.post("/api/database", json={"name": "Merge", "engine": "sqlite", "details": {"db": path},
+                                               "settings": {"unaggregated-query-row-limit": 500}}).json["id"]
+    wait_for_sync(app)
+
+    def put(settings):
+        response = admin.put(f"/api/database/{db_id}", json={"settings": settings})
+        assert response.status_code == 200, response.json
+        return admin.get(f"/api/database/{db_id}").json["settings"]
+
+    assert put({"database-enable-actions": True}) == {"unaggregated-query-row-limit": 500,
+                                                      "database-enable-actions": True}
+    assert put({"unaggregated-query-row-limit": 20}) == {"unaggregated-query-row-limit": 20,
+                                                         "database-enable-actions": True}
+    assert put({"unaggregated-query-row-limit": None}) == {"database-enable-actions": True}
+    assert put(None) == {"database-enable-actions": True}
+    assert put({}) == {"database-enable-actions": True}

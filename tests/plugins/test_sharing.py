@@ -7,17 +7,21 @@ from core.http.errors import Invalid
 from core.policy import sharing
 
 
-def test_public_sharing_off_by_default_then_on(app, admin):
+def test_public_sharing_on_by_default_then_off(app, admin, user):
+    """Current Metabase turns public sharing on by default (older releases had it off)."""
+    assert admin.get("/api/setting/enable-public-sharing").json is True
+    assert user.get("/api/session/properties").json["enable-public-sharing"] is True
+    with app.app_context():
+        from core.appdb.db import session
+
+        sharing.check_public_sharing(session())
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": False}).status_code == 204
+    assert user.get("/api/session/properties").json["enable-public-sharing"] is False
     with app.app_context():
         from core.appdb.db import session
 
         with pytest.raises(Invalid, match="Public sharing is not enabled."):
             sharing.check_public_sharing(session())
-    assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code == 204
-    with app.app_context():
-        from core.appdb.db import session
-
-        sharing.check_public_sharing(session())
 
 
 @pytest.mark.security_row(16)

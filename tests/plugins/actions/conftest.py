@@ -37,6 +37,7 @@ class Shop:
     model: int
     rows: Callable[[str], list[tuple]]
     tables: dict
+    url: str = ""  # the warehouse as its owner reaches it, around Tessera
 
 
 def _sources(app, kind: str):
@@ -74,6 +75,6 @@ def shop(request, app, admin):
                 return [tuple(r) for r in conn.execute(text(sql))]
 
         try:
-            yield Shop(request.param, db, model, rows, tables)
+            yield Shop(request.param, db, model, rows, tables, url)
         finally:
             reader.dispose()

@@ -135,6 +135,7 @@ def test_public_links(app, admin):
     db, model = setup_model(app, admin)
     enable_actions(admin, db)
     action = implicit(admin, model, "row/create").json
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": False}).status_code == 204
     refused = admin.post(f"/api/action/{action['id']}/public_link")
     assert refused.status_code == 400 and refused.json == "Public sharing is not enabled."
     assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code == 204

@@ -1,6 +1,11 @@
 """Query actions on SQLite, PostgreSQL and MariaDB: the native write statement with its template tags bound
 as parameters (never spliced), optional clauses, a missing required value, one transaction: a failed
 statement leaves the table as it was."""
+import time
+
+import pytest
+from sqlalchemy import create_engine, text
+
 from .support import param, query_action, tag
 
 
@@ -70,11 +75,6 @@ def test_authoring_needs_native_permission(app, admin, user, shop):
 
 
 def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop):
-    if shop.engine == "mysql":
-        import pytest
-
-        if "mariadb" not in str(shop.rows("SELECT VERSION()")[0][0]).lower():
-            pytest.skip("MySQL's max_execution_time stops SELECTs only")
     settings = {"database-enable-actions": True, "query-timeout-seconds": 1}
     assert admin.put(f"/api/database/{shop.db}", json={"settings": settings}).status_code == 200
     slow = {"sqlite": "UPDATE people SET age = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
@@ -82,8 +82,6 @@ def test_a_statement_past_the_query_timeout_is_stopped_and_undone(admin, shop):
             "postgres": "UPDATE people SET age = 0 WHERE id = {{n}} AND pg_sleep(30) IS NOT NULL",
             "mysql": "UPDATE people SET age = 0 WHERE id = {{n}} AND SLEEP(30) = 0"}[shop.engine]
     action = query_action(admin, shop.model, shop.db, slow, {"n": tag("n", "number")}, [param("n", "number/=")])
-    import time
-
     started = time.monotonic()
     stopped = admin.post(f"/api/action/{action.json['id']}/execute", json={"parameters": {"n": 1}})
     assert stopped.status_code == 400 and time.monotonic() - started < 15
@@ -100,3 +98,38 @@ def test_editing_the_sql_needs_native_permission_renaming_does_not(app, admin, u
     sql = {"database": shop.db, "type": "native", "native": {"query": "DELETE FROM people"}}
     assert user.put(f"/api/action/{action}", json={"dataset_query": sql}).status_code == 403
     assert admin.get(f"/api/action/{action}").json["dataset_query"]["native"]["query"].startswith("UPDATE")
+
+
+@pytest.mark.parametrize("shop", ["mysql"], indirect=True)
+def test_mysql_writes_are_stopped_without_a_server_statement_timeout(admin, shop, monkeypatch):
+    """MySQL's own timeout stops SELECTs only; Tessera stops a write (a slow one, or one waiting on a row
+    lock) itself. Run on MariaDB with its max_statement_time left unused, as on MySQL."""
+    from drivers.mysql import MySQLDriver
+
+    monkeypatch.setattr(MySQLDriver, "server_stops_writes", classmethod(lambda cls, raw: False))
+    settings = {"database-enable-actions": True, "query-timeout-seconds": 1}
+    assert admin.put(f"/api/database/{shop.db}", json={"settings": settings}).status_code == 200
+    slow = query_action(admin, shop.model, shop.db, "UPDATE people SET age = 0 WHERE id = {{n}} AND SLEEP(30) = 0",
+                        {"n": tag("n", "number")}, [param("n", "number/=")]).json["id"]
+    started = time.monotonic()
+    stopped = admin.post(f"/api/action/{slow}/execute", json={"parameters": {"n": 1}})
+    assert stopped.status_code == 400 and time.monotonic() - started < 10, stopped.json
+    assert stopped.json["message"].startswith("Query exceeded the timeout")
+    assert shop.rows("SELECT age FROM people WHERE id = 1") == [(36,)]
+
+    set_age_action = set_age(admin, shop)
+    holder = create_engine(shop.url)
+    with holder.connect() as conn:
+        conn.execute(text("SELECT * FROM people WHERE id = 2 FOR UPDATE"))  # holds the row until rollback
+        started = time.monotonic()
+        waited = admin.post(f"/api/action/{set_age_action}/execute", json={"parameters": {"age": 1, "id": 2}})
+        assert waited.status_code == 400 and time.monotonic() - started < 10, waited.json
+        assert waited.json["message"].startswith("Query exceeded the timeout")
+        conn.rollback()
+    holder.dispose()
+    assert shop.rows("SELECT age FROM people WHERE id = 2") == [(41,)]
+    # The pool's connections stay usable, read-only again and without a deadline left armed.
+    time.sleep(1.5)
+    ran = admin.post(f"/api/action/{set_age_action}/execute", json={"parameters": {"age": 42, "id": 2}})
+    assert ran.status_code == 200 and ran.json == {"rows-affected": 1}
+    assert shop.rows("SELECT age FROM people WHERE id = 2") == [(42,)]

@@ -199,6 +199,7 @@ def test_copy_and_move(app, admin, user, warehouse):
 
 def test_public_links_and_embeddable_lists(app, admin, user, warehouse):
     card = admin.post("/api/card", json=card_body("Shared", native_query(warehouse["db"], "SELECT 1 AS x"))).json
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": False}).status_code in (200, 204)
     assert admin.post(f"/api/card/{card['id']}/public_link").status_code == 400  # sharing off
     assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code in (200, 204)
     first = admin.post(f"/api/card/{card['id']}/public_link")

@@ -4,6 +4,7 @@ from .layout_helpers import dashboard
 
 def test_public_links(admin, user):
     dash = dashboard(admin, "Shared")
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": False}).status_code == 204
     off = admin.post(f"/api/dashboard/{dash['id']}/public_link")
     assert off.status_code == 400 and off.json == "Public sharing is not enabled."
     assert admin.put("/api/setting/enable-public-sharing", json={"value": True}).status_code == 204

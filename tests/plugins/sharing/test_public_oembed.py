@@ -32,5 +32,6 @@ def test_oembed_escapes_the_url_and_takes_only_public_pages(client, sharing_on):
 
 
 def test_oembed_needs_public_sharing(admin, client):
+    assert admin.put("/api/setting/enable-public-sharing", json={"value": False}).status_code == 204
     got = client.get("/api/public/oembed", query_string={"url": "http://a.b/public/question/x"})
     assert got.status_code == 400 and got.json == "Public sharing is not enabled."

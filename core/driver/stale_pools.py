@@ -1,0 +1,65 @@
+"""Pools of databases that another process deleted or re-pointed: closed within seconds, everywhere.
+
+Each process keeps a pool per database it has used (core.driver.connections). The process that deletes a
+database or changes its details closes its own pool at once; every other worker and instance on the
+same app DB learns of it here. While a process holds pools, a daemon thread of its own looks every
+INTERVAL_SECONDS whether the app DB's generation (core.appdb.generation) moved; when it did, it asks
+core.driver.connections to close the pools of databases deleted or changed (connections.close_stale;
+the two functions come from there, so that this module imports nothing of it). Without it such a pool
+stayed open until the process restarted: its connections kept a dropped warehouse database busy
+(PostgreSQL refuses DROP DATABASE while any are open) or logged in with replaced credentials.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import weakref
+from typing import Callable
+
+log = logging.getLogger("tessera.driver.pools")
+INTERVAL_SECONDS = 2.0
+MARKER = "_stale_pool_watcher"  # in state.extras: (pid, thread) of the process's watcher
+
+_start_lock = threading.Lock()
+
+
+def watch(app, state, holds: Callable[[object], bool], close_stale: Callable[[object], object]) -> None:
+    """Make sure this process watches `app`'s pools (called whenever a pool is added): while
+    `holds(state)`, `close_stale(state)` runs in the app's context each time the generation moved. Not
+    for an app DB whose generation cannot be known: an in-memory one, which no other process shares."""
+    if state.db.generation.sql is None:
+        return
+    with _start_lock:
+        held = state.extras.get(MARKER)
+        if held is not None and held[0] == os.getpid() and held[1].is_alive():
+            return
+        thread = threading.Thread(target=_run, args=(weakref.ref(app), holds, close_stale), daemon=True,
+                                  name="tessera-stale-pools")
+        state.extras[MARKER] = (os.getpid(), thread)
+        thread.start()
+
+
+def _run(app_ref, holds, close_stale) -> None:
+    seen = None
+    while True:
+        time.sleep(INTERVAL_SECONDS)
+        app = app_ref()
+        if app is None:
+            return
+        state = app.extensions["tessera"]
+        with _start_lock:
+            # No pool left (or the app DB closed): this thread ends; the next pool starts another.
+            if not holds(state) or state.db.generation.closed:
+                state.extras.pop(MARKER, None)
+                return
+        generation = state.db.generation.read()
+        if generation is None or generation != seen:
+            try:
+                with app.app_context():
+                    close_stale(state)
+                seen = generation
+            except Exception:
+                log.warning("stale connection pools not checked", exc_info=True)
+        del app, state
