@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-setup bench bench-http clean
+.PHONY: install run test test-setup lint bench bench-http clean
 
 $(STAMP): setup.py drivers/_sqlite_rows.c contrib/tessera-driver-spark/setup.py contrib/tessera-driver-clickhouse/setup.py contrib/tessera-driver-trino/setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ test-setup:
 	if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
 	  echo "chromium not found: the browser tests will skip (install the Debian package: sudo apt-get install chromium)"; \
 	fi
+
+# The checks in ruff.toml: no unused or redefined names, imports sorted.
+lint: $(STAMP)
+	$(BIN)/ruff check --select F,I core plugins drivers bench contrib tests
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
