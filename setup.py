@@ -67,7 +67,7 @@ setup(
         **DRIVER_EXTRAS,
         "all": ALL,
         # schemathesis: tests/test_fuzz_api.py fuzzes every operation of the live OpenAPI document (4.x Python API).
-        "dev": ALL + ["pytest>=8,<10", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7", "schemathesis>=4.1,<5", "aiosmtpd>=1.4,<2"],
+        "dev": ALL + ["pytest>=8,<10", "pytest-xdist>=3.6,<4", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7", "schemathesis>=4.1,<5", "aiosmtpd>=1.4,<2"],
     },
     entry_points={"console_scripts": ["tessera = core.assembly.cli:main"]},
 )
