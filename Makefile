@@ -20,8 +20,11 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tessera run --host 0.0.0.0 --port 3000
 
+# One pytest-xdist worker per core (TEST_WORKERS=0 runs in this process); --dist loadgroup keeps each
+# xdist_group on one worker (the Spark tests share one local Spark JVM) and starts the groups first.
+TEST_WORKERS ?= auto
 test: $(STAMP) test-setup
-	$(BIN)/python -m pytest -c tests/pytest.ini --rootdir . -q tests contrib
+	$(BIN)/python -m pytest -c tests/pytest.ini --rootdir . -q -n $(TEST_WORKERS) --dist loadgroup tests contrib
 
 # The browser tests of the public and embed pages (tests/plugins/sharing/test_pages_browser.py) drive
 # Debian's chromium package; installed here when we are root and apt-get exists. Without it those

@@ -10,6 +10,8 @@ from core.driver import QueryError, connections
 from core.http.errors import Invalid
 from core.testing import ConformanceTarget, DriverConformance
 
+# Under pytest-xdist every Spark test runs on one worker (`--dist loadgroup`): one JVM per run, not per worker.
+pytestmark = pytest.mark.xdist_group("spark")
 CONF_DB = "tessera_conf"
 SPARK_SCHEMAS = {
     "conf_people": "id INT, name STRING, score BIGINT, height DOUBLE, balance DECIMAL(10,2), active BOOLEAN, "
@@ -59,7 +61,9 @@ class TestSparkConformance(DriverConformance):
     reports_constraints = False  # Spark's catalog has no primary keys, and v1 tables keep no NOT NULL
     expected_base_types = {**DriverConformance.expected_base_types, "wakes": ("type/Text",)}  # no TIME column here
     slow_sql = "SELECT count(*) FROM range(1000000000000) WHERE id % 7 = 3"
-    series_sql = "SELECT id AS x, 'padding-to-make-rows-bigger' AS pad FROM range(1, :n + 1)"
+    # Sixteen slices: Spark sends the first rows when the first slice is done, so leaving after one row
+    # is cheap on two busy cores too (two slices of half a million made it 2-3 s under parallel tests).
+    series_sql = "SELECT id AS x, 'padding-to-make-rows-bigger' AS pad FROM range(1, :n + 1, 1, 16)"
     extra_write_statements = ["SET spark.sql.runSQLOnFiles = true", "CACHE TABLE conf_people",
                               "TRUNCATE TABLE conf_orders", "CREATE TEMPORARY VIEW conf_orders AS SELECT 1 AS id"]
     teeth_sql = "INSERT OVERWRITE LOCAL DIRECTORY '{out}' USING csv SELECT 1 AS a"
@@ -121,6 +125,33 @@ def test_a_server_that_does_not_answer_is_a_query_error():
         with SparkDriver.execute(engine, "SELECT 1", timeout=5) as result:
             list(result.rows)
     engine.dispose()
+
+
+def test_a_timeout_interrupts_again_until_the_statement_ends():
+    """An interruptAll landing while an operation is still being set up can be missed (pyspark then
+    re-sends the plan as a new operation): the timeout keeps interrupting until the statement ends,
+    and not after."""
+    import time
+    from types import SimpleNamespace
+
+    from tessera_driver_spark import dbapi
+    from tessera_driver_spark.driver import REINTERRUPT_SECONDS
+
+    calls = []
+
+    class RecordingSession:  # stands in for the Spark Connect session: only its interrupts matter here
+        def interruptAll(self):
+            calls.append(time.monotonic())
+
+    connection = dbapi.Connection(RecordingSession())
+    conn = SimpleNamespace(connection=SimpleNamespace(dbapi_connection=connection))
+    with SparkDriver.guard(conn, 0.1):
+        time.sleep(0.1 + 2.5 * REINTERRUPT_SECONDS)
+    assert len(calls) >= 2, calls
+    ended_with = len(calls)
+    time.sleep(2 * REINTERRUPT_SECONDS)
+    assert len(calls) == ended_with
+    assert connection._interrupted is None
 
 
 def test_discovered_through_the_entry_point(tmp_path, monkeypatch, spark_server):

@@ -15,6 +15,7 @@ from core.http.errors import Invalid
 from core.query.compiler import compile_query
 from core.query.mbql import normalize
 
+pytestmark = pytest.mark.xdist_group("spark")  # one Spark JVM per run: see test_spark_driver.py
 MBQL_DB = "tessera_mbql"
 SPARK_TYPES = {sa.BigInteger: "BIGINT", sa.Integer: "INT", sa.Double: "DOUBLE", sa.Date: "DATE",
                sa.DateTime: "TIMESTAMP_NTZ"}
