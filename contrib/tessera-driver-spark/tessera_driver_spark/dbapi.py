@@ -92,11 +92,6 @@ def connect(url: str, address: tuple[str, int] | None = None, timeout: float = 1
             raise OperationalError(f"Cannot reach the Spark Connect server at {address[0]}:{address[1]}: {error}") from error
     try:
         session = SparkSession.builder.remote(url).create()
-        # A reattachable execution re-sends the plan when its stream breaks, and an interrupt that lands
-        # while the operation is being set up breaks it: the statement then ran again with no timeout
-        # (a range(10^12) count for minutes). Without it an interrupt ends the statement; a stream
-        # broken by the network fails the query, which its caller retries like any failed query.
-        session.client.disable_reattachable_execute()
     except Exception as error:  # grpc and pyspark errors: the server does not answer or refuses us
         raise OperationalError(f"Cannot open a Spark Connect session: {str(error).strip().splitlines()[0]}") from error
     return Connection(session)
