@@ -19,6 +19,7 @@ from core.testing.app import (  # noqa: F401
     app,
     app_config,
     app_db_template,
+    backend_config,
     client,
     make_user,
     postgres_app_db,

@@ -146,18 +146,24 @@ def postgres_app_db():
         engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_app(request, tmp_path, app_db_template):
-    """The app on each app-DB backend: the SQLite file and, when one answers, PostgreSQL."""
-    from core.assembly.app import create_app
-
+def backend_config(request, tmp_path, app_db_template) -> dict:
+    """The configuration of an app on the app-DB backend `request.param` names ("sqlite": a copy of the
+    migrated template; "postgresql": a fresh database, skipped when no server answers)."""
     config = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_PLUGINS_AUTOLOAD": False, **FAST_HASHING}
     if request.param == "sqlite":
         shutil.copy(app_db_template, tmp_path / "tessera.db")
         config.update(TESSERA_DB_URL=f"sqlite:///{tmp_path / 'tessera.db'}", TESSERA_RUN_MIGRATIONS=False)
     else:
         config["TESSERA_DB_URL"] = request.getfixturevalue("postgres_app_db")
-    application = create_app(config)
+    return config
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_app(request, tmp_path, app_db_template):
+    """The app on each app-DB backend: the SQLite file and, when one answers, PostgreSQL."""
+    from core.assembly.app import create_app
+
+    application = create_app(backend_config(request, tmp_path, app_db_template))
     yield application
     application.extensions["tessera"].db.dispose()
 

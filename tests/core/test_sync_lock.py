@@ -3,26 +3,20 @@
 on one after the other (core.sync.schema.locked over core.appdb.locks' named lock)."""
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 
 import pytest
 
 from core.sync import schema
-from core.testing import FAST_HASHING, ApiClient, setup_admin, sqlite_file, wait_for_sync
+from core.testing import ApiClient, backend_config, setup_admin, sqlite_file, wait_for_sync
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def two_instances(request, tmp_path, app_db_template):
     from core.assembly.app import create_app
 
-    config = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_PLUGINS_AUTOLOAD": False, **FAST_HASHING}
-    if request.param == "sqlite":
-        shutil.copy(app_db_template, tmp_path / "tessera.db")
-        config.update(TESSERA_DB_URL=f"sqlite:///{tmp_path / 'tessera.db'}", TESSERA_RUN_MIGRATIONS=False)
-    else:
-        config["TESSERA_DB_URL"] = request.getfixturevalue("postgres_app_db")
+    config = backend_config(request, tmp_path, app_db_template)
     apps = [create_app(dict(config)) for _ in range(2)]
     try:
         yield apps
