@@ -101,15 +101,23 @@ def test_a_write_by_another_instance_on_the_same_app_db_is_seen(world, tmp_path)
 def test_a_memo_hit_runs_only_the_generation_read_and_counts_its_view(world):
     app, user = world["app"], world["user"]
     card_id = world["card"]
+    card_reads = 0
     for path in (f"/api/card/{card_id}", f"/api/dashboard/{world['dashboard']}"):
-        before = read_twice(user, path)["view_count"]
-        with AppDbStatements(app) as seen:
-            response = user.get(path)
-        assert response.status_code == 200
-        assert_read_only(seen, f"GET {path}")
+        # On PostgreSQL the generation is the server's snapshot, which any transaction on the server
+        # moves (the suite's other workers write to other databases on it): a GET that met a moved
+        # generation is a miss, still read-only, and the next try is measured. Five misses in a row fail.
+        for _ in range(5):
+            before = read_twice(user, path)["view_count"]
+            with AppDbStatements(app) as seen:
+                response = user.get(path)
+            card_reads += 3 if path.startswith("/api/card/") else 0
+            assert response.status_code == 200
+            assert_read_only(seen, f"GET {path}")
+            assert "data_version" in seen.statements[0] or "snapshot" in seen.statements[0]
+            assert response.json["view_count"] == before + 1
+            if len(seen.statements) == 1:
+                break
         assert len(seen.statements) == 1, seen.statements
-        assert "data_version" in seen.statements[0] or "snapshot" in seen.statements[0]
-        assert response.json["view_count"] == before + 1
     flush(app)
     # The counted views reached the app DB: the next read (a new generation) shows them from there.
-    assert user.get(f"/api/card/{card_id}?ignore_view=true").json["view_count"] == 3
+    assert user.get(f"/api/card/{card_id}?ignore_view=true").json["view_count"] == card_reads
