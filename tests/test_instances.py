@@ -225,6 +225,14 @@ def test_login_throttling_counts_across_instances(cluster):
         assert status == 400 and body["errors"]["username"].startswith("Too many attempts!")
 
 
+def first_value(instance, token: str, database_id: int):
+    """The first cell of `SELECT v FROM t` on the database, asked through this instance's API."""
+    query = {"database": database_id, "type": "native", "native": {"query": "SELECT v FROM t"}}
+    status, body = instance.call("POST", "/api/dataset", query, token)
+    assert status == 202, body
+    return body["data"]["rows"][0][0]
+
+
 def test_changed_connection_details_reach_the_other_instance(cluster, files):
     # b builds a pool for x.db; a points the database at y.db; b's next query must read y.db.
     a, b = cluster
@@ -232,12 +240,9 @@ def test_changed_connection_details_reach_the_other_instance(cluster, files):
     status, database = a.call("POST", "/api/database", {
         "engine": "sqlite", "name": "Moving", "details": {"db": str(files / "x.db")}}, token)
     assert status == 200, database
-    query = {"database": database["id"], "type": "native", "native": {"query": "SELECT v FROM t"}}
 
     def value(instance):
-        status, body = instance.call("POST", "/api/dataset", query, token)
-        assert status == 202, body
-        return body["data"]["rows"][0][0]
+        return first_value(instance, token, database["id"])
 
     assert value(b) == "x"
     status, body = a.call("PUT", f"/api/database/{database['id']}", {"details": {"db": str(files / "y.db")}}, token)
@@ -266,12 +271,9 @@ def test_a_deleted_or_changed_database_closes_its_pools_on_every_instance(cluste
         status, database = a.call("POST", "/api/database", {
             "engine": "postgres", "name": "Warehouse", "details": first.details}, token)
         assert status == 200, database
-        query = {"database": database["id"], "type": "native", "native": {"query": "SELECT v FROM t"}}
 
         def value(instance):
-            status, body = instance.call("POST", "/api/dataset", query, token)
-            assert status == 202, body
-            return body["data"]["rows"][0][0]
+            return first_value(instance, token, database["id"])
 
         try:
             for _ in range(4):  # either worker may take a request: most likely both hold a pool
