@@ -45,10 +45,13 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
     # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
     "TESSERA_EMBEDDING_REQUIRE_EXP": False,
+    # Answer exact repeats of cached card queries from memory before Flask (core.http.kept).
+    "TESSERA_KEEP_ANSWERS": True,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
-                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE", "TESSERA_EMBEDDING_REQUIRE_EXP"}
+                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE", "TESSERA_EMBEDDING_REQUIRE_EXP",
+                "TESSERA_KEEP_ANSWERS"}
 INTEGER_KEYS = {
     "TESSERA_MAX_SESSION_AGE",
     "TESSERA_PASSWORD_LENGTH",

@@ -136,11 +136,10 @@ def collect(session: Session, user: User | None, dataset_query: Any, pivot_rows:
 def _collect(ctx, pivot_rows, pivot_cols, column_split) -> Pivoted:
     if ctx.is_native or not ctx.query.last.aggregations:
         raise QueryFailed("A pivot table needs an MBQL query with aggregations.", "invalid-query")
-    QP._stats(ctx)
+    QP.read_stats(ctx)
     stage = ctx.query.last
     breakouts = list(stage.breakouts)
     count = len(breakouts)
-    hook = QP._hook()
     all_rows: list[list] = []
     cols: list[dict] | None = None
     first = None
@@ -153,7 +152,7 @@ def _collect(ctx, pivot_rows, pivot_cols, column_split) -> Pivoted:
         query.last.order_by = [o for o in query.last.order_by if _keeps(o, query.last.breakouts)]
         # Remapped breakouts would shift the breakout positions the groupings are built on.
         sub = dataclasses.replace(ctx, query=query, extras={}, disable_remaps=True)
-        result = hook.execute_query(context=sub)
+        result = QP.execute(sub)
         rows = list(result)
         if cols is None:
             first = result

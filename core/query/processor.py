@@ -17,7 +17,6 @@ are consumed or abandoned. This module holds the entry points and the envelopes 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import re
 import time
 from typing import Any
@@ -29,6 +28,7 @@ from sqlalchemy.orm import Session
 from core.appdb import memo
 from core.appdb.models import Query as QueryStats
 from core.appdb.models import User
+from core.http import kept
 from core.http.errors import Invalid
 
 from . import results as R
@@ -37,8 +37,6 @@ from .errors import QueryFailed
 from .execution import statement
 from .preparation import prepare
 from .result import Result
-
-log = logging.getLogger("tessera.query")
 
 
 def _hook():
@@ -50,7 +48,8 @@ def _hook():
 _STATS = select(QueryStats.average_execution_time).where(QueryStats.query_hash == bindparam("hash"))
 
 
-def _stats(ctx: QueryContext) -> None:
+def read_stats(ctx: QueryContext) -> None:
+    """The query's average running time, which the result cache's time to live is computed from."""
     # The average only: the row also keeps the whole query text, which every run would load.
     ctx.average_execution_time = memo.get_or_compute(ctx.session, ("query stats", ctx.query_hash),
                                                       lambda: ctx.session.scalar(_STATS, {"hash": ctx.query_hash}))
@@ -60,7 +59,12 @@ def open_query(session: Session, user: User | None, dataset_query: Any, **option
     """A streaming Result (iterate its rows, then it closes; or use it as a context manager).
     Raises QueryFailed when the query cannot start."""
     ctx = prepare(session, user, dataset_query, **options)
-    _stats(ctx)
+    read_stats(ctx)
+    return execute(ctx)
+
+
+def execute(ctx: QueryContext) -> Result:
+    """Run a prepared context through the `execute_query` hook (cache, log, limits, then the driver)."""
     return _hook().execute_query(context=ctx)
 
 
@@ -74,7 +78,10 @@ def run_query(session: Session, user: User | None, dataset_query: Any, *, contex
 def run_json(session: Session, user: User | None, dataset_query: Any, *, context: str = "ad-hoc",
              **options) -> tuple[bytes, int]:
     """(body, HTTP status): the whole result as Metabase's JSON body, or its failed-query body, encoded
-    once (a cached result's stored `data` is sent as it is, core.query.results.completed_body)."""
+    once (a cached result's stored `data` is sent as it is, core.query.results.completed_body).
+    `keep=True`: the caller sends this body as its whole response, so an answer from stored results
+    may be kept and served again to the same request (core.http.kept) while it stays fresh."""
+    keep = options.pop("keep", False)
     started_at = dt.datetime.now(dt.timezone.utc)
     started = time.monotonic()
     ctx: QueryContext | None = None
@@ -82,10 +89,14 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
         from . import plans
 
         ctx = plans.prepared(session, user, dataset_query, context, options, prepare)
-        _stats(ctx)
-        result = _hook().execute_query(context=ctx)
+        read_stats(ctx)
+        result = execute(ctx)
         if result.encoded is not None:
             result.close()
+            # Kept only when the preparation (so the cache key) does not follow the clock: a date
+            # parameter's next day is another key, which the application would ask for.
+            if keep and result.fresh_until is not None and ctx.extras.get(plans.TIMELESS):
+                kept.allow(result.fresh_until, R.completed_body_again(ctx, result))
             return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
         result.read_iso_text(R.temporal_text_columns(result.cols))
         data = R.data_body(ctx, result, *R.rows_json(ctx, result))
