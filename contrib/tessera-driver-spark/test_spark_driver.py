@@ -97,6 +97,24 @@ class TestSparkConformance(DriverConformance):
                 self.run(conformance.engine, sql)
         assert self.run(conformance.engine, "SELECT abs(-1)") == [(1,)]
 
+    def test_a_timeout_leaves_no_spark_job_behind(self, conformance):
+        """A timeout that lands while Spark is still planning the statement stops its jobs too.
+
+        The short timeouts aim at that window. A job left behind holds both task slots of the test
+        server (local[2]) for the 20 s or more the slow statement takes, so a statement that needs a
+        task, run right after, waits for it; without one it takes well under a second."""
+        import time
+
+        from core.driver.records import QueryTimeout
+
+        for timeout in (0.05, 0.1, 0.2, 0.05, 0.1, 0.2):
+            with pytest.raises(QueryTimeout):
+                self.run(conformance.engine, self.slow_sql, timeout=timeout)
+            started = time.monotonic()
+            assert self.run(conformance.engine, "SELECT count(*) FROM range(1000)") == [(1000,)]
+            waited = time.monotonic() - started
+            assert waited < 8, f"the next statement waited {waited:.1f} s: the timed-out one ({timeout} s) still ran"
+
     def test_a_session_is_locked_before_use(self, conformance):
         with conformance.engine.connect() as conn:
             spark = conn.connection.dbapi_connection.session

@@ -31,7 +31,13 @@ registry.register("tessera_spark", "tessera_driver_spark.dbapi", "SparkConnectDi
 # Settings every data connection must have; read back after setting them (a server may refuse one).
 LOCKED_CONFS = {"spark.sql.runSQLOnFiles": "false", "spark.sql.session.timeZone": "UTC"}
 # Rows stream as Arrow batches of this many rows (Spark's default of 10,000 holds more in memory).
-SESSION_CONFS = {"spark.sql.execution.arrow.maxRecordsPerBatch": "1000"}
+# Adaptive execution is off because with it an interrupt does not always stop the statement: AQE
+# submits each shuffle stage's job from a thread of its own, and when the interrupt lands while
+# that stage is being prepared, Spark cancels the operation's jobs before that job exists; it is
+# then submitted anyway and runs to its end with no operation left to interrupt (seen in about a
+# third of timeouts shorter than 0.2 s). Without AQE the operation's own thread submits its jobs,
+# and an interrupt that lands before the submission still cancels the job once its wait begins.
+SESSION_CONFS = {"spark.sql.execution.arrow.maxRecordsPerBatch": "1000", "spark.sql.adaptive.enabled": "false"}
 TIMEOUT_REASON = "Query exceeded the timeout and was interrupted"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
