@@ -97,6 +97,45 @@ class TestSparkConformance(DriverConformance):
                 self.run(conformance.engine, sql)
         assert self.run(conformance.engine, "SELECT abs(-1)") == [(1,)]
 
+    def test_a_timeout_leaves_no_spark_job_behind(self, conformance):
+        """A timeout that lands while Spark is still planning the statement stops its jobs too.
+
+        The short timeouts aim at that window. A job left behind holds both task slots of the test
+        server (local[2]) for the 20 s or more the slow statement takes, so a statement that needs a
+        task, run right after, waits for it; without one it takes well under a second."""
+        import time
+
+        from core.driver.records import QueryTimeout
+
+        for timeout in (0.05, 0.1, 0.2, 0.05, 0.1, 0.2):
+            with pytest.raises(QueryTimeout):
+                self.run(conformance.engine, self.slow_sql, timeout=timeout)
+            started = time.monotonic()
+            assert self.run(conformance.engine, "SELECT count(*) FROM range(1000)") == [(1000,)]
+            waited = time.monotonic() - started
+            assert waited < 8, f"the next statement waited {waited:.1f} s: the timed-out one ({timeout} s) still ran"
+
+    def test_an_interrupt_sent_before_the_statement_starts_still_stops_it(self, conformance):
+        """A client gone just as its statement is sent: the disconnect's interrupt reaches the server
+        before the operation exists and stops nothing, so it is sent again until the statement ends."""
+        import time
+
+        from tessera_driver_spark.driver import _session
+
+        with conformance.engine.connect() as conn:
+            self.driver.canceller(conn)()
+            started = time.monotonic()
+            try:
+                with pytest.raises(sa.exc.OperationalError, match="Query was cancelled"):
+                    conn.execute(sa.text(self.slow_sql)).fetchall()
+            finally:
+                _session(conn).reset_interrupt()
+            stopped_after = time.monotonic() - started
+            assert stopped_after < 5, f"stopped after {stopped_after:.1f} s"
+            started = time.monotonic()
+            assert conn.execute(sa.text("SELECT count(*) FROM range(1000)")).fetchall() == [(1000,)]
+            assert time.monotonic() - started < 8
+
     def test_a_session_is_locked_before_use(self, conformance):
         with conformance.engine.connect() as conn:
             spark = conn.connection.dbapi_connection.session
@@ -130,14 +169,13 @@ def test_a_server_that_does_not_answer_is_a_query_error():
 
 
 def test_a_timeout_interrupts_again_until_the_statement_ends():
-    """An interruptAll landing while an operation is still being set up can be missed (pyspark then
-    re-sends the plan as a new operation): the timeout keeps interrupting until the statement ends,
-    and not after."""
+    """An interrupt that reaches the server before it has registered the statement's operation stops
+    nothing: the timeout keeps interrupting until the statement ends, and not after."""
     import time
     from types import SimpleNamespace
 
     from tessera_driver_spark import dbapi
-    from tessera_driver_spark.driver import REINTERRUPT_SECONDS
+    from tessera_driver_spark.dbapi import REINTERRUPT_SECONDS
 
     calls = []
 

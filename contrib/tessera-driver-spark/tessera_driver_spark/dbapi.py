@@ -13,6 +13,10 @@ runs, much as PostgreSQL's `DECLARE ... CURSOR FOR` takes only a query. It also 
 name `reflect`, `java_method` or `try_reflect`: a query can call any static Java method on the cluster
 through them, and Spark has no setting that turns them off. The word is refused wherever it stands (in
 a string or a column name too): a rare false refusal costs less than a way round the check.
+
+Stopping a statement (a timeout, a client gone, a result abandoned) is `Connection.interrupt`, one
+mechanism for all three: it interrupts the session's operations and keeps doing so until
+`reset_interrupt` says the statement has ended.
 """
 from __future__ import annotations
 
@@ -22,9 +26,13 @@ import threading
 
 from sqlalchemy.engine.default import DefaultDialect
 
+from core.driver.deadlines import call_later
+
 apilevel = "2.0"
 threadsafety = 1
 paramstyle = "named"
+# How often an interrupt is sent again while the statement it is meant for has not ended.
+REINTERRUPT_SECONDS = 0.5
 
 
 class Error(Exception):
@@ -103,6 +111,7 @@ class Connection:
         self.queries_only = False
         self._interrupted: str | None = None
         self._lock = threading.Lock()
+        self._again = None  # the scheduled re-send of an interrupt (core.driver.deadlines handle)
 
     def cursor(self) -> "Cursor":
         return Cursor(self)
@@ -120,17 +129,32 @@ class Connection:
             pass
 
     def interrupt(self, reason: str = "Query was cancelled") -> None:
-        """Stop what this session runs (from another thread); the running cursor raises QueryInterrupted."""
+        """Stop what this session runs (from another thread); the running cursor raises QueryInterrupted.
+
+        Sent again every REINTERRUPT_SECONDS until `reset_interrupt`: an interrupt that reaches the
+        server before it has registered the statement's operation finds nothing to stop."""
         with self._lock:
+            sending = self._interrupted is None  # a second reason joins the interrupts already sent
             self._interrupted = reason
+        if sending:
+            self._send_interrupt()
+
+    def _send_interrupt(self) -> None:
         try:
             self.session.interruptAll()
-        except Exception:  # noqa: BLE001 - nothing left to interrupt
+        except Exception:  # noqa: BLE001 - nothing left to interrupt, or the server is gone
             pass
+        with self._lock:
+            if self._interrupted is not None:
+                self._again = call_later(REINTERRUPT_SECONDS, self._send_interrupt)
 
     def reset_interrupt(self) -> None:
+        """The statement has ended: no more interrupts, and the next statement runs uninterrupted."""
         with self._lock:
             self._interrupted = None
+            again, self._again = self._again, None
+        if again is not None:
+            again.cancel()  # waits for a re-send in progress, which then schedules none
 
 
 # Spark's functions that call Java by reflection; quoting (`reflect`) or comments before the parenthesis
