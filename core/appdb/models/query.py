@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import Base, UTCDateTime, utcnow
@@ -55,6 +55,8 @@ class QueryExecution(Base):
     """One row per query run (Metabase's query_execution), written by the audit wrapper."""
 
     __tablename__ = "query_execution"
+    # A card's run statistics (plugins.cards.serialize) are read from this index alone.
+    __table_args__ = (Index("ix_query_execution_card_runs", "card_id", "cache_hit", "started_at", "running_time"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     hash: Mapped[str] = mapped_column(String(64), index=True)
@@ -65,7 +67,7 @@ class QueryExecution(Base):
     context: Mapped[str | None] = mapped_column(String(32))
     error: Mapped[str | None] = mapped_column(Text)
     executor_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"), index=True)
-    card_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    card_id: Mapped[int | None] = mapped_column(Integer)
     dashboard_id: Mapped[int | None] = mapped_column(Integer)
     database_id: Mapped[int | None] = mapped_column(Integer)
     cache_hit: Mapped[bool] = mapped_column(Boolean, default=False)

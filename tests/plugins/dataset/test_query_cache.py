@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from core.appdb.counters import flush
 from core.appdb.models import QueryCache, QueryExecution
@@ -170,3 +170,33 @@ def test_a_hit_reads_a_bounded_number_of_rows_and_writes_nothing_in_the_request(
     # Six reads, and the app DB's generation read before them (core.appdb.memo; the flush above made
     # it new, so nothing is answered from the memo here).
     assert statements and set(statements) == {"SELECT"} and len(statements) <= 7, statements
+
+
+def test_a_cards_run_statistics_leave_out_cache_hits_and_come_from_one_index(app, admin, orders):
+    """As Metabase: average_query_time and last_query_start describe the runs the cache did not
+    answer; they are read from ix_query_execution_card_runs alone, however many hits were logged."""
+    from sqlalchemy import update
+
+    from plugins.cards.serialize import _QUERY_STATS
+
+    _caching_on(admin)
+    card = _table_card(admin, orders)
+    for _ in range(4):
+        admin.post(f"/api/card/{card}/query")
+    hits = _cache_hits(app)
+    assert hits.count(True) == 3
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        later = session.scalar(select(QueryExecution.started_at).order_by(QueryExecution.id.desc()).limit(1))
+        session.execute(update(QueryExecution).where(QueryExecution.cache_hit.is_(True))
+                        .values(running_time=10**7, started_at=later.replace(year=later.year + 1)))
+        session.commit()
+        real = session.execute(select(func.avg(QueryExecution.running_time), func.max(QueryExecution.started_at))
+                               .where(QueryExecution.card_id == card, QueryExecution.cache_hit.is_(False))).one()
+    hydrated = admin.get(f"/api/card/{card}").json
+    assert hydrated["average_query_time"] == float(real[0]) < 10**7
+    assert hydrated["last_query_start"].startswith(real[1].isoformat()[:19])
+    with state.db.engine.connect() as conn:
+        sql = str(_QUERY_STATS.compile(dialect=conn.dialect))
+        plan = " ".join(str(row[-1]) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, (card,)))
+    assert "COVERING INDEX ix_query_execution_card_runs" in plan, plan
