@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from core.appdb import counters
+from core.appdb import counters, memo
 from core.appdb.memo import GENERATION, MISSING, Memo
 
 MAX_REQUEST_BODY = 64 * 1024  # larger requests (uploads) are never kept: their body is not read twice
@@ -49,17 +49,21 @@ class Keeping:
     until: float | None = None  # time.time() after which it is not served again
     render: Callable[[], bytes] | None = None
     replays: list = field(default_factory=list)
+    sessions: list = field(default_factory=list)  # the app-DB sessions the answer was read on
 
 
 _keeping: contextvars.ContextVar[Keeping | None] = contextvars.ContextVar("tessera.keeping", default=None)
 
 
-def allow(until: float, render: Callable[[], bytes]) -> None:
-    """The request's answer may be kept until `until` (time.time()); `render()` makes its body again,
-    as the application sends it, with what varies per response made anew."""
+def allow(session, until: float, render: Callable[[], bytes]) -> None:
+    """The request's answer, read on the app-DB `session`, may be kept until `until` (time.time(); math.inf:
+    while the app DB is unchanged); `render()` makes its body again, as the application sends it, with
+    what varies per response made anew. Not kept if the session has written (its reads may show
+    writes the generation does not know)."""
     keeping = _keeping.get()
     if keeping is not None:
         keeping.render = render
+        keeping.sessions.append(session)
         keeping.until = until if keeping.until is None else min(keeping.until, until)
 
 
@@ -137,9 +141,9 @@ class KeptAnswers:
                 environ.get("REMOTE_ADDR"), headers, body)
 
     def _serve(self, kept: Kept, start_response):
-        body = kept.render()
-        for function, args in kept.replays:
+        for function, args in kept.replays:  # first: a body may show what they count (a view)
             function(*args)
+        body = kept.render()
         start_response(kept.status, [*kept.headers, ("Content-Length", str(len(body))),
                                      (self.request_id_header, self.new_request_id())])
         return [body]
@@ -159,7 +163,8 @@ class KeptAnswers:
         finally:
             _keeping.reset(token)
         if keeping.render is None or unreplayed or not said or not said[0].startswith("2") \
-                or any(name.lower() == "set-cookie" for name, _ in said[1]):
+                or any(name.lower() == "set-cookie" for name, _ in said[1]) \
+                or any(memo.wrote(session) for session in keeping.sessions):
             return answer
         try:
             body = b"".join(answer)

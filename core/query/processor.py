@@ -96,7 +96,7 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
             # Kept only when the preparation (so the cache key) does not follow the clock: a date
             # parameter's next day is another key, which the application would ask for.
             if keep and result.fresh_until is not None and ctx.extras.get(plans.TIMELESS):
-                kept.allow(result.fresh_until, R.completed_body_again(ctx, result))
+                kept.allow(session, result.fresh_until, R.completed_body_again(ctx, result))
             return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
         result.read_iso_text(R.temporal_text_columns(result.cols))
         data = R.data_body(ctx, result, *R.rows_json(ctx, result))

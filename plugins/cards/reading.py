@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.appdb import counters, memo
-from core.appdb.models import Card, User, utcnow
+from core.appdb import memo
+from core.appdb.models import Card, User
 from core.assembly import events
+from core.content import viewing
 
 from . import service
 from .serialize import card_json
@@ -22,12 +23,4 @@ def viewed_card_json(session: Session, user: User, card_id: int, ignore_view: bo
         return card_json(session, user, service.view_card(session, user, card_id, ignore_view))
     stored = memo.get_or_compute(session, ("GET card", card_id, user.id),
                                  lambda: card_json(session, user, service.readable_card(session, user, card_id)))
-    views = counters.buffer()
-    if not ignore_view:
-        # Written off the request path (core.appdb.counters): a read commits nothing.
-        views.bump(Card, card_id, add={"view_count": 1}, latest={"last_used_at": utcnow()})
-    counted, latest = views.pending(Card, card_id)
-    if not counted:
-        return stored
-    return {**stored, "view_count": (stored["view_count"] or 0) + counted["view_count"],
-            "last_used_at": latest["last_used_at"]}
+    return viewing.viewed_json(session, stored, Card, card_id, "last_used_at", count=not ignore_view)

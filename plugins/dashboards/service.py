@@ -16,6 +16,7 @@ from core.appdb.models import User, utcnow
 from core.appdb.models.base import new_entity_id
 from core.assembly import events
 from core.content import related as core_related
+from core.content import viewing
 from core.content.collections import Access, check_target
 from core.http.errors import Archived, Forbidden
 from core.policy import sharing
@@ -58,13 +59,7 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> di
     stored = memo.get_or_compute(
         session, ("GET dashboard", dashboard_id, user.id),
         lambda: dashboard_json(session, user, readable_dashboard(session, user, dashboard_id)))
-    views = counters.buffer()
-    views.bump(Dashboard, dashboard_id, add={"view_count": 1}, latest={"last_viewed_at": utcnow()})
-    counted, latest = views.pending(Dashboard, dashboard_id)
-    if not counted:  # written meanwhile: the next generation shows it
-        return stored
-    return {**stored, "view_count": (stored["view_count"] or 0) + counted["view_count"],
-            "last_viewed_at": latest["last_viewed_at"]}
+    return viewing.viewed_json(session, stored, Dashboard, dashboard_id, "last_viewed_at")
 
 
 def list_dashboards(session: Session, user: User, f: str | None) -> list[dict]:

@@ -6,6 +6,8 @@ import itertools
 import time
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 from werkzeug.test import Client
 
 from core.appdb import counters
@@ -18,6 +20,7 @@ class Backend:
 
     def __init__(self, app_db, status="200 OK", headers=(), action=None, render=True):
         self.calls = 0
+        self.session = Session(app_db.engine)  # the app-DB session the answer is "read" on
         self.status, self.headers, self.action, self.render = status, list(headers), action, render
         ids = itertools.count(1)
         self.wsgi = KeptAnswers(self.app, app_db, "X-Request-Id", lambda: f"id-{next(ids)}")
@@ -28,7 +31,7 @@ class Backend:
         if self.action:
             self.action()
         if self.render:
-            kept.allow(time.time() + 60, lambda: b"again " + body)
+            kept.allow(self.session, time.time() + 60, lambda: b"again " + body)
         start_response(self.status, [("Content-Type", "text/plain"), ("Content-Length", str(len(body))),
                                      ("X-Request-Id", "first"), *self.headers])
         return [body]
@@ -82,6 +85,14 @@ def test_unallowed_failed_or_cookie_setting_answers_are_not_kept(app_db):
         assert backend.post()[1] == b"2 q"
 
 
+def test_an_answer_read_on_a_session_that_wrote_is_not_kept(app_db):
+    backend = Backend(app_db)
+    backend.action = lambda: backend.session.execute(text("UPDATE setting SET value = value WHERE 1 = 0"))
+    backend.post()
+    assert backend.post()[1] == b"2 q"
+    backend.session.rollback()
+
+
 def test_a_large_body_is_passed_on_unread_and_never_kept(app_db):
     backend = Backend(app_db)
     big = b"x" * (MAX_REQUEST_BODY + 1)
@@ -116,7 +127,7 @@ def test_limit_and_the_clock_bound_how_long_an_answer_is_served(app_db, monkeypa
 
 
 def test_outside_a_request_allow_and_limit_do_nothing_and_replayable_only_runs(app_db):
-    kept.allow(time.time(), lambda: b"")
+    kept.allow(Session(app_db.engine), time.time(), lambda: b"")
     kept.limit(time.time())
     assert kept.replayable(lambda x: x + 1)(1) == 2
 

@@ -161,3 +161,29 @@ def test_a_run_whose_preparation_follows_the_clock_is_answered_by_the_applicatio
     again = [admin.post(url, json=body) for _ in range(2)]
     assert [a.json["cached"] is not None for a in again] == [True, True]
     assert len(dispatched) == before + 2
+
+
+def test_a_repeated_get_of_a_card_or_dashboard_is_kept_and_still_counts_every_view(app, admin, orders, dispatched):
+    from sqlalchemy import select
+
+    from core.appdb.counters import flush
+    from core.appdb.models import Card
+    from plugins.dashboards.models import Dashboard
+
+    card = _table_card(admin, orders)
+    dashboard = admin.post("/api/dashboard", json={"name": "Board"}).json["id"]
+    for path, table in ((f"/api/card/{card}", Card), (f"/api/dashboard/{dashboard}", Dashboard)):
+        flush(app)
+        first = admin.get(path).json
+        before = len(dispatched)
+        again = [admin.get(path).json for _ in range(3)]
+        assert len(dispatched) == before  # answered before Flask
+        assert [a["view_count"] for a in again] == [first["view_count"] + n for n in (1, 2, 3)]
+        assert {k: v for k, v in again[-1].items() if k not in ("view_count", "last_used_at", "last_viewed_at")} \
+            == {k: v for k, v in first.items() if k not in ("view_count", "last_used_at", "last_viewed_at")}
+        flush(app)  # every copy's view reaches the app DB
+        with app.extensions["tessera"].db.engine.connect() as conn:
+            assert conn.scalar(select(table.view_count).where(table.id == int(path.rsplit("/", 1)[1]))) \
+                == first["view_count"] + 3
+    unseen = admin.get(f"/api/card/{card}?ignore_view=true").json["view_count"]
+    assert admin.get(f"/api/card/{card}?ignore_view=true").json["view_count"] == unseen
