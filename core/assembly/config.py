@@ -45,7 +45,8 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
     # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
     "TESSERA_EMBEDDING_REQUIRE_EXP": False,
-    # Answer exact repeats of cached card queries from memory before Flask (core.http.kept).
+    # Answer exact repeats of cached card queries and of card and dashboard GETs from memory, before
+    # Flask (core.http.kept); false: every request goes through the application.
     "TESSERA_KEEP_ANSWERS": True,
 }
 

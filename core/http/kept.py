@@ -91,6 +91,8 @@ def replayable(function: Callable) -> Callable:
 
 @dataclass
 class Kept:
+    """A kept answer: its status and headers as first sent, how to make its body again, its side
+    effects, and the instant after which it is not served."""
     status: str
     headers: list[tuple[str, str]]
     render: Callable[[], bytes]
