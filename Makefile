@@ -46,8 +46,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# Issue 15's figures over HTTP (wrk against gunicorn), then the query and export benchmarks; every one
-# runs even if an earlier one fails, and the target fails if any did.
+# The many-people reads over HTTP (issue 29, the headline), issue 15's one-user figures (wrk against
+# gunicorn), then the query and export benchmarks; every one runs even if an earlier one fails, and the
+# target fails if any did.
 bench-http: $(STAMP)
 	@if ! command -v wrk >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -58,6 +59,7 @@ bench-http: $(STAMP)
 	  echo "bench-http needs wrk on PATH: install the Debian/Ubuntu package (sudo apt-get install wrk)"; exit 1; \
 	fi
 	@status=0; \
+	$(BIN)/python -m bench.http_people || status=1; \
 	$(BIN)/python -m bench.http_bench || status=1; \
 	$(BIN)/python -m bench.bench_query || status=1; \
 	$(BIN)/python -m bench.bench_export || status=1; \

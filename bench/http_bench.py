@@ -24,13 +24,14 @@ import shutil
 import signal
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from bench.common import Bench, cpu_note, make_duckdb, make_sqlite
-from bench.http_load import Load, Measure, run_python, run_wrk, wrk_available
+from bench.http_load import Load, Measure, combine, run_python, run_wrk, wrk_available
 from bench.http_refapps import HELD_JSON_ENV
 from bench.http_setup import CARD_ROWS, Content, Server, prepare, request, settle, tessera_env
 from bench.report import Target, info, report
@@ -42,6 +43,7 @@ class Scenario:
     load: Load
     reference: str  # "hello" or "held"
     target: float | None = None  # the least ratio of requests/s; None: informational
+    p99_ms: float | None = None  # the most p99 latency of the median round, in ms; None: none
 
 
 @dataclass
@@ -127,7 +129,7 @@ def measure(outcome: Outcome, drive: _Driver, servers: dict[str, Server], plan: 
     reference again; a scenario's ratio in a round is against the mean of the reference runs on either
     side of it, and its figure is the median of its rounds, so that a burst of load on the machine moves
     one round, not the figure."""
-    for reference in ("hello", "held"):
+    for reference in dict.fromkeys(s.reference for s in plan):
         group = [s for s in plan if s.reference == reference]
         ref_load = Load(group[0].load.method, ("/",), group[0].load.body)
         rounds_of: dict[str, list[tuple[float, Measure, Measure, Measure]]] = {s.name: [] for s in group}
@@ -152,6 +154,9 @@ def measure(outcome: Outcome, drive: _Driver, servers: dict[str, Server], plan: 
                 outcome.infos.append((name, ratio, detail))
             else:
                 outcome.targets.append(Target(name, ratio, scenario.target, at_most=False, detail=detail))
+            if scenario.p99_ms is not None:
+                outcome.targets.append(Target(f"{scenario.name} p99", figures.p99_ms, scenario.p99_ms, unit=" ms",
+                                              detail=f"p50 {figures.p50_ms:.1f} ms, {figures.rps:,.0f} rps"))
     outcome.measures.update(drive.measures)
     outcome.failures = sum(m.failures for m in drive.measures.values()) + drive.warmup_failures
     repeats = max(1, outcome.cache_repeats)
@@ -225,22 +230,33 @@ class _Driver:
     def __call__(self, server: Server, load: Load, label: str) -> Measure:
         o = self.options
         settle(list(self.servers.values()))
-        if o.client == "wrk":
-            script = self.dir / f"load-{len(self.measures)}.lua"
-            if o.warmup > 0:
-                self.warmup_failures += run_wrk(server.url, load, o.warmup, o.connections, o.threads, script).failures
-            cpu = server.cpu_seconds()
-            measure = run_wrk(server.url, load, o.duration, o.connections, o.threads, script)
-        else:
-            if o.warmup > 0:
-                self.warmup_failures += run_python(server.url, load, o.warmup, o.connections).failures
-            cpu = server.cpu_seconds()
-            measure = run_python(server.url, load, o.duration, o.connections)
+        if o.warmup > 0:
+            self.warmup_failures += self._run(server, load, o.warmup, "warmup").failures
+        cpu = server.cpu_seconds()
+        measure = self._run(server, load, o.duration, str(len(self.measures)))
         used = server.cpu_seconds() - cpu
         if measure.requests:
             measure = dataclasses.replace(measure, server_cpu_ms=used * 1000 / measure.requests)
         self.measures[label] = measure
         return measure
+
+    def _run(self, server, load: Load, seconds: float, name: str) -> Measure:
+        """One run against the server, or against every instance of a cluster at once with the
+        connections shared out (bench.http_load.combine adds their figures up)."""
+        o = self.options
+        members = getattr(server, "members", (server,))
+        connections = max(1, o.connections // len(members))
+
+        def one(number: int, member) -> Measure:
+            if o.client == "wrk":
+                script = self.dir / f"load-{name}-{number}.lua"
+                return run_wrk(member.url, load, seconds, connections, o.threads, script)
+            return run_python(member.url, load, seconds, connections)
+
+        if len(members) == 1:
+            return one(0, members[0])
+        with ThreadPoolExecutor(len(members)) as pool:
+            return combine(list(pool.map(one, range(len(members)), members)))
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

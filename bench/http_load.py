@@ -8,6 +8,7 @@ and the failures (non-2xx responses and socket errors) that make a run invalid.
 from __future__ import annotations
 
 import http.client
+import random
 import re
 import shutil
 import subprocess
@@ -16,15 +17,27 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+SESSION_HEADER = "X-Metabase-Session"
 
 @dataclass(frozen=True)
 class Load:
-    """Requests to send: one method and body, paths taken in turn (one path for all but the mixed load)."""
+    """Requests to send: one method and body, paths taken in turn (one path for all but the mixed load);
+    `random`: each request picks its path at random instead; `sessions`: each request sends one of these
+    session tokens, picked at random (many people, each with their own session)."""
 
     method: str
     paths: tuple[str, ...]
     body: bytes | None = None
     headers: dict = field(default_factory=dict)
+    random: bool = False
+    sessions: tuple[str, ...] = ()
+
+    def pick(self, rng, turn: int) -> tuple[str, dict]:
+        """The path and headers of one request of the Python client (wrk's Lua script does the same)."""
+        path = rng.choice(self.paths) if self.random else self.paths[turn % len(self.paths)]
+        if not self.sessions:
+            return path, self.headers
+        return path, {**self.headers, SESSION_HEADER: rng.choice(self.sessions)}
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,20 @@ def lua_script(load: Load) -> str:
         lines.append(f"wrk.body = [==[{load.body.decode()}]==]")
     for name, value in load.headers.items():
         lines.append(f'wrk.headers["{name}"] = "{value}"')
-    if len(load.paths) > 1:
+    if load.random or load.sessions:
+        # Each wrk thread has its own Lua state: setup() numbers them, so that their random sequences differ.
+        lines.append("local paths = {" + ", ".join(f'"{p}"' for p in load.paths) + "}")
+        lines.append("local sessions = {" + ", ".join(f'"{t}"' for t in load.sessions) + "}")
+        lines.append("local threads = 0\n"
+                     "function setup(thread)\n  threads = threads + 1\n  thread:set(\"number\", threads)\nend\n"
+                     "function init(args)\n  math.randomseed(os.time() * 1000 + number * 7919)\nend")
+        pick_path = "paths[math.random(#paths)]" if load.random else "paths[turn]"
+        lines.append("local turn = 0\n"
+                     "request = function()\n  turn = turn % #paths + 1\n"
+                     "  local headers = {}\n  for name, value in pairs(wrk.headers) do headers[name] = value end\n"
+                     f"  if #sessions > 0 then headers[\"{SESSION_HEADER}\"] = sessions[math.random(#sessions)] end\n"
+                     f"  return wrk.format(nil, {pick_path}, headers)\nend")
+    elif len(load.paths) > 1:
         lines.append("local paths = {" + ", ".join(f'"{p}"' for p in load.paths) + "}")
         lines.append("local turn = 0")
         lines.append("request = function()\n  turn = turn % #paths + 1\n"
@@ -119,13 +145,14 @@ def run_python(base_url: str, load: Load, seconds: float, connections: int) -> M
     def worker(offset: int) -> None:
         conn = http.client.HTTPConnection(host, int(port), timeout=60)
         turn = offset
+        rng = random.Random(offset)
         try:
             while True:
-                path = load.paths[turn % len(load.paths)]
+                path, headers = load.pick(rng, turn)
                 turn += 1
                 start = time.perf_counter()
                 try:
-                    conn.request(load.method, path, body=load.body, headers=load.headers)
+                    conn.request(load.method, path, body=load.body, headers=headers)
                     response = conn.getresponse()
                     response.read()
                     status = response.status
@@ -160,3 +187,14 @@ def run_python(base_url: str, load: Load, seconds: float, connections: int) -> M
     return Measure(rps=len(latencies) / wall, p50_ms=percentile(0.5), p99_ms=percentile(0.99),
                    requests=len(latencies), non_2xx=sum(1 for s in statuses if not 200 <= s < 300),
                    socket_errors=errors[0], statuses=tuple(sorted(set(statuses))))
+
+
+def combine(measures: list[Measure]) -> Measure:
+    """The figures of simultaneous runs against several instances as one: requests and failures added
+    up, p50 the mean of theirs weighted by requests, p99 the worst."""
+    requests = sum(m.requests for m in measures)
+    return Measure(rps=sum(m.rps for m in measures),
+                   p50_ms=sum(m.p50_ms * m.requests for m in measures) / requests if requests else 0.0,
+                   p99_ms=max(m.p99_ms for m in measures), requests=requests,
+                   non_2xx=sum(m.non_2xx for m in measures), socket_errors=sum(m.socket_errors for m in measures),
+                   statuses=tuple(sorted({s for m in measures for s in m.statuses})))

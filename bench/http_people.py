@@ -1,0 +1,281 @@
+"""Issue 29's figures: reads as many people make them. 100 users, each with their own login session, 40
+cached MBQL cards over the Sample Database and 8 dashboards of 5 cards; every request picks a random
+session and a random object. Tessera under gunicorn (2 gthread workers x 8 threads, the production
+configuration) against a bare Flask hello app under the same settings, driven by wrk in one run:
+
+- GET /api/card/:id >= 0.5x, GET /api/dashboard/:id >= 0.35x, the cached card query and the cached
+  dashcard query >= 0.35x, GET /api/collection/root/items >= 0.25x, GET /api/search?q= >= 0.1x;
+- p99 <= 50 ms (card, dashboard, cached queries) and <= 150 ms (collection items, search) at 32 connections;
+- a 5-card dashboard opened as a browser opens it (GET the dashboard, then its dashcard queries 6 at a
+  time) by a random user: p50 <= 15 ms;
+- no non-2xx response in any run, and every warmed query answered from the result cache.
+
+`--keep-answers on,off` measures with kept answers (core.http.kept) on and off, one table each;
+`--appdb postgresql` puts the app DB on the loopback PostgreSQL server (a new database, dropped at the
+end); `--instances 2` serves from two instances on that app DB at once, the connections shared out.
+Run: .venv/bin/python -m bench.http_people (the headline of `make bench-http`).
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import random
+import shutil
+import signal
+import statistics
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import orjson
+
+from bench.common import cpu_note
+from bench.http_bench import Outcome, Scenario, _Driver, measure
+from bench.http_load import Load, wrk_available
+from bench.http_people_setup import SEARCH_TERMS, PeopleContent, prepare_people, server_env
+from bench.http_setup import Server, request
+from bench.report import Target, info, report
+
+CACHED_BODY = b'{"ignore_cache":false,"parameters":[]}'
+DASHCARD_BODY = b'{"parameters":[]}'
+BROWSER_PARALLEL = 6  # a browser's connections to one host
+
+
+def people_scenarios(content: PeopleContent) -> list[Scenario]:
+    people = {"random": True, "sessions": content.tokens}
+    post = {"Content-Type": "application/json"}
+    return [
+        Scenario("GET /api/card/:id", Load("GET", tuple(f"/api/card/{c}" for c in content.cards), **people),
+                 "hello", 0.5, 50),
+        Scenario("GET /api/dashboard/:id", Load("GET", tuple(f"/api/dashboard/{d}" for d in content.dashboards),
+                                                **people), "hello", 0.35, 50),
+        Scenario("POST /api/card/:id/query cached", Load("POST", tuple(f"/api/card/{c}/query" for c in content.cards),
+                                                         CACHED_BODY, post, **people), "hello", 0.35, 50),
+        Scenario("POST dashcard query cached", Load("POST", tuple(_dashcard_path(*dc) for dc in content.dashcards),
+                                                    DASHCARD_BODY, post, **people), "hello", 0.35, 50),
+        Scenario("GET /api/collection/root/items", Load("GET", ("/api/collection/root/items",), **people),
+                 "hello", 0.25, 150),
+        Scenario("GET /api/search?q=", Load("GET", tuple(f"/api/search?q={t}" for t in SEARCH_TERMS), **people),
+                 "hello", 0.1, 150),
+    ]
+
+
+def _dashcard_path(dashboard: int, dashcard: int, card: int) -> str:
+    return f"/api/dashboard/{dashboard}/dashcard/{dashcard}/card/{card}/query"
+
+
+def warm(url: str, content: PeopleContent, outcome: Outcome) -> None:
+    """Every path of every scenario once as the first user (2xx or the run stops), every query twice: the
+    second answer of each must come from the result cache."""
+    for scenario in people_scenarios(content):
+        load = scenario.load
+        repeats = 2 if load.method == "POST" else 1
+        for path in load.paths:
+            for attempt in range(repeats):
+                headers = {**load.headers, "X-Metabase-Session": content.tokens[0]}
+                status, body = request(url, load.method, path, load.body, headers)
+                outcome.checks[f"{load.method} {path}"] = status
+                if not 200 <= status < 300:
+                    raise RuntimeError(f"{scenario.name}: {path} answered {status}: {body[:300]!r}")
+                if attempt:
+                    outcome.cache_repeats += 1
+                    outcome.cache_hits += orjson.loads(body).get("cached") is not None
+
+
+def open_dashboards(url: str, content: PeopleContent, opens: int, seed: int = 29) -> list[float]:
+    """Milliseconds each of `opens` dashboard views took, as a browser makes them: a random user GETs a
+    random dashboard, then runs its dashcards' queries on up to six connections at once."""
+    host, port = url.removeprefix("http://").split(":")
+    rng = random.Random(seed)
+    connections = [http.client.HTTPConnection(host, int(port), timeout=60) for _ in range(BROWSER_PARALLEL)]
+
+    def send(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None, token: str) -> bytes:
+        headers = {"X-Metabase-Session": token, "Content-Type": "application/json"}
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        if not 200 <= response.status < 300:
+            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
+        return data
+
+    timings = []
+    try:
+        with ThreadPoolExecutor(BROWSER_PARALLEL) as pool:
+            for _ in range(opens):
+                token, dashboard = rng.choice(content.tokens), rng.choice(content.dashboards)
+                started = time.perf_counter()
+                shown = orjson.loads(send(connections[0], "GET", f"/api/dashboard/{dashboard}", None, token))
+                paths = [_dashcard_path(dashboard, dc["id"], dc["card_id"]) for dc in shown["dashcards"]]
+                list(pool.map(lambda pair: send(connections[pair[0] % BROWSER_PARALLEL], "POST", pair[1],
+                                                DASHCARD_BODY, token), enumerate(paths)))
+                timings.append((time.perf_counter() - started) * 1000)
+    finally:
+        for conn in connections:
+            conn.close()
+    return timings
+
+
+@dataclass
+class Cluster:
+    """Instances serving one app DB, measured as one server (bench.http_bench._Driver shares the
+    connections out between them)."""
+
+    name: str
+    members: tuple[Server, ...]
+
+    @property
+    def url(self) -> str:
+        return self.members[0].url
+
+    def cpu_seconds(self) -> float:
+        return sum(member.cpu_seconds() for member in self.members)
+
+
+def run_setting(options: argparse.Namespace, content: PeopleContent, hello: Server, keep_answers: bool,
+                logs) -> Outcome:
+    """One table: the Tessera instances started with kept answers on or off, warmed, loaded, stopped."""
+    outcome = Outcome()
+    members = tuple(Server(f"tessera-{'keep' if keep_answers else 'nokeep'}-{n}", "wsgi:app",
+                           server_env(content, keep_answers), logs, options.workers, options.worker_threads)
+                    for n in range(options.instances))
+    try:
+        for member in members:
+            member.start()
+        for member in members:
+            member.wait_ready("/api/health")
+        for member in members:
+            warm(member.url, content, outcome)
+        tessera = members[0] if len(members) == 1 else Cluster("tessera", members)
+        servers = {"tessera": tessera, "hello": hello}
+        plan = people_scenarios(content)
+        measure(outcome, _Driver(options, content.data_dir, servers), servers, plan, options.rounds)
+        timings = []
+        for member in members:
+            timings += open_dashboards(member.url, content, options.opens)
+        p50 = statistics.median(timings)
+        outcome.targets.append(Target(
+            "5-card dashboard opened like a browser, p50", p50, 15, unit=" ms",
+            detail=f"{len(timings)} opens by random users; p90 {statistics.quantiles(timings, n=10)[-1]:.1f} ms"))
+        return outcome
+    except Exception:
+        for member in members:
+            print(f"-- {member.name} log tail:\n{member.log_tail()}", file=sys.stderr)
+        raise
+    finally:
+        for member in members:
+            member.stop()
+            if member.process is not None:
+                outcome.pids[member.name] = member.process.pid
+
+
+def _postgres_database() -> tuple[str, callable]:
+    """A new database on the loopback PostgreSQL server, and the function that drops it."""
+    from sqlalchemy import create_engine, text
+
+    from core.testing.services import require_postgres
+
+    admin_url = require_postgres()
+    name = f"tessera_people_{uuid.uuid4().hex[:10]}"
+    engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"), {"n": name})
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        engine.dispose()
+
+    return admin_url.rsplit("/", 1)[0] + "/" + name, drop
+
+
+def run(options: argparse.Namespace) -> dict[bool, Outcome]:
+    """Prepare the content, start the hello app, then one table per kept-answers setting; everything
+    is stopped and removed at the end."""
+    db_url, drop = _postgres_database() if options.appdb == "postgresql" else (None, None)
+    content = None
+    hello = None
+    try:
+        content = prepare_people(options.users, db_url)
+        logs = content.data_dir / "logs"
+        logs.mkdir()
+        hello = Server("hello", "bench.http_refapps:hello_app()", {}, logs, options.workers, options.worker_threads)
+        hello.start()
+        hello.wait_ready("/")
+        return {keep: run_setting(options, content, hello, keep, logs) for keep in options.keep_answers}
+    finally:
+        if hello is not None:
+            hello.stop()
+        if content is not None:
+            if options.keep:
+                print(f"kept {content.data_dir}")
+            else:
+                shutil.rmtree(content.data_dir, ignore_errors=True)
+        if drop is not None:
+            drop()
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.http_people", description=__doc__.split("\n")[0])
+    parser.add_argument("--users", type=int, default=100, help="users, each logged in with their own session")
+    parser.add_argument("--duration", type=float, default=6, help="seconds of each measured run")
+    parser.add_argument("--warmup", type=float, default=2, help="seconds of the unmeasured run before each")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the scenarios; each figure is their median")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2, help="wrk's threads")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers of every server")
+    parser.add_argument("--worker-threads", type=int, default=8, help="gunicorn threads per worker")
+    parser.add_argument("--opens", type=int, default=200, help="dashboards opened like a browser, per instance")
+    parser.add_argument("--keep-answers", default="on",
+                        help="on, off, or on,off: one table per setting of TESSERA_KEEP_ANSWERS")
+    parser.add_argument("--appdb", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--instances", type=int, default=1, help="instances serving the app DB (2 needs postgresql)")
+    parser.add_argument("--client", choices=("wrk", "python"), default="wrk",
+                        help="python: a keep-alive loop per connection instead of wrk (figures not comparable)")
+    parser.add_argument("--keep", action="store_true", help="keep the data directory and server logs")
+    options = parser.parse_args(argv)
+    settings = {"on": True, "off": False}
+    try:
+        options.keep_answers = [settings[word] for word in options.keep_answers.split(",")]
+    except KeyError:
+        parser.error("--keep-answers takes on, off or on,off")
+    if options.instances > 1 and options.appdb != "postgresql":
+        parser.error("--instances 2 shares one app DB between instances: use --appdb postgresql")
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(argv)
+    if options.client == "wrk" and not wrk_available():
+        print("wrk is not on PATH: install it (Debian/Ubuntu: apt-get install wrk), or pass --client python")
+        return 2
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
+    client = f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
+    print(f"Many-people bench: {options.users} users with their own sessions, 40 cards, 8 dashboards of 5 cards, "
+          f"{options.appdb} app DB, {options.instances} instance(s); {client} -c{options.connections} "
+          f"{options.duration:g} s per run, random user and object per request; gunicorn {options.workers} gthread "
+          f"workers x {options.worker_threads} threads for every server; {cpu_note()}", flush=True)
+    try:
+        outcomes = run(options)
+    except KeyboardInterrupt:
+        print("interrupted: servers stopped, temporary folders removed")
+        return 130
+    met, failures = True, 0
+    for keep, outcome in outcomes.items():
+        met &= report(outcome.targets, f"many people, kept answers {'on' if keep else 'off'}")
+        for name, ratio, detail in outcome.infos:
+            if detail:
+                info(name, ratio, detail)
+        failures += outcome.failures
+    if failures:
+        print(f"FAILED: {failures} requests were non-2xx or socket errors")
+        return 1
+    print("all targets met" if met else "some targets MISSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
