@@ -29,9 +29,11 @@ export function choiceWidget(param, { id, values, cast, onChange }) {
     placeholder: chosen.length ? "" : `Search ${name}`, "data-parameter": param.id });
   const list = el("ul", { id: listId, role: "listbox", class: "options", "aria-label": `${name}: values`,
     "aria-multiselectable": "true", hidden: true });
+  // "No values" is said here, not in the list: a listbox holds options only.
+  const note = el("p", { class: "options-note", role: "status", hidden: true });
   const box = el("div", { class: "filter choice-filter", "data-parameter": param.id, "data-slug": param.slug },
     el("span", { id: labelId, class: "filter-label", text: name }),
-    el("div", { class: "combo" }, chips, input, list));
+    el("div", { class: "combo" }, chips, input, list, note));
   box.value = null;
   let active = -1;
   let timer = null;
@@ -48,7 +50,7 @@ export function choiceWidget(param, { id, values, cast, onChange }) {
     }));
     input.placeholder = chosen.length ? "" : `Search ${name}`;
     for (const option of list.children) {
-      option.setAttribute("aria-selected", String(chosen.some((v) => same(v, option.value))));
+      option.setAttribute("aria-selected", String(chosen.some((v) => same(v, option.choice))));
     }
   }
 
@@ -61,6 +63,7 @@ export function choiceWidget(param, { id, values, cast, onChange }) {
 
   function close() {
     list.hidden = true;
+    note.hidden = true;
     input.setAttribute("aria-expanded", "false");
     input.removeAttribute("aria-activedescendant");
     active = -1;
@@ -93,12 +96,16 @@ export function choiceWidget(param, { id, values, cast, onChange }) {
     input.removeAttribute("aria-activedescendant");
     const items = found.slice(0, SHOWN).map(([v, label], i) => {
       const option = el("li", { id: `${listId}-${i}`, role: "option", class: "option", text: label });
-      option.value = v;
+      option.choice = v;  // not `value`: an <li>'s value is a number
       option.addEventListener("mousedown", (event) => event.preventDefault());  // keep the focus in the box
       option.addEventListener("click", () => { toggle(v); input.value = ""; });
       return option;
     });
-    list.replaceChildren(...(items.length ? items : [el("li", { class: "empty", text: text ? "No values match." : "No values." })]));
+    list.replaceChildren(...items);
+    list.hidden = !items.length;
+    input.setAttribute("aria-expanded", String(items.length > 0));
+    note.textContent = items.length ? "" : text ? "No values match; Enter takes the text typed." : "No values to list.";
+    note.hidden = items.length > 0;
     sync();
   }
 
@@ -126,7 +133,7 @@ export function choiceWidget(param, { id, values, cast, onChange }) {
       highlight(active + (event.key === "ArrowDown" ? 1 : -1));
     } else if (event.key === "Enter") {
       event.preventDefault();  // not the form's submit: Enter picks here
-      if (active >= 0 && options[active]) { toggle(options[active].value); input.value = ""; later(); } else typed();
+      if (active >= 0 && options[active]) { toggle(options[active].choice); input.value = ""; later(); } else typed();
     } else if (event.key === "Escape") {
       close();
     } else if (event.key === "Backspace" && !input.value && chosen.length) {

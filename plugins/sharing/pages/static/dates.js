@@ -80,7 +80,7 @@ export function dateWidget(param, { id, onChange }) {
     el("legend", { text: name }));
   const modeSelect = modes.length > 1 ? select(`${name}: how`, modes.map((m) => [m, MODES[m]]), mode) : null;
   const area = el("span", { class: "date-parts" });
-  box.append(...[modeSelect, area].filter(Boolean));
+  box.append(el("span", { class: "filter-row" }, ...[modeSelect, area].filter(Boolean)));
   box.value = writeDate(mode, parts);
 
   function changed() {

@@ -59,7 +59,8 @@ function numberWidget(param, { id, onChange }) {
     el("input", { type: "number", step: "any", "aria-label": label, value: given[i] ?? "", name: i ? null : param.slug,
       id: i ? null : id, class: "number-input" }));
   const box = el("fieldset", { class: "filter number-filter", "data-parameter": param.id, "data-slug": param.slug },
-    el("legend", { text: name }), ...fields.flatMap((f, i) => (i ? [el("span", { class: "to", text: "–" }), f] : [f])));
+    el("legend", { text: name }),
+    el("span", { class: "filter-row" }, ...fields.flatMap((f, i) => (i ? [el("span", { class: "to", text: "–" }), f] : [f]))));
   const read = () => {
     const numbers = fields.map((f) => number(f.value.trim()));
     if (numbers.includes(null)) return null;
