@@ -75,13 +75,15 @@ export function dateWidget(param, { id, onChange }) {
   const name = param.name || param.slug;
   const modes = MODES_OF[param.type] || ALL_MODES;
   let [mode, parts] = readDate(param.value);
+  // A value the widget cannot show (e.g. "past30days~" from a link) stays in force until changed here.
+  const kept = mode === null && param.value ? String(param.value) : null;
   if (!modes.includes(mode)) [mode, parts] = [modes[0], {}];
   const box = el("fieldset", { class: "filter date-filter", id, "data-parameter": param.id, "data-slug": param.slug },
     el("legend", { text: name }));
   const modeSelect = modes.length > 1 ? select(`${name}: how`, modes.map((m) => [m, MODES[m]]), mode) : null;
   const area = el("span", { class: "date-parts" });
   box.append(el("span", { class: "filter-row" }, ...[modeSelect, area].filter(Boolean)));
-  box.value = writeDate(mode, parts);
+  box.value = kept ?? writeDate(mode, parts);
 
   function changed() {
     const value = writeDate(mode, parts);
