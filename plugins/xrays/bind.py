@@ -91,7 +91,24 @@ def interpolate(text: str, root: Root, cols: dict[str, Col] | None = None) -> st
             return root.extra.get("table_name", root.name)
         col = (cols or {}).get(key)
         return label(col) if col is not None else key
-    return re.sub(r"\{\{([^}]+)\}\}", one, text)
+    out, at = [], 0
+    for match in re.finditer(r"\{\{([^}]+)\}\}", text):
+        before, value = text[at:match.start()], one(match)
+        out.append(_without_echo(before, value))
+        out.append(value)
+        at = match.end()
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _without_echo(before: str, value: str) -> str:
+    """The template text before a name, less its last word when the name starts with that word: "Total
+    {{this}}" for a column named Total reads "Total", not "Total Total"."""
+    last = re.search(r"(\w+)(\s+)$", before)
+    first = re.match(r"\w+", value)
+    if last and first and last.group(1).casefold() == first.group(0).casefold():
+        return before[:last.start()]
+    return before
 
 
 def _unit(col: Col) -> str:

@@ -76,3 +76,19 @@ def test_disabled_plugin_reads_no_templates(app_config):
         assert admin.get(f"{XRAY}/table/1").status_code == 404
     finally:
         app.extensions["tessera"].db.dispose()
+
+
+@pytest.mark.parametrize("name, title, expected", [
+    ("Total", "Total {{this}}", "Total"),  # not "Total Total"
+    ("total amount", "Total {{this}}", "total amount"),
+    ("Total", "Minimum {{this}}", "Minimum Total"),
+    ("Total", "{{this}} in {{table}}", "Total in Total"),  # words apart are kept
+    ("Subtotal", "Total {{this}}", "Total Subtotal"),
+])
+def test_a_title_does_not_repeat_the_word_before_a_name(name, title, expected):
+    from plugins.xrays.bind import interpolate
+    from plugins.xrays.roots import Root
+
+    root = Root(entity="field", id_or_query="1", database_id=1, source={}, name=name, entity_type="type/Number",
+                cols=())
+    assert interpolate(title, root) == expected

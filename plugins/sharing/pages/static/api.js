@@ -33,11 +33,16 @@ export async function send(request) {
   return response;
 }
 
-export async function json(request) {
-  const body = await readBody(await send(request));
+// The JSON body of an answer `send` gave.
+export async function result(response) {
+  const body = await readBody(response);
   // A query that failed is a 202/400 with status "failed" and Metabase's generic error text.
   if (body && body.status === "failed") throw new ApiError(400, body.error || "An error occurred while running the query.");
   return body;
+}
+
+export async function json(request) {
+  return result(await send(request));
 }
 
 function url(path, search) {
@@ -49,6 +54,15 @@ function url(path, search) {
 // A filter value as the API wants it: a list for most types, one value for single dates.
 function values(value) {
   return Array.isArray(value) ? value : [value];
+}
+
+// A filter's values (`/values`) or those matching the text typed (`/search/<text>`), narrowed by the
+// other filters' values: `<parameter id>=<value>`, repeated for a list (chained filters), on both APIs.
+function valuesRequest(base, param, others, text) {
+  const chosen = others.filter((p) => p.id !== param.id && p.value !== undefined && p.value !== null && p.value !== "");
+  const search = chosen.flatMap((p) => values(p.value).map((v) => [p.id, String(v)]));
+  const tail = text ? `search/${encodeURIComponent(text)}` : "values";
+  return { url: url(`${base}/params/${encodeURIComponent(param.id)}/${tail}`, search) };
 }
 
 class PublicSource {
@@ -77,9 +91,8 @@ class PublicSource {
     return { url: url(`${path}${format ? `/${format}` : ""}`, this.search(parameters, extra)) };
   }
 
-  paramValues(param, kind) {
-    const what = kind === "dashboard" ? "dashboard" : "card";
-    return { url: url(`${this.base}/${what}/${this.uuid}/params/${encodeURIComponent(param.id)}/values`, []) };
+  paramValues(param, kind, others = [], text = "") {
+    return valuesRequest(`${this.base}/${kind === "dashboard" ? "dashboard" : "card"}/${this.uuid}`, param, others, text);
   }
 }
 
@@ -111,9 +124,8 @@ class EmbedSource {
     return { url: url(`${path}${format ? `/${format}` : ""}`, this.search(parameters, extra)) };
   }
 
-  paramValues(param, kind) {
-    const what = kind === "dashboard" ? "dashboard" : "card";
-    return { url: url(`${this.base}/${what}/${this.token}/params/${encodeURIComponent(param.id)}/values`, []) };
+  paramValues(param, kind, others = [], text = "") {
+    return valuesRequest(`${this.base}/${kind === "dashboard" ? "dashboard" : "card"}/${this.token}`, param, others, text);
   }
 }
 

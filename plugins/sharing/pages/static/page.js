@@ -1,7 +1,7 @@
 // A public link's or a static embed's page: the question or dashboard, its filters, its tabs, each
 // card drawn as the server's chart (SVG) or as a table, and download links. Reads only the API that
 // api.js names. When every card on view has settled, #page gets data-state="ready".
-import { json, send, source } from "./api.js";
+import { json, result, send, source } from "./api.js";
 import { filterBar, initialValues, writeUrl } from "./filters.js";
 import { HTML_DISPLAYS, el, results, virtualCard } from "./render.js";
 
@@ -26,8 +26,44 @@ function hashOptions() {
 let options = hashOptions();
 let boxes = [];
 
+// A region that scrolls must be reachable by keyboard: a text card whose text overflows its box gets a
+// tab stop and a name (tables always have one, render.js).
+function markScrolling() {
+  for (const node of root.querySelectorAll(".text-card")) {
+    const scrolls = node.scrollHeight > node.clientHeight + 1 || node.scrollWidth > node.clientWidth + 1;
+    if (scrolls) {
+      node.setAttribute("tabindex", "0");
+      node.setAttribute("role", "region");
+      node.setAttribute("aria-label", "Text");
+    } else {
+      for (const name of ["tabindex", "role", "aria-label"]) node.removeAttribute(name);
+    }
+  }
+}
+
 function settle() {
-  if (boxes.every((box) => box.dataset.state !== "loading")) root.dataset.state = "ready";
+  if (!boxes.every((box) => box.dataset.state !== "loading")) return;
+  markScrolling();
+  root.dataset.state = "ready";
+  root.removeAttribute("aria-busy");
+}
+
+// A card's sign of life while its query runs: a moving bar, what it is doing, and for how long.
+function progress(box, title) {
+  const text = el("span", { class: "progress-text", text: "Running the query…" });
+  const node = el("div", { class: "progress", role: "progressbar", "aria-label": `Loading ${title || "the card"}`,
+    "aria-valuetext": text.textContent }, el("div", { class: "progress-track" }, el("div", { class: "progress-bar" })), text);
+  const started = performance.now();
+  let phase = text.textContent;
+  const show = () => {
+    const seconds = Math.floor((performance.now() - started) / 1000);
+    text.textContent = seconds >= 1 ? `${phase} ${seconds} s` : phase;
+    node.setAttribute("aria-valuetext", phase);
+  };
+  clearInterval(box.ticker);
+  box.ticker = setInterval(show, 1000);
+  node.phase = (next) => { phase = next; show(); };
+  return node;
 }
 
 // The size of a card's drawing area: its body without the padding.
@@ -70,17 +106,25 @@ async function fill(box, display, settings, query, file) {
   box.generation = generation;
   box.dataset.state = "loading";
   root.dataset.state = "loading";
+  root.setAttribute("aria-busy", "true");
   const { body, tools } = box.parts;
-  body.replaceChildren(el("p", { class: "status", text: "Loading…" }));
+  const title = box.querySelector(".card-title")?.textContent || document.title;
+  const waiting = progress(box, title);
+  box.setAttribute("aria-busy", "true");
+  body.replaceChildren(waiting);
   tools.replaceChildren(...[downloadMenu((format) => file(format, []))].filter(Boolean));
   try {
     let node;
     if (HTML_DISPLAYS.has(display)) {
-      node = results(display, await json(query()), settings);
+      const response = await send(query());
+      if (generation === box.generation) waiting.phase("Reading the results…");
+      node = results(display, await result(response), settings, title);
     } else {
       box.drawnSize = innerSize(body);
-      const blob = await (await send(file("svg", chartExtra(body)))).blob();
-      node = el("img", { class: "chart", alt: box.querySelector(".card-title")?.textContent || "Chart" });
+      const response = await send(file("svg", chartExtra(body)));
+      if (generation === box.generation) waiting.phase("Drawing the chart…");
+      const blob = await response.blob();
+      node = el("img", { class: "chart", alt: title || "Chart" });
       node.src = URL.createObjectURL(blob);
       await node.decode().catch(() => {});
       if (generation !== box.generation) { URL.revokeObjectURL(node.src); return; }
@@ -95,6 +139,8 @@ async function fill(box, display, settings, query, file) {
     body.replaceChildren(el("p", { class: "error", text: error.message }));
     box.dataset.state = "error";
   }
+  clearInterval(box.ticker);
+  box.removeAttribute("aria-busy");
   settle();
 }
 
@@ -120,7 +166,7 @@ async function question() {
     (format, extra) => api.cardQuery(parameters, format, extra));
   box.run = run;
   const bar = filterBar(parameters, { hidden: options.hideParameters, autoApply: true,
-    valuesRequest: (p) => api.paramValues(p, "card"), onApply: () => { writeUrl(parameters); run(); } });
+    valuesRequest: (p, text, others) => api.paramValues(p, "card", others, text), onApply: () => { writeUrl(parameters); run(); } });
   root.replaceChildren(...[heading(card), bar, box].filter(Boolean));
   run();
 }
@@ -134,7 +180,8 @@ function dashcardBox(dashboardJson, dashcard, parameters) {
   const card = dashcard.card;
   const settings = { ...(card && card.visualization_settings), ...dashcard.visualization_settings };
   const virtual = !dashcard.card_id || !card;
-  const box = virtual ? el("section", { class: "card virtual", "data-state": "done" }, virtualCard(settings))
+  const bottom = settings["text.align_vertical"] === "bottom" ? " align-bottom" : "";
+  const box = virtual ? el("section", { class: `card virtual${bottom}`, "data-state": "done" }, virtualCard(settings))
     : cardBox(settings["card.title"] || card.name);
   box.style.gridColumn = `${(dashcard.col || 0) + 1} / span ${dashcard.size_x || 4}`;
   box.style.gridRow = `${(dashcard.row || 0) + 1} / span ${dashcard.size_y || 4}`;
@@ -151,7 +198,9 @@ async function dashboard() {
   initialValues(parameters);
   const tabs = [...(dash.tabs || [])].sort((a, b) => (a.position || 0) - (b.position || 0));
   let tab = currentTab(tabs);
-  const grid = el("div", { class: `grid ${dash.width === "full" ? "full" : "fixed"}` });
+  const grid = el("div", { class: "grid" });
+  // The title, filters, tabs and cards share one column: centred at a fixed width, or the full width.
+  root.classList.toggle("fixed-width", dash.width !== "full");
   const tabBar = tabs.length > 1 ? el("nav", { class: "tabs", role: "tablist" }) : null;
 
   function show() {
@@ -174,7 +223,7 @@ async function dashboard() {
   }
 
   const bar = filterBar(parameters, { hidden: options.hideParameters, autoApply: dash.auto_apply_filters !== false,
-    valuesRequest: (p) => api.paramValues(p, "dashboard"),
+    valuesRequest: (p, text, others) => api.paramValues(p, "dashboard", others, text),
     onApply: () => { writeUrl(parameters, { tab: tab && tabs.length > 1 ? tab.id : null }); for (const b of boxes) b.run && b.run(); } });
   root.replaceChildren(...[heading(dash), bar, tabBar, grid].filter(Boolean));
   show();
@@ -210,6 +259,7 @@ window.addEventListener("resize", () => {
       const [width, height] = innerSize(box.parts.body);
       if (Math.abs(width - box.drawnSize[0]) > 8 || Math.abs(height - box.drawnSize[1]) > 8) box.run();
     }
+    markScrolling();
   }, 250);
 });
 

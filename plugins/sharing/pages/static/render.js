@@ -44,7 +44,12 @@ function columnName(col) {
   return col.display_name || col.name || "";
 }
 
-export function table(data) {
+// A table scrolls in its card: a named region with a tab stop, so a keyboard can scroll it too.
+function scrollRegion(label, ...children) {
+  return el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label || "Results" }, ...children);
+}
+
+export function table(data, label) {
   const cols = data.cols || [];
   const rows = data.rows || [];
   const head = el("tr", {}, ...cols.map((c) => el("th", { text: columnName(c) })));
@@ -53,17 +58,17 @@ export function table(data) {
     body.append(el("tr", {}, ...row.map((v, i) => el("td", { class: typeof v === "number" ? "number" : null,
       text: formatValue(v), "data-col": columnName(cols[i] || {}) }))));
   }
-  const wrap = el("div", { class: "table-wrap" }, el("table", { class: "results" }, el("thead", {}, head), body));
+  const wrap = scrollRegion(label, el("table", { class: "results" }, el("thead", {}, head), body));
   if (rows.length > MAX_TABLE_ROWS) wrap.append(el("p", { class: "note", text: `Showing first ${MAX_TABLE_ROWS} of ${rows.length} rows.` }));
   else if (!rows.length) wrap.append(el("p", { class: "note", text: "No results." }));
   return wrap;
 }
 
-function objectView(data) {
+function objectView(data, label) {
   const cols = data.cols || [];
   const row = (data.rows || [])[0] || [];
   const body = el("tbody", {}, ...cols.map((c, i) => el("tr", {}, el("th", { text: columnName(c) }), el("td", { text: formatValue(row[i]) }))));
-  return el("div", { class: "table-wrap" }, el("table", { class: "results object" }, body));
+  return scrollRegion(label, el("table", { class: "results object" }, body));
 }
 
 function scalarColumn(data, settings) {
@@ -97,12 +102,12 @@ function smartScalar(data, settings) {
   return box;
 }
 
-export function results(display, body, settings) {
+export function results(display, body, settings, label) {
   const data = body.data || { cols: [], rows: [] };
   if (display === "scalar") return scalar(data, settings);
   if (display === "smartscalar") return smartScalar(data, settings);
-  if (display === "object") return objectView(data);
-  return table(data);
+  if (display === "object") return objectView(data, label);
+  return table(data, label);
 }
 
 // Dashboard cards without a question: text, heading, link (only http(s) links become anchors).
