@@ -199,7 +199,7 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, spark_server)
     dist = site / "tessera_driver_spark-0.1.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tessera-driver-spark\nVersion: 0.1.0\n")
-    (dist / "entry_points.txt").write_text("[tessera.drivers]\nspark = tessera_driver_spark\n")
+    (dist / "entry_points.txt").write_text("[tessera.drivers]\nsparksql = tessera_driver_spark\n")
     monkeypatch.syspath_prepend(str(site))
 
     from core.assembly.app import create_app
@@ -208,18 +208,50 @@ def test_discovered_through_the_entry_point(tmp_path, monkeypatch, spark_server)
                       "TESSERA_PLUGINS_AUTOLOAD": True})
     state = app.extensions["tessera"]
     try:
-        assert state.drivers["spark"] is SparkDriver
-        assert state.pm.tessera_versions.get("spark") == "0.1.0"
+        assert state.drivers["sparksql"] is SparkDriver
+        assert state.pm.tessera_versions.get("sparksql") == "0.1.0"
         engines = app.test_client().get("/api/session/properties").json["engines"]
-        assert engines["spark"]["driver-name"] == "Spark SQL"
-        assert engines["spark"]["source"]["type"] == "community"
-        fields = {f["name"]: f for f in engines["spark"]["details-fields"]}
+        assert "spark" not in engines  # Metabase's engine name only
+        assert engines["sparksql"]["driver-name"] == "Spark SQL"
+        assert engines["sparksql"]["source"]["type"] == "community"
+        fields = {f["name"]: f for f in engines["sparksql"]["details-fields"]}
         assert list(fields) == ["host", "port", "dbname", "user", "token", "ssl"]
         assert fields["token"]["type"] == "password" and fields["port"]["default"] == 15002
         with app.app_context():
             try:
-                connections.can_connect("spark", {"host": "127.0.0.1", "port": spark_server.port})
+                connections.can_connect("sparksql", {"host": "127.0.0.1", "port": spark_server.port})
             finally:
                 connections.dispose_all()
+    finally:
+        state.db.dispose()
+
+
+def test_a_database_stored_under_the_former_engine_name_becomes_sparksql(tmp_path):
+    """The engine was first called `spark`; Metabase's name is `sparksql`. A database registered under
+    the old name is renamed by the driver's own migration when the driver is first loaded, and then
+    finds its driver. (No Spark server: nothing connects.)"""
+    from core.appdb.models import Database
+    from core.assembly.app import create_app
+    from core.driver.crypto import encrypt_details
+
+    config = {"TESSERA_DATA_DIR": str(tmp_path / "data"), "TESSERA_DB_URL": f"sqlite:///{tmp_path / 'app.db'}",
+              "TESSERA_PLUGINS_AUTOLOAD": False}
+    before = create_app(config)  # an app DB migrated before the driver was installed
+    state = before.extensions["tessera"]
+    with before.app_context(), state.db.session() as session:
+        details = encrypt_details({"host": "127.0.0.1", "port": 15002}, state.config)
+        session.add_all([Database(name="Lake", engine="spark", details=details),
+                         Database(name="Other", engine="sqlite", details=details)])
+    state.db.dispose()
+
+    app = create_app({**config, "TESSERA_PLUGINS_EXTRA": "tessera_driver_spark"})
+    state = app.extensions["tessera"]
+    try:
+        with app.app_context(), state.db.session() as session:
+            engines = {d.name: d.engine for d in session.scalars(sa.select(Database))}
+            assert engines == {"Lake": "sparksql", "Other": "sqlite"}
+            lake = session.scalar(sa.select(Database).where(Database.name == "Lake"))
+            assert connections.driver_for(lake) is SparkDriver
+        assert "sparksql" in app.test_client().get("/api/session/properties").json["engines"]
     finally:
         state.db.dispose()

@@ -49,7 +49,7 @@ def mbql(spark_server, spark_admin, tmp_path_factory, app_db_template):
         DuckDBDriver, {"database_file": str(path.parent / "sample.duckdb")},
         connections.ConnectionPolicy(file_dirs=(path.parent,))))
     with appdb.session() as session:
-        spark_ids = sample.register(session, "spark", MBQL_DB)
+        spark_ids = sample.register(session, SparkDriver.engine, MBQL_DB)
         duckdb_ids = sample.register(session, "duckdb", None)
     details = connections.check(SparkDriver, {"host": "127.0.0.1", "port": spark_server.port, "dbname": MBQL_DB},
                                 connections.ConnectionPolicy())

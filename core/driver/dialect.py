@@ -206,6 +206,12 @@ class QueryDialect:
         return exp.Cast(this=expr, to=exp.DataType.build("double"))
 
     @classmethod
+    def to_integer(cls, expr: exp.Expression) -> exp.Expression:
+        """A whole number as the engine's 64-bit integer: ceil, floor and round are type/Integer, while
+        engines answer them in their argument's type (a double gives 27.0)."""
+        return exp.Cast(this=expr, to=exp.DataType.build("bigint"))
+
+    @classmethod
     def average(cls, expr: exp.Expression) -> exp.Expression:
         return exp.Avg(this=expr)
 

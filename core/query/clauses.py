@@ -38,6 +38,9 @@ EXTRACT_UNITS = {"year-of-era": "year", "year": "year", "quarter-of-year": "quar
 DAY_OF_WEEK_UNITS = {"day-of-week": None, "day-of-week-iso": 0}
 UNARY_MATH = {"abs": exp.Abs, "floor": exp.Floor, "ceil": exp.Ceil, "round": exp.Round, "sqrt": exp.Sqrt,
               "exp": exp.Exp}
+# Declared type/Integer (infer_type), so their values are cast to the engine's integer: engines answer
+# them in the argument's type otherwise (27.0 from a double on PostgreSQL and DuckDB).
+WHOLE_NUMBER_MATH = {"floor", "ceil", "round"}
 STRING_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length}
 MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December"]
@@ -209,6 +212,8 @@ class ClauseCompiler(FilterCompiler, AggregationCompiler, FunctionCompiler, Wind
             return self.function(op, args)
         if op in ARITHMETIC or op == "/":
             return self.arithmetic(op, args)
+        if op in WHOLE_NUMBER_MATH:
+            return self.driver.to_integer(UNARY_MATH[op](this=self.value(args[0])))
         if op in UNARY_MATH:
             return UNARY_MATH[op](this=self.value(args[0]))
         if op == "power":

@@ -448,6 +448,27 @@ class DriverConformance:
                     expected, actual = self.expected_extraction(person[7], unit, start), int(float(got))
                 assert actual == expected, (kind, unit, start, person[7], actual, sql)
 
+    def test_whole_number_math_gives_integers(self, conformance):
+        """ceil, floor and round through to_integer (as the compiler sends them, declared type/Integer):
+        Python integers on every engine, from a double, a decimal and an integer column; NULL stays NULL."""
+        import math
+
+        from sqlglot import exp
+
+        functions = {"ceil": (exp.Ceil, math.ceil), "floor": (exp.Floor, math.floor),
+                     "round": (exp.Round, lambda x: int(Decimal(str(x)).quantize(Decimal(1), "ROUND_HALF_UP")))}
+        columns = ("height", "balance", "score")
+        cases = [(name, column) for name in functions for column in columns]
+        tree = exp.select(*[self.driver.to_integer(functions[name][0](this=exp.column(column))).as_(f"c{i}")
+                            for i, (name, column) in enumerate(cases)]).from_("conf_people").order_by("id")
+        sql = self.driver.to_sql(tree)
+        rows = self.run(conformance.engine, sql)
+        for person, row in zip(PEOPLE, rows):
+            for (name, column), got in zip(cases, row):
+                value = person[{"height": 3, "balance": 4, "score": 2}[column]]
+                expected = None if value is None else functions[name][1](value)
+                assert got == expected and type(got) is type(expected), (name, column, value, got, sql)
+
     # (kind, value, case-sensitive, names matched): LIKE and GLOB wildcards and the escape character
     # are matched literally; case-sensitive matching is exact even where collations ignore case.
     STRING_MATCHES = (

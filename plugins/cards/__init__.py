@@ -3,12 +3,12 @@ CSV uploads."""
 from core import Revisable, SettingDef, hookimpl
 
 from . import history, refresh
-from .views import card_api, card_table_api, database_cards_api, saved_questions_api
+from .views import card_api, card_table_api, database_cards_api, field_ref_api, saved_questions_api
 
 
 @hookimpl
 def register_routes():
-    return [card_api, card_table_api, saved_questions_api, database_cards_api]
+    return [card_api, card_table_api, saved_questions_api, database_cards_api, field_ref_api]
 
 
 @hookimpl

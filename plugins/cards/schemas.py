@@ -128,6 +128,13 @@ class SchemaPath(Params):
     schema_name: t.NonBlankStr = Field(alias="schema")
 
 
+class FieldRefPath(Params):
+    """A field reference spelled into the path, `field,<name>,<options JSON>`: Metabase ignores both parts."""
+
+    field_name: str
+    options: str
+
+
 class AutocompleteQuery(Params):
     query: t.NonBlankStr
 

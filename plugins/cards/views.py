@@ -136,6 +136,10 @@ def pivot(path, body):
 card_table_api = Api("card_table", __name__, url_prefix="/table/card__<id>")
 saved_questions_api = Api("saved_questions_db", __name__, url_prefix="/database/-1337")
 database_cards_api = Api("database_cards", __name__, url_prefix="/database/<id>")
+# A card's result column has no field row: its "id" is a field reference, which clients put in the
+# path as `field,<name>,<options JSON>`; the options hold "type/..." slashes (a column name may too),
+# hence `path:` converters.
+field_ref_api = Api("field_ref", __name__, url_prefix="/field/field,<path:field_name>,<path:options>")
 
 
 @card_table_api.get("/query_metadata", path=s.CardId)
@@ -178,6 +182,12 @@ def dataset_schemas():
 def dataset_schema(path):
     """Models of one collection, as tables."""
     return virtual.schema_tables(db.session(), auth.require_user(), "model", path.schema_name)
+
+
+@field_ref_api.get("/values", path=s.FieldRefPath)
+def field_ref_values(path):
+    """Values of a column named by a field reference (a saved question's column): none are stored."""
+    return virtual.field_ref_values()
 
 
 @database_cards_api.get("/card_autocomplete_suggestions", path=s.CardId, query=s.AutocompleteQuery)

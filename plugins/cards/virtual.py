@@ -78,6 +78,14 @@ def fks(session: Session, user: User, card_id: int) -> list:
 # --------------------------------------------------------------------------------------------------
 
 
+def field_ref_values() -> dict:
+    """GET /api/field/field,<name>,<options>/values: the empty values answer whatever the reference
+    names, as Metabase gives it. A column of a saved question has no field row, so no values are
+    ever scanned or stored for it; the answer says nothing about any data, so nothing is checked
+    beyond the signed-in caller."""
+    return {"values": []}
+
+
 def _source_cards(session: Session, user: User, kind: str | None) -> list[Card]:
     """Cards usable as sources: not archived, with known columns, on a database that nests queries."""
     query = select(Card).where(Card.archived.is_(False), Card.database_id.is_not(None)

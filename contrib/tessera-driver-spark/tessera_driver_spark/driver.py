@@ -91,7 +91,7 @@ def _session(conn: Connection):
 
 
 class SparkDriver(SQLDriver):
-    engine = "spark"
+    engine = "sparksql"  # Metabase's name, which clients send; `spark` rows are renamed by migrations/
     display_name = "Spark SQL"
     source_type = "community"
     sqlglot_dialect = "spark"

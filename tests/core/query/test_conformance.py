@@ -862,6 +862,36 @@ def test_conformance(samples, case):
         assert_rows_equal(got, want if ordered else sorted(want, key=sort_key), f"{name}: {reference_engine} vs Python")
 
 
+def test_whole_number_math_is_an_integer_on_every_engine(samples):
+    """ceil, floor and round are declared type/Integer, and every engine answers them as integers: from
+    a double (PostgreSQL and DuckDB gave 27.0), a quotient and an integer column; NULL stays NULL."""
+    names = ("ceil", "floor", "round", "round int")
+    query = {"source-table": ORDERS, "expressions": {
+        "ceil": ["ceil", f("ORDERS.TAX")], "floor": ["floor", f("ORDERS.DISCOUNT")],
+        "round": ["round", ["/", f("ORDERS.TOTAL"), f("ORDERS.QUANTITY")]], "round int": ["round", f("ORDERS.QUANTITY")]},
+        "fields": [f("ORDERS.ID"), *[["expression", n] for n in names]], "order-by": [["asc", f("ORDERS.ID")]],
+        "limit": 30}
+    orders = R["ORDERS"][:30]
+    assert any(o["DISCOUNT"] is None for o in orders) and any(o["DISCOUNT"] is not None for o in orders)
+    for engine in ENGINES:
+        sample_db = samples[engine]
+        normalized = normalize(sample.resolve({"database": "$db", "type": "query", "query": query}, sample_db.ids))
+        compiled = compile_query(sample_db.session, normalized, sample_db.driver, now=sample.NOW)
+        assert [c["base_type"] for c in compiled.columns[1:]] == ["type/Integer"] * len(names), engine
+        rows = sample_db.run(compiled.sql, compiled.params)
+        assert len(rows) == len(orders), engine
+        for row, o in zip(rows, orders):
+            ceil, floor, rounded, whole = row[1:]
+            context = (engine, row, o)
+            assert all(type(v) is int for v in (ceil, rounded, whole)), context
+            assert ceil == math.ceil(o["TAX"]) and whole == o["QUANTITY"], context
+            assert abs(rounded - o["TOTAL"] / o["QUANTITY"]) <= 0.5, context
+            if o["DISCOUNT"] is None:
+                assert floor is None, context
+            else:
+                assert type(floor) is int and floor == math.floor(o["DISCOUNT"]), context
+
+
 # --------------------------------------------------------------------------------------------------
 # Start of week: the start-of-week setting (a Python weekday here, as the processor passes it) moves
 # week buckets, day-of-week numbers, instance weeks and relative week filters; ISO and US weeks stay.

@@ -1,4 +1,6 @@
 """card__N virtual tables, the Saved Questions database (-1337) and card autocomplete."""
+import orjson
+
 from .fixtures import card_body, native_query
 
 
@@ -49,3 +51,24 @@ def test_card_autocomplete(user, warehouse):
     assert a["id"] in [c["id"] for c in by_id]
     assert user.get(f"/api/database/{warehouse['db']}/card_autocomplete_suggestions").status_code == 400
     assert user.get("/api/database/999/card_autocomplete_suggestions?query=x").status_code == 404
+
+
+def test_values_of_a_field_named_by_reference(app, admin, user, warehouse):
+    """A saved question's column has a field reference for id; its values route answers the empty
+    values, whatever the reference's name and options (slashes and commas included), to any signed-in user."""
+    from urllib.parse import quote
+
+    card = user.post("/api/card", json=card_body("Ages", native_query(
+        warehouse["db"], "SELECT last_name, age FROM people"))).json
+    column = user.get(f"/api/table/card__{card['id']}/query_metadata").json["fields"][1]
+    ref = ",".join([column["id"][0], column["id"][1], orjson.dumps(column["id"][2]).decode()])
+    assert ref == 'field,age,{"base-type":"type/Integer"}'
+    for text in (ref, 'field,CATEGORY,{"base-type":"type/Text","join-alias":"A, b/c"}', "field,a/b,x"):
+        for client in (user, admin):
+            response = client.get(f"/api/field/{quote(text, safe='')}/values")
+            assert response.status_code == 200, (text, response.status_code, response.get_data(as_text=True))
+            assert response.json == {"values": []}
+    assert app.test_client().get(f"/api/field/{quote(ref, safe='')}/values").status_code == 401
+    # numeric ids still reach the fields plugin
+    assert user.get("/api/field/999999/values").status_code == 404
+    assert user.get("/api/field/fieldx/values").status_code == 400
