@@ -41,6 +41,9 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_SCHEDULER_POLL_SECONDS": 5,
     # How many scheduled runs one scheduler process runs at the same time.
     "TESSERA_SCHEDULER_THREADS": 4,
+    # Seconds before a dead scheduler process is started again (core.schedule.supervisor); doubled at
+    # each restart in a row, up to a minute.
+    "TESSERA_SCHEDULER_RESTART_SECONDS": 1,
     # Query-execution rows older than this are removed by the nightly housekeeping job (Metabase: 720).
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
     # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
