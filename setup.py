@@ -62,6 +62,9 @@ setup(
         # The x-ray templates (plugins/xrays/templates) are YAML, as Metabase's are: readable and
         # commented by the people who write them; safe_load only.
         "PyYAML>=6,<7",
+        # A scheduled subscription e-mail is retried through a mail-server outage with exponential back-off
+        # (plugins/subscriptions/retry.py); tenacity is the maintained retry library (stop, wait, jitter rules).
+        "tenacity>=8.2,<10",
     ],
     extras_require={
         **DRIVER_EXTRAS,

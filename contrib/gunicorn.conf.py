@@ -25,19 +25,19 @@ def worker_exit(server, worker):
 
 
 def when_ready(server):
-    """One scheduler per instance: a process of its own started with the master (core.schedule.service;
-    not a thread of the master, which forks workers). TESSERA_SCHEDULER=off leaves every scheduled job
-    to `tessera worker` processes."""
+    """One scheduler per instance: a process of its own started with the master and restarted when it dies
+    (core.schedule.service, core.schedule.supervisor; not a scheduler thread of the master, which forks
+    workers). TESSERA_SCHEDULER=off leaves every scheduled job to `tessera worker` processes."""
     from core.assembly.config import load_config
-    from core.schedule.service import spawn_scheduler_process
+    from core.schedule.service import supervise
 
-    class _Config:  # spawn_scheduler_process reads only .config; building an app here would be wasted
+    class _Config:  # supervise reads only .config; building an app here would be wasted
         config = load_config()
 
-    server.tessera_scheduler = spawn_scheduler_process(_Config)
+    server.tessera_scheduler = supervise(_Config)
 
 
 def on_exit(server):
-    from core.schedule.service import stop_scheduler_process
+    from core.schedule.service import stop
 
-    stop_scheduler_process(getattr(server, "tessera_scheduler", None))
+    stop(getattr(server, "tessera_scheduler", None))

@@ -34,6 +34,7 @@ OPEN_ROUTES = {
     ("POST", "/api/session/reset_password"): "password reset (spec)",
     ("GET", "/api/session/password_reset_token_valid"): "password reset (spec)",
     ("GET", "/api/health"): "health check (spec)",
+    ("GET", "/api/health/scheduler"): "health check: an operator's probe of the scheduler process, no secrets",
     ("GET", "/api/docs"): "the API documentation, as Metabase serves /api/docs",
     ("GET", "/api/docs/openapi.json"): "the OpenAPI document",
     ("GET", "/api/util/random_token"): "Metabase mounts /api/util without authentication",

@@ -38,12 +38,12 @@ def run(host: str, port: int, workers: int, threads: int, dev: bool):
         return
     from .server import serve
 
-    # One scheduler process per instance, started and stopped with the server (core.schedule.service).
-    process = scheduler.spawn_scheduler_process(app)
+    # One scheduler process per instance, started (and restarted) and stopped with the server (core.schedule.service).
+    supervisor = scheduler.supervise(app)
     try:
         serve(app, host=host, port=port, workers=workers, threads=threads)
     finally:
-        scheduler.stop_scheduler_process(process)
+        scheduler.stop(supervisor)
 
 
 def _print_setup_url(app, host: str, port: int) -> None:

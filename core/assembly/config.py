@@ -41,6 +41,13 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_SCHEDULER_POLL_SECONDS": 5,
     # How many scheduled runs one scheduler process runs at the same time.
     "TESSERA_SCHEDULER_THREADS": 4,
+    # Seconds before a dead scheduler process is started again (core.schedule.supervisor); doubled at
+    # each restart in a row, up to a minute.
+    "TESSERA_SCHEDULER_RESTART_SECONDS": 1,
+    # A scheduled subscription e-mail that meets a mail-server outage is tried this many times in all,
+    # the first retry after this many seconds, each later one twice as late (plugins.subscriptions.retry).
+    "TESSERA_MAIL_RETRY_ATTEMPTS": 7,
+    "TESSERA_MAIL_RETRY_INITIAL_SECONDS": 0.5,
     # Query-execution rows older than this are removed by the nightly housekeeping job (Metabase: 720).
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
     # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
@@ -61,6 +68,7 @@ INTEGER_KEYS = {
     "TESSERA_LOG_BUFFER",
     "TESSERA_MAX_BODY_BYTES",
     "TESSERA_SCHEDULER_THREADS",
+    "TESSERA_MAIL_RETRY_ATTEMPTS",
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS",
 }
 

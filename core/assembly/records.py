@@ -219,7 +219,8 @@ class JobKind:
 
     - `run(job: JobRun) -> dict | None`: does one occurrence; the dict returned is stored as the task
       history's `task_details`. An exception fails the run: it is recorded (status "failed", the error in
-      task_details), and the next occurrence runs as scheduled.
+      task_details, with the exception's own `task_details` dict if it has one: what a run that gave up
+      had done, such as its send attempts), and the next occurrence runs as scheduled.
     - `task`: the name task history shows (Metabase's, e.g. "sync"); defaults to `name`.
     - `db_id(args) -> int | None`: the database a run concerns, shown as task history's db_id.
     - `default_cron`: when given, one job of this kind with key "default" and this cron always exists

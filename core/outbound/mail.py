@@ -1,7 +1,9 @@
 """Sending e-mail over SMTP with the email-* settings (declared by plugins.email).
 
 Used for invitations and subscriptions (HTML with inline images, referenced as cid:<id>, and files). Without a configured host nothing is sent and
-the caller is told (MailNotConfigured), so that no feature reports a success it did not achieve.
+the caller is told (MailNotConfigured), so that no feature reports a success it did not achieve. One
+attempt per call: a MailError says whether it is transient, and a caller that can wait retries
+(plugins.subscriptions.retry for scheduled sends); a request never waits on a back-off.
 """
 from __future__ import annotations
 
@@ -19,7 +21,13 @@ SMTP_TIMEOUT_SECONDS = 15
 
 
 class MailError(Exception):
-    """The message could not be handed to the SMTP server."""
+    """The message could not be handed to the SMTP server. `transient`: the server could not be reached or
+    answered 4xx ("try again later"), so a later attempt may succeed; not a refusal (5xx, bad credentials,
+    a certificate) that a retry would meet again."""
+
+    def __init__(self, message: str, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
 
 
 class MailNotConfigured(MailError):
@@ -87,4 +95,14 @@ def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject
                 client.login(username, password or "")
             client.send_message(message)
     except (smtplib.SMTPException, OSError) as exc:
-        raise MailError(f"{type(exc).__name__}: {exc}") from exc
+        raise MailError(f"{type(exc).__name__}: {exc}", transient=_transient(exc)) from exc
+
+
+def _transient(exc: Exception) -> bool:
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return all(400 <= code < 500 for code, _ in exc.recipients.values())
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return 400 <= exc.smtp_code < 500
+    if isinstance(exc, ssl.SSLError):  # a certificate or protocol mismatch: configuration, not an outage
+        return False
+    return isinstance(exc, (smtplib.SMTPServerDisconnected, OSError))  # refused, reset, timed out, no route

@@ -133,7 +133,8 @@ def run_job(app, kind: JobKind, key: str, args: dict, fired_at: dt.datetime, his
             session.rollback()
             log.exception("job %s/%s failed", kind.name, key)
             status = "failed"
-            details = {"status": "failed", "exception": type(exc).__name__, "message": str(exc)[:2000],
+            details = {**(getattr(exc, "task_details", None) or {}),  # what the run wants kept (JobKind)
+                       "status": "failed", "exception": type(exc).__name__, "message": str(exc)[:2000],
                        "stacktrace": traceback.format_exc().splitlines()[-20:]}
     with state.db.session() as session:
         session.execute(update(TaskHistory).where(TaskHistory.id == history_id).values(

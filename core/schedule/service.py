@@ -6,7 +6,8 @@ their own). Several of either on one PostgreSQL app DB are safe: each occurrence
 (core.schedule.runner).
 
 Under gunicorn (`tessera run`, contrib/gunicorn.conf.py) "in process" means a scheduler process that
-the serving command starts and stops with itself, never a thread of gunicorn's master: the master
+the serving command starts, restarts when it dies (core.schedule.supervisor) and stops with itself,
+never a scheduler thread of gunicorn's master: the master
 forks web workers whenever one is replaced, and a fork taken while a scheduler thread holds SQLite's
 (or any library's) internal mutex leaves the new worker deadlocked on its first app-DB query. The
 development server, which does not fork, runs a BackgroundScheduler thread.
@@ -17,7 +18,6 @@ import atexit
 import datetime as dt
 import logging
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,6 +26,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from .runner import tick
+from .supervisor import STATUS_KEY, Supervisor, status, status_path_for
 
 log = logging.getLogger("tessera.schedule")
 MODES = ("inprocess", "off")
@@ -103,26 +104,33 @@ def config_env(config: dict) -> dict:
     return env
 
 
-def spawn_scheduler_process(app) -> subprocess.Popen | None:
-    """Start this instance's scheduler process when TESSERA_SCHEDULER is inprocess; it is stopped when
-    this process exits (and stops by itself if this process dies without saying so)."""
+def restart_seconds(config: dict) -> float:
+    return float(config.get("TESSERA_SCHEDULER_RESTART_SECONDS") or 1)
+
+
+def supervise(app) -> Supervisor | None:
+    """Start this instance's scheduler process when TESSERA_SCHEDULER is inprocess, restarted whenever it
+    dies (core.schedule.supervisor); it is stopped when this process exits (and stops by itself if this
+    process dies without saying so). Call it before forking web workers: they inherit where its status is."""
     if mode(app.config) != "inprocess":
         return None
     # It migrates like any process (the operator's TESSERA_RUN_MIGRATIONS): under the start-up lock that is
     # a no-op once done, and on a first start it may come before the web workers have migrated.
     env = {**os.environ, **config_env(app.config), "TESSERA_LOAD_SAMPLE_DATABASE": "false"}
-    process = subprocess.Popen([sys.executable, "-m", "core.assembly.cli", "worker", "--parent", str(os.getpid())],
-                               env=env)
-    atexit.register(stop_scheduler_process, process)
-    log.info("scheduler process %s started", process.pid)
-    return process
+    path = status_path_for(os.getpid())
+    os.environ[STATUS_KEY] = app.config[STATUS_KEY] = path  # for web workers, forked or configured after this
+    supervisor = Supervisor([sys.executable, "-m", "core.assembly.cli", "worker", "--parent", str(os.getpid())],
+                            env, restart_seconds(app.config), path)
+    supervisor.start()
+    atexit.register(supervisor.stop)
+    return supervisor
 
 
-def stop_scheduler_process(process: subprocess.Popen | None) -> None:
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+def stop(supervisor: Supervisor | None) -> None:
+    if supervisor is not None:
+        supervisor.stop()
+
+
+def health(config: dict) -> dict:
+    """This instance's scheduler for GET /api/health/scheduler (core.schedule.supervisor.status)."""
+    return status(config, mode(config))

@@ -1,5 +1,5 @@
 """/api/session and /api/health."""
-from flask import request
+from flask import current_app, request
 
 from core.appdb import db
 from core.http import auth
@@ -77,6 +77,18 @@ def health():
 
     db.session().execute(text("SELECT 1"))
     return {"status": "ok"}
+
+
+@health_api.get("/scheduler")
+def scheduler_health():
+    """This instance's scheduler process (core.schedule.supervisor): 200 while it runs (or when jobs are
+    left to `tessera worker` processes), 503 while a dead one waits to be restarted. /api/health keeps
+    Metabase's exact body, which clients compare."""
+    from core.schedule.service import health
+    from core.schedule.supervisor import FAILING
+
+    detail = health(current_app.config)  # the serving command puts the status file's path there
+    return json_response(detail, status=503 if detail["status"] in FAILING else 200)
 
 
 def _throttle(name: str, key: str, threshold: int) -> None:

@@ -8,10 +8,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.assembly.records import JobKind, JobRun
+from core.outbound import mail
 from core.schedule import schedule, scheduled, unschedule
 from core.sync.schedules import schedule_to_cron
 
-from . import send
+from . import retry, send
 from .models import Pulse, PulseChannel
 from .service import without_orphans
 
@@ -55,9 +56,18 @@ def all_jobs(session: Session) -> dict:
 
 
 def run(job: JobRun) -> dict:
-    outcome = send.send_channel(job.session, job.app.extensions["tessera"].settings, int(job.args["channel_id"]))
-    return {"pulse_id": job.args.get("pulse_id"), "channel_id": job.args.get("channel_id"), "sent": outcome.sent,
-            "recipients": outcome.recipients, "skipped": outcome.reason or None}
+    """One occurrence; e-mail meeting a mail-server outage is retried, and the attempts are recorded in
+    the task history whether the run succeeds or gives up."""
+    deliver = retry.Retrying(mail.send, retry.Backoff.of(job.app.config))
+    ids = {"pulse_id": job.args.get("pulse_id"), "channel_id": job.args.get("channel_id")}
+    try:
+        outcome = send.send_channel(job.session, job.app.extensions["tessera"].settings, int(job.args["channel_id"]),
+                                    deliver)
+    except mail.MailError as exc:
+        exc.task_details = {**ids, **deliver.report()}  # core.schedule.runner records it with the failure
+        raise
+    return {**ids, "sent": outcome.sent, "recipients": outcome.recipients, "skipped": outcome.reason or None,
+            **(deliver.report() if deliver.errors else {})}
 
 
 JOB_KIND = JobKind(KIND, run, task="send-pulse", jobs=all_jobs)

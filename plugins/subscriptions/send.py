@@ -3,7 +3,7 @@ the CSV/XLSX files attached, over the SMTP settings (core.outbound.mail). Used b
 by POST /api/pulse/test (an unsaved pulse) and by nothing else.
 
 A send that cannot happen raises (MailNotConfigured, MailError): the scheduler records the failure,
-the test endpoint reports it. `skip_if_empty` skips a send whose cards all returned no rows.
+the test endpoint reports it. The scheduled job first retries a mail-server outage (retry.py). `skip_if_empty` skips a send whose cards all returned no rows.
 """
 from __future__ import annotations
 
@@ -111,8 +111,9 @@ def delivery_for(session: Session, pulse: Pulse, channel: PulseChannel) -> Deliv
                     dashboard_id=pulse.dashboard_id, parameters=pulse.parameters or [])
 
 
-def send(session: Session, registry, delivery: Delivery) -> Outcome:
-    """Run the cards, then send one message to every address (each sees only its own address)."""
+def send(session: Session, registry, delivery: Delivery, deliver=mail.send) -> Outcome:
+    """Run the cards, then send one message to every address (each sees only its own address) with
+    `deliver` (mail.send's arguments; the scheduled job's retries transient failures, retry.Retrying)."""
     if not delivery.emails:
         return Outcome(False, 0, "no recipients")
     if delivery.creator is None or not delivery.creator.is_active:
@@ -143,13 +144,14 @@ def send(session: Session, registry, delivery: Delivery) -> Outcome:
     text = "\n".join([heading, ""] + [f"- {o.name}: {o.row_count} rows" for o in outputs])
     inline = [part for o in outputs for part in o.inline]
     for address in delivery.emails:
-        mail.send(registry, session, to=[address], subject=subject, text=text, html=body, inline=inline,
-                  attachments=files)
+        deliver(registry, session, to=[address], subject=subject, text=text, html=body, inline=inline,
+                attachments=files)
     return Outcome(True, len(delivery.emails))
 
 
-def send_channel(session: Session, registry, channel_id: int) -> Outcome:
-    """The scheduled send of one stored channel; an archived pulse or a disabled channel sends nothing."""
+def send_channel(session: Session, registry, channel_id: int, deliver=mail.send) -> Outcome:
+    """The scheduled send of one stored channel; an archived pulse or a disabled channel sends nothing.
+    `deliver` sends each e-mail (see send)."""
     from . import webhook_send  # it builds on this module
 
     channel = session.get(PulseChannel, channel_id)
@@ -161,4 +163,4 @@ def send_channel(session: Session, registry, channel_id: int) -> Outcome:
     delivery = delivery_for(session, pulse, channel)
     if channel.channel_type == "http":
         return webhook_send.send(session, registry, delivery, channel.channel_id, pulse.id)
-    return send(session, registry, delivery)
+    return send(session, registry, delivery, deliver)

@@ -114,3 +114,110 @@ def test_a_scheduler_process_stops_when_its_server_dies_without_a_word(app_confi
     finally:
         if cmdline(scheduler_pid):
             os.kill(scheduler_pid, signal.SIGKILL)
+
+
+def http_get(port: int, path: str) -> tuple[int, dict]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+    except OSError:
+        return 0, {}
+
+
+def wait_for(condition, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"not within {seconds} s: {what}")
+
+
+COMMANDS = {
+    "tessera run": [sys.executable, "-m", "core.assembly.cli", "run", "--port", "PORT", "--workers", "2"],
+    "gunicorn.conf.py": [sys.executable, "-m", "gunicorn", "-c", "contrib/gunicorn.conf.py", "wsgi:app"],
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_killed_scheduler_process_is_restarted_and_due_jobs_run_again(app, app_config, tmp_path, command):
+    """kill -9 the instance's scheduler process: the serving process logs it and starts another after the
+    back-off, a job due every second runs again (in the new process) within a bounded time, and
+    GET /api/health/scheduler says so while /api/health keeps Metabase's body."""
+    import signal
+
+    if command == "gunicorn.conf.py":
+        pytest.importorskip("gunicorn")
+    out, log = tmp_path / "runs.txt", tmp_path / "server.log"
+    with app.extensions["tessera"].db.session() as session:
+        schedule(session, "test-count", "every-second", "* * * * * ? *", None, {"file": str(out)})
+        session.commit()
+    port = free_port()
+    env = {**os.environ, **{k: str(v) for k, v in app_config.items()}, **{k: str(v) for k, v in FAST_HASHING.items()},
+           "PYTHONPATH": str(ROOT), "TESSERA_BIND": f"127.0.0.1:{port}", "TESSERA_WORKERS": "2",
+           "TESSERA_LOAD_SAMPLE_DATABASE": "false", "TESSERA_SCHEDULER_POLL_SECONDS": "0.2",
+           "TESSERA_SCHEDULER_RESTART_SECONDS": "2"}  # the 503 window a probe can see
+    runs = lambda: [int(line.split()[1]) for line in out.read_text().splitlines()] if out.exists() else []  # noqa: E731
+    with open(log, "w") as server_log:
+        server = subprocess.Popen([part.replace("PORT", str(port)) for part in COMMANDS[command]], cwd=ROOT, env=env,
+                                  stdout=server_log, stderr=subprocess.STDOUT)
+    try:
+        first = wait_for(lambda: runs() and runs()[-1], 90, "a first run")
+        assert http_get(port, "/api/health") == (200, {"status": "ok"})
+        status, detail = wait_for(lambda: (lambda s: s[0] == 200 and s)(http_get(port, "/api/health/scheduler")), 30,
+                                  "the scheduler health detail")
+        assert detail["status"] == "ok" and detail["restarts"] == 0 and detail["last_exit_at"] is None
+
+        os.kill(first, signal.SIGKILL)
+        killed_at = time.monotonic()
+        status, detail = wait_for(lambda: (lambda s: s[1].get("status") != "ok" and s)(http_get(port, "/api/health/scheduler")),
+                                  5, "the health detail to see the dead scheduler")
+        assert status == 503 and detail["status"] in ("restarting", "down")
+        # a due job runs again, in another scheduler process of the same server, within a bounded time
+        # (bounded: the back-off, a process start, one poll; generous for a loaded test machine)
+        second = wait_for(lambda: [pid for pid in runs() if pid != first][-1:], 60, "a run after the kill")[0]
+        assert time.monotonic() - killed_at < 60
+        assert f"--parent {server.pid}" in cmdline(second)
+        status, detail = http_get(port, "/api/health/scheduler")
+        assert status == 200 and detail["status"] == "ok" and detail["restarts"] == 1 and detail["last_exit_at"]
+        assert http_get(port, "/api/health") == (200, {"status": "ok"})
+        text = log.read_text()
+        assert f"scheduler process {first} " in text and "restart 1 in 2.0 s" in text
+        assert f"scheduler process {second} started (restart 1)" in text
+    finally:
+        server.terminate()
+        server.wait(60)  # gthread workers end gracefully: slow on a loaded machine
+    wait_for(lambda: not any(cmdline(pid) for pid in set(runs())), 10, "the scheduler process to stop with its server")
+
+
+def test_scheduler_health_detail_without_a_supervisor_and_with_a_dead_process(app, tmp_path):
+    """What GET /api/health/scheduler answers when the app is not served by `tessera run` or gunicorn.conf.py,
+    when the jobs are left to workers, and when the recorded process is gone (503 for a probe)."""
+    import json
+
+    client = app.test_client()
+    assert (client.get("/api/health/scheduler").status_code, client.get("/api/health/scheduler").json) == \
+        (200, {"status": "unsupervised"})
+    app.config["TESSERA_SCHEDULER"] = "off"
+    assert client.get("/api/health/scheduler").json == {"status": "off"}
+    app.config["TESSERA_SCHEDULER"] = "inprocess"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    status_file = tmp_path / "scheduler.json"
+    status_file.write_text(json.dumps({"status": "running", "pid": gone.pid, "restarts": 3,
+                                       "started_at": "2026-01-01T00:00:00Z", "last_exit_at": None}))
+    app.config["TESSERA_SCHEDULER_STATUS_FILE"] = str(status_file)
+    answer = client.get("/api/health/scheduler")
+    assert answer.status_code == 503 and answer.json["status"] == "down" and answer.json["restarts"] == 3
+    status_file.write_text(json.dumps({"status": "running", "pid": os.getpid(), "restarts": 3,
+                                       "started_at": "2026-01-01T00:00:00Z", "last_exit_at": "2026-01-01T00:00:01Z"}))
+    assert client.get("/api/health/scheduler").json == {"status": "ok", "restarts": 3, "started_at": "2026-01-01T00:00:00Z",
+                                                        "last_exit_at": "2026-01-01T00:00:01Z"}
+    assert client.get("/api/health").json == {"status": "ok"}

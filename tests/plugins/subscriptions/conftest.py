@@ -1,9 +1,15 @@
-"""Fixtures of the subscription tests: an SMTP server the settings point at."""
+"""Fixtures of the subscription tests: an SMTP server the settings point at, and a back-off for
+e-mail retries short enough for tests (plugins.subscriptions.retry)."""
 import pytest
 
 from core.testing.app import set_setting
 
 from .support import Inbox
+
+
+@pytest.fixture
+def app_config(app_config):
+    return {**app_config, "TESSERA_MAIL_RETRY_ATTEMPTS": 3, "TESSERA_MAIL_RETRY_INITIAL_SECONDS": 0.05}
 
 
 @pytest.fixture

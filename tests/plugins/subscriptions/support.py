@@ -13,13 +13,21 @@ from tests.plugins.cards.fixtures import card_body, mbql_query, native_query
 class Inbox:
     """Messages an aiosmtpd server on 127.0.0.1 received, each parsed as an email.message.EmailMessage."""
 
-    def __init__(self):
+    def __init__(self, start: bool = True, refuse: str | None = None):
+        """`start=False`: the port is chosen but nothing listens until start() (a mail server that is down);
+        `refuse`: the SMTP answer to every recipient (e.g. "550 ..."), instead of accepting mail."""
         from aiosmtpd.controller import Controller
 
         self.received: list[tuple[list[str], email.message.EmailMessage]] = []
         inbox = self
 
         class Handler:
+            async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
+                if refuse:
+                    return refuse
+                envelope.rcpt_tos.append(address)
+                return "250 OK"
+
             async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's name
                 message = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
                 inbox.received.append((list(envelope.rcpt_tos), message))
@@ -30,7 +38,13 @@ class Inbox:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        self.started = False
+        if start:
+            self.start()
+
+    def start(self):
         self.controller.start()
+        self.started = True
 
     def wait(self, count: int, timeout: float = 10) -> list:
         deadline = time.monotonic() + timeout
@@ -39,7 +53,8 @@ class Inbox:
         return self.received
 
     def close(self):
-        self.controller.stop()
+        if self.started:
+            self.controller.stop()
 
 
 def parts(message) -> dict[str, list]:

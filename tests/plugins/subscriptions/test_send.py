@@ -5,6 +5,7 @@ at both with the charts; skip_if_empty; the test endpoint; the run recorded in t
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 from core.schedule.runner import run_due
 from tests.plugins.dashboards.layout_helpers import dashcard
@@ -114,6 +115,80 @@ def test_failed_send_is_recorded(app, admin, warehouse):
     run_due(app, at(26, 8))
     [(_, status, details)] = send_runs(app)
     assert status == "failed" and details["exception"] == "MailError"
+    # every attempt (TESSERA_MAIL_RETRY_ATTEMPTS, 3 in these tests) is in the task history
+    assert details["attempted_retries"] == 3 and details["messages_sent"] == 0
+    assert [e["message"].split(":")[0] for e in details["retry_errors"]] == ["ConnectionRefusedError"] * 3
+    assert details["retry_config"]["max_attempts"] == 3 and details["channel_id"]
+
+
+def test_email_lost_to_a_mail_server_outage_is_retried_until_the_server_is_back(app, admin, warehouse):
+    """A real SMTP server (aiosmtpd) that is down for the first two attempts and started before the third:
+    the message arrives, the run succeeds, and both failed attempts are in the task history."""
+    import logging
+
+    from core.testing.app import set_setting
+
+    from .support import Inbox
+
+    app.config["TESSERA_MAIL_RETRY_ATTEMPTS"] = 5
+    box = Inbox(start=False)
+    set_setting(app, "email-smtp-host", "127.0.0.1")
+    set_setting(app, "email-smtp-port", box.port)
+    set_setting(app, "email-from-address", "tessera@example.com")
+
+    class StartAfterTwoFailures(logging.Handler):  # runs in the job's thread, between attempts
+        failures = 0
+
+        def emit(self, record):
+            if "attempt" in record.getMessage():
+                self.failures += 1
+                if self.failures == 2:
+                    box.start()
+
+    watcher = StartAfterTwoFailures()
+    logging.getLogger("tessera.subscriptions").addHandler(watcher)
+    try:
+        card = add_card(admin, warehouse, "People")
+        admin.post("/api/pulse", json={"name": "P", "cards": [card_ref(card)],
+                                       "channels": [daily(hour=8, recipients=[{"email": "x@example.com"}])]})
+        run_due(app, at(26, 7))
+        assert not box.started
+        assert len(run_due(app, at(26, 8))) == 1
+        [(recipients, message)] = box.wait(1)
+        assert recipients == ["x@example.com"] and message["Subject"] == "Pulse: P"
+        [(_, status, details)] = send_runs(app)
+        assert status == "success" and details["sent"] is True and details["messages_sent"] == 1
+        assert details["attempted_retries"] == 2 and len(details["retry_errors"]) == 2
+        assert all(e["message"].startswith("ConnectionRefusedError") and e["timestamp"] for e in details["retry_errors"])
+    finally:
+        logging.getLogger("tessera.subscriptions").removeHandler(watcher)
+        box.close()
+
+
+def test_a_refusal_is_not_retried(app, admin, warehouse):
+    """A 5xx answer (the recipient refused) would be refused again: one attempt, the run failed at once."""
+    from core.testing.app import set_setting
+
+    from .support import Inbox
+
+    app.config["TESSERA_MAIL_RETRY_INITIAL_SECONDS"] = 5  # a retry would show in the time taken
+    box = Inbox(refuse="550 5.1.1 no such mailbox")
+    try:
+        set_setting(app, "email-smtp-host", "127.0.0.1")
+        set_setting(app, "email-smtp-port", box.port)
+        set_setting(app, "email-from-address", "tessera@example.com")
+        card = add_card(admin, warehouse, "People")
+        admin.post("/api/pulse", json={"name": "P", "cards": [card_ref(card)],
+                                       "channels": [daily(hour=8, recipients=[{"email": "x@example.com"}])]})
+        run_due(app, at(26, 7))
+        started = time.monotonic()
+        run_due(app, at(26, 8))
+        assert time.monotonic() - started < 4
+        [(_, status, details)] = send_runs(app)
+        assert status == "failed" and "SMTPRecipientsRefused" in details["message"]
+        assert details["attempted_retries"] == 0 and details["retry_errors"] == [] and box.received == []
+    finally:
+        box.close()
 
 
 def test_archived_or_disabled_pulses_have_no_job(app, admin, warehouse):
