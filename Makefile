@@ -22,7 +22,7 @@ SHELL := /bin/bash
 # tail is shown when pip fails).
 define pip_install
 	@$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off $(1) 2>&1 | tee -a $(VENV)/pip.log \
-	  | { grep --line-buffered -E '^(Collecting|Building|Installing collected|Successfully installed)' || true; } \
+	  | { grep --line-buffered -E '^(Collecting|Processing|Building|Installing collected|Successfully installed)' || true; } \
 	  | cut -c1-110 | sed 's/^/    /' \
 	  || { echo "pip failed; the end of $(VENV)/pip.log:"; tail -n 30 $(VENV)/pip.log; exit 1; }
 endef

@@ -39,7 +39,8 @@ setup(
         "joserfc>=1.0,<2",
         "sqlglot>=30,<31",
         "openpyxl>=3.1,<4",
-        "gunicorn>=22,<28",
+        # 25.1: the control_socket setting, which core.assembly.server puts in each instance's data dir.
+        "gunicorn>=25.1,<28",
         "alembic>=1.13,<2",
         "orjson>=3.9,<4",
         # argon2id is the password hash security.md asks for (OWASP's first choice); argon2-cffi
