@@ -17,7 +17,7 @@ from core.assembly.cli import startup_line
 from drivers import sqlite_rows
 from tests.serving import ROOT, Served, free_port, server_env
 
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
 
 
 def make_dry_run(target: str, venv: Path, *args: str, **env: str) -> str:
@@ -38,6 +38,7 @@ def fake_venv(tmp_path: Path, *stamps: str) -> Path:
     return venv
 
 
+@needs_make
 def test_make_run_on_a_fresh_clone_installs_the_package_only(tmp_path):
     commands = make_dry_run("run", tmp_path / "fresh")
     assert "-m venv" in commands
@@ -46,6 +47,7 @@ def test_make_run_on_a_fresh_clone_installs_the_package_only(tmp_path):
     assert f"{tmp_path / 'fresh'}/bin/tessera run --host 127.0.0.1 --port 3000" in commands
 
 
+@needs_make
 def test_make_run_port_and_host(tmp_path):
     venv = fake_venv(tmp_path, ".installed-run")
     commands = make_dry_run("run", venv, "PORT=3001", "HOST=0.0.0.0")
@@ -54,12 +56,14 @@ def test_make_run_port_and_host(tmp_path):
     assert from_environment.strip() == f"{venv}/bin/tessera run --host 192.0.2.1 --port 3005"
 
 
+@needs_make
 def test_make_test_after_make_run_adds_the_dev_extra_and_contrib_drivers(tmp_path):
     commands = make_dry_run("install-test", fake_venv(tmp_path, ".installed-run"))
     assert "-e '.[dev]'" in commands and "contrib/tessera-driver-spark" in commands
     assert "-m venv" not in commands and "what it needs to run" not in commands
 
 
+@needs_make
 def test_make_run_after_make_test_installs_nothing(tmp_path):
     venv = fake_venv(tmp_path, ".installed-run", ".installed-test")
     assert "pip" not in make_dry_run("run", venv)

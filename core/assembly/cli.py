@@ -17,7 +17,8 @@ def cli():
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, envvar="TESSERA_HOST",
               help="Address to listen on (TESSERA_HOST); 0.0.0.0 opens it to the network.")
-@click.option("--port", default=3000, show_default=True, type=int, envvar="TESSERA_PORT", help="TESSERA_PORT")
+@click.option("--port", default=3000, show_default=True, type=int, envvar="TESSERA_PORT",
+              help="Port to listen on (TESSERA_PORT).")
 @click.option("--workers", default=2, show_default=True, type=int)
 @click.option("--threads", default=8, show_default=True, type=int)
 @click.option("--dev", is_flag=True, help="Flask's development server with the reloader.")
