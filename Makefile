@@ -2,28 +2,60 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# `make run` installs what serving needs (pip install -e .); `make test` adds the dev extra (the three
+# database drivers, pytest, schemathesis, ruff, build) and the contrib drivers (pyspark and chdb are
+# about 1 GB together). One venv: a `make run` after `make test` installs nothing.
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
+# `make run PORT=3001 HOST=0.0.0.0`; TESSERA_PORT/TESSERA_HOST from the environment work too. Loopback by
+# default: the first start prints the setup token, which must not be reachable from the network.
+HOST ?= $(or $(TESSERA_HOST),127.0.0.1)
+PORT ?= $(or $(TESSERA_PORT),3000)
 
-.PHONY: install run test test-setup lint bench bench-http clean
+# pipefail: the install recipes filter pip's output and must still fail when pip does.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
-$(STAMP): setup.py drivers/_sqlite_rows.c contrib/tessera-driver-spark/setup.py contrib/tessera-driver-clickhouse/setup.py contrib/tessera-driver-trino/setup.py
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	# Contrib drivers install as a third party's would (their own setup.py, entry point, dependencies).
-	$(BIN)/pip install --quiet -e ./contrib/tessera-driver-spark
-	$(BIN)/pip install --quiet -e './contrib/tessera-driver-clickhouse[test]' -e ./contrib/tessera-driver-trino
-	touch $(STAMP)
+.PHONY: install install-test run test test-setup lint bench bench-http clean
 
-install: $(STAMP)
+# pip's output cut to one line per package it collects or builds (the whole log is .venv/pip.log, and its
+# tail is shown when pip fails).
+define pip_install
+	@$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off $(1) 2>&1 | tee -a $(VENV)/pip.log \
+	  | { grep --line-buffered -E '^(Collecting|Processing|Building|Installing collected|Successfully installed)' || true; } \
+	  | cut -c1-110 | sed 's/^/    /' \
+	  || { echo "pip failed; the end of $(VENV)/pip.log:"; tail -n 30 $(VENV)/pip.log; exit 1; }
+endef
 
-run: $(STAMP)
-	$(BIN)/tessera run --host 0.0.0.0 --port 3000
+$(VENV)/pyvenv.cfg:
+	@echo "tessera: creating the virtualenv $(VENV) and updating pip"
+	@$(PYTHON) -m venv $(VENV)
+	$(call pip_install,--quiet --upgrade pip)
+
+$(RUN_STAMP): $(VENV)/pyvenv.cfg setup.py drivers/_sqlite_rows.c
+	@echo "tessera: installing Tessera and what it needs to run (pip install -e .)"
+	$(call pip_install,-e .)
+	@touch $@
+
+$(TEST_STAMP): $(RUN_STAMP) contrib/tessera-driver-spark/setup.py contrib/tessera-driver-clickhouse/setup.py contrib/tessera-driver-trino/setup.py
+	@echo "tessera: installing the dev extra (database drivers, test and lint tools)"
+	$(call pip_install,-e '.[dev]')
+	@# Contrib drivers install as a third party's would (their own setup.py, entry point, dependencies).
+	@echo "tessera: installing the contrib drivers (Spark, ClickHouse, Trino)"
+	$(call pip_install,-e ./contrib/tessera-driver-spark -e './contrib/tessera-driver-clickhouse[test]' -e ./contrib/tessera-driver-trino)
+	@touch $@
+
+install: $(RUN_STAMP)
+
+install-test: $(TEST_STAMP)
+
+run: $(RUN_STAMP)
+	$(BIN)/tessera run --host $(HOST) --port $(PORT)
 
 # One pytest-xdist worker per core (TEST_WORKERS=0 runs in this process); --dist loadgroup keeps each
 # xdist_group on one worker (the Spark tests share one local Spark JVM) and starts the groups first.
 TEST_WORKERS ?= auto
-test: $(STAMP) test-setup
+test: $(TEST_STAMP) test-setup
 	$(BIN)/python -m pytest -c tests/pytest.ini --rootdir . -q -n $(TEST_WORKERS) --dist loadgroup tests contrib
 
 # The browser tests of the public and embed pages (tests/plugins/sharing/test_pages_browser.py) drive
@@ -40,16 +72,16 @@ test-setup:
 	fi
 
 # The checks in ruff.toml: no unused or redefined names, imports sorted.
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check --select F,I core plugins drivers bench contrib tests
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python -m bench
 
 # The many-people reads over HTTP (issue 29, the headline), issue 15's one-user figures (wrk against
 # gunicorn), then the query and export benchmarks; every one runs even if an earlier one fails, and the
 # target fails if any did.
-bench-http: $(STAMP)
+bench-http: $(TEST_STAMP)
 	@if ! command -v wrk >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; \

@@ -1,5 +1,5 @@
 """Packaging for Tessera, a business-intelligence server with a Metabase-compatible HTTP API."""
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 DRIVER_EXTRAS = {
     "postgres": ["psycopg[binary]>=3.1,<4"],
@@ -19,14 +19,15 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["core", "core.*", "plugins", "plugins.*", "drivers", "drivers.*"]),
+    license="Apache-2.0",
+    # Namespace packages, so the directories that hold only data or migration scripts (no __init__.py:
+    # alembic's versions, each plugin's migrations, templates, page assets) are packages of the wheel too.
+    packages=find_namespace_packages(include=["core", "core.*", "plugins", "plugins.*", "drivers", "drivers.*"],
+                                     exclude=["*.__pycache__"]),
     py_modules=["wsgi"],
     ext_modules=[SQLITE_ROWS],
-    include_package_data=True,
-    package_data={"core.identity": ["data/*"],
-                  "core.appdb": ["migrations/*.py", "migrations/*.ini", "migrations/versions/*.py"],
-                  "plugins.xrays": ["templates/*/*.yaml"],
-                  "plugins.sharing.pages": ["*.html", "static/*"]},
+    # The data files every package may hold; .py files are modules already.
+    package_data={"": ["*.txt", "*.mako", "*.yaml", "*.html", "*.js", "*.css"]},
     install_requires=[
         "flask>=3.0,<4",
         "pluggy>=1.5,<2",
@@ -38,7 +39,8 @@ setup(
         "joserfc>=1.0,<2",
         "sqlglot>=30,<31",
         "openpyxl>=3.1,<4",
-        "gunicorn>=22,<28",
+        # 25.1: the control_socket setting, which core.assembly.server puts in each instance's data dir.
+        "gunicorn>=25.1,<28",
         "alembic>=1.13,<2",
         "orjson>=3.9,<4",
         # argon2id is the password hash security.md asks for (OWASP's first choice); argon2-cffi
@@ -73,7 +75,9 @@ setup(
         "dev": ALL + ["pytest>=8,<10", "pytest-xdist>=3.6,<4", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7",
                       "schemathesis>=4.1,<5", "aiosmtpd>=1.4,<2",
                       # The lint in ruff.toml (`make lint`); pinned to a minor so a new rule set does not fail a clean tree.
-                      "ruff>=0.17,<0.18"],
+                      "ruff>=0.17,<0.18",
+                      # tests/test_packaging.py builds the sdist and wheel as a deployment would (`python -m build`).
+                      "build>=1.2,<2"],
     },
     entry_points={"console_scripts": ["tessera = core.assembly.cli:main"]},
 )

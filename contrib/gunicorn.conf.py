@@ -16,6 +16,18 @@ accesslog = os.environ.get("TESSERA_ACCESS_LOG", "-") or None
 errorlog = "-"
 
 
+def _control_socket() -> str:
+    """In the instance's data dir, not gunicorn's per-user default that every instance on a host would share
+    (core.assembly.server says why)."""
+    from core.assembly.config import load_config
+    from core.assembly.server import control_socket
+
+    return control_socket(load_config())
+
+
+control_socket = _control_socket()
+
+
 def worker_exit(server, worker):
     """Write the views, query-log rows and expired sessions a worker buffered (core.appdb.counters)."""
     from core.appdb.counters import flush_all

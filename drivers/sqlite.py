@@ -101,6 +101,12 @@ class SQLiteDriver(SQLDriver):
     probe_sql = "SELECT count(*) FROM sqlite_master"
 
     @classmethod
+    def accelerations(cls) -> dict[str, bool]:
+        # Off when drivers._sqlite_rows was not built (no compiler or sqlite3.h at install) or cannot share
+        # the sqlite3 module's SQLite; rows are then read through the sqlite3 module.
+        return {"C row reader": sqlite_rows.native is not None}
+
+    @classmethod
     def url(cls, details: SQLiteDetails) -> URL:
         # The file is opened by `creator`, read-only; the URL only names the dialect.
         return URL.create("sqlite")

@@ -1,6 +1,7 @@
 """The `tessera` command: run, migrate, create-admin, plugins, and commands plugins add."""
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -14,8 +15,10 @@ def cli():
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=3000, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True, envvar="TESSERA_HOST",
+              help="Address to listen on (TESSERA_HOST); 0.0.0.0 opens it to the network.")
+@click.option("--port", default=3000, show_default=True, type=int, envvar="TESSERA_PORT",
+              help="Port to listen on (TESSERA_PORT).")
 @click.option("--workers", default=2, show_default=True, type=int)
 @click.option("--threads", default=8, show_default=True, type=int)
 @click.option("--dev", is_flag=True, help="Flask's development server with the reloader.")
@@ -27,6 +30,7 @@ def run(host: str, port: int, workers: int, threads: int, dev: bool):
 
     # A first start shows the Sample Database, as Metabase's does; TESSERA_LOAD_SAMPLE_DATABASE=false opts out.
     app = create_app({} if "TESSERA_LOAD_SAMPLE_DATABASE" in os.environ else {"TESSERA_LOAD_SAMPLE_DATABASE": True})
+    click.echo(startup_line(app))
     _print_setup_url(app, host, port)
     from core.schedule import service as scheduler
 
@@ -44,6 +48,23 @@ def run(host: str, port: int, workers: int, threads: int, dev: bool):
         serve(app, host=host, port=port, workers=workers, threads=threads)
     finally:
         scheduler.stop(supervisor)
+
+
+def startup_line(app) -> str:
+    """What this process runs with, in one line: each driver's optional accelerations (on or off), the
+    plugins and the drivers loaded. Also logged, so /api/util/logs shows it."""
+    from .plugins import collect
+
+    state = app.extensions["tessera"]
+    driver_plugins = {c.plugin for c in collect(state.pm, "register_drivers")}
+    plugins = [name.removeprefix("plugins.") for name, _ in state.pm.list_name_plugin()
+               if not name.startswith("core.") and name not in driver_plugins]
+    accelerations = [f"{engine} {name} {'on' if used else 'off'}"
+                     for engine, driver in state.drivers.items() for name, used in driver.accelerations().items()]
+    line = (f"Tessera {state.version['tessera']}: accelerations: {', '.join(accelerations) or 'none'}; "
+            f"plugins ({len(plugins)}): {', '.join(plugins)}; drivers ({len(state.drivers)}): {', '.join(sorted(state.drivers))}")
+    logging.getLogger("tessera").info(line)
+    return line
 
 
 def _print_setup_url(app, host: str, port: int) -> None:

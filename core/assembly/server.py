@@ -1,6 +1,8 @@
 """Serving an app with gunicorn from inside the `tessera run` command."""
 from __future__ import annotations
 
+import os
+
 from gunicorn.app.base import BaseApplication
 
 
@@ -26,8 +28,16 @@ def _forget_inherited_connections(app) -> None:
         engine.dispose(close=False)
 
 
+def control_socket(config: dict) -> str:
+    """gunicorn's control socket (for `gunicornc -s PATH`), in this instance's data dir: gunicorn's default
+    is one path per user ($XDG_RUNTIME_DIR or ~/.gunicorn), which a second instance on the host would
+    take over and, on stopping, delete from under the first."""
+    return os.path.join(config["TESSERA_DATA_DIR"], "gunicorn.ctl")
+
+
 def serve(app, host: str, port: int, workers: int = 2, threads: int = 8) -> None:
     TesseraServer(app, {
+        "control_socket": control_socket(app.config),
         "post_fork": lambda server, worker: _forget_inherited_connections(app),
         "bind": f"{host}:{port}",
         "workers": workers,

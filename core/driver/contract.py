@@ -125,6 +125,12 @@ class Driver:
             return False
 
     @classmethod
+    def accelerations(cls) -> dict[str, bool]:
+        """Optional native speed-ups, each named with whether this process uses it (a C extension that was
+        built, say); `tessera run` names them in its start line. Most drivers have none."""
+        return {}
+
+    @classmethod
     def connection_properties(cls) -> list[dict]:
         """Metabase's `details-fields`, generated from the Details model."""
         properties = []
