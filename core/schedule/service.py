@@ -117,7 +117,7 @@ def supervise(app) -> Supervisor | None:
     # It migrates like any process (the operator's TESSERA_RUN_MIGRATIONS): under the start-up lock that is
     # a no-op once done, and on a first start it may come before the web workers have migrated.
     env = {**os.environ, **config_env(app.config), "TESSERA_LOAD_SAMPLE_DATABASE": "false"}
-    path = status_path_for(os.getpid())
+    path = status_path_for(app.config, os.getpid())
     os.environ[STATUS_KEY] = app.config[STATUS_KEY] = path  # for web workers, forked or configured after this
     supervisor = Supervisor([sys.executable, "-m", "core.assembly.cli", "worker", "--parent", str(os.getpid())],
                             env, restart_seconds(app.config), path)

@@ -154,8 +154,12 @@ class Supervisor:
             pass
 
 
-def status_path_for(pid: int) -> str:
-    return os.path.join(tempfile.gettempdir(), f"tessera-scheduler-{pid}.json")
+def status_path_for(config: dict, pid: int) -> str:
+    """In the instance's own data directory (as gunicorn's control socket), so that instances on one host
+    and a file left by a killed server stay apart; the temporary directory when there is none."""
+    directory = config.get("TESSERA_DATA_DIR") or tempfile.gettempdir()
+    os.makedirs(directory, exist_ok=True)
+    return os.path.join(directory, f"scheduler-{pid}.json")
 
 
 def _alive(pid: int) -> bool:
