@@ -456,9 +456,10 @@ def can_read_table(session: Session, user: User | None, database_id: int, table_
 
 def can_read_database(session: Session, user: User | None, database_id: int) -> bool:
     """May `user` see a database's metadata (Metabase's read of a database): read some table of it,
-    manage it, or edit the data model of some table of it."""
-    return (can_read_table(session, user, database_id) or can_manage_database(session, user, database_id)
-            or can_edit_data_model(session, user, database_id))
+    or manage it or edit the data model of some table of it, unless its data is blocked for them."""
+    return can_read_table(session, user, database_id) or (
+        can_see_data(session, user, database_id)
+        and (can_manage_database(session, user, database_id) or can_edit_data_model(session, user, database_id)))
 
 
 def has_any_native_permission(session: Session, user: User | None) -> bool:
