@@ -136,6 +136,10 @@ def secret_url(endpoint, ids: dict) -> str:
               "export_format": "csv", "key": "site-name", "modal": "qbnewb",
               "dashboard_id": ids["dashboard"], "from_dashboard_id": ids["dashboard"], "dashcard_id": ids["dashcard"],
               "card_id": ids["card"], "parent_collection_id": ids["collection"], "entity": "card"}
+    if rule.startswith("/api/automagic-dashboards/"):  # x-rays of the secret table (and its rules, cells)
+        values.update({"entity": "table", "entity_id_or_query": ids["table"], "prefix": "table",
+                       "rule": "GenericTable", "comparison_entity": "table",
+                       "comparison_entity_id_or_query": ids["table"]})
     return PARAM.sub(lambda match: str(values.get(match.group(1), 1)), rule)
 
 
