@@ -9,7 +9,9 @@ until it is listed in OPEN_ROUTES with its reason, so that opening a route is a 
   another user's personal and a restricted collection with cards, timelines..., a database blocked for
   All Users with its table, field, segment and metric, another user, a group, an API key), and no answer
   to the plain user contains the "SECRET-MARKER" strings those objects carry; query bodies that reach
-  the secret card (card__<id>, database -1337) get the same check;
+  the secret card (card__<id>, database -1337) get the same check. The walk runs again as a user who
+  may view the secret database's data but not create queries on it (make_viewer): without a saved
+  question or dashboard to show it, that data (values, table and field metadata) stays out of reach;
 - nothing answers 5xx, whoever calls.
 """
 from __future__ import annotations
@@ -135,6 +137,10 @@ def secret_url(endpoint, ids: dict) -> str:
               "export_format": "csv", "key": "site-name", "modal": "qbnewb",
               "dashboard_id": ids["dashboard"], "from_dashboard_id": ids["dashboard"], "dashcard_id": ids["dashcard"],
               "card_id": ids["card"], "parent_collection_id": ids["collection"], "entity": "card"}
+    if rule.startswith("/api/automagic-dashboards/"):  # x-rays of the secret table (and its rules, cells)
+        values.update({"entity": "table", "entity_id_or_query": ids["table"], "prefix": "table",
+                       "rule": "GenericTable", "comparison_entity": "table",
+                       "comparison_entity_id_or_query": ids["table"]})
     return PARAM.sub(lambda match: str(values.get(match.group(1), 1)), rule)
 
 
@@ -211,11 +217,33 @@ def test_anonymous_gets_401_except_open_routes(app, secrets):
         assert not leaks(response), (key(endpoint), response.status_code, response.get_data(as_text=True)[:500])
 
 
+def make_viewer(app, admin, secrets: dict) -> int:
+    """The "view data but no queries" identity: a user whose only group besides All Users has view-data
+    unrestricted and create-queries no on the secret database (blocked for All Users). Metabase shows
+    such a user that data only through the saved questions and dashboards they may read, and there
+    are none here: every route must answer them as it answers the plain user."""
+    from core.testing import make_user
+
+    viewer = make_user(app, email="viewer@example.com", first_name="Vera", last_name="Viewer")
+    group = admin.post("/api/permissions/group", json={"name": "Viewers"}).json["id"]
+    assert admin.post("/api/permissions/membership", json={"group_id": group,
+                                                          "user_id": viewer.user["id"]}).status_code == 200
+    graph = admin.get("/api/permissions/graph").json
+    response = admin.put("/api/permissions/graph", json={"revision": graph["revision"], "groups": {
+        str(group): {str(secrets["db"]): {"view-data": "unrestricted", "create-queries": "no"}}}})
+    assert response.status_code == 200, response.json
+    assert viewer.post("/api/dataset", json={"database": secrets["db"], "type": "query",
+                                             "query": {"source-table": secrets["table"]}}).status_code == 403
+    return viewer.user["id"]
+
+
 @pytest.mark.security_row(26)
-def test_plain_user_walk_sees_no_secret_and_gets_403_on_superuser_routes(app, user, secrets):
+@pytest.mark.parametrize("identity", ["plain user", "view data but no queries"])
+def test_plain_user_walk_sees_no_secret_and_gets_403_on_superuser_routes(app, admin, user, secrets, identity):
+    user_id = user.user["id"] if identity == "plain user" else make_viewer(app, admin, secrets)
     problems = []
     for endpoint in endpoints(app):
-        response = call(app.test_client(), endpoint, secrets, fresh_session(app, user.user["id"]))
+        response = call(app.test_client(), endpoint, secrets, fresh_session(app, user_id))
         text = text_of(response)
         if response.status_code >= 500 or response.status_code == 401:
             problems.append((key(endpoint), response.status_code, text[:300]))

@@ -5,8 +5,8 @@ that API-SPEC follows).
 Similarity compares the context-bearing clauses (field, metric and segment references) of two
 definitions: shared clauses over the size of the smaller set. Lists are an "interesting mix": the
 three best matches, then two picked at random from the rest. Everything returned is filtered for
-the caller: cards and collections by collection read permission, tables and fields by data access,
-hidden, inactive and archived things never. "metrics" are the table's legacy metrics, then its
+the caller: cards and collections by collection read permission, tables and fields by table read
+(permissions.can_read_table), hidden, inactive and archived things never. "metrics" are the table's legacy metrics, then its
 metric cards; dashboards come from the dashboard_cards / visible_dashboards hooks, so
 without a dashboards plugin the dashboard keys are empty, as Metabase's are without dashboards.
 """
@@ -147,7 +147,7 @@ class Visibility:
         if table is None or not table.active or table.visibility_type not in (None, "normal"):
             return False
         if table.id not in self._tables:
-            self._tables[table.id] = permissions.can_see_data(self.session, self.user, table.db_id, table.id)
+            self._tables[table.id] = permissions.can_read_table(self.session, self.user, table.db_id, table.id)
         return self._tables[table.id]
 
 

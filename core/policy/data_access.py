@@ -1,8 +1,10 @@
 """Who may see and change the data model, asked by the databases, tables and fields plugins.
 
 A thin layer over core.policy.permissions (the one policy module), in the terms those plugins need:
-reading a database or table (data access not blocked), editing its data model (display names,
-types, visibility, values) and managing the database itself (details, sync).
+reading a table (its metadata, fields, their stored and live values, x-rays: query permission on it,
+permissions.can_read_table) or a database's metadata (permissions.can_read_database), editing its data
+model (display names, types, visibility, values) and managing the database itself (details, sync).
+What a dashboard or a saved question shows is authorised by that object instead (core.query.access).
 """
 from __future__ import annotations
 
@@ -14,19 +16,19 @@ from core.policy import permissions
 
 
 def can_read(session: Session, user: User, database_id: int, table_id: int | None = None) -> bool:
-    """Whether the user sees a database's (or one table's) metadata: data access not blocked."""
-    return permissions.can_see_data(session, user, database_id, table_id)
+    """Whether the user reads one table (permissions.can_read_table) or, without a table, sees the
+    database's metadata (permissions.can_read_database)."""
+    if table_id is None:
+        return permissions.can_read_database(session, user, database_id)
+    return permissions.can_read_table(session, user, database_id, table_id)
 
 
 def readable_tables(session: Session, user: User, database_id: int, tables: list) -> list:
-    """The tables of one database whose data the user may see, asking once when the answer is the
-    same for all of them (no table blocked and no plugin deciding table by table)."""
+    """The tables of one database the user may read, in their order."""
     if user.is_superuser or not tables:
         return tables
-    if not permissions.permission_hooks_active() and permissions.data_permission(
-            session, user, database_id, "view-data", whole_db=True) != "blocked":
-        return tables
-    return [t for t in tables if can_read(session, user, database_id, t.id)]
+    readable = permissions.readable_table_ids(session, user, database_id, [t.id for t in tables])
+    return [t for t in tables if t.id in readable]
 
 
 def can_edit_data_model(session: Session, user: User, database_id: int, table_id: int | None = None) -> bool:

@@ -4,7 +4,9 @@ results and edit the data model. Every plugin asks here; none reads permission r
 Rules (Metabase's): administrators hold every right. A user's right is the most permissive value
 over the groups they belong to; a group without a row holds the least permissive value. Data rows
 are per database, or per table when a group's access was set table by table. Personal collections
-belong to their owner (and administrators), whatever the graph says.
+belong to their owner (and administrators), whatever the graph says. Reading a table for oneself (its
+metadata, its fields' values, x-rays) needs its query permission, as in Metabase (can_read_table):
+viewing data without creating queries reaches it only through saved questions and dashboards.
 
 The `check_permission` hook may overrule any boolean answer: any False denies, otherwise any True
 grants; when every implementation abstains (None) the rules above decide. Any error while deciding
@@ -30,6 +32,10 @@ from core.appdb.models import (
 from core.appdb.models.permissions import DATA_PERM_VALUES
 
 COLLECTION_LEVELS = ("write", "read", "none")  # most permissive first
+
+# The view-data values with which a user works with a table's data themselves (queries, its metadata and
+# values); "legacy-no-self-service" shows the data only through saved questions and dashboards.
+SELF_SERVICE_ACCESS = ("unrestricted", "sandboxed", "impersonated")
 
 # What a user blocked from a database may still see of it.
 BLOCKED_DATABASE_KEYS = ("id", "name", "tables")
@@ -369,23 +375,46 @@ def tables_with_data_access(session: Session, user: User | None, database_id: in
     """The ids among `table_ids` (tables of one database) whose data `user` may see: can_see_data
     for many tables with one query for the rows. With a check_permission hook registered, each
     table is asked of can_see_data so that the hook decides as usual."""
+    return _tables_where(session, user, database_id, table_ids, can_see_data,
+                         lambda value: value("view-data") != "blocked")
+
+
+def readable_table_ids(session: Session, user: User | None, database_id: int, table_ids) -> set[int]:
+    """The ids among `table_ids` (tables of one database) that `user` may read (can_read_table), with
+    one query for the rows; with a check_permission hook registered, each table is asked as usual."""
+    return _tables_where(session, user, database_id, table_ids, can_read_table,
+                         lambda value: (value("view-data") in SELF_SERVICE_ACCESS
+                                        and value("create-queries") != "no"))
+
+
+def _tables_where(session: Session, user: User | None, database_id: int, table_ids, one, allowed) -> set[int]:
+    """The tables among `table_ids` for which `allowed(value)` holds, `value(perm_type)` being the user's
+    value of that type on the table, read from the database's rows once; `one(session, user, db, table)`
+    answers table by table while a check_permission hook may overrule the rows."""
     table_ids = list(table_ids)
     if not table_ids:
         return set()
     if permission_hooks_active():
-        return {t for t in table_ids if can_see_data(session, user, database_id, t)}
+        return {t for t in table_ids if one(session, user, database_id, t)}
     if user is None or not user.is_active:
         return set()
     if user.is_superuser:
         return set(table_ids)
     try:
         groups = group_ids(session, user)
-        by_group: dict[int, list[_Row]] = {}
-        for row in _data_rows(session, groups, database_id, "view-data"):
-            by_group.setdefault(row[0], []).append(_Row(*row))
-        order = DATA_PERM_VALUES["view-data"]
-        return {t for t in table_ids if _most_permissive(
-            [_group_value(rows, "view-data", t, False, 0) for rows in by_group.values()], order) != "blocked"}
+        by_type: dict[str, dict[int, list[_Row]]] = {}
+
+        def value_for(table_id: int):
+            def value(perm_type: str) -> str:
+                if perm_type not in by_type:
+                    by_type[perm_type] = {}
+                    for row in _data_rows(session, groups, database_id, perm_type):
+                        by_type[perm_type].setdefault(row[0], []).append(_Row(*row))
+                return _most_permissive([_group_value(rows, perm_type, table_id, False, 0)
+                                         for rows in by_type[perm_type].values()], DATA_PERM_VALUES[perm_type])
+            return value
+
+        return {t for t in table_ids if allowed(value_for(t))}
     except Exception:  # fail closed, as every other answer here
         return set()
 
@@ -403,16 +432,34 @@ def can_query(session: Session, user: User | None, database_id: int, native: boo
         if user is None or not user.is_active:
             return False
         if native:
-            allowed = (data_access(session, user, database_id) not in ("blocked", "sandboxed")
+            allowed = (data_access(session, user, database_id) in ("unrestricted", "impersonated")
                        and data_permission(session, user, database_id, "create-queries", whole_db=True)
                        == "query-builder-and-native")
         else:
-            allowed = (data_access(session, user, database_id, table_id) != "blocked"
+            allowed = (data_access(session, user, database_id, table_id) in SELF_SERVICE_ACCESS
                        and data_permission(session, user, database_id, "create-queries", table_id) != "no")
     except Exception:
         return False
     obj = {"model": "database", "id": database_id, "table_id": table_id}
     return _decide(user, "native" if native else "query", obj, allowed)
+
+
+def can_read_table(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> bool:
+    """May `user` read a table (without one: some table of the database) for themselves: its metadata,
+    its fields and their values, stored or read live (search, remapping, summary), its x-rays?
+
+    Metabase's read of a table is its query permission (view-data unrestricted and create-queries at
+    least query-builder): whoever may view the data but not query it sees it only through the saved
+    questions and dashboards they may read, each of which authorises its own reads."""
+    return can_query(session, user, database_id, table_id=table_id)
+
+
+def can_read_database(session: Session, user: User | None, database_id: int) -> bool:
+    """May `user` see a database's metadata (Metabase's read of a database): read some table of it,
+    or manage it or edit the data model of some table of it, unless its data is blocked for them."""
+    return can_read_table(session, user, database_id) or (
+        can_see_data(session, user, database_id)
+        and (can_manage_database(session, user, database_id) or can_edit_data_model(session, user, database_id)))
 
 
 def has_any_native_permission(session: Session, user: User | None) -> bool:

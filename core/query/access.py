@@ -14,7 +14,11 @@ Rules, Metabase's (query-perms):
   names it, as a running saved question authorises everything it reads (`saved`): its collection
   was checked by the caller, only the data must not be blocked.
 - A snippet in an ad-hoc native query needs the snippet read rule (core.policy.permissions.can_read_snippet).
-- Field values (stored or queried) need the field's table data not blocked.
+- Field values (stored or queried) of a dashboard's or a saved question's filter need the field's
+  table data not blocked: the object authorises them, and the query listing them (`filter_values`)
+  needs data access on each table it names, not query permission (Metabase's parameter-values
+  queries). Values read without such an object (the data model's routes, the query builder's) need
+  the table's read permission (core.policy.permissions.can_read_table), asked by their callers.
 
 The answer is 403 (core.http.errors.Forbidden), never the data.
 
@@ -83,17 +87,27 @@ def database_of(session: Session, dataset_query: dict) -> int | None:
 
 
 def check_query(session: Session, user: User | SharedGrant | None, query: Query, *, saved: bool,
-                card_id: int | None = None) -> None:
+                card_id: int | None = None, filter_values: bool = False) -> None:
     """403 unless `user` may run `query` on its database: for a saved question (`saved`: the caller
-    checked the card's collection) data access; otherwise query (or native) permission on the database
-    and on each table the query's own stages name. Cards it names are checked on expansion. A grant
-    runs only its own cards (`card_id`)."""
+    checked the card's collection) data access; for the values of a filter of a dashboard or saved
+    question the caller may read (`filter_values`, an MBQL query on fields the caller picked among those
+    whose data the user sees) data access on each table it names; otherwise query (or native)
+    permission on the database and on each table the query's own stages name. Cards it names are
+    checked on expansion. A grant runs only its own cards (`card_id`)."""
     database_id = query.database
     if is_grant(user):
         _check_grant(session, user, query, saved, card_id)
         return
     if saved:
         if user is None or not permissions.can_see_data(session, user, database_id):
+            raise Forbidden()
+        return
+    if filter_values:
+        if user is None or query.stages[0].native is not None:
+            raise Forbidden()
+        tables = _tables_named(session, query.stages)
+        if not permissions.can_see_data(session, user, database_id) or \
+                len(permissions.tables_with_data_access(session, user, database_id, tables)) < len(tables):
             raise Forbidden()
         return
     native = query.stages[0].native is not None and len(query.stages) == 1

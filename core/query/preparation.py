@@ -105,9 +105,12 @@ def _text_with_params(sql: str, params: dict) -> N.NativeSQL:
 
 
 def prepare(session: Session, user: User | None, dataset_query: Any, *, parameters: list | None = None,
-            context: str = "ad-hoc", now: dt.datetime | None = None, **options) -> QueryContext:
+            context: str = "ad-hoc", now: dt.datetime | None = None, filter_values: bool = False,
+            **options) -> QueryContext:
     """Normalise, check permission and apply parameters; QueryFailed or an ApiError when it cannot run.
-    `now`: the clock of date parameters (the report time zone's current time when not given)."""
+    `now`: the clock of date parameters (the report time zone's current time when not given).
+    `filter_values`: the query lists a filter's values for a dashboard or saved question the caller
+    may read (core.query.access.check_query says what that allows)."""
     from .mbql import normalize
 
     session.info.pop(SETTINGS_MEMO, None)
@@ -133,7 +136,7 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     is_native = first.native is not None
     # The data-access gate (core.query.access): the query's database and tables here, each card as it
     # is expanded. A saved card's caller checked the card; running it needs data access only.
-    access.check_query(session, user, query, saved=saved, card_id=options.get("card_id"))
+    access.check_query(session, user, query, saved=saved, card_id=options.get("card_id"), filter_values=filter_values)
     try:
         query = expand_cards(session, user, query, saved=saved)
     except Invalid as exc:

@@ -118,7 +118,8 @@ def _base_type(card: Card, name: str) -> str:
 
 def _distinct(session: Session, user: User, query: dict) -> tuple[list, bool]:
     try:
-        result = processor.open_query(session, user, query, context="values", disable_remaps=True)
+        result = processor.open_query(session, user, query, context="values", disable_remaps=True,
+                                      filter_values=True)
         with result:
             rows = [[row[0]] for row in result if row[0] is not None]
     except QueryFailed as exc:

@@ -211,7 +211,8 @@ def _field_values(session: Session, user: User, field: Field, limits: list, sear
 
 def _run(session: Session, user: User, query: dict) -> list[list]:
     try:
-        result = processor.open_query(session, user, query, context="values", disable_remaps=True)
+        result = processor.open_query(session, user, query, context="values", disable_remaps=True,
+                                      filter_values=True)
         with result:
             return [list(row) for row in result if row[0] is not None]
     except QueryFailed as exc:

@@ -69,16 +69,19 @@ def _blocked_json(session: Session, user: User, database: Database) -> dict:
 
 
 def visible_tables(session: Session, database_id: int, include_hidden: bool = False,
-                   include_inactive: bool = False, user: User | None = None) -> list[Table]:
+                   include_inactive: bool = False, user: User | None = None, editable: bool = False) -> list[Table]:
     """Tables of a database, without hidden or inactive ones unless asked; with `user`, only those
-    whose data that user may see."""
+    that user may read, or with `editable` (the data model editor's listings) those whose data model
+    they may edit."""
     query = select(Table).where(Table.db_id == database_id)
     if not include_inactive:
         query = query.where(Table.active.is_(True))
     if not include_hidden:
         query = query.where(or_(Table.visibility_type.is_(None), Table.visibility_type.not_in(HIDDEN_TABLES)))
     tables = list(session.scalars(query))
-    if user is not None:
+    if user is not None and editable:
+        tables = [t for t in tables if data_access.can_edit_data_model(session, user, database_id, t.id)]
+    elif user is not None:
         tables = data_access.readable_tables(session, user, database_id, tables)
     return sorted(tables, key=lambda t: ((t.schema or "").lower(), (t.display_name or t.name).lower(), t.id))
 
@@ -119,7 +122,7 @@ def get_database(session: Session, state, user: User, database_id: int, include:
     if data_access.can_manage(session, user, database_id):
         data["can-manage"] = True
     if include in ("tables", "tables.fields"):
-        tables = visible_tables(session, database_id, user=user)
+        tables = visible_tables(session, database_id, user=user, editable=editable_only)
         data["tables"] = []
         fields_by_table = _fields_by_table(session, [t.id for t in tables], include_sensitive=False) \
             if include == "tables.fields" else {}
@@ -171,7 +174,7 @@ def metadata(session: Session, state, user: User, database_id: int, include_hidd
         return _blocked_json(session, user, database)
     data = _json(session, state, user, database)
     tables = visible_tables(session, database_id, include_hidden=include_hidden, include_inactive=not remove_inactive,
-                            user=user)
+                            user=user, editable=editable_only)
     fields_by_table = {} if skip_fields else _fields_by_table(
         session, [t.id for t in tables], include_sensitive=include_hidden, include_inactive=not remove_inactive)
     targets = _targets(session, fields_by_table)
@@ -421,7 +424,8 @@ def schemas(session: Session, user: User, database_id: int, include_hidden: bool
     _readable(session, user, database_id)
     if editable_only:
         data_access.check_edit_data_model(session, user, database_id)
-    names = {t.schema or "" for t in visible_tables(session, database_id, include_hidden=include_hidden, user=user)}
+    names = {t.schema or "" for t in visible_tables(session, database_id, include_hidden=include_hidden, user=user,
+                                                    editable=editable_only)}
     return sorted(names)
 
 
@@ -431,9 +435,9 @@ def schema_tables(session: Session, user: User, database_id: int, schema: str | 
     if editable_only:
         data_access.check_edit_data_model(session, user, database_id)
     wanted = schema or ""
-    tables = [t for t in visible_tables(session, database_id, include_hidden=include_hidden, user=user)
-              if (t.schema or "") == wanted]
-    if not tables and wanted and wanted not in schemas(session, user, database_id, True, False):
+    tables = [t for t in visible_tables(session, database_id, include_hidden=include_hidden, user=user,
+                                        editable=editable_only) if (t.schema or "") == wanted]
+    if not tables and wanted and wanted not in schemas(session, user, database_id, True, editable_only):
         raise NotFound()
     return [table_json(t, schema_as_string=True) for t in sorted(tables, key=lambda t: ((t.display_name or t.name).lower(), t.id))]
 

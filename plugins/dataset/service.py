@@ -12,7 +12,7 @@ from core.appdb.models import Query as QueryStats
 from core.export.response import download_cap, exporter_for, pivots, query_download
 from core.http.api import json_response
 from core.http.errors import Invalid, NotFound
-from core.policy import permissions
+from core.policy import data_access, permissions
 from core.query import access, processor
 from core.query import pivot as pivot_query
 from core.query.context import query_hash
@@ -113,13 +113,14 @@ def parameter_values(session: Session, user: User, parameter: dict, field_ids: l
 
 
 def _field_values(session: Session, user: User, field: Field, search: str | None) -> tuple[list, bool]:
-    access.field(session, user, field)
+    # No saved question or dashboard authorises these values: reading them is reading the table.
+    table = session.get(Table, field.table_id)
+    data_access.check_read(session, user, table.db_id, table.id)
     stored = session.scalar(select(FieldValues).where(FieldValues.field_id == field.id, FieldValues.type == "full"))
     if stored is not None and stored.values is not None and not search:
         human = stored.human_readable_values or []
         rows = [[v, human[i]] if i < len(human) else [v] for i, v in enumerate(stored.values)]
         return rows, bool(stored.has_more_values)
-    table = session.get(Table, field.table_id)
     inner: dict = {"source-table": table.id, "breakout": [["field", field.id, None]], "limit": VALUES_LIMIT + 1}
     if search:
         inner["filter"] = ["contains", ["field", field.id, None], search, {"case-sensitive": False}]

@@ -17,7 +17,6 @@ from core.content import related as core_related
 from core.content.metadata import database_json, dimension_json, field_json, table_json
 from core.http.errors import Invalid, check_404
 from core.policy import data_access
-from core.query import access
 from core.sync import field_values
 from core.sync import schema as sync
 from core.sync.field_values import column, query_rows, table_expression
@@ -112,13 +111,19 @@ def related(session: Session, user: User, field_id: int) -> dict:
 
 def values(session: Session, user: User, field_id: int) -> dict:
     field, table = _field(session, user, field_id)
-    # A remap target in a table the user may not see is not shown: the plain values are.
+    # A remap target in a table the user may not read is not shown: the plain values are.
     return lookups.values(session, field, table, _reader(session, user),
-                          lambda remap_id: bool(access.readable_field_ids(session, user, [remap_id])))
+                          lambda remap_id: _readable_field(session, user, remap_id))
 
 
 def _reader(session: Session, user: User):
     return lambda table: data_access.check_read(session, user, table.db_id, table.id)
+
+
+def _readable_field(session: Session, user: User, field_id: int) -> bool:
+    field = session.get(Field, field_id)
+    table = session.get(Table, field.table_id) if field is not None else None
+    return table is not None and data_access.can_read(session, user, table.db_id, table.id)
 
 
 def update_values(session: Session, user: User, field_id: int, pairs: list[list[Any]]) -> dict:

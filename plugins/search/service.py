@@ -192,7 +192,7 @@ def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
         query = query.where(Database.id.in_(f.ids))
     out = []
     for db in ctx.session.scalars(query):
-        if not permissions.can_see_data(ctx.session, ctx.access.user, db.id):
+        if not permissions.can_read_database(ctx.session, ctx.access.user, db.id):
             continue
         out.append(result("database", db.id, db.name, description=db.description, archived=False,
                            collection=ROOT_REF, database_id=db.id, created_at=db.created_at,
@@ -221,7 +221,7 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     for table, _name in rows:
         by_database.setdefault(table.db_id, []).append(table.id)
     for database_id, ids in by_database.items():
-        allowed |= permissions.tables_with_data_access(ctx.session, ctx.access.user, database_id, ids)
+        allowed |= permissions.readable_table_ids(ctx.session, ctx.access.user, database_id, ids)
     out = []
     for table, database_name in rows:
         if table.id not in allowed:
@@ -238,7 +238,7 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
 
 
 def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
-    """Segments by name and description, with their table, where the caller sees the table's data
+    """Segments by name and description, with their table, where the caller reads the table
     (Metabase's segment search spec: no collection, no creator filter)."""
     f = ctx.filters
     if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
@@ -258,7 +258,7 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
         by_database.setdefault(table.db_id, set()).add(table.id)
     allowed: set[int] = set()
     for database_id, ids in by_database.items():
-        allowed |= permissions.tables_with_data_access(ctx.session, ctx.access.user, database_id, ids)
+        allowed |= permissions.readable_table_ids(ctx.session, ctx.access.user, database_id, ids)
     out = []
     for segment, table in rows:
         if table.id not in allowed:
