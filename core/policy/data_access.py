@@ -21,7 +21,7 @@ def can_read(session: Session, user: User, database_id: int, table_id: int | Non
 def readable_tables(session: Session, user: User, database_id: int, tables: list) -> list:
     """The tables of one database whose data the user may see, asking once when the answer is the
     same for all of them (no table blocked and no plugin deciding table by table)."""
-    if user.is_superuser or not tables:
+    if permissions.is_admin(user) or not tables:
         return tables
     if not permissions.permission_hooks_active() and permissions.data_permission(
             session, user, database_id, "view-data", whole_db=True) != "blocked":

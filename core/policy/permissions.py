@@ -29,6 +29,8 @@ from core.appdb.models import (
 )
 from core.appdb.models.permissions import DATA_PERM_VALUES
 
+from .principal import Principal, account_of
+
 COLLECTION_LEVELS = ("write", "read", "none")  # most permissive first
 
 # What a user blocked from a database may still see of it.
@@ -36,11 +38,14 @@ BLOCKED_DATABASE_KEYS = ("id", "name", "tables")
 
 
 # --------------------------------------------------------------------------------------------------
-# Who the user is
+# Who the user is. Every function here takes a core.policy.principal.Principal (or None) as `user` and
+# reads only its account: a shared object's grant has none, so it is answered as nobody (no group, no
+# right); what a grant reads is core.query.access's decision.
 # --------------------------------------------------------------------------------------------------
 
 
-def is_admin(user: User | None) -> bool:
+def is_admin(user: Principal | None) -> bool:
+    user = account_of(user)
     return bool(user is not None and user.is_active and user.is_superuser)
 
 
@@ -78,7 +83,10 @@ def _clear_after_write(state) -> None:
 _GROUP_IDS = select(PermissionsGroupMembership.group_id).where(PermissionsGroupMembership.user_id == bindparam("user_id"))
 
 
-def group_ids(session: Session, user: User) -> list[int]:
+def group_ids(session: Session, user: Principal | None) -> list[int]:
+    user = account_of(user)
+    if user is None:
+        return []
     cache = _cache(session)
     key = ("groups", user.id)
     if key not in cache:
@@ -126,6 +134,7 @@ def advanced_permissions_enabled(session: Session) -> bool:
 
 def managed_group_ids(session: Session, user: User) -> set[int]:
     """The groups `user` manages; empty while advanced permissions are off."""
+    user = account_of(user)
     if user is None or not advanced_permissions_enabled(session):
         return set()
     return set(session.scalars(select(PermissionsGroupMembership.group_id).where(
@@ -151,7 +160,7 @@ def _hook_verdict(user: User, action: str, obj: dict) -> bool | None:
         return None
     if not hook.get_hookimpls():  # no plugin implements it (the usual case): no call through pluggy
         return None
-    answers = [a for a in hook(user=user, action=action, obj=obj) if a is not None]
+    answers = [a for a in hook(user=account_of(user), action=action, obj=obj) if a is not None]
     if any(a is False for a in answers):
         return False
     if any(a is True for a in answers):
@@ -190,6 +199,7 @@ def personal_owner_id(session: Session, collection: Collection) -> int | None:
 def collection_level(session: Session, user: User | None, collection_id: int | None,
                      namespace: str | None = None) -> str:
     """"write", "read" or "none" for `user` on a collection (None: the root of `namespace`)."""
+    user = account_of(user)
     if user is None or not user.is_active:
         return "none"
     if user.is_superuser:
@@ -262,9 +272,12 @@ def writable_collection_ids(session: Session, user: User) -> set[int] | None:
     return _collection_ids(session, user, ("write",))
 
 
-def _collection_ids(session: Session, user: User, levels: tuple[str, ...]) -> set[int] | None:
+def _collection_ids(session: Session, user: Principal | None, levels: tuple[str, ...]) -> set[int] | None:
+    user = account_of(user)
     if is_admin(user):
         return None
+    if user is None:
+        return set()
     cache = _cache(session)
     key = ("collection ids", user.id, levels)
     if key not in cache:
@@ -329,6 +342,7 @@ def data_permission(session: Session, user: User | None, database_id: int, perm_
                     table_id: int | None = None, whole_db: bool = False) -> str:
     """The user's value of one data permission type on a database (or one of its tables)."""
     order = DATA_PERM_VALUES[perm_type]
+    user = account_of(user)
     if user is None or not user.is_active:
         return order[-1]
     if user.is_superuser:
@@ -374,6 +388,7 @@ def tables_with_data_access(session: Session, user: User | None, database_id: in
         return set()
     if permission_hooks_active():
         return {t for t in table_ids if can_see_data(session, user, database_id, t)}
+    user = account_of(user)
     if user is None or not user.is_active:
         return set()
     if user.is_superuser:
@@ -400,7 +415,8 @@ def can_query(session: Session, user: User | None, database_id: int, native: boo
     """May `user` run (and save) a query builder query on the database (on `table_id` when given),
     or, with native=True, a native query (which needs the right over the whole database)?"""
     try:
-        if user is None or not user.is_active:
+        account = account_of(user)
+        if account is None or not account.is_active:
             return False
         if native:
             allowed = (data_access(session, user, database_id) not in ("blocked", "sandboxed")
@@ -417,6 +433,7 @@ def can_query(session: Session, user: User | None, database_id: int, native: boo
 
 def has_any_native_permission(session: Session, user: User | None) -> bool:
     """May `user` write native queries on at least one database? (What snippets require.)"""
+    user = account_of(user)
     if user is None or not user.is_active:
         return False
     if is_admin(user):
@@ -487,7 +504,9 @@ def can_execute_actions(session: Session, user: User | None, database_id: int) -
 def is_sandboxed(session: Session, user: User | None) -> bool:
     """Does row-level security (a "sandboxed" view-data value) restrict `user` anywhere?
 
-    Tessera refuses to write sandboxes (402), so only an extension writing rows makes this true."""
+    Tessera refuses to write sandboxes (402), so only an extension writing rows makes this true. A
+    grant is never sandboxed: it has no account, and its shared object authorises what it reads."""
+    user = account_of(user)
     if user is None or is_admin(user):
         return False
     groups = group_ids(session, user)
