@@ -31,6 +31,8 @@ from core.appdb.models import (
 )
 from core.appdb.models.permissions import DATA_PERM_VALUES
 
+from .principal import Principal, account_of
+
 COLLECTION_LEVELS = ("write", "read", "none")  # most permissive first
 
 # The view-data values with which a user works with a table's data themselves (queries, its metadata and
@@ -42,11 +44,14 @@ BLOCKED_DATABASE_KEYS = ("id", "name", "tables")
 
 
 # --------------------------------------------------------------------------------------------------
-# Who the user is
+# Who the user is. Every function here takes a core.policy.principal.Principal (or None) as `user` and
+# reads only its account: a shared object's grant has none, so it is answered as nobody (no group, no
+# right); what a grant reads is core.query.access's decision.
 # --------------------------------------------------------------------------------------------------
 
 
-def is_admin(user: User | None) -> bool:
+def is_admin(user: Principal | None) -> bool:
+    user = account_of(user)
     return bool(user is not None and user.is_active and user.is_superuser)
 
 
@@ -84,7 +89,10 @@ def _clear_after_write(state) -> None:
 _GROUP_IDS = select(PermissionsGroupMembership.group_id).where(PermissionsGroupMembership.user_id == bindparam("user_id"))
 
 
-def group_ids(session: Session, user: User) -> list[int]:
+def group_ids(session: Session, user: Principal | None) -> list[int]:
+    user = account_of(user)
+    if user is None:
+        return []
     cache = _cache(session)
     key = ("groups", user.id)
     if key not in cache:
@@ -132,6 +140,7 @@ def advanced_permissions_enabled(session: Session) -> bool:
 
 def managed_group_ids(session: Session, user: User) -> set[int]:
     """The groups `user` manages; empty while advanced permissions are off."""
+    user = account_of(user)
     if user is None or not advanced_permissions_enabled(session):
         return set()
     return set(session.scalars(select(PermissionsGroupMembership.group_id).where(
@@ -157,7 +166,7 @@ def _hook_verdict(user: User, action: str, obj: dict) -> bool | None:
         return None
     if not hook.get_hookimpls():  # no plugin implements it (the usual case): no call through pluggy
         return None
-    answers = [a for a in hook(user=user, action=action, obj=obj) if a is not None]
+    answers = [a for a in hook(user=account_of(user), action=action, obj=obj) if a is not None]
     if any(a is False for a in answers):
         return False
     if any(a is True for a in answers):
@@ -196,6 +205,7 @@ def personal_owner_id(session: Session, collection: Collection) -> int | None:
 def collection_level(session: Session, user: User | None, collection_id: int | None,
                      namespace: str | None = None) -> str:
     """"write", "read" or "none" for `user` on a collection (None: the root of `namespace`)."""
+    user = account_of(user)
     if user is None or not user.is_active:
         return "none"
     if user.is_superuser:
@@ -268,9 +278,12 @@ def writable_collection_ids(session: Session, user: User) -> set[int] | None:
     return _collection_ids(session, user, ("write",))
 
 
-def _collection_ids(session: Session, user: User, levels: tuple[str, ...]) -> set[int] | None:
+def _collection_ids(session: Session, user: Principal | None, levels: tuple[str, ...]) -> set[int] | None:
+    user = account_of(user)
     if is_admin(user):
         return None
+    if user is None:
+        return set()
     cache = _cache(session)
     key = ("collection ids", user.id, levels)
     if key not in cache:
@@ -335,6 +348,7 @@ def data_permission(session: Session, user: User | None, database_id: int, perm_
                     table_id: int | None = None, whole_db: bool = False) -> str:
     """The user's value of one data permission type on a database (or one of its tables)."""
     order = DATA_PERM_VALUES[perm_type]
+    user = account_of(user)
     if user is None or not user.is_active:
         return order[-1]
     if user.is_superuser:
@@ -396,6 +410,7 @@ def _tables_where(session: Session, user: User | None, database_id: int, table_i
         return set()
     if permission_hooks_active():
         return {t for t in table_ids if one(session, user, database_id, t)}
+    user = account_of(user)
     if user is None or not user.is_active:
         return set()
     if user.is_superuser:
@@ -429,7 +444,8 @@ def can_query(session: Session, user: User | None, database_id: int, native: boo
     """May `user` run (and save) a query builder query on the database (on `table_id` when given),
     or, with native=True, a native query (which needs the right over the whole database)?"""
     try:
-        if user is None or not user.is_active:
+        account = account_of(user)
+        if account is None or not account.is_active:
             return False
         if native:
             allowed = (data_access(session, user, database_id) in ("unrestricted", "impersonated")
@@ -464,6 +480,7 @@ def can_read_database(session: Session, user: User | None, database_id: int) -> 
 
 def has_any_native_permission(session: Session, user: User | None) -> bool:
     """May `user` write native queries on at least one database? (What snippets require.)"""
+    user = account_of(user)
     if user is None or not user.is_active:
         return False
     if is_admin(user):
@@ -534,7 +551,9 @@ def can_execute_actions(session: Session, user: User | None, database_id: int) -
 def is_sandboxed(session: Session, user: User | None) -> bool:
     """Does row-level security (a "sandboxed" view-data value) restrict `user` anywhere?
 
-    Tessera refuses to write sandboxes (402), so only an extension writing rows makes this true."""
+    Tessera refuses to write sandboxes (402), so only an extension writing rows makes this true. A
+    grant is never sandboxed: it has no account, and its shared object authorises what it reads."""
+    user = account_of(user)
     if user is None or is_admin(user):
         return False
     groups = group_ids(session, user)

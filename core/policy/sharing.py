@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.appdb.models import User, utcnow
 from core.http.errors import Archived, Forbidden, Invalid, NotFound
+from core.policy.permissions import is_admin
 
 
 def _settings():
@@ -32,9 +33,11 @@ def check_public_sharing(session: Session) -> None:
 
 
 def static_embedding_enabled(session: Session) -> bool:
-    settings = _settings()
-    return bool(settings.get_or(session, "enable-embedding-static", False)
-                or settings.get_or(session, "enable-embedding", False))
+    """Signed (static) embedding is on: `enable-embedding-static` alone, as in Metabase since 0.51. The
+    deprecated `enable-embedding` gates nothing by itself (its environment variable sets the new toggles
+    at startup: plugins.sharing.toggles), and the interactive, SDK and simple toggles gate features
+    Tessera does not have (full-app framing, SDK CORS, JWT SSO)."""
+    return bool(_settings().get_or(session, "enable-embedding-static", False))
 
 
 def check_embedding(session: Session) -> None:
@@ -56,7 +59,7 @@ def embedding_secret(session: Session) -> str:
 
 
 def require_superuser(user: User) -> None:
-    if not user.is_superuser:
+    if not is_admin(user):
         raise Forbidden()
 
 
@@ -69,8 +72,10 @@ def public_items(session: Session, user: User, model) -> list[dict]:
 
 
 def embeddable_items(session: Session, user: User, model) -> list[dict]:
-    """[{id, name}] of the unarchived `model` rows with embedding enabled (administrators)."""
+    """[{id, name}] of the unarchived `model` rows with embedding enabled (administrators, while static
+    embedding is on: 400 otherwise, as Metabase)."""
     require_superuser(user)
+    check_embedding(session)
     rows = session.scalars(select(model).where(model.enable_embedding.is_(True), model.archived.is_(False))
                            .order_by(model.id))
     return [{"id": r.id, "name": r.name} for r in rows]

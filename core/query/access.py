@@ -23,39 +23,22 @@ Rules, Metabase's (query-perms):
 The answer is 403 (core.http.errors.Forbidden), never the data.
 
 Shared objects (public links, embeds): the viewer has no account, so the caller passes a `SharedGrant`
-where a user goes (processor functions and every function here accept one). A grant reads exactly what
-the shared object holds: its saved cards (a card a grant does not list, or any ad-hoc query, is 403),
+where a user goes (both are a core.policy.principal.Principal: processor functions, every function here
+and core.policy.permissions accept one). A grant reads exactly what the shared object holds: its saved cards (a card a grant does not list, or any ad-hoc query, is 403),
 whatever those cards read (the card authorises it, as for a saved question), and values of the fields
 the object uses. It is the same gate with one more kind of viewer, not a second permission path.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, Field, Table, User
+from core.appdb.models import Card, Field, Table
 from core.http.errors import Forbidden, Invalid
 from core.policy import permissions
+from core.policy.principal import Principal, SharedGrant, is_grant
 
 from .model import Query, Stage, referenced_ids
-
-
-@dataclass(frozen=True)
-class SharedGrant:
-    """The anonymous viewer of one shared object (`model`, `id`): it may run `card_ids` as saved
-    questions and read the values of `field_ids`. Built by the object's owner (core.content.shared)."""
-
-    model: str
-    id: int
-    card_ids: frozenset = frozenset()
-    field_ids: frozenset = frozenset()
-
-
-def is_grant(viewer) -> bool:
-    return isinstance(viewer, SharedGrant)
-
 
 # The Saved Questions database: clients send it with a card source when they do not know the card's database.
 VIRTUAL_DATABASE = -1337
@@ -86,7 +69,7 @@ def database_of(session: Session, dataset_query: dict) -> int | None:
         return None
 
 
-def check_query(session: Session, user: User | SharedGrant | None, query: Query, *, saved: bool,
+def check_query(session: Session, user: Principal | None, query: Query, *, saved: bool,
                 card_id: int | None = None, filter_values: bool = False) -> None:
     """403 unless `user` may run `query` on its database: for a saved question (`saved`: the caller
     checked the card's collection) data access; for the values of a filter of a dashboard or saved
@@ -143,7 +126,7 @@ def _check_grant(session: Session, grant: SharedGrant, query: Query, saved: bool
             raise Forbidden()
 
 
-def card_source(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool) -> Card:
+def card_source(session: Session, user: Principal | None, card_id: int, database_id: int, *, saved: bool) -> Card:
     """The card a query reads as a source, once `user` may read it (see the module's rules): 400 when
     it is missing, archived or on another database, 403 when it is not readable."""
     card = session.get(Card, card_id) if 0 < card_id < 2**31 else None
@@ -166,7 +149,7 @@ def card_source(session: Session, user: User | None, card_id: int, database_id: 
     return card
 
 
-def snippet(session: Session, user: User | None, collection_id: int | None, *, saved: bool) -> None:
+def snippet(session: Session, user: Principal | None, collection_id: int | None, *, saved: bool) -> None:
     """403 unless the snippet may be spliced into this query: always inside a saved question (its
     author's choice, authorised with the card), else the snippet read rule."""
     if is_grant(user) and not saved:
@@ -175,7 +158,7 @@ def snippet(session: Session, user: User | None, collection_id: int | None, *, s
         raise Forbidden()
 
 
-def field(session: Session, user: User | None, field_row: Field) -> None:
+def field(session: Session, user: Principal | None, field_row: Field) -> None:
     """403 unless `user` may see the data of the field's table (its values, stored or queried)."""
     if is_grant(user):
         if field_row.id not in user.field_ids:
@@ -186,7 +169,7 @@ def field(session: Session, user: User | None, field_row: Field) -> None:
         raise Forbidden()
 
 
-def readable_field_ids(session: Session, user: User | None, field_ids) -> set[int]:
+def readable_field_ids(session: Session, user: Principal | None, field_ids) -> set[int]:
     """The ids among `field_ids` whose table data `user` may see (remap targets are checked this way)."""
     field_ids = {i for i in field_ids if isinstance(i, int)}
     if not field_ids:
@@ -213,7 +196,7 @@ def _tables_named(session: Session, stages: list[Stage]) -> set[int]:
     return table_ids
 
 
-def download_level(session: Session, user: User | SharedGrant | None, database_id: int,
+def download_level(session: Session, user: Principal | None, database_id: int,
                    table_id: int | None = None) -> str:
     """"full" | "limited" | "none": what `user` may download of a database's (table's) data. A shared
     object's viewer downloads what the object shows, as Metabase's public and embed downloads."""

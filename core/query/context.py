@@ -15,6 +15,7 @@ import orjson
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Database, User
+from core.policy.principal import Principal, SharedGrant, account_of, is_grant
 
 from . import native as N
 
@@ -28,7 +29,9 @@ class QueryContext:
     """Everything one run needs; hook implementations read it and wrappers may adjust it."""
 
     session: Session
-    user: User | None
+    # Who runs it: a user, the anonymous grant of a public link or embed (both a Principal), or None
+    # (the server's own runs). One field, so a run cannot hold a user and a grant at once.
+    viewer: Principal | None
     dataset_query: dict
     query: Any  # core.query.model.Query
     database: Database
@@ -52,14 +55,17 @@ class QueryContext:
     # Metabase's `disable-remaps?` middleware option: no remapped columns (core.query.remaps).
     disable_remaps: bool = False
     average_execution_time: int | None = None
-    # A shared object's anonymous viewer (core.query.access.SharedGrant); `user` is None then.
-    grant: Any = None
     extras: dict = field(default_factory=dict)
 
     @property
-    def viewer(self):
-        """Who the data-access gate asks about: the user, or the grant of a public link or embed."""
-        return self.grant if self.grant is not None else self.user
+    def user(self) -> User | None:
+        """The account running the query (the query log's executor); None for a grant's run."""
+        return account_of(self.viewer)
+
+    @property
+    def grant(self) -> SharedGrant | None:
+        """The shared object's grant when a public link or embed runs the query."""
+        return self.viewer if is_grant(self.viewer) else None
 
     @property
     def is_native(self) -> bool:

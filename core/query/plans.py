@@ -4,7 +4,8 @@ of a cached one's).
 
 `prepared(...)` keeps what core.query.preparation.prepare made of a query for a user (normalised, the
 data-access gate passed, card sources expanded, parameters applied) under the app DB's generation,
-keyed by the user, the query and the run's options; each run gets a QueryContext of its own around the
+keyed by who runs it (core.policy.principal.key_of: a user or a shared object's grant, never a bare id),
+the query and the run's options; each run gets a QueryContext of its own around the
 shared, never-modified prepared query (a run that compiles copies it first). Date parameters count
 from the clock: on a miss the query is prepared a second time with a clock far from now and kept only
 when both agree. A refusal (403, a failed query) is never kept: it is raised again by the next run.
@@ -13,7 +14,7 @@ A prepared MBQL run compiles to the same SQL, bound values and columns as long a
 and table metadata, dimensions, segments, the caller's permissions, settings) is the same and the
 clock does not enter. `statement(ctx, compile)` keeps what `compile(ctx, now)` returns in
 core.appdb.memo under the app DB's generation (any commit, by any worker, is another generation),
-keyed by the prepared query (card sources expanded, parameters applied), the row cap, the user and the
+keyed by the prepared query (card sources expanded, parameters applied), the row cap, the principal and the
 settings that shape the SQL. Relative date filters compile against the clock: on a miss the query is
 compiled a second time with a clock far from now, and the statement is kept only when both agree, so
 a clock-dependent statement is compiled on every run, as before. Native queries are not kept (they
@@ -31,6 +32,7 @@ from typing import Any, Callable
 import orjson
 
 from core.appdb import memo
+from core.policy.principal import key_of
 
 from .context import SETTINGS_MEMO, QueryContext, setting
 
@@ -49,9 +51,8 @@ def plan_key(ctx: QueryContext) -> bytes | None:
         return None
     if KEY in ctx.extras:
         return ctx.extras[KEY]
-    user = ctx.user.id if ctx.user is not None else None
     try:
-        key = orjson.dumps([ctx.database.id, ctx.query, ctx.max_rows, ctx.download, ctx.disable_remaps, user,
+        key = orjson.dumps([ctx.database.id, ctx.query, ctx.max_rows, ctx.download, ctx.disable_remaps, key_of(ctx.viewer),
                             setting(ctx.session, "report-timezone"), setting(ctx.session, "start-of-week")],
                            option=orjson.OPT_NON_STR_KEYS, default=_refuse)
     except TypeError:  # a value JSON cannot hold exactly (integers beyond 64 bits, unknown objects)
@@ -73,7 +74,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
     if not memo.usable(session):
         return fresh()
     try:
-        key = orjson.dumps([user.id if user is not None else None, dataset_query, context, options],
+        key = orjson.dumps([key_of(user), dataset_query, context, options],
                            option=orjson.OPT_NON_STR_KEYS, default=_refuse)
     except TypeError:
         return fresh()
@@ -96,7 +97,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
         first.extras[SHARED] = True  # its query is the template's too: copied before it is compiled
         first.extras[TIMELESS] = timeless
         plain = all(v is None or isinstance(v, (str, int, float, bool)) for v in snapshot.values())
-        return dataclasses.replace(first, session=None, user=None, extras={}), snapshot if plain else None, timeless
+        return dataclasses.replace(first, session=None, viewer=None, extras={}), snapshot if plain else None, timeless
 
     template, snapshot, _ = memo.get_or_compute(session, ("prepared query", key), compute, keep=lambda value: value[2])
     if made:
@@ -111,7 +112,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
     database = rows.get(session, Database, template.database.id)
     if database is None:  # deleted since: a commit, so another generation; kept for safety
         return fresh()
-    ctx = dataclasses.replace(template, session=session, user=user, database=database, extras={SHARED: True, TIMELESS: True},
+    ctx = dataclasses.replace(template, session=session, viewer=user, database=database, extras={SHARED: True, TIMELESS: True},
                               started_at=dt.datetime.now(dt.timezone.utc), started=time.monotonic())
     return ctx
 

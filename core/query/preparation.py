@@ -141,9 +141,8 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
         query = expand_cards(session, user, query, saved=saved)
     except Invalid as exc:
         raise QueryFailed(error_message(exc), "invalid-query") from None
-    grant = user if access.is_grant(user) else None
-    ctx = QueryContext(session=session, user=None if grant else user, dataset_query=dataset_query, query=query,
-                       database=database, driver=driver, context=context, grant=grant, **options)
+    ctx = QueryContext(session=session, viewer=user, dataset_query=dataset_query, query=query,
+                       database=database, driver=driver, context=context, **options)
     if ctx.constraints is None:
         ctx.constraints = query.constraints
     ctx.query_hash = query_hash(dataset_query)

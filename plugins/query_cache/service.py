@@ -4,7 +4,8 @@ instance on the app DB).
 The key is the SHA-256 of what decides the answer: the database, the prepared query (normalised, card
 sources expanded, parameters applied as filters or as the native SQL's bound values: a changed card
 query, source card or parameter value gives another key), the row cap, the caller's groups (the
-remapped columns a caller may read depend on them), and the settings that change the SQL or how rows
+remapped columns a caller may read depend on them; a public link's or embed's grant keys its own entries),
+and the settings that change the SQL or how rows
 are written (js-int-to-string, report time zone, start of week). As Metabase's query hash, it does
 not follow metadata edits or the clock of relative date filters: the time to live bounds those.
 Permission is checked before the cache is asked (the processor's gate, the card's collection); a
@@ -26,6 +27,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from core.appdb import memo
 from core.appdb.models import QueryCache, utcnow
 from core.policy.permissions import group_ids, is_admin, is_sandboxed
+from core.policy.principal import account_of, key_of
 from core.query.context import PARAMSTYLE, setting
 from core.query.result import Result
 
@@ -56,10 +58,13 @@ def cache_key(context) -> str:
     """The key of this run's answer. Built from the prepared query, not its SQL: compiling costs more
     than serving a hit (it reads metadata and writes SQL with sqlglot)."""
     native = context.native.render(PARAMSTYLE) if context.native is not None else None
-    user = context.user
     # External remaps add the columns of fields the caller may read (core.query.access): permissions
-    # are per group, so members of the same groups share entries; administrators read everything.
-    audience = "admin" if is_admin(user) else sorted(group_ids(context.session, user)) if user is not None else None
+    # are per group, so members of the same groups share entries; administrators read everything. A
+    # shared object's grant has no account: its entries are its own (core.policy.principal.key_of).
+    viewer = context.viewer
+    account = account_of(viewer)
+    audience = ("admin" if is_admin(account) else sorted(group_ids(context.session, account)) if account is not None
+                else key_of(viewer))
     material = [context.database.id, context.query.stages, context.query.parameters, native, context.max_rows,
                 context.limit_from_constraints, context.js_int_to_string, audience,
                 setting(context.session, "report-timezone"), setting(context.session, "start-of-week")]
@@ -69,7 +74,7 @@ def cache_key(context) -> str:
 
 def cached_result(context) -> Result | None:
     ttl = ttl_seconds(context)
-    if ttl is None or is_sandboxed(context.session, context.user):
+    if ttl is None or is_sandboxed(context.session, context.viewer):
         return None
     key = context.extras[KEY] = cache_key(context)
     row = stored_row(context.session, key)

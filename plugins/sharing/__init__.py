@@ -6,11 +6,8 @@ without importing this plugin.
 """
 from core import SettingDef, hookimpl
 
-from . import embed_views, pages, preview_views, public_actions, service  # noqa: F401  (the modules declare routes)
+from . import embed_views, pages, preview_views, public_actions, service, toggles  # noqa: F401  (routes)
 from .public_views import public_api
-
-EMBEDDING_TOGGLES = ("enable-embedding", "enable-embedding-static", "enable-embedding-interactive",
-                     "enable-embedding-sdk")
 
 
 @hookimpl
@@ -18,10 +15,7 @@ def register_settings():
     return [
         SettingDef("enable-public-sharing", type="boolean", default=True, visibility="authenticated",
                    description="Allow sharing questions and dashboards by public link."),
-        *[SettingDef(key, type="boolean", default=False, visibility="authenticated",
-                     on_change=service.ensure_embedding_secret,
-                     description="Allow embedding questions and dashboards in other applications.")
-          for key in EMBEDDING_TOGGLES],
+        *toggles.settings(),
         SettingDef("embedding-secret-key", visibility="admin", sensitive=True, validate=service.valid_secret_key,
                    description="Secret (64 hexadecimal characters) that signs embedding tokens."),
         *pages.settings(),
@@ -36,3 +30,11 @@ def register_routes():
 @hookimpl
 def register_pages():
     return pages.pages()
+
+
+@hookimpl
+def startup(app):
+    state = app.extensions["tessera"]
+    with state.db.session() as session:
+        if toggles.sync_from_environment(session, state.settings):
+            session.commit()

@@ -54,6 +54,15 @@ class User(Base):
     def group_ids(self) -> list[int]:
         return sorted(m.group_id for m in self.memberships)
 
+    # core.policy.principal.Principal: a user is the account its permission rows are about.
+    @property
+    def principal_key(self) -> tuple:
+        return ("user", self.id)
+
+    @property
+    def account(self) -> "User":
+        return self
+
 
 class LoginSession(Base):
     """A login session. `id` is the SHA-512 of the token handed to the client; the token itself is never stored."""

@@ -219,7 +219,7 @@ def test_public_links_and_embeddable_lists(app, admin, user, warehouse):
     assert admin.get("/api/card/public").json == []
     assert admin.delete(f"/api/card/{card['id']}/public_link").status_code == 404
     assert admin.put(f"/api/card/{card['id']}", json={"enable_embedding": True}).status_code == 400  # embedding off
-    assert admin.put("/api/setting/enable-embedding", json={"value": True}).status_code in (200, 204)
+    assert admin.put("/api/setting/enable-embedding-static", json={"value": True}).status_code in (200, 204)
     assert user.put(f"/api/card/{card['id']}", json={"enable_embedding": True}).status_code == 403
     embedded = admin.put(f"/api/card/{card['id']}", json={"enable_embedding": True, "embedding_params": {"x": "enabled"}})
     assert embedded.status_code == 200 and embedded.json["enable_embedding"] is True

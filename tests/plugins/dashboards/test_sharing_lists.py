@@ -37,8 +37,10 @@ def test_public_links(admin, user):
 def test_embeddable_list(admin, user):
     dash = dashboard(admin, "Embedded")
     dashboard(admin, "Not embedded")
-    assert admin.get("/api/dashboard/embeddable").json == []
+    off = admin.get("/api/dashboard/embeddable")  # static embedding off: Metabase's 400
+    assert off.status_code == 400 and off.json == "Embedding is not enabled."
     assert admin.put("/api/setting/enable-embedding-static", json={"value": True}).status_code == 204
+    assert admin.get("/api/dashboard/embeddable").json == []
     assert admin.put(f"/api/dashboard/{dash['id']}", json={"enable_embedding": True}).status_code == 200
     assert admin.get("/api/dashboard/embeddable").json == [{"id": dash["id"], "name": "Embedded"}]
     assert user.get("/api/dashboard/embeddable").status_code == 403

@@ -79,7 +79,7 @@ def test_only_an_administrator_reverts_embedding(admin, user, warehouse):
     shared = shared_collection(admin, "write")
     card = user.post("/api/card", json=card_body("Embedded", native_query(warehouse["db"], "SELECT 1 AS x"),
                                                  collection_id=shared)).json
-    assert admin.put("/api/setting/enable-embedding", json={"value": True}).status_code in (200, 204)
+    assert admin.put("/api/setting/enable-embedding-static", json={"value": True}).status_code in (200, 204)
     assert admin.put(f"/api/card/{card['id']}", json={"enable_embedding": True, "name": "Shown"}).status_code == 200
     creation = user.get(f"/api/revision?entity=card&id={card['id']}").json[-1]
     revert = {"entity": "card", "id": card["id"], "revision_id": creation["id"]}

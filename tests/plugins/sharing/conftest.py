@@ -1,13 +1,16 @@
 """Fixtures of the embedding tests: an embeddable card and dashboard over the test warehouse, with an
-enabled, a locked and a disabled parameter."""
+enabled, a locked and a disabled parameter; and objects shared every way at once (`shared_objects`), which
+the route walks (routes.py) reach."""
 from __future__ import annotations
 
 import pytest
 
+from tests.plugins.actions.support import enable_actions, make_model, param, query_action, register, table_id, tag
 from tests.plugins.cards.fixtures import card_body, native_query
 from tests.plugins.dashboards.support import make_dashboard
 
-from .jwt_helpers import SECRET
+from .jwt_helpers import SECRET, card_token, dashboard_token
+from .support import enable_sharing, field_ref, make_card, mapping, mbql_query, share
 
 SQL = ("SELECT first_name, age FROM people WHERE 1 = 1 [[AND first_name = {{name}}]] [[AND age >= {{min_age}}]]"
        " ORDER BY id")
@@ -54,3 +57,39 @@ def embeddable(app, admin, warehouse):
     return {"card": card, "dashboard": dashboard["id"], "dashcard": dashboard["dashcards"][0],
             "other_card": other["id"], "other_dashboard": other_dashboard["id"],
             "other_dashcard": other_dashboard["dashcards"][0], "big_card": big}
+
+
+@pytest.fixture
+def shared_objects(app, admin, warehouse):
+    """A card (counts by name and age: a pivot table too) and a dashboard, public and embeddable, with a
+    first-name filter; a public action."""
+    enable_sharing(admin)
+    enable_embedding(admin)
+    assert admin.put("/api/setting/enable-query-caching", json={"value": True}).status_code == 204
+    assert admin.put(f"/api/database/{warehouse['db']}", json={"cache_ttl": 24}).status_code == 200
+    first_name = field_ref(warehouse["people.first_name"])
+    card_params = [{"id": "fn", "slug": "first_name", "name": "First name", "type": "category",
+                    "target": ["dimension", first_name]}]
+    card = make_card(admin, "People", mbql_query(warehouse["db"], **{
+        "source-table": warehouse["people"],
+        "aggregation": [["count"]],
+        "breakout": [["field", warehouse["people.first_name"], None], ["field", warehouse["people.age"], None]]}),
+        parameters=card_params, display="pivot")
+    rules = {"first_name": "enabled"}
+    assert admin.put(f"/api/card/{card}", json={"enable_embedding": True, "embedding_params": rules}).status_code == 200
+    made = make_dashboard(app, admin.user["id"], [{"id": "fn", "slug": "first_name", "type": "category"}],
+                          [{"card_id": card, "parameter_mappings": [mapping("fn", card, first_name)]}],
+                          enable_embedding=True, embedding_params=rules)
+    db = register(app, admin)
+    enable_actions(admin, db)
+    model = make_model(admin, db, table_id(admin, db, "people"))
+    action = query_action(admin, model, db, "UPDATE people SET age = {{age}} WHERE id = 1",
+                          {"age": tag("age", "number")}, [param("age", "number/=")]).json["id"]
+    preview = {"_embedding_params": rules}
+    return {
+        "card": card, "dashboard": made["id"], "dashcard": made["dashcards"][0],
+        "uuid": {"card": share(admin, "card", card), "dashboard": share(admin, "dashboard", made["id"]),
+                 "action": admin.post(f"/api/action/{action}/public_link").json["uuid"]},
+        "token": {"card": card_token(card, **preview), "dashboard": dashboard_token(made["id"], **preview)},
+        "field": warehouse["people.first_name"],
+    }
