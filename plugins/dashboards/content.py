@@ -102,7 +102,7 @@ def search(ctx: SearchContext) -> list[dict]:
     if f.table_db_id is not None:
         return []
     query = select(Dashboard).where(Dashboard.archived.is_(f.archived))
-    text = text_clause(ctx, Dashboard.name, Dashboard.description)
+    text = text_clause(ctx, "dashboard", Dashboard.id, Dashboard.name, Dashboard.description)
     if text is not None:
         query = query.where(text)
     if f.created_by:

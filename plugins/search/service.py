@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased, load_only
 
+from core.appdb import search_index
 from core.appdb.models import (
     Card,
     Collection,
@@ -64,7 +65,7 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     if f.table_db_id is not None or f.created_by or f.last_edited_by:
         return []
     query = select(Collection).where(namespace_clause(None), Collection.archived.is_(f.archived))
-    text = text_clause(ctx, Collection.name, Collection.description)
+    text = text_clause(ctx, "collection", Collection.id, Collection.name, Collection.description)
     if text is not None:
         query = query.where(text)
     if f.ids:
@@ -97,7 +98,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
         return []
     query = select(Card).options(load_only(*CARD_COLUMNS)).where(Card.type.in_(types), Card.archived.is_(f.archived))
     columns = [Card.name, Card.description]
-    text = text_clause(ctx, *columns)
+    text = text_clause(ctx, "card", Card.id, *columns)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -185,7 +186,7 @@ def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
     if f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
         return []
     query = select(Database).where(Database.is_audit.is_(False))
-    text = text_clause(ctx, Database.name, Database.description)
+    text = text_clause(ctx, "database", Database.id, Database.name, Database.description)
     if text is not None:
         query = query.where(text)
     if f.ids:
@@ -208,7 +209,7 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     db = aliased(Database)
     query = (select(Table, db.name).join(db, db.id == Table.db_id)
              .where(Table.active.is_(True), Table.visibility_type.is_(None), db.is_audit.is_(False)))
-    text = text_clause(ctx, Table.name, Table.display_name, Table.description)
+    text = text_clause(ctx, "table", Table.id, Table.name, Table.display_name, Table.description)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -245,7 +246,7 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
         return []
     query = (select(Segment, Table).join(Table, Table.id == Segment.table_id)
              .where(Segment.archived.is_(f.archived)))
-    text = text_clause(ctx, Segment.name, Segment.description)
+    text = text_clause(ctx, "segment", Segment.id, Segment.name, Segment.description)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -290,8 +291,9 @@ SOURCES = {
 
 
 def search(session: Session, user: User, filters: Filters, paging: Paging) -> dict:
-    ctx = Context(session, Access(session, user), filters, personal_root_ids(session))
     tokens = filters.tokens
+    ctx = Context(session, Access(session, user), filters, personal_root_ids(session),
+                  search_index.candidates(session, tokens) if tokens else None)
     now = utcnow()
     results: list[dict] = []
     # Every kind is searched, whatever `models` asks for, because available_models reports them all.
