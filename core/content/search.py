@@ -86,6 +86,12 @@ def text_clause(ctx: SearchContext, model: str, id_column, *columns):
     return or_(*(func.lower(column).contains(token, autoescape=True) for column in columns for token in tokens))
 
 
+def nothing_matches(ctx: SearchContext, model: str) -> bool:
+    """Does the search index say no `model` object matches the query? (A source then returns no
+    results without a statement.)"""
+    return ctx.candidates is not None and not ctx.candidates.get(model)
+
+
 def personal_ok(ctx: SearchContext, owner: int | None) -> bool:
     """Does an item whose personal collection belongs to `owner` (None: not personal) pass the
     filter_items_in_personal_collection filter?"""

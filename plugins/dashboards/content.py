@@ -23,6 +23,7 @@ from core.content.search import (
     collection_refs,
     common_names,
     last_editors,
+    nothing_matches,
     personal_ok,
     result,
     text_clause,
@@ -99,7 +100,7 @@ def search(ctx: SearchContext) -> list[dict]:
     """Readable dashboards matching the search, with Metabase's dashboard keys (dashboardcard_count,
     view_count, last_viewed_at); dashboards have no database, so a table_db_id filter excludes them."""
     f = ctx.filters
-    if f.table_db_id is not None:
+    if f.table_db_id is not None or nothing_matches(ctx, "dashboard"):
         return []
     query = select(Dashboard).where(Dashboard.archived.is_(f.archived))
     text = text_clause(ctx, "dashboard", Dashboard.id, Dashboard.name, Dashboard.description)

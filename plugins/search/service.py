@@ -35,6 +35,7 @@ from core.content.search import (  # noqa: F401  (Filters: the views build it)
     Filters,
     common_names,
     last_editors,
+    nothing_matches,
     personal_ok,
     result,
     text_clause,
@@ -62,7 +63,7 @@ CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, 
 
 def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
-    if f.table_db_id is not None or f.created_by or f.last_edited_by:
+    if f.table_db_id is not None or f.created_by or f.last_edited_by or nothing_matches(ctx, "collection"):
         return []
     query = select(Collection).where(namespace_clause(None), Collection.archived.is_(f.archived))
     text = text_clause(ctx, "collection", Collection.id, Collection.name, Collection.description)
@@ -94,7 +95,7 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
 def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
     f = ctx.filters
     types = [card_type for model, card_type in CARD_MODELS.items() if model in wanted]
-    if not types:
+    if not types or (nothing_matches(ctx, "card") and not f.search_native_query):
         return []
     query = select(Card).options(load_only(*CARD_COLUMNS)).where(Card.type.in_(types), Card.archived.is_(f.archived))
     columns = [Card.name, Card.description]
@@ -183,7 +184,8 @@ def _with_native_matches(ctx: Context, cards: list[Card], types: list[str]) -> l
 
 def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
-    if f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+    if (f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by
+            or f.personal in ("only", "only-mine") or nothing_matches(ctx, "database")):
         return []
     query = select(Database).where(Database.is_audit.is_(False))
     text = text_clause(ctx, "database", Database.id, Database.name, Database.description)
@@ -204,7 +206,8 @@ def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
 
 def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
-    if f.archived or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+    if f.archived or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine") \
+            or nothing_matches(ctx, "table"):
         return []
     db = aliased(Database)
     query = (select(Table, db.name).join(db, db.id == Table.db_id)
@@ -242,7 +245,7 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
     """Segments by name and description, with their table, where the caller sees the table's data
     (Metabase's segment search spec: no collection, no creator filter)."""
     f = ctx.filters
-    if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+    if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine") or nothing_matches(ctx, "segment"):
         return []
     query = (select(Segment, Table).join(Table, Table.id == Segment.table_id)
              .where(Segment.archived.is_(f.archived)))
