@@ -9,7 +9,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import orjson
 from flask import current_app, g, has_request_context, request
@@ -21,6 +21,7 @@ from .counters import WriteBehind
 from .generation import Generation
 from .locks import advisory_lock, file_lock
 from .memo import GENERATION, MEMO_INFO, Memo
+from .search_index import PostgresIndex, SQLiteIndex
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -43,6 +44,9 @@ class AppBackend:
     # The start-up and named locks (core.appdb.locks), called with the engine and a name (None: the
     # start-up lock); None: no other process can share the DB.
     lock: Callable | None = None
+    # The search index's engine-specific part (core.appdb.search_index); None: no index, search
+    # filters the content tables.
+    search_index: Any = None
 
 
 def _sqlite_pragmas(dbapi_connection, _record):
@@ -59,7 +63,8 @@ def _sqlite_pragmas(dbapi_connection, _record):
 SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
 BACKENDS = {
     "postgresql": AppBackend(engine_options={"pool_pre_ping": True},
-                             generation_sql="SELECT pg_current_snapshot()::text", lock=advisory_lock),
+                             generation_sql="SELECT pg_current_snapshot()::text", lock=advisory_lock,
+                             search_index=PostgresIndex()),
     # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
     # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus the
     # generation reader and background threads): a connection closed past a smaller pool is opened again
@@ -67,7 +72,7 @@ BACKENDS = {
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         generation_sql="PRAGMA data_version", lock=file_lock),
+                         generation_sql="PRAGMA data_version", lock=file_lock, search_index=SQLiteIndex()),
 }
 
 

@@ -11,7 +11,7 @@ import re
 import unicodedata
 import urllib.parse
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Collection, User
@@ -89,12 +89,16 @@ def personal_name(first_name: str | None, last_name: str | None, email: str) -> 
     return f"{first_name or last_name or email}'s Personal Collection"
 
 
+_OWNER_NAMES = select(User.id, User.first_name, User.last_name, User.email).where(
+    User.id.in_(bindparam("ids", expanding=True)))
+
+
 def personal_names(session: Session, owner_ids) -> dict[int, str]:
     """Display names of personal collections, computed from their owners' current names."""
     ids = {i for i in owner_ids if i is not None}
     if not ids:
         return {}
-    rows = session.execute(select(User.id, User.first_name, User.last_name, User.email).where(User.id.in_(ids)))
+    rows = session.execute(_OWNER_NAMES, {"ids": list(ids)})
     return {uid: personal_name(first, last, email) for uid, first, last, email in rows}
 
 

@@ -5,6 +5,11 @@ The collections plugin lists its own kinds (collections, cards, snippets, timeli
 ItemSources that other plugins contribute through register_content_kinds (core.content.kinds), all
 through this one protocol: a source lists cheap sort keys of its rows in a collection, the listing
 sorts and pages the keys of every source together, then each source hydrates only its rows of the page.
+
+A listing runs each statement once per concern: a source serving several models reads them in one
+statement (keeping the rows in `Context.shared`), the keys carry the last-edit info the page shows, and
+the statements are built once per shape (module-level selects with bound parameters, or a cached
+builder per variant) so that a request does not rebuild SQLAlchemy expressions.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_
 from sqlalchemy.orm import Session, aliased
 
 from core.appdb.models import Collection, Revision, User
@@ -37,6 +42,14 @@ class Context:
     collection: Collection | None  # None: the root
     namespace: str | None
     options: Options
+    # What several sources or steps of one listing need, computed once (e.g. the readable collections
+    # below the listed one, or the rows of every card type): key -> value, for this listing only.
+    shared: dict = field(default_factory=dict)
+
+    def once(self, key, compute):
+        if key not in self.shared:
+            self.shared[key] = compute()
+        return self.shared[key]
 
     @property
     def collection_id(self) -> int | None:
@@ -59,6 +72,9 @@ class Key:
     last_edit_at: dt.datetime | None = None
     last_edit_first_name: str | None = None
     last_edit_last_name: str | None = None
+    # The item's `last-edit-info` ({id, first_name, last_name, email, timestamp}) when it has a revision
+    # by a known user: read with the keys (with_last_edit), shown by hydrate.
+    last_edit: dict | None = field(default=None, repr=False)
     ref: Any = field(default=None, repr=False)
 
 
@@ -106,21 +122,19 @@ _REVISION = aliased(Revision, name="last_revision")
 
 
 def with_last_edit(query, model: str, id_column):
-    """`query` with three more columns: the time and editor's first and last name of the latest
-    revision of `model` (revision.model, e.g. "Card", "Dashboard"), for sort keys."""
+    """`query` with five more columns: the time of the latest revision of `model` (revision.model, e.g.
+    "Card", "Dashboard") and its editor's id, first and last name and email, for sort keys and the
+    `last-edit-info` (edit_key reads them)."""
     editor, revision = _EDITOR, _REVISION
-    return (query.add_columns(revision.timestamp, editor.first_name, editor.last_name)
+    return (query.add_columns(revision.timestamp, editor.id, editor.first_name, editor.last_name, editor.email)
             .outerjoin(revision, and_(revision.model == model, revision.model_id == id_column,
                                       revision.most_recent.is_(True)))
             .outerjoin(editor, editor.id == revision.user_id))
 
 
-def last_edits(session: Session, model: str, ids: list[int]) -> dict[int, dict]:
-    """`last-edit-info` ({id, first_name, last_name, email, timestamp}) of each item with a revision."""
-    if not ids:
-        return {}
-    query = (select(Revision.model_id, Revision.timestamp, User.id, User.first_name, User.last_name, User.email)
-             .join(User, User.id == Revision.user_id)
-             .where(Revision.model == model, Revision.model_id.in_(ids), Revision.most_recent.is_(True)))
-    return {model_id: {"id": uid, "first_name": first, "last_name": last, "email": email, "timestamp": ts}
-            for model_id, ts, uid, first, last, email in session.execute(query)}
+def edit_key(model: str, id: int, name: str, timestamp, editor_id, first_name, last_name, email, **values) -> Key:
+    """The Key of a row read with with_last_edit's five columns."""
+    last_edit = None if editor_id is None else {
+        "id": editor_id, "first_name": first_name, "last_name": last_name, "email": email, "timestamp": timestamp}
+    return Key(model, id, name, last_edit_at=timestamp, last_edit_first_name=first_name,
+               last_edit_last_name=last_name, last_edit=last_edit, **values)

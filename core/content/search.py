@@ -62,6 +62,9 @@ class SearchContext:
     access: Access
     filters: Filters
     roots: dict[int, int]  # personal collection id -> owner (core.content.collections.personal_root_ids)
+    # model -> ids whose indexed text holds a query token (core.appdb.search_index.candidates, read
+    # once per search); None without tokens or without an index.
+    candidates: dict[str, set[int]] | None = None
 
 
 def result(model: str, id: int, name: str, **values) -> dict:
@@ -72,12 +75,21 @@ def result(model: str, id: int, name: str, **values) -> dict:
     return out
 
 
-def text_clause(ctx: SearchContext, *columns):
-    """Any query token inside any searchable column (lower case), as Metabase's prefilter."""
+def text_clause(ctx: SearchContext, model: str, id_column, *columns):
+    """Metabase's prefilter: any query token inside any searchable column (lower case). Read from
+    the search index (the ids of `model` it found) when the app DB keeps one, else from the columns."""
     tokens = ctx.filters.tokens
     if not tokens:
         return None
+    if ctx.candidates is not None:
+        return id_column.in_(sorted(ctx.candidates.get(model, ())))
     return or_(*(func.lower(column).contains(token, autoescape=True) for column in columns for token in tokens))
+
+
+def nothing_matches(ctx: SearchContext, model: str) -> bool:
+    """Does the search index say no `model` object matches the query? (A source then returns no
+    results without a statement.)"""
+    return ctx.candidates is not None and not ctx.candidates.get(model)
 
 
 def personal_ok(ctx: SearchContext, owner: int | None) -> bool:

@@ -278,6 +278,19 @@ def writable_collection_ids(session: Session, user: User) -> set[int] | None:
     return _collection_ids(session, user, ("write",))
 
 
+# Every non-root collection a user holds a level on, with that level: the granted rows of their groups,
+# and their personal collection and everything under it ("write", in the same statement). Built once.
+_OWN_PERSONAL = select(Collection.id).where(Collection.personal_owner_id == bindparam("user_id")).scalar_subquery()
+_COLLECTION_LEVELS = union(
+    select(CollectionPermission.collection_id, CollectionPermission.level).where(
+        CollectionPermission.collection_id.is_not(None),
+        CollectionPermission.group_id.in_(bindparam("groups", expanding=True)),
+        CollectionPermission.level.in_(("read", "write"))),
+    select(Collection.id, literal("write")).where(or_(
+        Collection.personal_owner_id == bindparam("user_id"),
+        Collection.location.like(literal("/") + cast(_OWN_PERSONAL, String) + literal("/%")))))
+
+
 def _collection_ids(session: Session, user: Principal | None, levels: tuple[str, ...]) -> set[int] | None:
     user = account_of(user)
     if is_admin(user):
@@ -287,16 +300,10 @@ def _collection_ids(session: Session, user: Principal | None, levels: tuple[str,
     cache = _cache(session)
     key = ("collection ids", user.id, levels)
     if key not in cache:
-        groups = group_ids(session, user)
-        granted = select(CollectionPermission.collection_id).where(
-            CollectionPermission.collection_id.is_not(None), CollectionPermission.group_id.in_(groups),
-            CollectionPermission.level.in_(levels))
-        # The personal collection and everything under it, in the same statement.
-        own = select(Collection.id).where(Collection.personal_owner_id == user.id).scalar_subquery()
-        personal = select(Collection.id).where(or_(
-            Collection.personal_owner_id == user.id,
-            Collection.location.like(literal("/") + cast(own, String) + literal("/%"))))
-        cache[key] = frozenset(session.scalars(union(granted, personal)))
+        # Readable and writable ids come from one statement: a listing asks both.
+        rows = session.execute(_COLLECTION_LEVELS, {"user_id": user.id, "groups": group_ids(session, user)}).all()
+        cache[("collection ids", user.id, ("read", "write"))] = frozenset(cid for cid, _level in rows)
+        cache[("collection ids", user.id, ("write",))] = frozenset(cid for cid, level in rows if level == "write")
     return set(cache[key])
 
 

@@ -10,8 +10,9 @@ disabled is simply not listed.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.appdb.models import (
@@ -25,7 +26,6 @@ from core.content.collections import (
     SNIPPETS,
     children_location,
     location_ids,
-    namespace_clause,
     normalize_namespace,
     personal_names,
 )
@@ -33,8 +33,7 @@ from core.content.items import (  # noqa: F401  (Context, Key, Options: the list
     Context,
     Key,
     Options,
-    in_collection,
-    last_edits,
+    edit_key,
     pinned_clause,
     with_last_edit,
 )
@@ -55,6 +54,28 @@ MODEL_CARD_TYPE = {model: card_type for card_type, model in CARD_TYPE_MODEL.item
 # --------------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _card_keys(root: bool, pinned_state: str | None):
+    """Every card type's sort keys in one collection (or the root), built once per shape."""
+    query = with_last_edit(select(Card.id, Card.name, Card.type), "Card", Card.id).where(
+        Card.archived == bindparam("archived"),
+        Card.collection_id.is_(None) if root else Card.collection_id == bindparam("collection_id"))
+    pinned = pinned_clause(Card.collection_position, pinned_state)
+    return query if pinned is None else query.where(pinned)
+
+
+# What a card item shows: the large JSON columns but the query stay unread.
+_CARD_ROWS = select(Card.id, Card.name, Card.description, Card.entity_id, Card.collection_position, Card.display,
+                    Card.collection_preview, Card.last_used_at, Card.archived, Card.archived_directly,
+                    Card.database_id, Card.dataset_query).where(Card.id.in_(bindparam("ids", expanding=True)))
+_CARD_HOLDS = {
+    False: select(Card.collection_id, Card.type).distinct().where(
+        Card.archived.is_(False), Card.collection_id.in_(bindparam("ids", expanding=True))),
+    True: select(Card.collection_id, Card.type).distinct().where(
+        Card.archived.is_(False), Card.collection_id.is_not(None)),
+}
+
+
 class CardSource:
     """Saved questions ("card"), models ("dataset") and metrics ("metric")."""
 
@@ -62,23 +83,25 @@ class CardSource:
     namespaces = (None,)
 
     def keys(self, ctx: Context, model: str) -> list[Key]:
-        query = with_last_edit(select(Card.id, Card.name), "Card", Card.id).where(
-            Card.type == MODEL_CARD_TYPE[model], Card.archived.is_(ctx.options.archived),
-            in_collection(Card.collection_id, ctx))
-        pinned = pinned_clause(Card.collection_position, ctx.options.pinned_state)
-        if pinned is not None:
-            query = query.where(pinned)
-        return [Key(model, cid, name, last_edit_at=ts, last_edit_first_name=first, last_edit_last_name=last)
-                for cid, name, ts, first, last in ctx.session.execute(query)]
+        by_model = ctx.once("card keys", lambda: self._all_keys(ctx))
+        return by_model.get(model, [])
+
+    def _all_keys(self, ctx: Context) -> dict[str, list[Key]]:
+        statement = _card_keys(ctx.collection is None, ctx.options.pinned_state)
+        by_model: dict[str, list[Key]] = {}
+        for cid, name, card_type, *edit in ctx.session.execute(
+                statement, {"archived": ctx.options.archived, "collection_id": ctx.collection_id}):
+            model = CARD_TYPE_MODEL.get(card_type)
+            if model is not None:
+                by_model.setdefault(model, []).append(edit_key(model, cid, name, *edit))
+        return by_model
 
     def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
         ids = [k.id for k in keys]
-        cards = {c.id: c for c in ctx.session.scalars(select(Card).where(Card.id.in_(ids)))}
-        edits = last_edits(ctx.session, "Card", ids)
+        cards = {c.id: c for c in ctx.session.execute(_CARD_ROWS, {"ids": ids})}
         placed = kinds.card_counts(ctx.session, "dashboard", ids)
-        can_write = ctx.access.can_write(ctx.collection_id) if ctx.collection is not None else \
-            ctx.access.can_write(None)
-        parent_archived = bool(ctx.collection is not None and ctx.collection.archived)
+        can_write = ctx.access.can_write(ctx.collection_id)
+        parent_archived = ctx.parent_archived
         out = {}
         for key in keys:
             card = cards[key.id]
@@ -105,16 +128,14 @@ class CardSource:
             }
             if key.model != "metric":
                 item["database_id"] = card.database_id
-            if card.id in edits:
-                item["last-edit-info"] = edits[card.id]
+            if key.last_edit is not None:
+                item["last-edit-info"] = key.last_edit
             out[(key.model, card.id)] = item
         return out
 
     def holds(self, session: Session, collection_ids: list[int] | None):
-        query = select(Card.collection_id, Card.type).distinct().where(Card.archived.is_(False))
-        query = query.where(Card.collection_id.is_not(None) if collection_ids is None
-                            else Card.collection_id.in_(collection_ids))
-        return [(cid, CARD_TYPE_MODEL.get(card_type, "card")) for cid, card_type in session.execute(query)]
+        rows = session.execute(_CARD_HOLDS[collection_ids is None], {"ids": list(collection_ids or ())})
+        return [(cid, CARD_TYPE_MODEL.get(card_type, "card")) for cid, card_type in rows]
 
     def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
         # Cards archived on their own (archived_directly) keep their state.
@@ -172,6 +193,14 @@ class CollectionSource:
         pass  # the collections service archives descendant collections itself
 
 
+@functools.cache
+def _in_collection_keys(model, root: bool):
+    """(id, name) of a snippet's or timeline's rows in one collection (or the root), built once."""
+    return select(model.id, model.name).where(
+        model.archived == bindparam("archived"),
+        model.collection_id.is_(None) if root else model.collection_id == bindparam("collection_id"))
+
+
 class SnippetSource:
     """SQL snippets, which live in collections of the snippets namespace."""
 
@@ -181,11 +210,9 @@ class SnippetSource:
     def keys(self, ctx: Context, model: str) -> list[Key]:
         if ctx.options.pinned_state == "is_pinned":  # snippets cannot be pinned
             return []
-        query = select(NativeQuerySnippet.id, NativeQuerySnippet.name).where(
-            NativeQuerySnippet.archived.is_(ctx.options.archived),
-            NativeQuerySnippet.collection_id.is_(None) if ctx.collection is None
-            else NativeQuerySnippet.collection_id == ctx.collection.id)
-        return [Key("snippet", sid, name) for sid, name in ctx.session.execute(query)]
+        rows = ctx.session.execute(_in_collection_keys(NativeQuerySnippet, ctx.collection is None),
+                                   {"archived": ctx.options.archived, "collection_id": ctx.collection_id})
+        return [Key("snippet", sid, name) for sid, name in rows]
 
     def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
         ids = [k.id for k in keys]
@@ -210,11 +237,9 @@ class TimelineSource:
     def keys(self, ctx: Context, model: str) -> list[Key]:
         if ctx.options.pinned_state == "is_pinned":
             return []
-        query = select(Timeline.id, Timeline.name).where(
-            Timeline.archived.is_(ctx.options.archived),
-            Timeline.collection_id.is_(None) if ctx.collection is None
-            else Timeline.collection_id == ctx.collection.id)
-        return [Key("timeline", tid, name) for tid, name in ctx.session.execute(query)]
+        rows = ctx.session.execute(_in_collection_keys(Timeline, ctx.collection is None),
+                                   {"archived": ctx.options.archived, "collection_id": ctx.collection_id})
+        return [Key("timeline", tid, name) for tid, name in rows]
 
     def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
         rows = ctx.session.scalars(select(Timeline).where(Timeline.id.in_([k.id for k in keys])))
@@ -317,19 +342,34 @@ def sort_keys(keys: list[Key], options: Options) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _below(default_namespace: bool, top: bool, filtered: bool):
+    """Collections of a namespace below a location, among some ids, built once per shape."""
+    query = select(Collection).where(
+        or_(Collection.namespace.is_(None), Collection.namespace == "") if default_namespace
+        else Collection.namespace == bindparam("namespace"))
+    if not top:
+        query = query.where(Collection.location.like(bindparam("prefix")))
+    if filtered:
+        query = query.where(Collection.id.in_(bindparam("ids", expanding=True)))
+    return query
+
+
 def _readable_below(ctx: Context) -> list[Collection]:
     """Every readable collection below the listed one (any archived state), in its namespace,
-    without other users' personal collections."""
-    prefix = children_location(ctx.collection)
-    query = select(Collection).where(namespace_clause(ctx.namespace))
-    if prefix != "/":
-        query = query.where(Collection.location.startswith(prefix, autoescape=True))
+    without other users' personal collections; read once per listing."""
+    return ctx.once("readable below", lambda: _read_below(ctx))
+
+
+def _read_below(ctx: Context) -> list[Collection]:
+    prefix = children_location(ctx.collection)  # digits and slashes: nothing for LIKE to escape
     ids = ctx.access.readable_ids()
-    if ids is not None:
-        query = query.where(Collection.id.in_(ids))
-    rows = [c for c in ctx.session.scalars(query) if ctx.access.can_read(c.id)]
+    namespace = normalize_namespace(ctx.namespace)
+    statement = _below(namespace is None, prefix == "/", ids is not None)
+    rows = ctx.session.scalars(statement, {"namespace": namespace, "prefix": prefix + "%", "ids": list(ids or ())})
     user_id = ctx.access.user.id
-    return [c for c in rows if c.personal_owner_id is None or c.personal_owner_id == user_id]
+    return [c for c in rows if ctx.access.can_read(c.id)
+            and (c.personal_owner_id is None or c.personal_owner_id == user_id)]
 
 
 def effective_children(ctx: Context) -> list[Collection]:

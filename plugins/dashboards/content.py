@@ -8,19 +8,22 @@ collection has `archived_directly` false and comes back with it; one archived on
 """
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import bindparam, func, select, union, update
 from sqlalchemy.orm import Session
 
 from core import ContentKind, ItemRef
 from core.content import bookmarks
 from core.content.collections import children_location, personal_owner
-from core.content.items import Context, Key, in_collection, last_edits, pinned_clause, with_last_edit
+from core.content.items import Context, Key, edit_key, pinned_clause, with_last_edit
 from core.content.search import (
     ROOT_REF,
     SearchContext,
     collection_refs,
     common_names,
     last_editors,
+    nothing_matches,
     personal_ok,
     result,
     text_clause,
@@ -31,6 +34,27 @@ from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSe
 REVISION_MODEL = "Dashboard"
 
 
+@functools.cache
+def _keys(root: bool, pinned_state: str | None):
+    """Dashboards' sort keys in one collection (or the root), built once per shape."""
+    query = with_last_edit(select(Dashboard.id, Dashboard.name), REVISION_MODEL, Dashboard.id).where(
+        Dashboard.archived == bindparam("archived"),
+        Dashboard.collection_id.is_(None) if root else Dashboard.collection_id == bindparam("collection_id"))
+    pinned = pinned_clause(Dashboard.collection_position, pinned_state)
+    return query if pinned is None else query.where(pinned)
+
+
+_ROWS = select(Dashboard.id, Dashboard.name, Dashboard.description, Dashboard.entity_id,
+               Dashboard.collection_position, Dashboard.last_viewed_at, Dashboard.archived,
+               Dashboard.archived_directly).where(Dashboard.id.in_(bindparam("ids", expanding=True)))
+_HOLDS = {
+    False: select(Dashboard.collection_id).distinct().where(
+        Dashboard.archived.is_(False), Dashboard.collection_id.in_(bindparam("ids", expanding=True))),
+    True: select(Dashboard.collection_id).distinct().where(
+        Dashboard.archived.is_(False), Dashboard.collection_id.is_not(None)),
+}
+
+
 class DashboardSource:
     """Dashboards in /api/collection/:id/items, in the tree's here/below, and in the archive cascade."""
 
@@ -38,18 +62,13 @@ class DashboardSource:
     namespaces = (None,)
 
     def keys(self, ctx: Context, model: str) -> list[Key]:
-        query = with_last_edit(select(Dashboard.id, Dashboard.name), REVISION_MODEL, Dashboard.id).where(
-            Dashboard.archived.is_(ctx.options.archived), in_collection(Dashboard.collection_id, ctx))
-        pinned = pinned_clause(Dashboard.collection_position, ctx.options.pinned_state)
-        if pinned is not None:
-            query = query.where(pinned)
-        return [Key("dashboard", did, name, last_edit_at=ts, last_edit_first_name=first, last_edit_last_name=last)
-                for did, name, ts, first, last in ctx.session.execute(query)]
+        rows = ctx.session.execute(_keys(ctx.collection is None, ctx.options.pinned_state),
+                                   {"archived": ctx.options.archived, "collection_id": ctx.collection_id})
+        return [edit_key("dashboard", did, name, *edit) for did, name, *edit in rows]
 
     def hydrate(self, ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
-        ids = [k.id for k in keys]
-        rows = ctx.session.scalars(select(Dashboard).where(Dashboard.id.in_(ids)))
-        edits = last_edits(ctx.session, REVISION_MODEL, ids)
+        edits = {k.id: k.last_edit for k in keys}
+        rows = ctx.session.execute(_ROWS, {"ids": list(edits)})
         can_write = ctx.access.can_write(ctx.collection_id)
         location = children_location(ctx.collection)
         out = {}
@@ -62,16 +81,14 @@ class DashboardSource:
                 "can_restore": bool(d.archived and d.archived_directly and can_write and not ctx.parent_archived),
                 "can_delete": bool(d.archived and can_write),
             }
-            if d.id in edits:
+            if edits.get(d.id) is not None:
                 item["last-edit-info"] = edits[d.id]
             out[("dashboard", d.id)] = item
         return out
 
     def holds(self, session: Session, collection_ids: list[int] | None):
-        query = select(Dashboard.collection_id).distinct().where(Dashboard.archived.is_(False))
-        query = query.where(Dashboard.collection_id.is_not(None) if collection_ids is None
-                            else Dashboard.collection_id.in_(collection_ids))
-        return [(collection_id, "dashboard") for collection_id in session.scalars(query)]
+        ids = session.scalars(_HOLDS[collection_ids is None], {"ids": list(collection_ids or ())})
+        return [(collection_id, "dashboard") for collection_id in ids]
 
     def archive(self, session: Session, collection_ids: list[int], archived: bool) -> None:
         session.execute(update(Dashboard).where(Dashboard.collection_id.in_(collection_ids),
@@ -83,10 +100,10 @@ def search(ctx: SearchContext) -> list[dict]:
     """Readable dashboards matching the search, with Metabase's dashboard keys (dashboardcard_count,
     view_count, last_viewed_at); dashboards have no database, so a table_db_id filter excludes them."""
     f = ctx.filters
-    if f.table_db_id is not None:
+    if f.table_db_id is not None or nothing_matches(ctx, "dashboard"):
         return []
     query = select(Dashboard).where(Dashboard.archived.is_(f.archived))
-    text = text_clause(ctx, Dashboard.name, Dashboard.description)
+    text = text_clause(ctx, "dashboard", Dashboard.id, Dashboard.name, Dashboard.description)
     if text is not None:
         query = query.where(text)
     if f.created_by:

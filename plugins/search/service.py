@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, aliased, load_only
 
+from core.appdb import search_index
 from core.appdb.models import (
     Card,
     Collection,
@@ -34,6 +35,7 @@ from core.content.search import (  # noqa: F401  (Filters: the views build it)
     Filters,
     common_names,
     last_editors,
+    nothing_matches,
     personal_ok,
     result,
     text_clause,
@@ -61,10 +63,10 @@ CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, 
 
 def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
-    if f.table_db_id is not None or f.created_by or f.last_edited_by:
+    if f.table_db_id is not None or f.created_by or f.last_edited_by or nothing_matches(ctx, "collection"):
         return []
     query = select(Collection).where(namespace_clause(None), Collection.archived.is_(f.archived))
-    text = text_clause(ctx, Collection.name, Collection.description)
+    text = text_clause(ctx, "collection", Collection.id, Collection.name, Collection.description)
     if text is not None:
         query = query.where(text)
     if f.ids:
@@ -93,11 +95,11 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
 def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
     f = ctx.filters
     types = [card_type for model, card_type in CARD_MODELS.items() if model in wanted]
-    if not types:
+    if not types or (nothing_matches(ctx, "card") and not f.search_native_query):
         return []
     query = select(Card).options(load_only(*CARD_COLUMNS)).where(Card.type.in_(types), Card.archived.is_(f.archived))
     columns = [Card.name, Card.description]
-    text = text_clause(ctx, *columns)
+    text = text_clause(ctx, "card", Card.id, *columns)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -182,10 +184,11 @@ def _with_native_matches(ctx: Context, cards: list[Card], types: list[str]) -> l
 
 def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
-    if f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+    if (f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by
+            or f.personal in ("only", "only-mine") or nothing_matches(ctx, "database")):
         return []
     query = select(Database).where(Database.is_audit.is_(False))
-    text = text_clause(ctx, Database.name, Database.description)
+    text = text_clause(ctx, "database", Database.id, Database.name, Database.description)
     if text is not None:
         query = query.where(text)
     if f.ids:
@@ -203,12 +206,13 @@ def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
 
 def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
-    if f.archived or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+    if f.archived or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine") \
+            or nothing_matches(ctx, "table"):
         return []
     db = aliased(Database)
     query = (select(Table, db.name).join(db, db.id == Table.db_id)
              .where(Table.active.is_(True), Table.visibility_type.is_(None), db.is_audit.is_(False)))
-    text = text_clause(ctx, Table.name, Table.display_name, Table.description)
+    text = text_clause(ctx, "table", Table.id, Table.name, Table.display_name, Table.description)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -241,11 +245,11 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
     """Segments by name and description, with their table, where the caller reads the table
     (Metabase's segment search spec: no collection, no creator filter)."""
     f = ctx.filters
-    if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine"):
+    if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine") or nothing_matches(ctx, "segment"):
         return []
     query = (select(Segment, Table).join(Table, Table.id == Segment.table_id)
              .where(Segment.archived.is_(f.archived)))
-    text = text_clause(ctx, Segment.name, Segment.description)
+    text = text_clause(ctx, "segment", Segment.id, Segment.name, Segment.description)
     if text is not None:
         query = query.where(text)
     if f.table_db_id is not None:
@@ -290,8 +294,9 @@ SOURCES = {
 
 
 def search(session: Session, user: User, filters: Filters, paging: Paging) -> dict:
-    ctx = Context(session, Access(session, user), filters, personal_root_ids(session))
     tokens = filters.tokens
+    ctx = Context(session, Access(session, user), filters, personal_root_ids(session),
+                  search_index.candidates(session, tokens) if tokens else None)
     now = utcnow()
     results: list[dict] = []
     # Every kind is searched, whatever `models` asks for, because available_models reports them all.

@@ -8,6 +8,7 @@ from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
 from .query import NativeQuerySnippet, Query, QueryCache, QueryExecution
 from .schedule import ScheduledJob, TaskHistory
+from .search import SearchIndex
 from .segment import LegacyMetric, MetricImportantField, Segment
 from .setting import Setting
 from .throttle import ThrottleAttempt, ThrottleGuard
@@ -22,6 +23,7 @@ from .user import (
 )
 
 __all__ = [
+    "SearchIndex",
     "ApiKey",
     "CollectionPermission",
     "DataPermission",

@@ -1,0 +1,232 @@
+"""The search index: one `search_index` row (model, model_id, text) per searchable object, kept in step
+with the content by triggers on the content tables, and the statement that reads its candidates.
+
+The database keeps the index, not the Python code: triggers see every write (ORM flushes, bulk
+updates, sync's Core inserts, foreign-key cascades, other processes), in the same transaction. The
+text is what search's prefilter matched before the index: each searchable column lowered with the
+database's own lower(), joined by newlines (a query token never holds whitespace, so no match spans
+two columns). Search scores the candidates from the content tables, so a stale extra candidate costs
+a little time and never shows; a missing one would hide a result, hence triggers.
+
+Engines differ in how the text is searched (AppBackend.search_index): SQLite keeps an FTS5 table with
+the trigram tokenizer beside it (substring matches, as LIKE; tokens shorter than three characters use
+LIKE on the index table), PostgreSQL a pg_trgm GIN index that serves LIKE itself (a plain scan of the
+index table when the extension cannot be created). An engine without one (AppBackend.search_index
+None) keeps no index: search filters the content tables with LIKE as it did before.
+
+A kind's triggers are created by the migration of whoever owns its table: the core's for cards,
+collections, databases, tables and segments, a plugin's for its own kinds (dashboards), with
+`create_triggers` and `fill`.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+
+from sqlalchemy import text
+
+log = logging.getLogger(__name__)
+
+TABLE = "search_index"
+# The engine's own objects beside the table, which no model describes (FTS5's tables, the GIN index).
+ENGINE_OBJECTS = (f"{TABLE}_fts", f"ix_{TABLE}_text_trgm")
+# The kinds the core indexes: index model -> (content table, text columns).
+CORE_KINDS = {
+    "card": ("report_card", ("name", "description")),
+    "collection": ("collection", ("name", "description")),
+    "database": ("metabase_database", ("name", "description")),
+    "table": ("metabase_table", ("name", "display_name", "description")),
+    "segment": ("segment", ("name", "description")),
+}
+
+
+def _text_sql(columns, row: str = "NEW") -> str:
+    return " || char(10) || ".join(f"lower(coalesce({row}.{c}, ''))" for c in columns)
+
+
+class PlainIndex:
+    """What an engine's index provides; by itself a table scanned with LIKE, triggers left to subclasses."""
+
+    def setup_sql(self) -> list[str]:
+        """Statements run once after the table exists (text indexes); a failing one is logged and skipped."""
+        return []
+
+    def trigger_sql(self, model: str, table: str, columns) -> list[str]:
+        raise NotImplementedError("this app-DB engine keeps no search index triggers")
+
+    def drop_trigger_sql(self, model: str, table: str) -> list[str]:
+        return []
+
+    def match_sql(self, long_tokens: int, short_tokens: int) -> str:
+        """The condition on search_index for tokens :l0.. (three characters or more) and :s0.. (fewer),
+        each bound as a LIKE pattern (%token%, escaped with a backslash), any one matching."""
+        names = [f"l{i}" for i in range(long_tokens)] + [f"s{i}" for i in range(short_tokens)]
+        return " OR ".join(f"{TABLE}.text LIKE :{n} ESCAPE '\\'" for n in names)
+
+    def match_params(self, long_tokens: list[str], short_tokens: list[str]) -> dict:
+        params = {f"l{i}": _like(t) for i, t in enumerate(long_tokens)}
+        params.update({f"s{i}": _like(t) for i, t in enumerate(short_tokens)})
+        return params
+
+
+class SQLiteIndex(PlainIndex):
+    """FTS5 with the trigram tokenizer (case-sensitive: the text is lowered already, as LIKE sees it),
+    an external-content table over search_index kept by triggers on it."""
+
+    def setup_sql(self) -> list[str]:
+        return [
+            f"CREATE VIRTUAL TABLE {TABLE}_fts USING fts5(text, content='{TABLE}', content_rowid='id', "
+            "tokenize='trigram case_sensitive 1')",
+            f"CREATE TRIGGER {TABLE}_fts_insert AFTER INSERT ON {TABLE} BEGIN "
+            f"INSERT INTO {TABLE}_fts (rowid, text) VALUES (NEW.id, NEW.text); END",
+            f"CREATE TRIGGER {TABLE}_fts_delete AFTER DELETE ON {TABLE} BEGIN "
+            f"INSERT INTO {TABLE}_fts ({TABLE}_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text); END",
+            f"CREATE TRIGGER {TABLE}_fts_update AFTER UPDATE OF text ON {TABLE} BEGIN "
+            f"INSERT INTO {TABLE}_fts ({TABLE}_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text); "
+            f"INSERT INTO {TABLE}_fts (rowid, text) VALUES (NEW.id, NEW.text); END",
+        ]
+
+    def trigger_sql(self, model: str, table: str, columns) -> list[str]:
+        upsert = (f"INSERT INTO {TABLE} (model, model_id, text) VALUES ('{model}', NEW.id, {_text_sql(columns)}) "
+                  f"ON CONFLICT (model, model_id) DO UPDATE SET text = excluded.text;")
+        return [
+            f"CREATE TRIGGER {TABLE}_{model}_insert AFTER INSERT ON {table} BEGIN {upsert} END",
+            f"CREATE TRIGGER {TABLE}_{model}_update AFTER UPDATE OF {', '.join(columns)} ON {table} "
+            f"BEGIN {upsert} END",
+            f"CREATE TRIGGER {TABLE}_{model}_delete AFTER DELETE ON {table} BEGIN "
+            f"DELETE FROM {TABLE} WHERE model = '{model}' AND model_id = OLD.id; END",
+        ]
+
+    def drop_trigger_sql(self, model: str, table: str) -> list[str]:
+        return [f"DROP TRIGGER IF EXISTS {TABLE}_{model}_{op}" for op in ("insert", "update", "delete")]
+
+    def match_sql(self, long_tokens: int, short_tokens: int) -> str:
+        parts = [f"{TABLE}.id IN (SELECT rowid FROM {TABLE}_fts WHERE {TABLE}_fts MATCH :match)"] if long_tokens else []
+        parts += [f"{TABLE}.text LIKE :s{i} ESCAPE '\\'" for i in range(short_tokens)]
+        return " OR ".join(parts)
+
+    def match_params(self, long_tokens: list[str], short_tokens: list[str]) -> dict:
+        params = {f"s{i}": _like(t) for i, t in enumerate(short_tokens)}
+        if long_tokens:
+            # Each token an FTS5 string (a substring for the trigram tokenizer), any one matching.
+            params["match"] = " OR ".join('"' + t.replace('"', '""') + '"' for t in long_tokens)
+        return params
+
+
+class PostgresIndex(PlainIndex):
+    """pg_trgm's GIN index on the text serves LIKE '%token%'; one trigger function for every kind."""
+
+    def setup_sql(self) -> list[str]:
+        return ["CREATE EXTENSION IF NOT EXISTS pg_trgm",
+                f"CREATE INDEX ix_{TABLE}_text_trgm ON {TABLE} USING gin (text gin_trgm_ops)"]
+
+    FUNCTION = f"""CREATE OR REPLACE FUNCTION tessera_{TABLE}() RETURNS trigger AS $$
+DECLARE
+  body text := '';
+  i int;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM {TABLE} WHERE model = TG_ARGV[0] AND model_id = OLD.id;
+    RETURN OLD;
+  END IF;
+  FOR i IN 1 .. TG_NARGS - 1 LOOP
+    IF i > 1 THEN body := body || E'\\n'; END IF;
+    body := body || lower(coalesce(to_jsonb(NEW) ->> TG_ARGV[i], ''));
+  END LOOP;
+  INSERT INTO {TABLE} (model, model_id, text) VALUES (TG_ARGV[0], NEW.id, body)
+    ON CONFLICT (model, model_id) DO UPDATE SET text = EXCLUDED.text;
+  RETURN NEW;
+END $$ LANGUAGE plpgsql"""
+
+    def trigger_sql(self, model: str, table: str, columns) -> list[str]:
+        arguments = ", ".join(f"'{a}'" for a in (model, *columns))
+        return [self.FUNCTION,
+                f"CREATE TRIGGER {TABLE}_{model} AFTER INSERT OR UPDATE OF {', '.join(columns)} OR DELETE "
+                f"ON {table} FOR EACH ROW EXECUTE FUNCTION tessera_{TABLE}({arguments})"]
+
+    def drop_trigger_sql(self, model: str, table: str) -> list[str]:
+        return [f"DROP TRIGGER IF EXISTS {TABLE}_{model} ON {table}"]
+
+
+def _like(token: str) -> str:
+    escaped = token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+# --------------------------------------------------------------------------------------------------
+# Migrations: creating the table, a kind's triggers, filling
+# --------------------------------------------------------------------------------------------------
+
+
+def index_of(bind) -> PlainIndex | None:
+    """The search index of the app DB behind `bind` (an engine, connection or session); None: none."""
+    from .db import backend_of
+
+    if hasattr(bind, "get_bind"):
+        bind = bind.get_bind()
+    return backend_of(bind.dialect.name).search_index
+
+
+def setup(bind) -> None:
+    """The engine's text index over the (new) search_index table; an index the database refuses
+    (pg_trgm not installable) is logged and searches scan the table."""
+    index = index_of(bind)
+    for statement in index.setup_sql() if index is not None else ():
+        try:
+            with bind.begin_nested():
+                bind.exec_driver_sql(statement)
+        except Exception as error:  # noqa: BLE001 - any refusal leaves a working, slower search
+            log.warning("search index: %s failed (%s); searches scan the index table", statement.split("(")[0], error)
+
+
+def create_triggers(bind, model: str, table: str, columns) -> None:
+    """Keep `model`'s rows of search_index in step with `table` from now on, and fill them."""
+    index = index_of(bind)
+    if index is None:
+        return
+    for statement in index.trigger_sql(model, table, columns):
+        bind.exec_driver_sql(statement)
+    fill(bind, model, table, columns)
+
+
+def drop_triggers(bind, model: str, table: str) -> None:
+    index = index_of(bind)
+    for statement in index.drop_trigger_sql(model, table) if index is not None else ():
+        bind.exec_driver_sql(statement)
+    bind.execute(text(f"DELETE FROM {TABLE} WHERE model = :model"), {"model": model})
+
+
+def fill(bind, model: str, table: str, columns) -> None:
+    """(Re)write `model`'s index rows from its table: what the triggers would have written."""
+    bind.execute(text(f"DELETE FROM {TABLE} WHERE model = :model"), {"model": model})
+    body = " || :newline || ".join(f"lower(coalesce({c}, ''))" for c in columns)
+    bind.execute(text(f"INSERT INTO {TABLE} (model, model_id, text) SELECT '{model}', id, {body} FROM {table}"),
+                 {"newline": "\n"})
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading: the candidates of a query
+# --------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _statement(index: PlainIndex, long_tokens: int, short_tokens: int):
+    return text(f"SELECT model, model_id FROM {TABLE} WHERE {index.match_sql(long_tokens, short_tokens)}")
+
+
+def candidates(session, tokens: list[str]) -> dict[str, set[int]] | None:
+    """model -> ids of the indexed objects whose text holds any of `tokens` (normalised, lower case),
+    in one statement; None when the app DB keeps no index."""
+    index = index_of(session)
+    if index is None:
+        return None
+    tokens = list(dict.fromkeys(tokens))
+    long_tokens = [t for t in tokens if len(t) >= 3]
+    short_tokens = [t for t in tokens if len(t) < 3]
+    statement = _statement(index, len(long_tokens), len(short_tokens))
+    out: dict[str, set[int]] = {}
+    for model, model_id in session.execute(statement, index.match_params(long_tokens, short_tokens)):
+        out.setdefault(model, set()).add(model_id)
+    return out
+
+
