@@ -74,6 +74,9 @@ setup(
         # schemathesis: tests/test_fuzz_api.py fuzzes every operation of the live OpenAPI document (4.x Python API).
         "dev": ALL + ["pytest>=8,<10", "pytest-xdist>=3.6,<4", "pytest-benchmark>=4,<6", "hypothesis>=6.100,<7",
                       "schemathesis>=4.1,<5", "aiosmtpd>=1.4,<2",
+                      # tests/plugins/test_openapi.py checks the live OpenAPI document against the 3.1
+                      # specification (path templates and declared parameters agree, schemas are valid).
+                      "openapi-spec-validator>=0.7,<1",
                       # The lint in ruff.toml (`make lint`); pinned to a minor so a new rule set does not fail a clean tree.
                       "ruff>=0.17,<0.18",
                       # tests/test_packaging.py builds the sdist and wheel as a deployment would (`python -m build`).

@@ -23,10 +23,13 @@ EXCLUDED = {("DELETE", "/api/session")}  # logout ends the session that a sessio
 ID_KIND = {"card": "card", "collection": "collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key",
-           "permissions": "group", "bookmark": "card", "dashboard": "dashboard"}
+           "permissions": "group", "bookmark": "card", "dashboard": "dashboard", "automagic-dashboards": "db"}
 # Path parameters named after their kind.
 PARAM_KIND = {"group_id": "group", "db_id": "db", "remapped_id": "field", "search_id": "field",
-              "dashboard_id": "dashboard", "dashcard_id": "dashcard", "card_id": "card"}
+              "dashboard_id": "dashboard", "dashcard_id": "dashcard", "card_id": "card",
+              "entity_id_or_query": "table", "comparison_entity_id_or_query": "table"}
+# Path parameters that name a kind of object rather than an id: the x-rays of a table, compared with a table.
+PARAM_VALUE = {"entity": "table", "comparison_entity": "table"}
 
 
 class ServerError(Exception):
@@ -68,6 +71,9 @@ def strategy(operation, ids: dict):
     kinds = {**PARAM_KIND, "id": ID_KIND.get(operation.path.split("/")[2])}
     known = {parameter.name: ids[kinds[parameter.name]] for parameter in operation.path_parameters
              if kinds.get(parameter.name) in ids}
+    known.update({parameter.name: PARAM_VALUE[parameter.name] for parameter in operation.path_parameters
+                  if parameter.name in PARAM_VALUE})
+    known = {name: str(value) if name.endswith("_or_query") else value for name, value in known.items()}
     if known:
         strategies.append(operation.as_strategy(GenerationMode.POSITIVE, path_parameters=known))
     return st.one_of(strategies)

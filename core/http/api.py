@@ -11,11 +11,11 @@ import functools
 import json
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal
 
 import orjson
 from flask import Blueprint, Response, request
-from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
+from pydantic import BaseModel, ConfigDict, PlainSerializer, RootModel, ValidationError, WrapValidator
 
 from core.http import jsontext
 from core.http import types as mbt
@@ -29,6 +29,30 @@ class Params(BaseModel):
     """Base of every path, query and body model: unknown keys are ignored, as Metabase does."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, arbitrary_types_allowed=True)
+
+
+class Shape(BaseModel):
+    """Base of a nested map declared by the keys it is known to hold (ids bounded, each known key typed),
+    so that validation, the OpenAPI document and the fuzzer reach inside it. Any other key is allowed:
+    MBQL and Metabase's objects have many shapes, and clients round-trip keys nobody declares."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def keep_input(value: Any, handler) -> Any:
+    """A wrap validator that checks the value and hands it on unchanged (see as_sent)."""
+    handler(value)
+    return value
+
+
+def as_sent(shape: type[BaseModel]) -> Any:
+    """The type of a body field that `shape` declares and checks, whose value the view gets as the client
+    sent it (a plain map, unknown keys and their order kept): the declaration refuses, it never rewrites."""
+    return Annotated[shape, WrapValidator(keep_input), PlainSerializer(_as_is)]
+
+
+def _as_is(value: Any) -> Any:
+    return value
 
 
 @dataclass
@@ -292,19 +316,29 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
 
 
 def _field_at(model: type[BaseModel], loc: tuple):
-    """Follow loc through nested models and lists; return the FieldInfo of the deepest field found
-    (for a list element, a FieldInfo of the element type) and its path without indexes."""
+    """Follow loc through nested models, lists and maps; return the FieldInfo of the deepest field found
+    (for a list element or a map value, a FieldInfo of its type) and its path without indexes."""
     from pydantic.fields import FieldInfo
 
     found: Any = None
     keys: list[str] = []
     current: Any = model
+    if issubclass(model, RootModel):  # the errors of a bare body are located from its root's type
+        found = model.model_fields["root"]
+        current = _model_in(found.annotation)
     for part in loc:
         if isinstance(part, int):
             element = _element_type(found.annotation) if found is not None else None
             if element is not None:
                 found = FieldInfo.from_annotation(element)
                 current = _model_in(element)
+            continue
+        value = _value_type(found.annotation) if found is not None else None
+        if value is not None and _model_in(value) is not None:
+            # A key of a map of shapes (template tags by name): named, then followed into its value.
+            found = FieldInfo.from_annotation(value)
+            keys.append(str(part))
+            current = _model_in(value)
             continue
         fields = getattr(current, "model_fields", None)
         if fields is None:
@@ -319,6 +353,17 @@ def _field_at(model: type[BaseModel], loc: tuple):
         keys.append(info.alias or part)
         current = _model_in(info.annotation)
     return found, keys
+
+
+def _value_type(annotation: Any):
+    """The value type of a map type (dict[str, X], also optional or annotated), else None."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(candidate) is dict:
+            args = typing.get_args(candidate)
+            return args[1] if len(args) == 2 else None
+    return None
 
 
 def _element_type(annotation: Any):

@@ -20,6 +20,7 @@ from typing import Any
 
 from core.http.errors import Invalid
 from core.http.jsontext import depth_exceeds
+from core.http.types import BIGINT_MAX
 
 from .mbql5 import Mbql5Reader
 from .mbql_legacy import LegacyReader
@@ -40,7 +41,7 @@ def normalize(query: Any) -> Query:
         raise Invalid(f"Invalid MBQL: the query is nested more than {MAX_DEPTH} levels deep.")
     outer = {(key(k) if not str(k).startswith("lib/") else k): v for k, v in query.items()}
     database = outer.get("database")
-    if isinstance(database, bool) or not isinstance(database, int):
+    if isinstance(database, bool) or not isinstance(database, int) or abs(database) > BIGINT_MAX:
         raise Invalid("Invalid MBQL: database must be an integer.")
     common = {
         "parameters": outer.get("parameters") or [],

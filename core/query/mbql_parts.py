@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from core.http.errors import Invalid
+from core.http.types import BIGINT_MAX
 
 from .model import BINNING_STRATEGIES, CARD_TABLE, JOIN_STRATEGIES, MAX_BINS, TEMPORAL_UNITS, Clause, Join, Stage
 
@@ -40,7 +41,9 @@ def keys(d: Any, where: str) -> dict:
 
 
 def integer(value: Any, where: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    """An integer of the query (an id, an index, a count): beyond BIGINT none can name or count anything,
+    and an app-DB lookup of one would overflow, so it is refused as the body declarations refuse it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value > BIGINT_MAX:
         raise Invalid(f"Invalid MBQL: {where} must be an integer, got {value!r}.")
     if minimum is not None and value < minimum:
         raise Invalid(f"Invalid MBQL: {where} must be an integer >= {minimum}, got {value!r}.")
@@ -52,7 +55,7 @@ def source_table(value: Any, stage: Stage, where: str) -> None:
         match = CARD_TABLE.match(value)
         if not match:
             raise Invalid(f"Invalid MBQL: {where} must be a table id or \"card__<id>\", got {value!r}.")
-        stage.source_card = int(match.group(1))
+        stage.source_card = integer(int(match.group(1)), where, 1)
     else:
         stage.source_table = integer(value, where, 1)
 

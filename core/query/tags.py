@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Field, Table, User
+from core.http.types import BIGINT_MAX
 
 from . import access
 from . import native as N
@@ -27,7 +28,7 @@ def field_info(session: Session, driver, dimension: Any, alias: str | None = Non
 
     ref = P.field_target(["dimension", dimension]) if isinstance(dimension, list) else None
     field_id = ref[1] if ref else None
-    if not isinstance(field_id, int):
+    if isinstance(field_id, bool) or not isinstance(field_id, int) or not 0 < field_id <= BIGINT_MAX:
         raise QueryFailed(f"Invalid field filter dimension: {dimension!r}", "invalid-query")
     row = session.get(Field, field_id)
     if row is None:
@@ -45,7 +46,8 @@ def snippet_text(session: Session, user: User | None, snippet_id: int | None, na
     """A snippet's text, once the data-access gate lets it into this query."""
     from core.appdb.models import NativeQuerySnippet
 
-    row = session.get(NativeQuerySnippet, snippet_id) if isinstance(snippet_id, int) else None
+    known = isinstance(snippet_id, int) and not isinstance(snippet_id, bool) and 0 < snippet_id <= BIGINT_MAX
+    row = session.get(NativeQuerySnippet, snippet_id) if known else None
     if row is None:
         row = session.scalar(select(NativeQuerySnippet).where(NativeQuerySnippet.name == name))
     if row is None:

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, ConfigDict, Field
 
 from core.http import types as t
-from core.http.api import Params
+from core.http.api import Params, as_sent
+from core.query.shapes import DatasetQuery
 
 from . import jq_handles
 
@@ -52,7 +53,7 @@ class ActionFields(Params):
     description: t.DescriptionStr | None = None
     type: ActionType = None
     database_id: t.PositiveInt | None = None
-    dataset_query: t.Map | None = None
+    dataset_query: as_sent(DatasetQuery) | None = None
     parameters: list[t.Map] | None = None
     parameter_mappings: t.Map | None = None
     visualization_settings: t.Map | None = None

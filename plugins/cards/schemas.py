@@ -7,7 +7,8 @@ from pydantic import AfterValidator, Field, RootModel
 
 from core.export.response import ExportFormat
 from core.http import types as t
-from core.http.api import Params
+from core.http.api import Params, as_sent
+from core.query.shapes import DatasetQuery
 
 CardType = t.Enum("question", "model", "metric", nullable=True)
 ListFilter = t.Enum("all", "mine", "bookmarked", "database", "table", "using_model", "using_segment", "archived",
@@ -41,7 +42,7 @@ class CardId(Params):
     id: t.PositiveInt
 
 
-class AdhocQuery(RootModel[t.Map]):
+class AdhocQuery(RootModel[as_sent(DatasetQuery)]):
     """POST /api/card/related: the body is a dataset_query."""
 
 
@@ -92,14 +93,14 @@ class CardFields(Params):
 class CardCreate(CardFields):
     name: t.NameStr
     display: t.NonBlankStr
-    dataset_query: t.Map
+    dataset_query: as_sent(DatasetQuery)
     visualization_settings: t.Map
 
 
 class CardUpdate(CardFields):
     name: t.NameStr | None = None
     display: t.NonBlankStr | None = None
-    dataset_query: t.Map | None = None
+    dataset_query: as_sent(DatasetQuery) | None = None
     visualization_settings: t.Map | None = None
     archived: t.Bool | None = None
     enable_embedding: t.Bool | None = None

@@ -10,7 +10,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from core.http import types as t
-from core.http.api import Params
+from core.http.api import Params, as_sent
+from core.query.shapes import DatasetQuery
 
 # Columns of the dashboard tables are INTEGER: larger numbers are a 400, never an overflow in the app DB.
 INT_MAX = 2**31 - 1
@@ -155,7 +156,7 @@ class SavedCard(Params):
 
     name: t.NameStr
     display: t.NonBlankStr = "table"
-    dataset_query: t.Map
+    dataset_query: as_sent(DatasetQuery)
     visualization_settings: t.Map | None = None
     description: t.DescriptionStr | None = None
     parameters: list[dict[str, Any]] | None = None

@@ -3,16 +3,16 @@ the same create, change, archive and revert calls; a metric adds how_is_this_cal
 important fields."""
 from __future__ import annotations
 
-from core.http.api import Params
+from core.http.api import Params, as_sent
 from core.http.types import (
     Bool,
     DescriptionStr,
-    Map,
     NameStr,
     NonBlankStr,
     PositiveInt,
     Str,
 )
+from core.query.shapes import MbqlQuery
 
 
 class DefinitionId(Params):
@@ -23,13 +23,13 @@ class NewDefinition(Params):
     name: NameStr
     description: DescriptionStr | None = None
     table_id: PositiveInt
-    definition: Map
+    definition: as_sent(MbqlQuery)
 
 
 class DefinitionChanges(Params):
     name: NameStr | None = None
     description: DescriptionStr | None = None
-    definition: Map | None = None
+    definition: as_sent(MbqlQuery) | None = None
     revision_message: NonBlankStr
     archived: Bool | None = None
     caveats: Str | None = None

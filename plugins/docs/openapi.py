@@ -23,15 +23,27 @@ def _schema(model: type[BaseModel], components: dict) -> dict:
     return schema
 
 
-def _parameters(model: type[BaseModel] | None, where: str, components: dict) -> list[dict]:
+def _parameters(model: type[BaseModel] | None, where: str, components: dict, rule: str = "") -> list[dict]:
     if model is None:
         return []
     schema = _schema(model, components)
     required = set(schema.get("required", ()))
     return [
-        {"name": name, "in": where, "required": where == "path" or name in required, "schema": prop}
+        {"name": _path_name(model, name, rule) if where == "path" else name, "in": where,
+         "required": where == "path" or name in required, "schema": prop}
         for name, prop in schema.get("properties", {}).items()
     ]
+
+
+def _path_name(model: type[BaseModel], alias: str, rule: str) -> str:
+    """A path parameter as the rule's template names it. A field may carry an alias for Metabase's error
+    texts ("entity-id-or-query"), while a rule variable is a Python name ("entity_id_or_query"): the
+    document must use the template's name, or the parameter names nothing a client can fill."""
+    variables = set(PATH_PARAM.findall(rule))
+    if alias in variables:
+        return alias
+    return next((name for name, info in model.model_fields.items() if info.alias == alias and name in variables),
+                alias)
 
 
 def document(endpoints: list[Endpoint], title: str = "Tessera") -> dict:
@@ -42,7 +54,8 @@ def document(endpoints: list[Endpoint], title: str = "Tessera") -> dict:
             "operationId": f"{ep.blueprint.name}.{ep.view.__name__}.{ep.method.lower()}",
             "summary": ep.summary,
             "tags": [ep.blueprint.name],
-            "parameters": _parameters(ep.path, "path", components) + _parameters(ep.query, "query", components),
+            "parameters": _parameters(ep.path, "path", components, ep.full_rule)
+            + _parameters(ep.query, "query", components),
             "responses": {str(ep.status): {"description": "Success"}},
         }
         if ep.auth != "public":

@@ -5,8 +5,21 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from core.http.api import Params
-from core.http.types import BIGINT_MAX, Bool, BoolStr, Map, MbType, NameStr, PositiveInt
+from core.http.api import Params, Shape, as_sent
+from core.http.types import (
+    BIGINT_MAX,
+    Bool,
+    BoolStr,
+    Enum,
+    IntGreaterThanOrEqualToZero,
+    Map,
+    MbType,
+    NameStr,
+    PositiveInt,
+    Str,
+)
+
+from .channels import CHANNEL_TYPES, DAYS, FRAMES, SCHEDULES
 
 CARDS_MESSAGE = ("one or more value must be a map with the following keys `(collection_id, description, display, "
                  "id, include_csv, include_xls, name, dashboard_id, parameter_mappings)`, or value must be a map "
@@ -40,17 +53,39 @@ def _card_refs(refs: list[dict]) -> list[dict]:
     return out
 
 
-def _maps(values: list) -> list[dict]:
-    if not all(isinstance(v, dict) for v in values):
-        raise ValueError("not a map")
-    return values
-
-
 # Elements are typed Any and checked by the validators, so that a bad element gets the list's message.
 CardRefs = Annotated[list[Any], Field(min_length=1, max_length=MAX_CARDS), AfterValidator(_card_refs),
                      MbType(CARDS_MESSAGE, ("invalid type",))]
-Channels = Annotated[list[Any], Field(min_length=1, max_length=10), AfterValidator(_maps),
-                     MbType("one or more map", ("invalid type",))]
+CHANNELS_MESSAGE = MbType("one or more map", ("invalid type",))
+
+
+class Recipient(Shape):
+    """A user (by id; its address, when given, must be the user's) or a raw e-mail address."""
+
+    id: PositiveInt | None = None
+    email: Str | None = None
+
+
+class Channel(Shape):
+    """A pulse channel as clients send it (a GET round trip adds keys, which are kept): its kind, its
+    schedule and who receives it. The rules between keys (which schedule needs which) are
+    plugins.subscriptions.channels.normalise's."""
+
+    id: PositiveInt | None = None
+    channel_type: Enum(*CHANNEL_TYPES)
+    channel_id: PositiveInt | None = None
+    enabled: Bool | None = None
+    schedule_type: Enum(*SCHEDULES)
+    schedule_hour: Annotated[IntGreaterThanOrEqualToZero, Field(le=23)] | None = None
+    schedule_day: Enum(*DAYS, nullable=True) = None
+    schedule_frame: Enum(*FRAMES, nullable=True) = None
+    details: Map | None = None
+    recipients: list[Recipient] | None = None
+
+
+# A channel that is not a map is named as the list's fault, with the list's message.
+Channels = Annotated[list[Annotated[as_sent(Channel), CHANNELS_MESSAGE]], Field(min_length=1, max_length=10),
+                     CHANNELS_MESSAGE]
 Parameters = Annotated[list[Map], Field(max_length=100),
                        MbType("nullable sequence of map", ("invalid type",))]
 
