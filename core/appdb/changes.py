@@ -73,7 +73,8 @@ class _Schema:
     def __init__(self):
         self._size = -1
         self.names: frozenset = frozenset()
-        self.cascades: dict[str, frozenset] = {}
+        self.cascades: dict[str, frozenset] = {}  # table -> the tables a delete of its rows changes too
+        self.key_cascades: dict[str, frozenset] = {}  # table -> the tables a key update changes too
         self._statements: dict[str, tuple[frozenset, frozenset]] = {}
         self._lock = threading.Lock()
 
@@ -84,20 +85,34 @@ class _Schema:
         if len(tables) == self._size:
             return
         with self._lock:
-            direct: dict[str, set] = {}
+            deleted: dict[str, set] = {}  # parent -> children whose rows a delete of its rows deletes
+            touched: dict[str, set] = {}  # parent -> children whose rows a delete (or key update) changes
+            updated: dict[str, set] = {}  # parent -> children whose rows a key update changes
             for table in tables.values():
                 for fk in table.foreign_keys:
-                    if {(fk.ondelete or "").upper(), (fk.onupdate or "").upper()} & _CASCADING:
-                        direct.setdefault(fk.column.table.name, set()).add(table.name)
+                    parent, on_delete, on_update = fk.column.table.name, (fk.ondelete or "").upper(), fk.onupdate
+                    if on_delete == "CASCADE":
+                        deleted.setdefault(parent, set()).add(table.name)
+                    if on_delete in _CASCADING:
+                        touched.setdefault(parent, set()).add(table.name)
+                    if on_update:
+                        updated.setdefault(parent, set()).add(table.name)
             cascades = {}
-            for name in direct:
-                seen, todo = set(), [name]
+            for name in set(touched) | set(updated):
+                # Deleted rows delete (or change) rows of their own children in turn; changed rows
+                # whose key stays do not reach further.
+                gone, todo = {name}, [name]
                 while todo:
-                    for child in direct.get(todo.pop(), ()):
-                        if child not in seen:
-                            seen.add(child)
+                    for child in deleted.get(todo.pop(), ()):
+                        if child not in gone:
+                            gone.add(child)
                             todo.append(child)
-                cascades[name] = frozenset(seen)
+                reached = set(gone)
+                for parent in gone:
+                    reached |= touched.get(parent, set())
+                reached.discard(name)
+                cascades[name] = frozenset(reached)
+            self.key_cascades = {name: frozenset(children) for name, children in updated.items()}
             self.names = frozenset(table.name for table in tables.values())
             self.cascades = cascades
             self._statements = {}
@@ -121,9 +136,12 @@ class _Schema:
             if target is None:
                 writes = frozenset({CATCH_ALL})
             else:
-                name = target.group(1)
-                name = name if name in self.names else name.lower()
-                writes = frozenset({name}) | self.cascades.get(name, frozenset())
+                name = target.group(1).lower()
+                # Foreign keys that cascade change other tables' rows (an insert changes none).
+                replaces = first == "REPLACE" or re.match(r"\s*INSERT\s+OR\s+REPLACE", sql, re.IGNORECASE)
+                cascades = self.cascades if first == "DELETE" or replaces else \
+                    self.key_cascades if first == "UPDATE" else {}
+                writes = frozenset({name}) | cascades.get(name, frozenset())
         if len(self._statements) > 20000:  # driver SQL with values in its text: bounded
             self._statements = {}
         self._statements[sql] = known = (reads, writes)

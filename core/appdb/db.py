@@ -202,12 +202,14 @@ def session() -> Session:
         database = app_db()
         info = {HELD: []}
         if in_request:  # core.appdb.memo answers on this session, under this request's counters
-            reads: set = set()
             info[MEMO_INFO] = (database.memo, request.environ[CHANGES])
-            info[READS] = reads
-            changes.reading.set(reads)
+            info[READS] = set()
         g.db_session = database.Session(info=info)
-    return g.db_session
+    db_session = g.db_session
+    reads = db_session.info.get(READS)
+    if reads is not None and changes.reading.get() is not reads:  # its statements' tables are collected
+        changes.reading.set(reads)
+    return db_session
 
 
 def close_request_session(exc=None) -> None:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from .changes import CATCH_ALL
+from .changes import CATCH_ALL, reading
 
 WROTE = "tessera.wrote"
 CHANGES = "tessera.changes"  # in the WSGI environ: the counters, read once per request, whatever the app context
@@ -155,18 +155,23 @@ def read_tables(db_session: Session) -> set | None:
 
 def get_or_compute(db_session: Session, key, compute: Callable[[], Any],
                    weigh: Callable[[Any], int] | None = None, keep: Callable[[Any], bool] | None = None,
-                   depends: Iterable[str] = ()) -> Any:
+                   depends: Iterable[str] = (), alone: bool = False) -> Any:
     """`compute()`, or what it returned for `key` in an earlier request, while the counters of what
     that request had read (and of `depends`) are unchanged.
     Only on a request's own session (core.appdb.db.session puts the memo, the counters it read for the
     request before its first query and the set of tables the request reads in the session's info); on
     any other session (a CLI, a background job, a test's app context) it computes.
-    `keep(value)` false: the value is returned but not stored (it depends on more than the app DB)."""
+    `keep(value)` false: the value is returned but not stored (it depends on more than the app DB).
+    `alone`: the answer depends only on the statements `compute` runs (and the answers it is given),
+    not on what the request read before: for a compute that uses nothing but its key's plain values
+    (ids), never an object loaded earlier (which the session may hand back without SQL)."""
     held = db_session.info.get(MEMO_INFO)
     if held is None or held[1] is None or wrote(db_session):
         return compute()
     memo, counters = held
-    reads = db_session.info[READS]
+    reads = reading.get()
+    if reads is None:
+        reads = db_session.info[READS]
     found = memo.get(counters, key)
     if found is not MISSING:
         reads.update(name for name, _ in found[1])
@@ -178,16 +183,27 @@ def get_or_compute(db_session: Session, key, compute: Callable[[], Any],
         if found is not MISSING:
             reads.update(name for name, _ in found[1])
             return found[0]
-        return _compute(db_session, memo, counters, reads, key, compute, weigh, keep, depends)  # the leader kept nothing
+        return _compute(db_session, memo, counters, reads, key, compute, weigh, keep, depends, alone)  # the leader kept nothing
     try:
-        return _compute(db_session, memo, counters, reads, key, compute, weigh, keep, depends)
+        return _compute(db_session, memo, counters, reads, key, compute, weigh, keep, depends, alone)
     finally:
         memo.land(counters, key, flight)
 
 
-def _compute(db_session: Session, memo: Memo, counters, reads: set, key, compute, weigh, keep, depends) -> Any:
-    reads.update(depends)
-    value = compute()
+def _compute(db_session: Session, memo: Memo, counters, reads: set, key, compute, weigh, keep, depends,
+             alone: bool) -> Any:
+    if alone:
+        own = set(depends)
+        token = reading.set(own)
+        try:
+            value = compute()
+        finally:
+            reading.reset(token)
+        reads.update(own)  # the request read them all the same (its kept answer depends on them)
+    else:
+        reads.update(depends)
+        value = compute()
+        own = reads
     if not wrote(db_session) and (keep is None or keep(value)):
-        memo.put(counters, key, value, reads, weigh(value) if weigh is not None else 0)
+        memo.put(counters, key, value, own, weigh(value) if weigh is not None else 0)
     return value

@@ -44,7 +44,7 @@ def stored_counts(session: Session, table, ids: Iterable[int], latest_column: st
         session, ("stored counts", table.name, latest_column, ids),
         lambda: {row[0]: (row[1], row[2]) for row in session.execute(_counts_statement(table, latest_column),
                                                                      {"ids": list(ids)})},
-        depends=(counts_of(table.name),))
+        depends=(counts_of(table.name),), alone=True)
 
 
 @kept.replayable

@@ -25,7 +25,8 @@ def viewed_card_json(session: Session, user: User, card_id: int, ignore_view: bo
         return card_json(session, user, service.view_card(session, user, card_id, ignore_view))
     stored = memo.get_or_compute(session, ("GET card", card_id, user.id), lambda: card_json(
         session, user, service.readable_card(session, user, card_id), run_stats=False))
-    # After the card's answer: what it reads (query_execution) must not become part of the card's.
+    # After the card's answer (what it reads, query_execution, must not become part of the card's) and
+    # alone (it depends on that table only, not on what this request read before).
     stored = {**stored, **memo.get_or_compute(session, ("card run stats", card_id),
-                                              lambda: query_stats(session, card_id))}
+                                              lambda: query_stats(session, card_id), alone=True)}
     return viewing.viewed_json(session, stored, Card, card_id, "last_used_at", count=not ignore_view)
