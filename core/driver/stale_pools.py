@@ -55,12 +55,12 @@ def _run(app_ref, holds, close_stale) -> None:
                 state.extras.pop(MARKER, None)
                 return
         counters = state.db.changes.read()
-        generation = None if counters is None else counters.get("metabase_database", 0)
-        if generation is None or generation != seen:
+        databases = None if counters is None else counters.get("metabase_database", 0)
+        if databases is None or databases != seen:
             try:
                 with app.app_context():
                     close_stale(state)
-                seen = generation
+                seen = databases
             except Exception:
                 log.warning("stale connection pools not checked", exc_info=True)
         del app, state
