@@ -248,12 +248,14 @@ class Changes:
         self.engine = engine
         self.enabled = enabled
         self.precheck = precheck
-        self.sql = f"SELECT table_name, counter FROM {CHANGE_TABLE}"
+        self.sql = f"SELECT table_name, counter FROM {CHANGE_TABLE} ORDER BY table_name"
         self._lock = threading.Lock()
         self._conn: Connection | None = None
         self._pid = os.getpid()
         self._closed = False
-        self._last: tuple | None = None  # (precheck value, Snapshot)
+        # (precheck value, Snapshot, its rows): the same Snapshot object while nothing moved, which
+        # core.appdb.memo uses to skip comparing counters again
+        self._last: tuple | None = None
 
     @property
     def closed(self) -> bool:
@@ -275,9 +277,12 @@ class Changes:
                         if self._last is not None and self._last[0] == mark:
                             return self._last[1]
                     cursor.execute(self.sql)
-                    snapshot = Snapshot(cursor.fetchall())
-                    if self.precheck is not None:
-                        self._last = (mark, snapshot)
+                    rows = cursor.fetchall()
+                    if self._last is not None and self._last[2] == rows:  # nothing moved: the same object
+                        snapshot = self._last[1]
+                    else:
+                        snapshot = Snapshot(rows)
+                    self._last = (mark, snapshot, rows)
                     return snapshot
                 finally:
                     cursor.close()

@@ -55,9 +55,11 @@ def current(counters, kept_stamp: tuple) -> bool:
 
 
 class Memo:
-    """A bounded, thread-safe LRU of key -> (stamp, value, weight): at most `size` entries and `budget`
-    bytes of the weights callers declare (stored result bodies), the least recent dropped. An entry
-    answers while the counters it was stamped with are current."""
+    """A bounded, thread-safe LRU of key -> [stamp, value, weight, names, counters last found current]:
+    at most `size` entries and `budget` bytes of the weights callers declare (stored result bodies), the
+    least recent dropped. An entry answers while the counters it was stamped with are current; the
+    counters it was last found current under are remembered, so that the next request under the same
+    Snapshot object (core.appdb.changes reuses it while nothing moved) does not compare again."""
 
     def __init__(self, size: int = DEFAULT_SIZE, budget: int = DEFAULT_BUDGET):
         self.size = size
@@ -67,14 +69,18 @@ class Memo:
         self._lock = threading.Lock()
         self._flights: dict = {}  # (counters' total, key) -> (event set when computed, leader's thread id)
 
-    def get(self, counters, key) -> tuple[Any, tuple] | Any:
-        """(value, stamp) kept for `key` and still current under `counters`, else MISSING."""
+    def get(self, counters, key) -> tuple[Any, frozenset] | Any:
+        """(value, the counter names it depends on) kept for `key` and current under `counters`, else MISSING."""
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None or not current(counters, entry[0]):
+            if entry is None:
                 return MISSING
+            if entry[4] is not counters:
+                if not current(counters, entry[0]):
+                    return MISSING
+                entry[4] = counters
             self._entries.move_to_end(key)
-            return entry[1], entry[0]
+            return entry[1], entry[3]
 
     def put(self, counters, key, value, names: Iterable[str], weight: int = 0) -> None:
         if weight > self.budget:
@@ -84,7 +90,7 @@ class Memo:
             old = self._entries.pop(key, None)
             if old is not None:
                 self._weight -= old[2]
-            self._entries[key] = (kept_stamp, value, weight)
+            self._entries[key] = [kept_stamp, value, weight, frozenset(name for name, _ in kept_stamp), counters]
             self._weight += weight
             while len(self._entries) > self.size or self._weight > self.budget:
                 self._weight -= self._entries.popitem(last=False)[1][2]
@@ -174,14 +180,14 @@ def get_or_compute(db_session: Session, key, compute: Callable[[], Any],
         reads = db_session.info[READS]
     found = memo.get(counters, key)
     if found is not MISSING:
-        reads.update(name for name, _ in found[1])
+        reads |= found[1]
         return found[0]
     flight, leader = memo.join(counters, key)
     if not leader:
         flight.wait(FLIGHT_WAIT_SECONDS)
         found = memo.get(counters, key)
         if found is not MISSING:
-            reads.update(name for name, _ in found[1])
+            reads |= found[1]
             return found[0]
         return _compute(db_session, memo, counters, reads, key, compute, weigh, keep, depends, alone)  # the leader kept nothing
     try:
