@@ -20,6 +20,10 @@ from tests.test_reads_write_nothing import AppDbStatements, assert_read_only
 
 @pytest.fixture
 def world(any_app, tmp_path):
+    return make_world(any_app, tmp_path)
+
+
+def make_world(any_app, tmp_path) -> dict:
     """An admin, a user, a collection All Users may read and a card in it on a small warehouse."""
     admin = setup_admin(any_app)
     user = make_user(any_app)

@@ -18,10 +18,15 @@ from core.appdb.counters import flush
 from core.appdb.models import Card
 from core.testing import ApiClient
 from core.testing.app import FAST_HASHING
-from tests.core.test_memo import read_twice, set_access, world  # noqa: F401  (the fixture)
+from tests.core.test_memo import make_world, read_twice, set_access
 from tests.test_reads_write_nothing import AppDbStatements, assert_read_only
 
 PERMISSION_TABLES = ("collection_permission", "permissions_group_membership", "data_permission")
+
+
+@pytest.fixture
+def world(any_app, tmp_path):
+    return make_world(any_app, tmp_path)
 
 
 def get(app, client, path: str) -> tuple[dict, list[str]]:
