@@ -16,6 +16,7 @@ write-behind's plain connections, bulk driver SQL and text() all pass through it
   execution option CHANGES_OPTION: the write-behind's counter bumps move `<table>#counts`
   (view_count and last-use columns), which the kept JSON of a card or a dashboard does not depend on
   (core.content.viewing lays the stored counts over it from a read that does).
+- Database triggers are invisible to it: whoever creates one declares what it writes (`triggered`).
 - The connection's `commit` event writes the set (one upsert, names sorted so that concurrent
   committers take the counter rows' locks in one order); `begin` and `rollback` forget it.
 - The tables a read read are every known table name its SQL mentions (a superset: a column named like
@@ -77,6 +78,7 @@ class _Schema:
         self.key_cascades: dict[str, frozenset] = {}  # table -> the tables a key update changes too
         self._statements: dict[str, tuple[frozenset, frozenset]] = {}
         self._lock = threading.Lock()
+        self.triggers: dict[str, frozenset] = {}  # table -> tables its triggers write (declared: `triggered`)
 
     def _refresh(self) -> None:
         from core.appdb.models import Base
@@ -141,7 +143,7 @@ class _Schema:
                 replaces = first == "REPLACE" or re.match(r"\s*INSERT\s+OR\s+REPLACE", sql, re.IGNORECASE)
                 cascades = self.cascades if first == "DELETE" or replaces else \
                     self.key_cascades if first == "UPDATE" else {}
-                writes = frozenset({name}) | cascades.get(name, frozenset())
+                writes = frozenset({name}) | cascades.get(name, frozenset()) | self.triggers.get(name, frozenset())
         if len(self._statements) > 20000:  # driver SQL with values in its text: bounded
             self._statements = {}
         self._statements[sql] = known = (reads, writes)
@@ -149,6 +151,15 @@ class _Schema:
 
 
 _schema = _Schema()
+
+
+def triggered(table_name: str, *written: str) -> None:
+    """Declare that a database trigger on `table_name` writes `written` tables (the search index kept
+    by triggers on the content tables): a write of `table_name` moves their counters too. The
+    database's own triggers are invisible to the statement classifier; whoever creates one declares it."""
+    with _schema._lock:
+        _schema.triggers = {**_schema.triggers, table_name: _schema.triggers.get(table_name, frozenset()) | set(written)}
+        _schema._statements = {}
 
 
 def classify(sql: str) -> tuple[frozenset, frozenset]:
