@@ -33,6 +33,8 @@ from typing import Any, Callable
 from sqlalchemy import Table, bindparam, delete, insert, update
 from sqlalchemy.engine import Connection, Engine
 
+from .changes import CHANGES_OPTION, counts_of
+
 log = logging.getLogger("tessera.counters")
 INTERVAL_SECONDS = 1.0
 IDLE_ROUNDS = 30  # intervals without work before the thread stops (the next write starts one)
@@ -191,7 +193,10 @@ def _write_bumps(conn: Connection, bumps: dict) -> None:
         # A counter is no edit: a column that changes on every UPDATE (updated_at) keeps its value.
         values.update({c.name: c for c in table.c if c.onupdate is not None and c.name not in values})
         key = next(iter(table.primary_key.columns))
-        conn.execute(update(table).where(key == bindparam("_key")).values(values), rows)
+        # Moves `<table>#counts`, not the table's own counter: kept card and dashboard JSON stays
+        # (core.content.viewing reads the counts through an answer that depends on this counter).
+        conn.execute(update(table).where(key == bindparam("_key")).values(values)
+                     .execution_options(**{CHANGES_OPTION: counts_of(table.name)}), rows)
 
 
 def flush_all() -> None:

@@ -17,10 +17,11 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from . import changes
+from .changes import Changes
 from .counters import WriteBehind
-from .generation import Generation
 from .locks import advisory_lock, file_lock
-from .memo import GENERATION, MEMO_INFO, Memo
+from .memo import CHANGES, MEMO_INFO, READS, Memo
 from .search_index import PostgresIndex, SQLiteIndex
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -39,8 +40,11 @@ class AppBackend:
     # ALTER TABLE cannot change columns or constraints: Alembic recreates tables (render_as_batch).
     batch_migrations: bool = False
     on_connect: Callable | None = None  # runs on every new DBAPI connection
-    # The statement reading the generation (core.appdb.generation); None: it cannot be known, nothing is memoised.
-    generation_sql: str | None = None
+    # Per-table change counters (core.appdb.changes: an upsert on commit); False: nothing is memoised.
+    counts_changes: bool = False
+    # A cheap question whose answer moves whenever another connection commits (SQLite's data_version):
+    # the counters are read again only when it moved; None: they are read for every request.
+    changes_precheck: str | None = None
     # The start-up and named locks (core.appdb.locks), called with the engine and a name (None: the
     # start-up lock); None: no other process can share the DB.
     lock: Callable | None = None
@@ -63,16 +67,17 @@ def _sqlite_pragmas(dbapi_connection, _record):
 SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
 BACKENDS = {
     "postgresql": AppBackend(engine_options={"pool_pre_ping": True},
-                             generation_sql="SELECT pg_current_snapshot()::text", lock=advisory_lock,
+                             counts_changes=True, lock=advisory_lock,
                              search_index=PostgresIndex()),
     # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
     # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus the
-    # generation reader and background threads): a connection closed past a smaller pool is opened again
+    # change counter reader and background threads): a connection closed past a smaller pool is opened again
     # on the next request, and a new SQLite connection parses the whole schema on its first statement.
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         generation_sql="PRAGMA data_version", lock=file_lock, search_index=SQLiteIndex()),
+                         counts_changes=True, changes_precheck="PRAGMA data_version", lock=file_lock,
+                         search_index=SQLiteIndex()),
 }
 
 
@@ -110,11 +115,13 @@ class AppDatabase:
         if self.backend.on_connect is not None:
             event.listen(self.engine, "connect", self.backend.on_connect)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
+        if self.backend.counts_changes:
+            changes.track(self.engine)  # every commit moves the counters of the tables it wrote
         self.write_behind = WriteBehind(self.engine)  # what reads write, off the request path
         # An in-memory SQLite database lives on one shared connection: no other connection to compare with.
         known = path is not None or not self.backend.file_backed
-        self.generation = Generation(self.engine, self.backend.generation_sql if known else None)
-        self.memo = Memo()  # answers kept while the generation stays (core.appdb.memo)
+        self.changes = Changes(self.engine, self.backend.counts_changes and known, self.backend.changes_precheck)
+        self.memo = Memo()  # answers kept while the tables they read are unchanged (core.appdb.memo)
 
     @contextlib.contextmanager
     def session(self):
@@ -146,10 +153,12 @@ class AppDatabase:
             for migrations in plugin_migrations:
                 cfg = alembic_config(self.url, self.engine, migrations.directory, migrations.version_table)
                 command.upgrade(cfg, "heads")
+            if self.backend.counts_changes:  # a schema change: every kept answer ends (its writes were not counted)
+                changes.touch(self.engine)
 
     def dispose(self) -> None:
         self.write_behind.close()
-        self.generation.close()
+        self.changes.close()
         self.engine.dispose()
 
 
@@ -189,24 +198,32 @@ def _hold(db_session: Session, instance) -> None:
 
 def session() -> Session:
     """The request's app-DB session, opened on first use and closed when the request ends. The app
-    DB's generation is read as it opens, before the request's first query (core.appdb.memo)."""
+    DB's change counters are read as it opens, before the request's first query, and the tables the
+    request's statements read are collected from then on (core.appdb.memo)."""
     in_request = has_request_context()
-    if in_request and GENERATION not in request.environ:
+    if in_request and CHANGES not in request.environ:
         # A request inside an app context of a caller's (tests) shares that context's session.
-        request.environ[GENERATION] = app_db().generation.read()
+        request.environ[CHANGES] = app_db().changes.read()
     if "db_session" not in g:
         database = app_db()
         info = {HELD: []}
-        if in_request:  # core.appdb.memo answers on this session, under this request's generation
-            info[MEMO_INFO] = (database.memo, request.environ[GENERATION])
+        if in_request:  # core.appdb.memo answers on this session, under this request's counters
+            info[MEMO_INFO] = (database.memo, request.environ[CHANGES])
+            info[READS] = set()
         g.db_session = database.Session(info=info)
-    return g.db_session
+    db_session = g.db_session
+    reads = db_session.info.get(READS)
+    if reads is not None and changes.reading.get() is not reads:  # its statements' tables are collected
+        changes.reading.set(reads)
+    return db_session
 
 
 def close_request_session(exc=None) -> None:
     db_session = g.pop("db_session", None)
     if db_session is not None:
         db_session.info.pop(HELD, None)
+        if db_session.info.get(READS) is not None:
+            changes.reading.set(None)
         if exc is not None:
             db_session.rollback()
         db_session.close()

@@ -1,5 +1,5 @@
 """Primary-key reads kept in core.appdb.memo: `get(session, Model, id)` is `session.get(Model, id)`
-without SQL while the app DB's generation stays the same (issue 15: a cached card query read only
+without SQL while the tables read stay unchanged (core.appdb.changes) (issue 15: a cached card query read only
 its card and its database, and those two reads were most of its app-DB cost).
 
 The memo holds the row's column values, never an ORM object (objects belong to one session and one

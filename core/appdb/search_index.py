@@ -16,7 +16,8 @@ None) keeps no index: search filters the content tables with LIKE as it did befo
 
 A kind's triggers are created by the migration of whoever owns its table: the core's for cards,
 collections, databases, tables and segments, a plugin's for its own kinds (dashboards), with
-`create_triggers` and `fill`.
+`create_triggers` and `fill`; and every process declares them with `indexed(table)`, since the change
+counters (core.appdb.changes) cannot see what a trigger writes.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ import functools
 import logging
 
 from sqlalchemy import text
+
+from . import changes
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,15 @@ CORE_KINDS = {
     "table": ("metabase_table", ("name", "display_name", "description")),
     "segment": ("segment", ("name", "description")),
 }
+
+
+def indexed(table: str) -> None:
+    """Declare, in this process, that writes of `table` write the index too (through its triggers)."""
+    changes.triggered(table, TABLE)
+
+
+for _table, _columns in CORE_KINDS.values():
+    indexed(_table)
 
 
 def _text_sql(columns, row: str = "NEW") -> str:

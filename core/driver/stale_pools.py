@@ -3,7 +3,7 @@
 Each process keeps a pool per database it has used (core.driver.connections). The process that deletes a
 database or changes its details closes its own pool at once; every other worker and instance on the
 same app DB learns of it here. While a process holds pools, a daemon thread of its own looks every
-INTERVAL_SECONDS whether the app DB's generation (core.appdb.generation) moved; when it did, it asks
+INTERVAL_SECONDS whether the change counter of metabase_database (core.appdb.changes) moved; when it did, it asks
 core.driver.connections to close the pools of databases deleted or changed (connections.close_stale;
 the two functions come from there, so that this module imports nothing of it). Without it such a pool
 stayed open until the process restarted: its connections kept a dropped warehouse database busy
@@ -27,9 +27,9 @@ _start_lock = threading.Lock()
 
 def watch(app, state, holds: Callable[[object], bool], close_stale: Callable[[object], object]) -> None:
     """Make sure this process watches `app`'s pools (called whenever a pool is added): while
-    `holds(state)`, `close_stale(state)` runs in the app's context each time the generation moved. Not
-    for an app DB whose generation cannot be known: an in-memory one, which no other process shares."""
-    if state.db.generation.sql is None:
+    `holds(state)`, `close_stale(state)` runs in the app's context each time the databases' counter
+    moved. Not for an app DB whose counters cannot be known: an in-memory one, which no other process shares."""
+    if not state.db.changes.enabled:
         return
     with _start_lock:
         held = state.extras.get(MARKER)
@@ -51,15 +51,16 @@ def _run(app_ref, holds, close_stale) -> None:
         state = app.extensions["tessera"]
         with _start_lock:
             # No pool left (or the app DB closed): this thread ends; the next pool starts another.
-            if not holds(state) or state.db.generation.closed:
+            if not holds(state) or state.db.changes.closed:
                 state.extras.pop(MARKER, None)
                 return
-        generation = state.db.generation.read()
-        if generation is None or generation != seen:
+        counters = state.db.changes.read()
+        databases = None if counters is None else counters.get("metabase_database", 0)
+        if databases is None or databases != seen:
             try:
                 with app.app_context():
                     close_stale(state)
-                seen = generation
+                seen = databases
             except Exception:
                 log.warning("stale connection pools not checked", exc_info=True)
         del app, state

@@ -55,7 +55,7 @@ _USER_FOR_TOKEN = (select(User, LoginSession.created_at).join(LoginSession, Logi
 
 
 def user_for_token(session: Session, token: str, max_age_minutes: int) -> User | None:
-    # Every authenticated request asks this: the answer is kept while the app DB's generation stays
+    # Every authenticated request asks this: the answer is kept while the tables it read are unchanged
     # (core.appdb.memo), and a logout, a deactivation or a deletion in any worker is a commit, which
     # the next request sees. The session's age is checked against the clock every time.
     key = hash_token(token)

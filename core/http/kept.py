@@ -5,18 +5,19 @@ or its cache entry ages out, yet serving it through Flask (routing, authenticati
 checks, the cache lookup) cost three times a bare Flask app's whole request. Here the WSGI app is
 wrapped: a request the application said may be kept is answered again, to a request identical in
 every part (method, path, query string, every header, the body, the client address), from memory,
-under the same app-DB generation (core.appdb.generation) and before the instant it was kept until.
+while the app DB's tables its request read are unchanged (core.appdb.changes) and before the
+instant it was kept until.
 
 What keeps this sound (docs/ARCHITECTURE.md, "Kept answers"):
 - Keeping is opt-in: a service calls `allow(until, render)` when its answer depends on the app DB,
   the request and the clock only (a cache hit, never a warehouse read). `limit(until)` lets any
   step that checks the clock bound it (a login session's age).
 - The key holds the whole request, credentials included: a different token, cookie or content type
-  is another request, answered by the application. Any commit, by any worker or instance (a logout,
-  a permission change, an edit, a new cache row), changes the generation, and the kept answer is
-  never served again.
-- The generation is read before the application reads anything (it is put in the environ for
-  core.appdb.db.session), so nothing kept is older than the generation it is kept under.
+  is another request, answered by the application. A commit, by any worker or instance, of a table
+  the request read (a logout, a permission change, an edit, a new cache row, the view counts it
+  shows) moves that table's counter, and the kept answer is never served again.
+- The counters are read before the application reads anything (they are put in the environ for
+  core.appdb.db.session), so nothing kept is older than the counters it is kept under.
 - Side effects are replayed: a write-behind write (core.appdb.counters) made while the answer was
   computed must come from a `replayable` function, which runs again for every repeat (the query
   log's cache-hit row); any other such write, a non-2xx status, a Set-Cookie header or a streamed
@@ -34,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from core.appdb import counters, memo
-from core.appdb.memo import GENERATION, MISSING, Memo
+from core.appdb.changes import EVERYTHING
+from core.appdb.memo import CHANGES, MISSING, Memo
 
 MAX_REQUEST_BODY = 64 * 1024  # larger requests (uploads) are never kept: their body is not read twice
 KEPT_SIZE = 1024
@@ -59,7 +61,7 @@ def allow(session, until: float, render: Callable[[], bytes]) -> None:
     """The request's answer, read on the app-DB `session`, may be kept until `until` (time.time(); math.inf:
     while the app DB is unchanged); `render()` makes its body again, as the application sends it, with
     what varies per response made anew. Not kept if the session has written (its reads may show
-    writes the generation does not know)."""
+    writes the counters do not know). It is kept while the tables the session's request read are unchanged."""
     keeping = _keeping.get()
     if keeping is not None:
         keeping.render = render
@@ -113,14 +115,14 @@ class KeptAnswers:
 
     def __call__(self, environ, start_response):
         key = self._key(environ)
-        generation = self.app_db.generation.read() if key is not None else None
-        if generation is None:
+        changed = self.app_db.changes.read() if key is not None else None
+        if changed is None:
             return self.wsgi_app(environ, start_response)
-        environ[GENERATION] = generation
-        kept = self.store.get(generation, key)
-        if kept is not MISSING and _now() < kept.until:
-            return self._serve(kept, start_response)
-        return self._answer(environ, start_response, generation, key)
+        environ[CHANGES] = changed
+        found = self.store.get(changed, key)
+        if found is not MISSING and _now() < found[0].until:
+            return self._serve(found[0], start_response)
+        return self._answer(environ, start_response, changed, key)
 
     def _key(self, environ) -> tuple | None:
         """The whole request, or None when it is not one to keep (its body is put back to be read again)."""
@@ -150,7 +152,7 @@ class KeptAnswers:
                                      (self.request_id_header, self.new_request_id())])
         return [body]
 
-    def _answer(self, environ, start_response, generation, key):
+    def _answer(self, environ, start_response, changed, key):
         keeping = Keeping()
         said: list = []
 
@@ -174,6 +176,11 @@ class KeptAnswers:
             if hasattr(answer, "close"):
                 answer.close()
         headers = [(name, value) for name, value in said[1] if name.lower() not in self._own_headers]
-        self.store.put(generation, key, Kept(said[0], headers, keeping.render, keeping.replays, keeping.until),
-                       weight=len(body) + len(key[-1]))
+        reads = set()
+        for session in keeping.sessions:
+            tables = memo.read_tables(session)
+            # Read outside a request's session: what it read is not known, any commit ends it.
+            reads |= {EVERYTHING} if tables is None else tables
+        self.store.put(changed, key, Kept(said[0], headers, keeping.render, keeping.replays, keeping.until),
+                       reads, weight=len(body) + len(key[-1]))
         return [body]

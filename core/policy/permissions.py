@@ -96,8 +96,9 @@ def group_ids(session: Session, user: Principal | None) -> list[int]:
     cache = _cache(session)
     key = ("groups", user.id)
     if key not in cache:
+        user_id = user.id  # the compute uses this id only: it depends on the memberships alone
         cache[key] = memo.get_or_compute(session, ("permissions", key),
-                                          lambda: tuple(session.scalars(_GROUP_IDS, {"user_id": user.id})))
+                                          lambda: tuple(session.scalars(_GROUP_IDS, {"user_id": user_id})), alone=True)
     return list(cache[key])
 
 
@@ -118,7 +119,7 @@ def _data_rows(session: Session, groups: list[int], database_id: int, perm_type:
             return {name: tuple(rows) for name, rows in by_type.items()}
 
         # Kept across requests while the app DB is unchanged (core.appdb.memo): a grant is a commit.
-        by_type = memo.get_or_compute(session, ("permissions", "data", database_id, groups_key), read)
+        by_type = memo.get_or_compute(session, ("permissions", "data", database_id, groups_key), read, alone=True)
         for name, rows in by_type.items():
             cache[("data", database_id, name, groups_key)] = rows
         cache.setdefault(key, ())

@@ -3,7 +3,7 @@ compiling MBQL with sqlglot was most of an uncached 2000-row card query's time, 
 of a cached one's).
 
 `prepared(...)` keeps what core.query.preparation.prepare made of a query for a user (normalised, the
-data-access gate passed, card sources expanded, parameters applied) under the app DB's generation,
+data-access gate passed, card sources expanded, parameters applied) while the app-DB tables read are unchanged,
 keyed by who runs it (core.policy.principal.key_of: a user or a shared object's grant, never a bare id),
 the query and the run's options; each run gets a QueryContext of its own around the
 shared, never-modified prepared query (a run that compiles copies it first). Date parameters count
@@ -13,7 +13,7 @@ when both agree. A refusal (403, a failed query) is never kept: it is raised aga
 A prepared MBQL run compiles to the same SQL, bound values and columns as long as the app DB (field
 and table metadata, dimensions, segments, the caller's permissions, settings) is the same and the
 clock does not enter. `statement(ctx, compile)` keeps what `compile(ctx, now)` returns in
-core.appdb.memo under the app DB's generation (any commit, by any worker, is another generation),
+core.appdb.memo while the tables they read are unchanged (a commit of one, by any worker, ends them),
 keyed by the prepared query (card sources expanded, parameters applied), the row cap, the principal and the
 settings that shape the SQL. Relative date filters compile against the clock: on a miss the query is
 compiled a second time with a clock far from now, and the statement is kept only when both agree, so
@@ -84,7 +84,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
         first = fresh()
         made.append(first)
         # The settings this run has read (core.query.context.setting): the same for every run of this
-        # generation, given again to each when they are plain values no caller can change.
+        # counters, given again to each when they are plain values no caller can change.
         snapshot = dict(session.info.get(SETTINGS_MEMO) or {})
         from .dates import now_in
 
@@ -110,7 +110,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
     else:
         session.info[SETTINGS_MEMO] = dict(snapshot)
     database = rows.get(session, Database, template.database.id)
-    if database is None:  # deleted since: a commit, so another generation; kept for safety
+    if database is None:  # deleted since: a commit, so other counters; kept for safety
         return fresh()
     ctx = dataclasses.replace(template, session=session, viewer=user, database=database, extras={SHARED: True, TIMELESS: True},
                               started_at=dt.datetime.now(dt.timezone.utc), started=time.monotonic())

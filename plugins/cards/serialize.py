@@ -55,8 +55,12 @@ def summary_json(session: Session, user: User, card: Card, access=None, dashboar
     return out
 
 
-def card_json(session: Session, user: User, card: Card) -> dict:
-    """GET /api/card/:id: the card hydrated with what the user may do with it."""
+NO_RUN_STATS = {"average_query_time": None, "last_query_start": None}
+
+
+def card_json(session: Session, user: User, card: Card, run_stats: bool = True) -> dict:
+    """GET /api/card/:id: the card hydrated with what the user may do with it; without `run_stats`,
+    the run statistics are left None (laid over by the caller: they change with every logged run)."""
     out = summary_json(session, user, card)
     can_write = perms.can_write_item(session, user, card.collection_id)
     runnable = card.database_id is not None and perms.can_query(
@@ -70,7 +74,7 @@ def card_json(session: Session, user: User, card: Card) -> dict:
         "parameter_usage_count": 0,
         "dashboard": None,
         "based_on_upload": _based_on_upload(session, card),
-        **_query_stats(session, card),
+        **(query_stats(session, card.id) if run_stats else NO_RUN_STATS),
     })
     if card.type == "model":
         info = session.scalar(select(PersistedInfo).where(PersistedInfo.card_id == card.id))
@@ -86,9 +90,9 @@ _QUERY_STATS = (select(func.avg(QueryExecution.running_time), func.max(QueryExec
                        QueryExecution.running_time.is_not(None)))
 
 
-def _query_stats(session: Session, card: Card) -> dict:
+def query_stats(session: Session, card_id: int) -> dict:
     """When the card last ran and how long its runs take on average (the processor's audit rows)."""
-    average, last = session.execute(_QUERY_STATS, {"card_id": card.id}).one()
+    average, last = session.execute(_QUERY_STATS, {"card_id": card_id}).one()
     return {"average_query_time": None if average is None else float(average), "last_query_start": last}
 
 

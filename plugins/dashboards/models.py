@@ -14,6 +14,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from core.appdb import search_index
 from core.appdb.models import Base, UTCDateTime, utcnow
 
 
@@ -109,3 +110,6 @@ class DashboardBookmark(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("core_user.id", ondelete="CASCADE"), index=True)
     dashboard_id: Mapped[int] = mapped_column(ForeignKey("report_dashboard.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+# Migration dashboards_0002's triggers write the search index on every write of report_dashboard.
+search_index.indexed("report_dashboard")

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from core.appdb import counters, memo
-from core.appdb.models import User, utcnow
+from core.appdb.models import Card, User, utcnow
 from core.appdb.models.base import new_entity_id
 from core.assembly import events
 from core.content import related as core_related
@@ -59,7 +59,25 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> di
     stored = memo.get_or_compute(
         session, ("GET dashboard", dashboard_id, user.id),
         lambda: dashboard_json(session, user, readable_dashboard(session, user, dashboard_id)))
-    return viewing.viewed_json(session, stored, Dashboard, dashboard_id, "last_viewed_at")
+    return viewing.viewed_json(session, with_card_counts(session, stored), Dashboard, dashboard_id, "last_viewed_at")
+
+
+def with_card_counts(session: Session, stored: dict) -> dict:
+    """The kept dashboard with its cards' stored view counts laid over (core.content.viewing): a flush
+    of card views ends those counts, not the dashboard's answer."""
+    shown = [c for d in stored["dashcards"] for c in (d.get("card"), *d.get("series", ()))
+             if c is not None and "view_count" in c]
+    if not shown:
+        return stored
+    found = viewing.stored_counts(session, Card, (c["id"] for c in shown), "last_used_at")
+    fresh = {i: {"view_count": n, "last_used_at": at} for i, (n, at) in found.items()}
+
+    def card(c):
+        return {**c, **fresh[c["id"]]} if c is not None and "view_count" in c and c["id"] in fresh else c
+
+    return {**stored, "dashcards": [{**d, "card": card(d.get("card")),
+                                     **({"series": [card(c) for c in d["series"]]} if "series" in d else {})}
+                                    for d in stored["dashcards"]]}
 
 
 def list_dashboards(session: Session, user: User, f: str | None) -> list[dict]:

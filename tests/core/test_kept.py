@@ -44,7 +44,7 @@ class Backend:
 @pytest.fixture
 def app_db(app):
     database = app.extensions["tessera"].db
-    assert database.generation.read() is not None
+    assert database.changes.read() is not None
     return database
 
 

@@ -65,7 +65,7 @@ def run_twice(world, client, path: str, body: dict | None = None) -> dict:
     buffer's, another test's on a shared PostgreSQL) is another generation: a few runs are allowed.
     On PostgreSQL any commit of the cluster counts, so there a hit is not required."""
     app = world["app"]
-    generation = app.extensions["tessera"].db.generation.sql
+    generation = app.extensions["tessera"].db.changes.sql
     first = client.post(path, json=body or {})
     assert first.status_code == 202, first.json
     for _ in range(5):

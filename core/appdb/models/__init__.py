@@ -3,6 +3,7 @@ from .api_key import ApiKey
 from .base import Base, UTCDateTime, utcnow
 from .bookmark import BookmarkOrdering, CardBookmark, CollectionBookmark
 from .card import CARD_TYPES, Card, PersistedInfo, Revision
+from .change import AppDbChange
 from .collection import Collection
 from .database import Database, Dimension, Field, FieldValues, Table
 from .permissions import CollectionPermission, DataPermission, PermissionsGraphRevision, PermissionsRevision
@@ -23,6 +24,7 @@ from .user import (
 )
 
 __all__ = [
+    "AppDbChange",
     "SearchIndex",
     "ApiKey",
     "CollectionPermission",
