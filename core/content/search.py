@@ -61,7 +61,9 @@ class SearchContext:
     session: Session
     access: Access
     filters: Filters
-    roots: dict[int, int]  # personal collection id -> owner (core.content.collections.personal_root_ids)
+    # personal collection id -> owner (core.content.collections.personal_root_ids); read only when
+    # the filter asks about personal collections (PERSONAL_MODES), else empty.
+    roots: dict[int, int]
     # model -> ids whose indexed text holds a query token (core.appdb.search_index.candidates, read
     # once per search); None without tokens or without an index.
     candidates: dict[str, set[int]] | None = None
@@ -90,6 +92,10 @@ def nothing_matches(ctx: SearchContext, model: str) -> bool:
     """Does the search index say no `model` object matches the query? (A source then returns no
     results without a statement.)"""
     return ctx.candidates is not None and not ctx.candidates.get(model)
+
+
+# The filter_items_in_personal_collection values that look at who owns an item's personal collection.
+PERSONAL_MODES = ("only", "only-mine", "exclude", "exclude-others")
 
 
 def personal_ok(ctx: SearchContext, owner: int | None) -> bool:

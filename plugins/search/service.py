@@ -32,6 +32,7 @@ from core.content.collections import (
     personal_root_ids,
 )
 from core.content.search import (  # noqa: F401  (Filters: the views build it)
+    PERSONAL_MODES,
     ROOT_REF,
     Filters,
     matched,
@@ -343,7 +344,8 @@ SOURCES = {
 
 def search(session: Session, user: User, filters: Filters, paging: Paging) -> dict:
     tokens = filters.tokens
-    ctx = Context(session, Access(session, user), filters, personal_root_ids(session),
+    roots = personal_root_ids(session) if filters.personal in PERSONAL_MODES else {}
+    ctx = Context(session, Access(session, user), filters, roots,
                   search_index.candidates(session, tokens) if tokens else None)
     now = utcnow()
     results: list[dict] = []
