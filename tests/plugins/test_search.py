@@ -250,3 +250,7 @@ def test_what_a_result_shows_on_each_app_db(any_app):
     assert not any(r["bookmark"] for r in admin.get("/api/search?q=orbit").json["data"])
     edited = admin.get("/api/search?q=orbit&last_edited_by=1").json["data"]
     assert [(r["model"], r["name"]) for r in edited] == [("card", "Orbit report")]
+    db_id, (table_id,) = add_database(any_app, "Orbit warehouse", ["orbit_events"])
+    rows = {r["model"]: r for r in admin.get("/api/search?q=orbit&models=database&models=table").json["data"]}
+    assert (rows["database"]["id"], rows["table"]["id"], rows["table"]["database_name"]) == \
+        (db_id, table_id, "Orbit warehouse")
