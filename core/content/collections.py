@@ -102,10 +102,12 @@ def personal_names(session: Session, owner_ids) -> dict[int, str]:
     return {uid: personal_name(first, last, email) for uid, first, last, email in rows}
 
 
+_PERSONAL_ROOTS = select(Collection.id, Collection.personal_owner_id).where(Collection.personal_owner_id.is_not(None))
+
+
 def personal_root_ids(session: Session) -> dict[int, int]:
     """Personal collection id -> owner id, for every user."""
-    return dict(session.execute(select(Collection.id, Collection.personal_owner_id).where(
-        Collection.personal_owner_id.is_not(None))).all())
+    return dict(session.execute(_PERSONAL_ROOTS).all())
 
 
 def personal_owner(collection: Collection, roots: dict[int, int]) -> int | None:

@@ -219,12 +219,19 @@ def collection_level(session: Session, user: User | None, collection_id: int | N
     return cache[key]
 
 
+# The levels a user's groups hold on the root of a namespace, and on one collection. Built once.
+_ROOT_LEVELS = select(CollectionPermission.level).where(
+    CollectionPermission.collection_id.is_(None), CollectionPermission.namespace == bindparam("namespace"),
+    CollectionPermission.group_id.in_(bindparam("groups", expanding=True)))
+_GRANTED_LEVELS = select(CollectionPermission.level).where(
+    CollectionPermission.collection_id == bindparam("collection_id"),
+    CollectionPermission.group_id.in_(bindparam("groups", expanding=True)))
+
+
 def _collection_level(session: Session, user: User, collection_id: int | None, namespace: str | None) -> str:
     groups = group_ids(session, user)
     if collection_id is None:
-        rows = session.scalars(select(CollectionPermission.level).where(
-            CollectionPermission.collection_id.is_(None), CollectionPermission.namespace == (namespace or ""),
-            CollectionPermission.group_id.in_(groups)))
+        rows = session.scalars(_ROOT_LEVELS, {"namespace": namespace or "", "groups": groups})
         return _most_permissive(rows, COLLECTION_LEVELS)
     collection = session.get(Collection, collection_id)
     if collection is None:
@@ -232,8 +239,7 @@ def _collection_level(session: Session, user: User, collection_id: int | None, n
     owner = personal_owner_id(session, collection)
     if owner is not None:
         return "write" if owner == user.id else "none"
-    rows = session.scalars(select(CollectionPermission.level).where(
-        CollectionPermission.collection_id == collection_id, CollectionPermission.group_id.in_(groups)))
+    rows = session.scalars(_GRANTED_LEVELS, {"collection_id": collection_id, "groups": groups})
     return _most_permissive(rows, COLLECTION_LEVELS)
 
 

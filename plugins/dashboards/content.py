@@ -14,19 +14,17 @@ from sqlalchemy import bindparam, func, select, union, update
 from sqlalchemy.orm import Session
 
 from core import ContentKind, ItemRef
-from core.content import bookmarks
-from core.content.collections import children_location, personal_owner
+from core.content.collections import children_location
 from core.content.items import Context, Key, edit_key, pinned_clause, with_last_edit
 from core.content.search import (
-    ROOT_REF,
     SearchContext,
-    collection_refs,
-    common_names,
-    last_editors,
+    matched,
     nothing_matches,
-    personal_ok,
+    place,
     result,
     text_clause,
+    text_shape,
+    with_place,
 )
 
 from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSeries
@@ -96,52 +94,55 @@ class DashboardSource:
                         .values(archived=archived), execution_options={"synchronize_session": False})
 
 
+_CARD_COUNT = (select(func.count()).where(DashboardCard.dashboard_id == Dashboard.id)
+               .correlate(Dashboard).scalar_subquery())
+
+
+@functools.cache
+def _search_statement(text: str | None, by_creator: bool, by_ids: bool):
+    """Dashboards with everything a search result shows, built once per filter shape."""
+    query = with_place(select(Dashboard.id, Dashboard.name, Dashboard.description, Dashboard.archived,
+                              Dashboard.collection_id, Dashboard.collection_position, Dashboard.creator_id,
+                              Dashboard.created_at, Dashboard.updated_at, Dashboard.view_count,
+                              Dashboard.last_viewed_at, _CARD_COUNT),
+                       REVISION_MODEL, Dashboard.id, Dashboard.collection_id, Dashboard.creator_id,
+                       (DashboardBookmark, DashboardBookmark.dashboard_id))
+    query = query.where(Dashboard.archived == bindparam("archived"))
+    if text == "index":
+        query = query.where(Dashboard.id.in_(bindparam("matched", expanding=True)))
+    if by_creator:
+        query = query.where(Dashboard.creator_id.in_(bindparam("creators", expanding=True)))
+    if by_ids:
+        query = query.where(Dashboard.id.in_(bindparam("ids", expanding=True)))
+    return query
+
+
 def search(ctx: SearchContext) -> list[dict]:
     """Readable dashboards matching the search, with Metabase's dashboard keys (dashboardcard_count,
     view_count, last_viewed_at); dashboards have no database, so a table_db_id filter excludes them."""
     f = ctx.filters
     if f.table_db_id is not None or nothing_matches(ctx, "dashboard"):
         return []
-    query = select(Dashboard).where(Dashboard.archived.is_(f.archived))
-    text = text_clause(ctx, "dashboard", Dashboard.id, Dashboard.name, Dashboard.description)
-    if text is not None:
-        query = query.where(text)
-    if f.created_by:
-        query = query.where(Dashboard.creator_id.in_(f.created_by))
-    if f.ids:
-        query = query.where(Dashboard.id.in_(f.ids))
-    rows = list(ctx.session.scalars(query))
-    refs = collection_refs(ctx.session, [d.collection_id for d in rows])
-    visible = []
-    for d in rows:
-        collection = refs.get(d.collection_id, (None, None))[0]
-        if d.collection_id is not None and (collection is None or collection.namespace):
-            continue
-        if not ctx.access.can_read(d.collection_id):
-            continue
-        if personal_ok(ctx, personal_owner(collection, ctx.roots) if collection is not None else None):
-            visible.append(d)
-    ids = [d.id for d in visible]
-    edits = last_editors(ctx.session, REVISION_MODEL, ids)
-    if f.last_edited_by:
-        visible = [d for d in visible if edits.get(d.id, (None, None))[0] in f.last_edited_by]
-    users = common_names(ctx.session, [d.creator_id for d in visible] + [e[0] for e in edits.values()])
-    counts = dict(ctx.session.execute(select(DashboardCard.dashboard_id, func.count()).where(
-        DashboardCard.dashboard_id.in_(ids)).group_by(DashboardCard.dashboard_id)).all()) if ids else {}
-    marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "dashboard", ids)
+    shape = text_shape(ctx)
+    statement = _search_statement(shape, bool(f.created_by), bool(f.ids))
+    if shape == "columns":
+        statement = statement.where(text_clause(ctx, "dashboard", Dashboard.id, Dashboard.name,
+                                                Dashboard.description))
+    params = {"archived": f.archived, "matched": matched(ctx, "dashboard"), "creators": list(f.created_by),
+              "ids": list(f.ids), "user_id": ctx.access.user.id}
     out = []
-    for d in visible:
-        editor_id, edited_at = edits.get(d.id, (None, None))
+    for row in ctx.session.execute(statement, params):
+        (dashboard_id, name, description, archived, collection_id, collection_position, creator_id, created_at,
+         updated_at, view_count, last_viewed_at, card_count) = row[:12]
+        shown = place(ctx, collection_id, row[12:])
+        if shown is None:
+            continue
         out.append(result(
-            "dashboard", d.id, d.name, description=d.description, archived=d.archived,
-            collection=refs[d.collection_id][1] if d.collection_id is not None else ROOT_REF,
-            collection_position=d.collection_position, creator_id=d.creator_id,
-            creator_common_name=users.get(d.creator_id), last_editor_id=editor_id,
-            last_editor_common_name=users.get(editor_id), last_edited_at=edited_at, created_at=d.created_at,
-            updated_at=d.updated_at, dashboardcard_count=counts.get(d.id, 0), view_count=d.view_count,
-            last_viewed_at=d.last_viewed_at, can_write=ctx.access.can_write(d.collection_id),
-            bookmark=d.id in marked, _texts=[d.name, d.description], _pinned=d.collection_position is not None,
-            _updated=d.updated_at))
+            "dashboard", dashboard_id, name, description=description, archived=archived,
+            collection_position=collection_position, creator_id=creator_id, created_at=created_at,
+            updated_at=updated_at, dashboardcard_count=card_count, view_count=view_count,
+            last_viewed_at=last_viewed_at, **shown, _texts=[name, description],
+            _pinned=collection_position is not None, _updated=updated_at))
     return out
 
 

@@ -8,8 +8,10 @@ core.content.kinds and follow the same rules.
 """
 from __future__ import annotations
 
-from sqlalchemy import or_, select
-from sqlalchemy.orm import Session, aliased, load_only
+import functools
+
+from sqlalchemy import and_, bindparam, or_, select
+from sqlalchemy.orm import Session, aliased
 
 from core.appdb import search_index
 from core.appdb.models import (
@@ -26,19 +28,21 @@ from core.content.collections import (
     Access,
     location_ids,
     namespace_clause,
-    personal_names,
-    personal_owner,
+    personal_name,
     personal_root_ids,
 )
 from core.content.search import (  # noqa: F401  (Filters: the views build it)
+    PERSONAL_MODES,
     ROOT_REF,
     Filters,
-    common_names,
-    last_editors,
+    matched,
     nothing_matches,
     personal_ok,
+    place,
     result,
     text_clause,
+    text_shape,
+    with_place,
 )
 from core.content.search import SearchContext as Context
 from core.http.paging import Paging
@@ -51,6 +55,7 @@ CARD_TYPE_MODEL = {card_type: model for model, card_type in CARD_MODELS.items()}
 SEARCHABLE = ("dashboard", "card", "dataset", "metric", "collection", "database", "table", "segment", "action",
               "indexed-entity")
 # What a card result shows: its large JSON columns (visualization, parameters, metadata) stay unloaded.
+_OWNER = aliased(User, name="owner")
 CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, Card.collection_id,
                 Card.collection_position, Card.creator_id, Card.created_at, Card.updated_at, Card.database_id,
                 Card.table_id, Card.display, Card.dataset_query, Card.query_type)
@@ -61,35 +66,81 @@ CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, 
 # --------------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _collection_statement(text: str | None, by_ids: bool, by_readable: bool):
+    """Collections (default namespace) with their owner's names and the bookmark flag, built once per
+    filter shape."""
+    mark, mark_item = bookmarks.TABLES["collection"]
+    query = (select(Collection.id, Collection.name, Collection.description, Collection.archived,
+                    Collection.created_at, Collection.location, Collection.personal_owner_id,
+                    Collection.authority_level, Collection.type, _OWNER.first_name, _OWNER.last_name, _OWNER.email,
+                    mark.user_id)
+             .outerjoin(_OWNER, _OWNER.id == Collection.personal_owner_id)
+             .outerjoin(mark, and_(mark_item == Collection.id, mark.user_id == bindparam("user_id")))
+             .where(namespace_clause(None), Collection.archived == bindparam("archived")))
+    if text == "index":
+        query = query.where(Collection.id.in_(bindparam("matched", expanding=True)))
+    if by_ids:
+        query = query.where(Collection.id.in_(bindparam("ids", expanding=True)))
+    if by_readable:
+        query = query.where(Collection.id.in_(bindparam("readable", expanding=True)))
+    return query
+
+
 def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
     if f.table_db_id is not None or f.created_by or f.last_edited_by or nothing_matches(ctx, "collection"):
         return []
-    query = select(Collection).where(namespace_clause(None), Collection.archived.is_(f.archived))
-    text = text_clause(ctx, "collection", Collection.id, Collection.name, Collection.description)
-    if text is not None:
-        query = query.where(text)
-    if f.ids:
-        query = query.where(Collection.id.in_(f.ids))
+    shape = text_shape(ctx)
     readable = ctx.access.readable_ids()
-    if readable is not None:
-        query = query.where(Collection.id.in_(readable))
-    rows = [c for c in ctx.session.scalars(query)
-            if ctx.access.can_read(c.id) and personal_ok(ctx, personal_owner(c, ctx.roots))]
-    names = personal_names(ctx.session, [c.personal_owner_id for c in rows])
-    marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "collection")
+    statement = _collection_statement(shape, bool(f.ids), readable is not None)
+    if shape == "columns":
+        statement = statement.where(text_clause(ctx, "collection", Collection.id, Collection.name,
+                                                Collection.description))
+    params = {"archived": f.archived, "matched": matched(ctx, "collection"), "ids": list(f.ids),
+              "readable": list(readable or ()), "user_id": ctx.access.user.id}
     out = []
-    for c in rows:
-        name = names.get(c.personal_owner_id, c.name) if c.personal_owner_id else c.name
-        effective = "/" + "".join(f"{i}/" for i in location_ids(c.location) if ctx.access.can_read(i))
+    for (cid, name, description, archived, created_at, location, owner_id, authority_level, kind,
+         first_name, last_name, email, marked_by) in ctx.session.execute(statement, params):
+        if not ctx.access.can_read(cid):
+            continue
+        parents = location_ids(location)
+        if not personal_ok(ctx, owner_id if owner_id is not None else ctx.roots.get(parents[0]) if parents else None):
+            continue
+        if owner_id is not None and email is not None:
+            name = personal_name(first_name, last_name, email)
+        effective = "/" + "".join(f"{i}/" for i in parents if ctx.access.can_read(i))
         out.append(result(
-            "collection", c.id, name, description=c.description, archived=c.archived, created_at=c.created_at,
-            updated_at=c.created_at, collection={"id": c.id, "name": name, "authority_level": c.authority_level,
-                                                 "type": c.type},
-            can_write=ctx.access.can_write(c.id), effective_location=effective, location=c.location,
-            personal_owner_id=c.personal_owner_id, authority_level=c.authority_level, bookmark=c.id in marked,
-            _texts=[name, c.description], _pinned=False, _updated=c.created_at))
+            "collection", cid, name, description=description, archived=archived, created_at=created_at,
+            updated_at=created_at, collection={"id": cid, "name": name, "authority_level": authority_level,
+                                               "type": kind},
+            can_write=ctx.access.can_write(cid), effective_location=effective, location=location,
+            personal_owner_id=owner_id, authority_level=authority_level, bookmark=marked_by is not None,
+            _texts=[name, description], _pinned=False, _updated=created_at))
     return out
+
+
+@functools.cache
+def _card_statement(text: str | None, by_database: bool, by_creator: bool, by_ids: bool):
+    """Cards of the bound types with everything a result shows, built once per filter shape."""
+    query = with_place(select(*CARD_COLUMNS, Database.name), "Card", Card.id, Card.collection_id, Card.creator_id,
+                       bookmarks.TABLES["card"])
+    query = query.outerjoin(Database, Database.id == Card.database_id).where(
+        Card.type.in_(bindparam("types", expanding=True)), Card.archived == bindparam("archived"))
+    if text == "index":
+        query = query.where(Card.id.in_(bindparam("matched", expanding=True)))
+    if by_database:
+        query = query.where(Card.database_id == bindparam("database_id"))
+    if by_creator:
+        query = query.where(Card.creator_id.in_(bindparam("creators", expanding=True)))
+    if by_ids:
+        query = query.where(Card.id.in_(bindparam("ids", expanding=True)))
+    return query
+
+
+_NATIVE_TEXTS = select(Card.id, Card.dataset_query).where(
+    Card.type.in_(bindparam("types", expanding=True)), Card.archived == bindparam("archived"),
+    or_(Card.query_type == "native", Card.query_type.is_(None)))
 
 
 def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
@@ -97,89 +148,70 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
     types = [card_type for model, card_type in CARD_MODELS.items() if model in wanted]
     if not types or (nothing_matches(ctx, "card") and not f.search_native_query):
         return []
-    query = select(Card).options(load_only(*CARD_COLUMNS)).where(Card.type.in_(types), Card.archived.is_(f.archived))
-    columns = [Card.name, Card.description]
-    text = text_clause(ctx, "card", Card.id, *columns)
-    if text is not None:
-        query = query.where(text)
-    if f.table_db_id is not None:
-        query = query.where(Card.database_id == f.table_db_id)
-    if f.created_by:
-        query = query.where(Card.creator_id.in_(f.created_by))
-    if f.ids:
-        query = query.where(Card.id.in_(f.ids))
-    cards = list(ctx.session.scalars(query))
-    if f.search_native_query and f.tokens:
-        cards = _with_native_matches(ctx, cards, types)
-    collections = {c.id: c for c in ctx.session.scalars(select(Collection).where(
-        Collection.id.in_({c.collection_id for c in cards if c.collection_id is not None})))}
-    visible = []
-    for card in cards:
-        collection = collections.get(card.collection_id)
-        if collection is not None and collection.namespace:
-            continue
-        if not ctx.access.can_read(card.collection_id):
-            continue
-        owner = personal_owner(collection, ctx.roots) if collection is not None else None
-        if personal_ok(ctx, owner):
-            visible.append(card)
-    edits = last_editors(ctx.session, "Card", [c.id for c in visible])
-    if f.last_edited_by:
-        visible = [c for c in visible if edits.get(c.id, (None, None))[0] in f.last_edited_by]
-    users = common_names(ctx.session, [c.creator_id for c in visible] + [e[0] for e in edits.values()])
-    databases = dict(ctx.session.execute(select(Database.id, Database.name).where(
-        Database.id.in_({c.database_id for c in visible if c.database_id is not None}))).all())
-    names = personal_names(ctx.session, [c.personal_owner_id for c in collections.values()])
-    marked = bookmarks.bookmarked_ids(ctx.session, ctx.access.user, "card")
+    shape = text_shape(ctx)
+    statement = _card_statement(None if f.search_native_query else shape, f.table_db_id is not None, bool(f.created_by), bool(f.ids))
+    params = {"types": types, "archived": f.archived, "matched": matched(ctx, "card"), "user_id": ctx.access.user.id,
+              "database_id": f.table_db_id, "creators": list(f.created_by), "ids": list(f.ids)}
+    if shape == "columns" or (shape is not None and f.search_native_query):
+        # Per request: without an index the text filter is one LIKE per token and column; with
+        # search_native_query the cards whose SQL text matches count too (their query is JSON).
+        text = text_clause(ctx, "card", Card.id, Card.name, Card.description)
+        if f.search_native_query:
+            text = or_(text, Card.id.in_(_native_matches(ctx, types)))
+        statement = statement.where(text)
+    native = f.search_native_query
     out = []
-    for card in visible:
-        model = CARD_TYPE_MODEL.get(card.type, "card")
-        collection = collections.get(card.collection_id)
-        ref = ROOT_REF if collection is None else {
-            "id": collection.id, "authority_level": collection.authority_level, "type": collection.type,
-            "name": names.get(collection.personal_owner_id, collection.name) if collection.personal_owner_id
-            else collection.name}
-        editor_id, edited_at = edits.get(card.id, (None, None))
-        native_text = _native_text(card) if f.search_native_query else None
+    for row in ctx.session.execute(statement, params):
+        (card_id, name, description, card_type, archived, collection_id, collection_position, creator_id,
+         created_at, updated_at, database_id, table_id, display, dataset_query, query_type, database_name) = row[:16]
+        shown = place(ctx, collection_id, row[16:])
+        if shown is None:
+            continue
+        native_text = _native_text(dataset_query) if native else None
         out.append(result(
-            model, card.id, card.name, description=card.description, archived=card.archived, collection=ref,
-            collection_position=card.collection_position, creator_id=card.creator_id,
-            creator_common_name=users.get(card.creator_id), last_editor_id=editor_id,
-            last_editor_common_name=users.get(editor_id), last_edited_at=edited_at, created_at=card.created_at,
-            updated_at=card.updated_at, database_id=card.database_id, database_name=databases.get(card.database_id),
-            table_id=card.table_id, display=card.display, dataset_query=card.dataset_query,
-            query_type=card.query_type, can_write=ctx.access.can_write(card.collection_id), bookmark=card.id in marked,
-            _texts=[card.name, card.description, native_text], _pinned=card.collection_position is not None,
-            _updated=card.updated_at))
+            CARD_TYPE_MODEL.get(card_type, "card"), card_id, name, description=description, archived=archived,
+            collection_position=collection_position, creator_id=creator_id, created_at=created_at,
+            updated_at=updated_at, database_id=database_id, database_name=database_name, table_id=table_id,
+            display=display, dataset_query=dataset_query, query_type=query_type, **shown,
+            _texts=[name, description, native_text], _pinned=collection_position is not None, _updated=updated_at))
     return out
 
 
-def _native_text(card: Card) -> str | None:
-    query = card.dataset_query if isinstance(card.dataset_query, dict) else {}
+def _native_text(dataset_query) -> str | None:
+    query = dataset_query if isinstance(dataset_query, dict) else {}
     native = query.get("native")
     if isinstance(native, dict) and isinstance(native.get("query"), str):
         return native["query"]
     return None
 
 
-def _with_native_matches(ctx: Context, cards: list[Card], types: list[str]) -> list[Card]:
-    """With search_native_query, cards whose SQL text matches count too (matched in Python: the
-    query lives in a JSON column)."""
-    seen = {c.id for c in cards}
-    query = select(Card).where(Card.type.in_(types), Card.archived.is_(ctx.filters.archived),
-                               or_(Card.query_type == "native", Card.query_type.is_(None)))
-    extra = []
-    for card in ctx.session.scalars(query):
-        text = _native_text(card)
-        if card.id not in seen and text and any(t in scoring.normalize(text) for t in ctx.filters.tokens):
-            if ctx.filters.table_db_id is not None and card.database_id != ctx.filters.table_db_id:
-                continue
-            if ctx.filters.created_by and card.creator_id not in ctx.filters.created_by:
-                continue
-            if ctx.filters.ids and card.id not in ctx.filters.ids:
-                continue
-            extra.append(card)
-    return cards + extra
+def _native_matches(ctx: Context, types: list[str]) -> list[int]:
+    """Ids of the cards whose SQL text holds a query token (matched in Python: the query lives in a
+    JSON column); the card statement applies the other filters to them."""
+    tokens = ctx.filters.tokens
+    rows = ctx.session.execute(_NATIVE_TEXTS, {"types": types, "archived": ctx.filters.archived})
+    out = []
+    for card_id, dataset_query in rows:
+        text = _native_text(dataset_query)
+        if text and any(t in scoring.normalize(text) for t in tokens):
+            out.append(card_id)
+    return out
+
+
+def _filtered(query, text: str | None, id_column, by_ids: bool):
+    """`query` with the index text filter and the ids filter, as bound parameters."""
+    if text == "index":
+        query = query.where(id_column.in_(bindparam("matched", expanding=True)))
+    if by_ids:
+        query = query.where(id_column.in_(bindparam("ids", expanding=True)))
+    return query
+
+
+@functools.cache
+def _database_statement(text: str | None, by_ids: bool):
+    query = select(Database.id, Database.name, Database.description, Database.created_at, Database.updated_at,
+                   Database.initial_sync_status).where(Database.is_audit.is_(False))
+    return _filtered(query, text, Database.id, by_ids)
 
 
 def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
@@ -187,21 +219,46 @@ def _databases(ctx: Context, _wanted: set[str]) -> list[dict]:
     if (f.archived or f.table_db_id is not None or f.created_by or f.last_edited_by
             or f.personal in ("only", "only-mine") or nothing_matches(ctx, "database")):
         return []
-    query = select(Database).where(Database.is_audit.is_(False))
-    text = text_clause(ctx, "database", Database.id, Database.name, Database.description)
-    if text is not None:
-        query = query.where(text)
-    if f.ids:
-        query = query.where(Database.id.in_(f.ids))
+    shape = text_shape(ctx)
+    statement = _database_statement(shape, bool(f.ids))
+    if shape == "columns":
+        statement = statement.where(text_clause(ctx, "database", Database.id, Database.name, Database.description))
     out = []
-    for db in ctx.session.scalars(query):
-        if not permissions.can_read_database(ctx.session, ctx.access.user, db.id):
+    for db_id, name, description, created_at, updated_at, sync_status in ctx.session.execute(
+            statement, {"matched": matched(ctx, "database"), "ids": list(f.ids)}):
+        if not permissions.can_read_database(ctx.session, ctx.access.user, db_id):
             continue
-        out.append(result("database", db.id, db.name, description=db.description, archived=False,
-                           collection=ROOT_REF, database_id=db.id, created_at=db.created_at,
-                           updated_at=db.updated_at, initial_sync_status=db.initial_sync_status,
-                           _texts=[db.name, db.description], _pinned=False, _updated=db.updated_at))
+        out.append(result("database", db_id, name, description=description, archived=False,
+                           collection=ROOT_REF, database_id=db_id, created_at=created_at,
+                           updated_at=updated_at, initial_sync_status=sync_status,
+                           _texts=[name, description], _pinned=False, _updated=updated_at))
     return out
+
+
+_TABLE_DB = aliased(Database, name="table_db")
+TABLE_COLUMNS = (Table.id, Table.db_id, Table.name, Table.display_name, Table.description, Table.schema,
+                 Table.created_at, Table.updated_at)
+
+
+@functools.cache
+def _table_statement(text: str | None, by_database: bool, by_ids: bool):
+    query = (select(*TABLE_COLUMNS, Table.initial_sync_status, _TABLE_DB.name)
+             .join(_TABLE_DB, _TABLE_DB.id == Table.db_id)
+             .where(Table.active.is_(True), Table.visibility_type.is_(None), _TABLE_DB.is_audit.is_(False)))
+    if by_database:
+        query = query.where(Table.db_id == bindparam("database_id"))
+    return _filtered(query, text, Table.id, by_ids)
+
+
+def _readable_tables(ctx: Context, tables) -> set[int]:
+    """Of (table id, database id) pairs, the ids of the tables the caller reads."""
+    by_database: dict[int, set[int]] = {}
+    for table_id, database_id in tables:
+        by_database.setdefault(database_id, set()).add(table_id)
+    allowed: set[int] = set()
+    for database_id, ids in by_database.items():
+        allowed |= permissions.readable_table_ids(ctx.session, ctx.access.user, database_id, ids)
+    return allowed
 
 
 def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
@@ -209,36 +266,37 @@ def _tables(ctx: Context, _wanted: set[str]) -> list[dict]:
     if f.archived or f.created_by or f.last_edited_by or f.personal in ("only", "only-mine") \
             or nothing_matches(ctx, "table"):
         return []
-    db = aliased(Database)
-    query = (select(Table, db.name).join(db, db.id == Table.db_id)
-             .where(Table.active.is_(True), Table.visibility_type.is_(None), db.is_audit.is_(False)))
-    text = text_clause(ctx, "table", Table.id, Table.name, Table.display_name, Table.description)
-    if text is not None:
-        query = query.where(text)
-    if f.table_db_id is not None:
-        query = query.where(Table.db_id == f.table_db_id)
-    if f.ids:
-        query = query.where(Table.id.in_(f.ids))
-    rows = list(ctx.session.execute(query))
-    allowed: set[int] = set()
-    by_database: dict[int, list[int]] = {}
-    for table, _name in rows:
-        by_database.setdefault(table.db_id, []).append(table.id)
-    for database_id, ids in by_database.items():
-        allowed |= permissions.readable_table_ids(ctx.session, ctx.access.user, database_id, ids)
+    shape = text_shape(ctx)
+    statement = _table_statement(shape, f.table_db_id is not None, bool(f.ids))
+    if shape == "columns":
+        statement = statement.where(text_clause(ctx, "table", Table.id, Table.name, Table.display_name,
+                                                Table.description))
+    rows = list(ctx.session.execute(statement, {"matched": matched(ctx, "table"), "ids": list(f.ids),
+                                                "database_id": f.table_db_id}))
+    allowed = _readable_tables(ctx, ((row[0], row[1]) for row in rows))
     out = []
-    for table, database_name in rows:
-        if table.id not in allowed:
+    for (table_id, db_id, name, display_name, description, schema, created_at, updated_at, sync_status,
+         database_name) in rows:
+        if table_id not in allowed:
             continue
-        display = table.display_name or table.name
+        display = display_name or name
         out.append(result(
-            "table", table.id, display, display_name=display, description=table.description, archived=False,
-            collection=ROOT_REF, database_id=table.db_id, database_name=database_name, table_id=table.id,
-            table_name=table.name, table_schema=table.schema, table_description=table.description,
-            created_at=table.created_at, updated_at=table.updated_at,
-            initial_sync_status=table.initial_sync_status,
-            _texts=[table.name, table.display_name, table.description], _pinned=False, _updated=table.updated_at))
+            "table", table_id, display, display_name=display, description=description, archived=False,
+            collection=ROOT_REF, database_id=db_id, database_name=database_name, table_id=table_id,
+            table_name=name, table_schema=schema, table_description=description,
+            created_at=created_at, updated_at=updated_at, initial_sync_status=sync_status,
+            _texts=[name, display_name, description], _pinned=False, _updated=updated_at))
     return out
+
+
+@functools.cache
+def _segment_statement(text: str | None, by_database: bool, by_ids: bool):
+    query = (select(Segment.id, Segment.name, Segment.description, Segment.archived, Segment.created_at,
+                    Segment.updated_at, Table.id, Table.db_id, Table.name, Table.schema, Table.description)
+             .join(Table, Table.id == Segment.table_id).where(Segment.archived == bindparam("archived")))
+    if by_database:
+        query = query.where(Table.db_id == bindparam("database_id"))
+    return _filtered(query, text, Segment.id, by_ids)
 
 
 def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
@@ -247,32 +305,23 @@ def _segments(ctx: Context, _wanted: set[str]) -> list[dict]:
     f = ctx.filters
     if f.created_by or f.last_edited_by or f.personal in ("only", "only-mine") or nothing_matches(ctx, "segment"):
         return []
-    query = (select(Segment, Table).join(Table, Table.id == Segment.table_id)
-             .where(Segment.archived.is_(f.archived)))
-    text = text_clause(ctx, "segment", Segment.id, Segment.name, Segment.description)
-    if text is not None:
-        query = query.where(text)
-    if f.table_db_id is not None:
-        query = query.where(Table.db_id == f.table_db_id)
-    if f.ids:
-        query = query.where(Segment.id.in_(f.ids))
-    rows = list(ctx.session.execute(query))
-    by_database: dict[int, set[int]] = {}
-    for _segment, table in rows:
-        by_database.setdefault(table.db_id, set()).add(table.id)
-    allowed: set[int] = set()
-    for database_id, ids in by_database.items():
-        allowed |= permissions.readable_table_ids(ctx.session, ctx.access.user, database_id, ids)
+    shape = text_shape(ctx)
+    statement = _segment_statement(shape, f.table_db_id is not None, bool(f.ids))
+    if shape == "columns":
+        statement = statement.where(text_clause(ctx, "segment", Segment.id, Segment.name, Segment.description))
+    rows = list(ctx.session.execute(statement, {"matched": matched(ctx, "segment"), "ids": list(f.ids),
+                                                "database_id": f.table_db_id, "archived": f.archived}))
+    allowed = _readable_tables(ctx, ((row[6], row[7]) for row in rows))
     out = []
-    for segment, table in rows:
-        if table.id not in allowed:
+    for (segment_id, name, description, archived, created_at, updated_at, table_id, db_id, table_name, schema,
+         table_description) in rows:
+        if table_id not in allowed:
             continue
         out.append(result(
-            "segment", segment.id, segment.name, description=segment.description, archived=segment.archived,
-            collection=ROOT_REF, database_id=table.db_id, table_id=table.id, table_name=table.name,
-            table_schema=table.schema, table_description=table.description, created_at=segment.created_at,
-            updated_at=segment.updated_at, _texts=[segment.name, segment.description], _pinned=False,
-            _updated=segment.updated_at))
+            "segment", segment_id, name, description=description, archived=archived,
+            collection=ROOT_REF, database_id=db_id, table_id=table_id, table_name=table_name,
+            table_schema=schema, table_description=table_description, created_at=created_at,
+            updated_at=updated_at, _texts=[name, description], _pinned=False, _updated=updated_at))
     return out
 
 
@@ -295,7 +344,8 @@ SOURCES = {
 
 def search(session: Session, user: User, filters: Filters, paging: Paging) -> dict:
     tokens = filters.tokens
-    ctx = Context(session, Access(session, user), filters, personal_root_ids(session),
+    roots = personal_root_ids(session) if filters.personal in PERSONAL_MODES else {}
+    ctx = Context(session, Access(session, user), filters, roots,
                   search_index.candidates(session, tokens) if tokens else None)
     now = utcnow()
     results: list[dict] = []

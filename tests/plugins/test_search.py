@@ -221,3 +221,36 @@ def test_search_on_each_app_db(any_app):
     # LIKE wildcards in the query are literal characters.
     assert found(admin.get("/api/search?q=100%25")) == [("collection", "100% Sales_Q1")]
     assert found(admin.get("/api/search?q=s_q")) == [("collection", "100% Sales_Q1")]
+
+
+def test_what_a_result_shows_on_each_app_db(any_app):
+    """Each kind is one statement joining the collection, its personal owner, the creator, the last
+    revision's editor and the caller's bookmark: every joined value reaches the result on each backend."""
+    from core.testing import setup_admin
+
+    admin = setup_admin(any_app)
+    ulla = make_user(any_app, first_name="Ulla", last_name="User", email="ulla@example.com")
+    ulla_id = ulla.get("/api/user/current").json["id"]
+    mine = ulla.get("/api/user/current").json["personal_collection_id"]
+    card_id = add_card(any_app, "Orbit report", mine, creator_id=ulla_id, editor_id=1, position=1)
+    dashboard = ulla.post("/api/dashboard", json={"name": "Orbit board", "collection_id": mine}).json
+    assert ulla.post(f"/api/bookmark/card/{card_id}").status_code == 200
+    assert ulla.post(f"/api/bookmark/dashboard/{dashboard['id']}").status_code == 200
+    hits = {r["model"]: r for r in ulla.get("/api/search?q=orbit").json["data"]}
+    assert set(hits) == {"card", "dashboard"}
+    ref = {"id": mine, "name": "Ulla User's Personal Collection", "authority_level": None, "type": None}
+    card, board = hits["card"], hits["dashboard"]
+    assert card["collection"] == board["collection"] == ref
+    assert (card["creator_common_name"], card["last_editor_id"], card["last_editor_common_name"]) == \
+        ("Ulla User", 1, "Ada Admin")
+    assert card["bookmark"] is board["bookmark"] is True and card["can_write"] is board["can_write"] is True
+    assert board["creator_common_name"] == "Ulla User" and board["dashboardcard_count"] == 0
+    assert {r["model"] for r in admin.get("/api/search?q=orbit&filter_items_in_personal_collection=exclude")
+            .json["data"]} == set()
+    assert not any(r["bookmark"] for r in admin.get("/api/search?q=orbit").json["data"])
+    edited = admin.get("/api/search?q=orbit&last_edited_by=1").json["data"]
+    assert [(r["model"], r["name"]) for r in edited] == [("card", "Orbit report")]
+    db_id, (table_id,) = add_database(any_app, "Orbit warehouse", ["orbit_events"])
+    rows = {r["model"]: r for r in admin.get("/api/search?q=orbit&models=database&models=table").json["data"]}
+    assert (rows["database"]["id"], rows["table"]["id"], rows["table"]["database_name"]) == \
+        (db_id, table_id, "Orbit warehouse")
