@@ -259,9 +259,8 @@ class _Driver:
             return combine(list(pool.map(one, range(len(members)), members)))
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.http_bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the generated orders table")
+def load_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of how the load is driven, the same for every HTTP bench."""
     parser.add_argument("--duration", type=float, default=6, help="seconds of each measured run")
     parser.add_argument("--warmup", type=float, default=2, help="seconds of the unmeasured run before each")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each group; each figure is their median")
@@ -269,23 +268,36 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="wrk's threads")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers of every server")
     parser.add_argument("--worker-threads", type=int, default=8, help="gunicorn threads per worker")
-    parser.add_argument("--cache-repeats", type=int, default=6, help="repeats of each cached query checked")
     parser.add_argument("--client", choices=("wrk", "python"), default="wrk",
                         help="python: a keep-alive loop per connection instead of wrk (figures not comparable)")
     parser.add_argument("--keep", action="store_true", help="keep the data directory and server logs")
+
+
+def ready_to_drive(options: argparse.Namespace) -> str | None:
+    """The load generator's name for the heading, None (with the reason printed) when wrk is missing.
+    gunicorn's process groups are stopped in the benches' finally blocks: SIGTERM, and SIGINT even where
+    a shell started us with it ignored (a background job), unwind to them as Ctrl-C does."""
+    if options.client == "wrk" and not wrk_available():
+        print("wrk is not on PATH: install it (Debian/Ubuntu: apt-get install wrk), or pass --client python")
+        return None
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
+    return f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.http_bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the generated orders table")
+    parser.add_argument("--cache-repeats", type=int, default=6, help="repeats of each cached query checked")
+    load_arguments(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     options = parse(argv)
-    if options.client == "wrk" and not wrk_available():
-        print("wrk is not on PATH: install it (Debian/Ubuntu: apt-get install wrk), or pass --client python")
+    client = ready_to_drive(options)
+    if client is None:
         return 2
-    # gunicorn's process groups are stopped in run()'s finally: SIGTERM, and SIGINT even where a shell
-    # started us with it ignored (a background job), unwind to it as Ctrl-C does.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.default_int_handler)
-    client = f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
     print(f"HTTP bench: {options.rows:,} rows, {client} -c{options.connections} {options.duration:g} s per run, "
           f"gunicorn {options.workers} gthread workers x {options.worker_threads} threads for every server, "
           f"{cpu_note()}", flush=True)

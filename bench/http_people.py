@@ -21,7 +21,6 @@ import argparse
 import http.client
 import random
 import shutil
-import signal
 import statistics
 import sys
 import time
@@ -32,8 +31,8 @@ from dataclasses import dataclass
 import orjson
 
 from bench.common import cpu_note
-from bench.http_bench import Outcome, Scenario, _Driver, measure
-from bench.http_load import Load, wrk_available
+from bench.http_bench import Outcome, Scenario, _Driver, load_arguments, measure, ready_to_drive
+from bench.http_load import Load
 from bench.http_people_setup import SEARCH_TERMS, PeopleContent, prepare_people, server_env
 from bench.http_setup import Server, request
 from bench.report import Target, info, report
@@ -220,21 +219,12 @@ def run(options: argparse.Namespace) -> dict[bool, Outcome]:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.http_people", description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=100, help="users, each logged in with their own session")
-    parser.add_argument("--duration", type=float, default=6, help="seconds of each measured run")
-    parser.add_argument("--warmup", type=float, default=2, help="seconds of the unmeasured run before each")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the scenarios; each figure is their median")
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=2, help="wrk's threads")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers of every server")
-    parser.add_argument("--worker-threads", type=int, default=8, help="gunicorn threads per worker")
     parser.add_argument("--opens", type=int, default=200, help="dashboards opened like a browser, per instance")
     parser.add_argument("--keep-answers", default="on",
                         help="on, off, or on,off: one table per setting of TESSERA_KEEP_ANSWERS")
     parser.add_argument("--appdb", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--instances", type=int, default=1, help="instances serving the app DB (2 needs postgresql)")
-    parser.add_argument("--client", choices=("wrk", "python"), default="wrk",
-                        help="python: a keep-alive loop per connection instead of wrk (figures not comparable)")
-    parser.add_argument("--keep", action="store_true", help="keep the data directory and server logs")
+    load_arguments(parser)
     options = parser.parse_args(argv)
     settings = {"on": True, "off": False}
     try:
@@ -248,12 +238,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     options = parse(argv)
-    if options.client == "wrk" and not wrk_available():
-        print("wrk is not on PATH: install it (Debian/Ubuntu: apt-get install wrk), or pass --client python")
+    client = ready_to_drive(options)
+    if client is None:
         return 2
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.default_int_handler)
-    client = f"wrk -t{options.threads}" if options.client == "wrk" else "Python client"
     print(f"Many-people bench: {options.users} users with their own sessions, 40 cards, 8 dashboards of 5 cards, "
           f"{options.appdb} app DB, {options.instances} instance(s); {client} -c{options.connections} "
           f"{options.duration:g} s per run, random user and object per request; gunicorn {options.workers} gthread "

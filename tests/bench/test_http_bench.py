@@ -4,13 +4,12 @@ query is served from the result cache on whichever worker answers, and every run
 down. Speed is not asserted: this proves the harness measures what it says."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from bench.http_bench import parse, run
 from bench.http_load import parse_wrk
 from bench.http_setup import ServerDidNotStart
+from tests.bench.servers import alive
 
 WRK_OUTPUT = """Running 10s test @ http://127.0.0.1:40000/api/card/1
   2 threads and 32 connections
@@ -39,13 +38,6 @@ def test_wrk_report_is_read_with_its_units_and_failures():
                       .replace("  Non-2xx or 3xx responses: 4\n", ""))
     assert clean.failures == 0
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_every_endpoint_answers_through_gunicorn_and_the_cache_is_hit():
@@ -81,4 +73,4 @@ def test_every_endpoint_answers_through_gunicorn_and_the_cache_is_hit():
     assert len(outcome.infos) == 4 and all(ratio > 0 for _, ratio, _ in outcome.infos)
 
     assert set(outcome.pids) == {"tessera", "hello", "held"}
-    assert not any(_alive(pid) for pid in outcome.pids.values()), "a gunicorn master outlived the run"
+    assert not any(alive(pid) for pid in outcome.pids.values()), "a gunicorn master outlived the run"

@@ -5,13 +5,13 @@ the Lua script wrk would run picks a random session and path, and every server i
 asserted: this proves the harness measures what it says."""
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
 
 from bench.http_load import Load, lua_script
 from bench.http_people import parse, run
+from tests.bench.servers import alive
 
 
 def test_a_random_load_sends_every_session_and_path_and_wrk_picks_them_at_random():
@@ -27,13 +27,6 @@ def test_a_random_load_sends_every_session_and_path_and_wrk_picks_them_at_random
     # A fixed rotation stays a rotation.
     assert "paths[turn]" in lua_script(Load("GET", ("/a", "/b"), sessions=("t",)))
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_every_scenario_answers_for_random_people_and_the_cache_is_hit():
@@ -63,4 +56,4 @@ def test_every_scenario_answers_for_random_people_and_the_cache_is_hit():
     opened = targets["5-card dashboard opened like a browser, p50"]
     assert opened.ratio > 0 and "3 opens" in opened.detail
     assert targets["repeated cached queries served from the result cache"].met
-    assert outcome.pids and not any(_alive(pid) for pid in outcome.pids.values()), "a server outlived the run"
+    assert outcome.pids and not any(alive(pid) for pid in outcome.pids.values()), "a server outlived the run"
