@@ -22,8 +22,11 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make i
 
 def make_dry_run(target: str, venv: Path, *args: str, **env: str) -> str:
     """What `make TARGET` would run (make -n) with VENV pointing at a directory the test prepared."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TESSERA_")} | env
-    result = subprocess.run(["make", "-n", target, f"VENV={venv}", *args], cwd=ROOT, env=environ,
+    # Not a sub-make of the `make test` running us: MAKELEVEL and MAKEFLAGS would add "Entering directory"
+    # lines (and the outer make's flags) to what we read.
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith("TESSERA_") and k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")} | env
+    result = subprocess.run(["make", "--no-print-directory", "-n", target, f"VENV={venv}", *args], cwd=ROOT, env=environ,
                             capture_output=True, text=True, check=True)
     return result.stdout
 

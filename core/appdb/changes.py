@@ -79,11 +79,10 @@ class _Schema:
         self._statements: dict[str, tuple[frozenset, frozenset]] = {}
         self._lock = threading.Lock()
         self.triggers: dict[str, frozenset] = {}  # table -> tables its triggers write (declared: `triggered`)
+        self.metadata = None  # the app DB's models' MetaData, given by core.appdb.models.base (`describe`)
 
     def _refresh(self) -> None:
-        from core.appdb.models import Base
-
-        tables = Base.metadata.tables
+        tables = self.metadata.tables if self.metadata is not None else {}
         if len(tables) == self._size:
             return
         with self._lock:
@@ -151,6 +150,13 @@ class _Schema:
 
 
 _schema = _Schema()
+
+
+def describe(metadata) -> None:
+    """The MetaData of the app DB's models (core.appdb.models.base gives it as it defines Base): the tables
+    the classifier knows, and their foreign keys' cascades; models registered later are read as they come."""
+    with _schema._lock:
+        _schema.metadata, _schema._size, _schema._statements = metadata, -1, {}
 
 
 def triggered(table_name: str, *written: str) -> None:

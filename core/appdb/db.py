@@ -22,7 +22,7 @@ from .changes import Changes
 from .counters import WriteBehind
 from .locks import advisory_lock, file_lock
 from .memo import CHANGES, MEMO_INFO, READS, Memo
-from .search_index import PostgresIndex, SQLiteIndex
+from .search_engines import PostgresIndex, SQLiteIndex
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 

@@ -14,7 +14,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from core.appdb import search_index
+from core.appdb import search_engines
 from core.appdb.models import Base, UTCDateTime, utcnow
 
 
@@ -112,4 +112,4 @@ class DashboardBookmark(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 # Migration dashboards_0002's triggers write the search index on every write of report_dashboard.
-search_index.indexed("report_dashboard")
+search_engines.indexed("report_dashboard")

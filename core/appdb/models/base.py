@@ -7,6 +7,7 @@ import secrets
 from sqlalchemy import JSON, DateTime, MetaData, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase
 
+from .. import changes
 from ..db import backend_of
 
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
@@ -22,6 +23,9 @@ NAMING = {
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
     type_annotation_map = {dict: JSON, list: JSON}
+
+
+changes.describe(Base.metadata)  # the change counters classify statements by these tables
 
 
 class UTCDateTime(TypeDecorator):
