@@ -8,6 +8,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -109,7 +110,11 @@ def _listeners(socket_path: Path) -> str:
         return str(client.send_command("show listeners"))
 
 
-def test_two_instances_on_one_host_keep_to_their_own_control_socket(tmp_path):
+def test_two_instances_on_one_host_keep_to_their_own_control_socket():
+    # A short folder: a Unix socket's path must fit in 108 bytes, and pytest's own temporary folders
+    # (xdist's, the test's long name, a growing pytest-N) can pass that, which leaves gunicorn without one.
+    tmp_path = Path(tempfile.mkdtemp(prefix="tss-"))
+    assert len(str(tmp_path / "a" / "gunicorn.ctl")) < 100
     home = tmp_path / "home"
     home.mkdir()
     instances = []
@@ -138,6 +143,7 @@ def test_two_instances_on_one_host_keep_to_their_own_control_socket(tmp_path):
     finally:
         a.stop()
         b.stop()
+        shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def test_the_production_gunicorn_config_puts_the_control_socket_in_the_data_dir(tmp_path, monkeypatch):
