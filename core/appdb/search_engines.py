@@ -5,6 +5,8 @@ core.appdb.search_index, which keeps the index, so that core.appdb.db can name a
 without importing what imports it."""
 from __future__ import annotations
 
+import abc
+
 from . import changes
 
 TABLE = "search_index"
@@ -33,15 +35,17 @@ def _text_sql(columns, row: str = "NEW") -> str:
     return " || char(10) || ".join(f"lower(coalesce({row}.{c}, ''))" for c in columns)
 
 
-class PlainIndex:
-    """What an engine's index provides; by itself a table scanned with LIKE, triggers left to subclasses."""
+class PlainIndex(abc.ABC):
+    """What an engine's index provides: the match on the index table (LIKE, unless a subclass has a
+    better one) and, from each engine's subclass, the triggers that keep the table."""
 
     def setup_sql(self) -> list[str]:
         """Statements run once after the table exists (text indexes); a failing one is logged and skipped."""
         return []
 
+    @abc.abstractmethod
     def trigger_sql(self, model: str, table: str, columns) -> list[str]:
-        raise NotImplementedError("this app-DB engine keeps no search index triggers")
+        """The statements creating the triggers that keep `model`'s index rows in step with `table`."""
 
     def drop_trigger_sql(self, model: str, table: str) -> list[str]:
         return []
