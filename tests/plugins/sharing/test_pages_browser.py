@@ -208,6 +208,15 @@ def test_public_dashboard_page_shows_filters_downloads_tabs_and_themes(app, admi
             time.sleep(0.1)
         assert browser.wait_settled() == "ready"
         assert 0 < browser.evaluate("document.querySelector('img.chart').naturalWidth") < drawn
+
+        # A phone's width: the cards stack, each as wide as the grid, in the layout's reading order.
+        browser.send("Emulation.setDeviceMetricsOverride", width=390, height=900, deviceScaleFactor=1, mobile=True)
+        time.sleep(0.5)
+        boxes = browser.evaluate("[...document.querySelectorAll('.grid > .card')].filter((c) => c.offsetParent)"
+                                 ".map((c) => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width]; })")
+        grid_width = browser.evaluate("document.querySelector('.grid').getBoundingClientRect().width")
+        assert len(boxes) > 1 and all(abs(width - grid_width) < 2 for _left, _top, width in boxes), (boxes, grid_width)
+        assert [top for _left, top, _width in boxes] == sorted(top for _left, top, _width in boxes)
         browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
         time.sleep(0.5)  # past the resize handler's 250 ms pause, so the next checks see the wide drawing settle
         assert browser.wait_settled() == "ready"

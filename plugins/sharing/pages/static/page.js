@@ -185,6 +185,7 @@ function dashcardBox(dashboardJson, dashcard, parameters) {
     : cardBox(settings["card.title"] || card.name);
   box.style.gridColumn = `${(dashcard.col || 0) + 1} / span ${dashcard.size_x || 4}`;
   box.style.gridRow = `${(dashcard.row || 0) + 1} / span ${dashcard.size_y || 4}`;
+  box.style.setProperty("--rows", String(dashcard.size_y || 4));  // its height when the cards stack (page.css)
   box.dataset.dashcard = dashcard.id;
   box.run = virtual ? () => {} : () => fill(box, card.display, settings, () => api.dashcardQuery(dashcard, parameters),
     (format, extra) => api.dashcardQuery(dashcard, parameters, format, extra));
