@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
 from sqlalchemy import event
@@ -157,6 +158,18 @@ def usable(db_session: Session) -> bool:
 def read_tables(db_session: Session) -> set | None:
     """The counter names the request of this session has read so far (None outside a request)."""
     return db_session.info.get(READS)
+
+
+@contextmanager
+def fresh_session(db_session: Session):
+    """A session on `db_session`'s connection and transaction with an empty identity map, for a compute
+    kept `alone` that loads ORM objects: each object it loads is read with SQL (the request's session
+    could hand back one it loaded earlier without any), so its answer depends on every table it used."""
+    fresh = Session(bind=db_session.connection(), autoflush=False)
+    try:
+        yield fresh
+    finally:
+        fresh.close()
 
 
 def get_or_compute(db_session: Session, key, compute: Callable[[], Any],

@@ -210,24 +210,43 @@ class Access:
 
 def collection_ref(session: Session, access: Access, collection: Collection | None) -> dict:
     """The `collection` an object shows it lives in: the root object, or the collection's summary."""
+    return with_can_write(access, collection_summary(session, collection))
+
+
+def collection_summary(session: Session, collection: Collection | None) -> dict:
+    """collection_ref as every user is shown it: all but the caller's `can_write`."""
     if collection is None:
-        return {**root_json(), "can_write": access.can_write(None)}
+        return root_json()
     name = collection.name
     if collection.personal_owner_id is not None:
         name = personal_names(session, [collection.personal_owner_id]).get(collection.personal_owner_id, name)
     return {"id": collection.id, "name": name, "slug": collection.slug, "location": collection.location,
             "authority_level": collection.authority_level, "type": collection.type,
             "namespace": collection.namespace, "personal_owner_id": collection.personal_owner_id,
-            "archived": collection.archived, "can_write": access.can_write(collection.id)}
+            "archived": collection.archived}
+
+
+def with_can_write(access: Access, summary: dict | None) -> dict | None:
+    """A collection summary (collection_summary, collection_facts) with what the caller may do in it."""
+    if summary is None:
+        return None
+    collection_id = summary["id"] if isinstance(summary["id"], int) else None
+    return {**summary, "can_write": access.can_write(collection_id)}
 
 
 def collection_json(session: Session, access: Access, collection_id: int | None) -> dict | None:
     """The hydrated `collection` of an item's GET (card, timeline): collection_ref plus is_personal,
     description and entity_id; None when the collection is gone."""
+    return with_can_write(access, collection_facts(session, collection_id))
+
+
+def collection_facts(session: Session, collection_id: int | None) -> dict | None:
+    """collection_json as every user is shown it (kept in an object's shared answer; the caller's
+    can_write is laid over it with with_can_write)."""
     collection = session.get(Collection, collection_id) if collection_id is not None else None
     if collection_id is not None and collection is None:
         return None
-    out = collection_ref(session, access, collection)
+    out = collection_summary(session, collection)
     out["is_personal"] = collection is not None and permissions.personal_owner_id(session, collection) is not None
     if collection is not None:
         out["description"] = collection.description

@@ -193,6 +193,9 @@ def _most_permissive(values, order: tuple[str, ...]) -> str:
     return order[best]
 
 
+_TOP_OWNER = select(Collection.personal_owner_id).where(Collection.id == bindparam("collection_id"))
+
+
 def personal_owner_id(session: Session, collection: Collection) -> int | None:
     """The owner of the personal collection that is or contains `collection`, else None."""
     if collection.personal_owner_id is not None:
@@ -200,7 +203,27 @@ def personal_owner_id(session: Session, collection: Collection) -> int | None:
     ancestors = [int(part) for part in (collection.location or "/").strip("/").split("/") if part]
     if not ancestors:
         return None
-    return session.scalar(select(Collection.personal_owner_id).where(Collection.id == ancestors[0]))
+    return session.scalar(_TOP_OWNER, {"collection_id": ancestors[0]})
+
+
+_PLACE = select(Collection.personal_owner_id, Collection.location).where(Collection.id == bindparam("collection_id"))
+GONE = (False, None)
+
+
+def _place(session: Session, collection_id: int) -> tuple[bool, int | None]:
+    """(whether the collection exists, the owner of the personal collection that is or contains it)."""
+    def read() -> tuple[bool, int | None]:
+        row = session.execute(_PLACE, {"collection_id": collection_id}).first()
+        if row is None:
+            return GONE
+        owner, location = row
+        if owner is not None:
+            return True, owner
+        ancestors = [int(part) for part in (location or "/").strip("/").split("/") if part]
+        return True, session.scalar(_TOP_OWNER, {"collection_id": ancestors[0]}) if ancestors else None
+
+    # Kept per collection (not per user): every user asking about it shares the answer.
+    return memo.get_or_compute(session, ("permissions", "place", collection_id), read, alone=True)
 
 
 def collection_level(session: Session, user: User | None, collection_id: int | None,
@@ -214,8 +237,7 @@ def collection_level(session: Session, user: User | None, collection_id: int | N
     cache = _cache(session)
     key = ("collection", user.id, collection_id, namespace)
     if key not in cache:
-        cache[key] = memo.get_or_compute(session, ("permissions", key),
-                                          lambda: _collection_level(session, user, collection_id, namespace))
+        cache[key] = _collection_level(session, user, collection_id, namespace)
     return cache[key]
 
 
@@ -229,18 +251,25 @@ _GRANTED_LEVELS = select(CollectionPermission.level).where(
 
 
 def _collection_level(session: Session, user: User, collection_id: int | None, namespace: str | None) -> str:
-    groups = group_ids(session, user)
-    if collection_id is None:
-        rows = session.scalars(_ROOT_LEVELS, {"namespace": namespace or "", "groups": groups})
+    if collection_id is not None:
+        exists, owner = _place(session, collection_id)
+        if not exists:
+            return "none"
+        if owner is not None:
+            return "write" if owner == user.id else "none"
+    groups = tuple(sorted(group_ids(session, user)))
+
+    def granted() -> str:
+        if collection_id is None:
+            rows = session.scalars(_ROOT_LEVELS, {"namespace": namespace or "", "groups": list(groups)})
+        else:
+            rows = session.scalars(_GRANTED_LEVELS, {"collection_id": collection_id, "groups": list(groups)})
         return _most_permissive(rows, COLLECTION_LEVELS)
-    collection = session.get(Collection, collection_id)
-    if collection is None:
-        return "none"
-    owner = personal_owner_id(session, collection)
-    if owner is not None:
-        return "write" if owner == user.id else "none"
-    rows = session.scalars(_GRANTED_LEVELS, {"collection_id": collection_id, "groups": groups})
-    return _most_permissive(rows, COLLECTION_LEVELS)
+
+    # What a set of groups holds is the same for each of its members: kept per group set, not per user,
+    # so that a hundred people of one team share one answer per collection.
+    return memo.get_or_compute(session, ("permissions", "granted", collection_id, namespace, groups), granted,
+                               alone=True)
 
 
 def can_read_collection(session: Session, user: User | None, collection_id: int | None,
@@ -308,7 +337,11 @@ def _collection_ids(session: Session, user: Principal | None, levels: tuple[str,
     key = ("collection ids", user.id, levels)
     if key not in cache:
         # Readable and writable ids come from one statement: a listing asks both.
-        rows = session.execute(_COLLECTION_LEVELS, {"user_id": user.id, "groups": group_ids(session, user)}).all()
+        user_id, groups = user.id, group_ids(session, user)
+        rows = memo.get_or_compute(session, ("permissions", "collection levels", user_id, tuple(sorted(groups))),
+                                   lambda: tuple(session.execute(_COLLECTION_LEVELS,
+                                                                 {"user_id": user_id, "groups": groups})),
+                                   alone=True)
         cache[("collection ids", user.id, ("read", "write"))] = frozenset(cid for cid, _level in rows)
         cache[("collection ids", user.id, ("write",))] = frozenset(cid for cid, level in rows if level == "write")
     return set(cache[key])

@@ -7,15 +7,10 @@ from sqlalchemy.orm import Session
 from core.appdb.models import Card, Database, PersistedInfo, QueryExecution, Table, User
 from core.content import kinds, revisions
 from core.content.cards import base_json
-from core.content.collections import Access
-from core.content.collections import collection_json as hydrated_collection
+from core.content.collections import Access, collection_facts, with_can_write
 from core.identity.users import creator_json
 from core.policy import permissions as perms
 from core.query.persistence import is_fresh
-
-
-def collection_json(session: Session, user: User, collection_id: int | None, access=None) -> dict | None:
-    return hydrated_collection(session, access or Access(session, user), collection_id)
 
 
 def persisted_json(info: PersistedInfo | None, card: Card) -> dict | None:
@@ -37,18 +32,25 @@ def list_json(session: Session, user: User, cards: list[Card]) -> list[dict]:
     """GET /api/card: each card's summary, permissions and dashboard counts read once for the list."""
     access = Access(session, user)
     counts = dashboard_counts(session, cards)
-    return [summary_json(session, user, c, access, counts.get(c.id, 0)) for c in cards]
+    return [summary_json(session, access, c, counts.get(c.id, 0)) for c in cards]
 
 
-def summary_json(session: Session, user: User, card: Card, access=None, dashboard_count: int | None = None) -> dict:
-    """A card in lists: the columns with its creator, collection and last-edit-info (pass one
-    core.content.collections.Access for a whole list so that permissions are read once)."""
+def summary_json(session: Session, access: Access, card: Card, dashboard_count: int | None = None) -> dict:
+    """A card in lists: the columns with its creator, collection and last-edit-info (one
+    core.content.collections.Access for a whole list, so that permissions are read once)."""
+    out = summary_facts(session, card, dashboard_count)
+    out["collection"] = with_can_write(access, out["collection"])
+    return out
+
+
+def summary_facts(session: Session, card: Card, dashboard_count: int | None = None) -> dict:
+    """summary_json as every user is shown it: all but the caller's can_write on the collection."""
     out = base_json(card)
     if dashboard_count is None:
         dashboard_count = dashboard_counts(session, [card]).get(card.id, 0)
     out["dashboard_count"] = dashboard_count
     out["creator"] = creator_json(session.get(User, card.creator_id))
-    out["collection"] = collection_json(session, user, card.collection_id, access)
+    out["collection"] = collection_facts(session, card.collection_id)
     info = revisions.last_edit_info(session, "Card", card.id)
     if info is not None:
         out["last-edit-info"] = info
@@ -59,18 +61,16 @@ NO_RUN_STATS = {"average_query_time": None, "last_query_start": None}
 
 
 def card_json(session: Session, user: User, card: Card, run_stats: bool = True) -> dict:
-    """GET /api/card/:id: the card hydrated with what the user may do with it; without `run_stats`,
-    the run statistics are left None (laid over by the caller: they change with every logged run)."""
-    out = summary_json(session, user, card)
-    can_write = perms.can_write_item(session, user, card.collection_id)
-    runnable = card.database_id is not None and perms.can_query(
-        session, user, card.database_id, native=card.query_type == "native", table_id=card.table_id)
+    """GET /api/card/:id: the card hydrated with what the user may do with it."""
+    return with_rights(session, user, card_facts(session, card, run_stats))
+
+
+def card_facts(session: Session, card: Card, run_stats: bool = True) -> dict:
+    """The hydrated card as every user is shown it (what depends on the caller is laid over by
+    with_rights); without `run_stats` they are left None (laid over by the caller: they change with
+    every logged run)."""
+    out = summary_facts(session, card)
     out.update({
-        "can_write": can_write,
-        "can_run_adhoc_query": runnable,
-        "can_restore": can_write and card.archived,
-        "can_delete": can_write and card.archived,
-        "can_manage_db": card.database_id is not None and perms.can_manage_database(session, user, card.database_id),
         "parameter_usage_count": 0,
         "dashboard": None,
         "based_on_upload": _based_on_upload(session, card),
@@ -81,6 +81,25 @@ def card_json(session: Session, user: User, card: Card, run_stats: bool = True) 
         out["persisted"] = is_fresh(info, card)
         out["persisted_info"] = persisted_json(info, card)
     return out
+
+
+def with_rights(session: Session, user: User, facts: dict) -> dict:
+    """A card's facts (card_facts) with what `user` may do with it: its own and its collection's
+    can_write, whether they may run it as an ad-hoc query and manage its database."""
+    access = Access(session, user)
+    can_write = access.can_write(facts["collection_id"])
+    database_id = facts["database_id"]
+    runnable = database_id is not None and perms.can_query(
+        session, user, database_id, native=facts["query_type"] == "native", table_id=facts["table_id"])
+    return {
+        **facts,
+        "collection": with_can_write(access, facts["collection"]),
+        "can_write": can_write,
+        "can_run_adhoc_query": runnable,
+        "can_restore": can_write and facts["archived"],
+        "can_delete": can_write and facts["archived"],
+        "can_manage_db": database_id is not None and perms.can_manage_database(session, user, database_id),
+    }
 
 
 # As Metabase: runs that were not answered from the result cache, failed ones included; read from the

@@ -7,16 +7,18 @@ does; param_fields lists only fields whose table data the caller may see (core.q
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, Collection, Dimension, Field, User
+from core.appdb.models import Card, Collection, Dimension, Field, Table, User
 from core.content import revisions
 from core.content.cards import base_json as card_base_json
-from core.content.collections import Access, collection_json
+from core.content.collections import Access, collection_facts, with_can_write
 from core.content.metadata import dimension_json, field_json
 from core.identity.users import creator_json
-from core.query import access as data_access
+from core.policy import permissions
 
 from . import actions, mappings
 from .dashcards import Layout, load_layout
@@ -59,17 +61,22 @@ def tab_json(tab: DashboardTab) -> dict:
             "entity_id": tab.entity_id, "created_at": tab.created_at, "updated_at": tab.updated_at}
 
 
-def card_json(access: Access, card: Card | None, card_id: int | None) -> dict | None:
+def card_facts(card: Card | None) -> dict | None:
+    """A dashcard's card as every user is shown it (with_rights lays the caller's rights over it)."""
+    return None if card is None else {**card_base_json(card), "query_average_duration": None}
+
+
+def card_with_rights(access: Access, facts: dict | None, card_id: int | None) -> dict | None:
     """A dashcard's card: its columns and can_write, or only its id when the caller cannot read it."""
     if card_id is None:
         return None
-    if card is None or not access.can_read(card.collection_id):
+    if facts is None or not access.can_read(facts["collection_id"]):
         return {"id": card_id}
-    return {**card_base_json(card), "can_write": access.can_write(card.collection_id),
-            "query_average_duration": None}
+    return {**facts, "can_write": access.can_write(facts["collection_id"])}
 
 
-def dashcard_json(access: Access, layout: Layout, dashcard: DashboardCard, authority: dict) -> dict:
+def dashcard_facts(layout: Layout, dashcard: DashboardCard, authority: dict) -> dict:
+    """A dashcard as every user is shown it: `card` and `series` hold the cards' facts (card_facts)."""
     card = layout.cards.get(dashcard.card_id) if dashcard.card_id is not None else None
     return {
         "id": dashcard.id, "dashboard_id": dashcard.dashboard_id, "dashboard_tab_id": dashcard.dashboard_tab_id,
@@ -79,52 +86,88 @@ def dashcard_json(access: Access, layout: Layout, dashcard: DashboardCard, autho
         "visualization_settings": dashcard.visualization_settings or {},
         "entity_id": dashcard.entity_id, "created_at": dashcard.created_at, "updated_at": dashcard.updated_at,
         "collection_authority_level": authority.get(card.collection_id) if card is not None else None,
-        "card": card_json(access, card, dashcard.card_id),
-        "series": [card_json(access, layout.cards.get(i), i) for i in layout.series.get(dashcard.id, [])],
+        "card": card_facts(card),
+        "series": [(i, card_facts(layout.cards.get(i))) for i in layout.series.get(dashcard.id, [])],
     }
 
 
-def dashcards_json(session: Session, access: Access, layout: Layout) -> list[dict]:
+def dashcard_with_rights(access: Access, facts: dict) -> dict:
+    return {**facts, "card": card_with_rights(access, facts["card"], facts["card_id"]),
+            "series": [card_with_rights(access, card, i) for i, card in facts["series"]]}
+
+
+def dashcards_facts(session: Session, layout: Layout) -> list[dict]:
     ids = {c.collection_id for c in layout.cards.values() if c.collection_id is not None}
     authority = dict(session.execute(select(Collection.id, Collection.authority_level)
                                      .where(Collection.id.in_(ids))).all()) if ids else {}
-    return [dashcard_json(access, layout, d, authority) for d in layout.dashcards]
+    return [dashcard_facts(layout, d, authority) for d in layout.dashcards]
 
 
-def param_fields(session: Session, user: User, access: Access, layout: Layout) -> dict:
-    """Field id -> field JSON for every field a parameter mapping (or a readable native card's field
-    filter) reaches, among those whose table data the caller may see (Metabase's param_fields)."""
-    wanted: set[int] = set()
+def dashcards_json(session: Session, access: Access, layout: Layout) -> list[dict]:
+    return [dashcard_with_rights(access, facts) for facts in dashcards_facts(session, layout)]
+
+
+class ParamFields(NamedTuple):
+    """What param_fields needs of a dashboard whoever asks: each field a parameter mapping or a native
+    card's field filter may reach, as (the card whose readability decides, the field when the caller
+    may read that card, the field otherwise), and every such field's JSON with its table."""
+    reached: tuple[tuple[int | None, int | None, int | None], ...]
+    fields: dict[int, tuple[int, int, dict]]  # field id -> (database id, table id, field JSON)
+
+
+def param_field_facts(session: Session, layout: Layout) -> ParamFields:
+    reached = []
     for dashcard in layout.dashcards:
         card = layout.cards.get(dashcard.card_id) if dashcard.card_id is not None else None
-        readable = card is not None and access.can_read(card.collection_id)
         for mapping in dashcard.parameter_mappings or []:
             if not isinstance(mapping, dict):
                 continue
             own = layout.cards.get(mapping.get("card_id")) if isinstance(mapping.get("card_id"), int) else card
-            query = own.dataset_query if own is not None and access.can_read(own.collection_id) else None
-            field_id = mappings.target_field_id(mapping.get("target"), query)
-            if field_id is not None:
-                wanted.add(field_id)
-        if readable:
-            wanted |= mappings.tag_field_ids(card.dataset_query)
-    visible = data_access.readable_field_ids(session, user, {i for i in wanted if i < 2**31})
-    if not visible:
-        return {}
-    fields = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(visible)))}
-    dimensions: dict[int, list] = {}
-    for dimension in session.scalars(select(Dimension).where(Dimension.field_id.in_(fields))):
-        dimensions.setdefault(dimension.field_id, []).append(dimension)
-    name_fields = _name_fields(session, [f for f in fields.values() if f.semantic_type == "type/PK"])
-    out = {}
-    for field_id in sorted(fields):
-        field = fields[field_id]
-        data = field_json(field)
-        data["name_field"] = name_fields.get(field.table_id) if field.semantic_type == "type/PK" else None
-        data["dimensions"] = [dimension_json(d) for d in dimensions.get(field_id, [])]
-        data["target"] = None
-        out[str(field_id)] = data
-    return out
+            target = mapping.get("target")
+            reached.append((own.id if own is not None else None,
+                            mappings.target_field_id(target, own.dataset_query) if own is not None else None,
+                            mappings.target_field_id(target, None)))
+        if card is not None:
+            reached.extend((card.id, field_id, None) for field_id in mappings.tag_field_ids(card.dataset_query))
+    wanted = {i for _, readable, other in reached for i in (readable, other) if i is not None and i < 2**31}
+    fields = {}
+    if wanted:
+        found = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(wanted)))}
+        databases = dict(session.execute(select(Table.id, Table.db_id).where(
+            Table.id.in_({f.table_id for f in found.values()}))).all())
+        dimensions: dict[int, list] = {}
+        for dimension in session.scalars(select(Dimension).where(Dimension.field_id.in_(found))):
+            dimensions.setdefault(dimension.field_id, []).append(dimension)
+        name_fields = _name_fields(session, [f for f in found.values() if f.semantic_type == "type/PK"])
+        for field_id, field in found.items():
+            if field.table_id not in databases:
+                continue
+            data = field_json(field)
+            data["name_field"] = name_fields.get(field.table_id) if field.semantic_type == "type/PK" else None
+            data["dimensions"] = [dimension_json(d) for d in dimensions.get(field_id, [])]
+            data["target"] = None
+            fields[field_id] = (databases.get(field.table_id), field.table_id, data)
+    return ParamFields(tuple(reached), fields)
+
+
+def param_fields(session: Session, user: User, access: Access, facts: ParamFields,
+                 card_collections: dict[int, int | None]) -> dict:
+    """Field id -> field JSON for every field a parameter mapping (or a readable native card's field
+    filter) reaches, among those whose table data the caller may see (Metabase's param_fields)."""
+    wanted = set()
+    for card_id, when_readable, otherwise in facts.reached:
+        readable = card_id in card_collections and access.can_read(card_collections[card_id])
+        field_id = when_readable if readable else otherwise
+        if field_id is not None and field_id in facts.fields:
+            wanted.add(field_id)
+    by_database: dict[int, set[int]] = {}
+    for field_id in wanted:
+        database_id, table_id, _ = facts.fields[field_id]
+        by_database.setdefault(database_id, set()).add(table_id)
+    visible = {database_id: permissions.tables_with_data_access(session, user, database_id, tables)
+               for database_id, tables in by_database.items()}
+    return {str(field_id): facts.fields[field_id][2] for field_id in sorted(wanted)
+            if facts.fields[field_id][1] in visible[facts.fields[field_id][0]]}
 
 
 def _name_fields(session: Session, pk_fields: list[Field]) -> dict[int, dict]:
@@ -140,26 +183,47 @@ def _name_fields(session: Session, pk_fields: list[Field]) -> dict[int, dict]:
 
 def dashboard_json(session: Session, user: User, dashboard: Dashboard) -> dict:
     """GET /api/dashboard/:id (and what PUT, POST and save answer)."""
-    access = Access(session, user)
+    return with_rights(session, user, dashboard_facts(session, dashboard))
+
+
+def dashboard_facts(session: Session, dashboard: Dashboard) -> dict:
+    """The hydrated dashboard as every user is shown it; with_rights lays the caller's rights over it
+    (its cards', its collection's, param_fields and actions). The ParamFields travel under the key
+    PARAM_FIELDS, which with_rights replaces with the caller's param_fields."""
     layout = load_layout(session, dashboard.id)
-    can_write = access.can_write(dashboard.collection_id)
-    collection = collection_json(session, access, dashboard.collection_id)
+    collection = collection_facts(session, dashboard.collection_id)
     out = base_json(dashboard)
     out.update({
-        "dashcards": dashcards_json(session, access, layout),
+        "dashcards": dashcards_facts(session, layout),
         "tabs": [tab_json(t) for t in layout.tabs],
-        "param_fields": param_fields(session, user, access, layout),
-        "can_write": can_write,
-        "can_restore": can_write and dashboard.archived,
-        "can_delete": can_write and dashboard.archived,
+        PARAM_FIELDS: param_field_facts(session, layout),
         "collection": collection,
         "collection_authority_level": collection.get("authority_level") if collection else None,
         "last_used_param_values": {},
         "moderation_reviews": [],
         "creator": creator_json(session.get(User, dashboard.creator_id)),
     })
-    actions.hydrate(session, user, out["dashcards"])
     info = revisions.last_edit_info(session, MODEL, dashboard.id)
     if info is not None:
         out["last-edit-info"] = info
+    return out
+
+
+PARAM_FIELDS = "param_fields"
+
+
+def with_rights(session: Session, user: User, facts: dict) -> dict:
+    """A dashboard's facts (dashboard_facts) with what `user` may do and see: each card in full or as
+    its id alone, param_fields, can_write on it and on its collection, its actions."""
+    access = Access(session, user)
+    can_write = access.can_write(facts["collection_id"])
+    dashcards = [dashcard_with_rights(access, d) for d in facts["dashcards"]]
+    card_collections = {card["id"]: card["collection_id"] for d in facts["dashcards"]
+                        for card in (d["card"], *(c for _, c in d["series"])) if card is not None}
+    out = {**facts, "dashcards": dashcards,
+           "param_fields": param_fields(session, user, access, facts[PARAM_FIELDS], card_collections),
+           "collection": with_can_write(access, facts["collection"]),
+           "can_write": can_write, "can_restore": can_write and facts["archived"],
+           "can_delete": can_write and facts["archived"]}
+    actions.hydrate(session, user, out["dashcards"])
     return out

@@ -18,13 +18,13 @@ from core.assembly import events
 from core.content import related as core_related
 from core.content import viewing
 from core.content.collections import Access, check_target
-from core.http.errors import Archived, Forbidden
-from core.policy import sharing
+from core.http.errors import Archived, Forbidden, check_404
+from core.policy import permissions, sharing
 
 from . import dashcards, revisions
-from .lookup import readable_dashboard, writable_dashboard
+from .lookup import MAX_ID, readable_dashboard, writable_dashboard
 from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSeries, DashboardTab
-from .serialize import base_json, dashboard_json, dashcards_json, summary_json, tab_json
+from .serialize import base_json, dashboard_facts, dashboard_json, dashcards_json, summary_json, tab_json, with_rights
 
 # PUT keys written whenever present (null included), and those written only when not null (Metabase's DashUpdates).
 WHEN_PRESENT = ("description", "position", "width", "collection_position", "cache_ttl")
@@ -56,10 +56,21 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> di
     hydration reads the app DB only: it is kept in core.appdb.memo while the app DB is unchanged."""
     if events.has_listeners():  # listeners receive the dashboard object
         return dashboard_json(session, user, view_dashboard(session, user, dashboard_id))
-    stored = memo.get_or_compute(
-        session, ("GET dashboard", dashboard_id, user.id),
-        lambda: dashboard_json(session, user, readable_dashboard(session, user, dashboard_id)))
+    # Kept per dashboard, not per user; what the caller may do and see is laid over it per request from
+    # permission answers kept per group set (core.policy.permissions).
+    facts = memo.get_or_compute(session, ("GET dashboard", dashboard_id), lambda: _facts(session, dashboard_id),
+                                alone=True)
+    check_404(facts)
+    if not permissions.can_read_item(session, user, facts["collection_id"]):
+        raise Forbidden()
+    stored = with_rights(session, user, facts)
     return viewing.viewed_json(session, with_card_counts(session, stored), Dashboard, dashboard_id, "last_viewed_at")
+
+
+def _facts(session: Session, dashboard_id: int) -> dict | None:
+    with memo.fresh_session(session) as fresh:
+        dashboard = fresh.get(Dashboard, dashboard_id) if dashboard_id < MAX_ID else None
+        return None if dashboard is None else dashboard_facts(fresh, dashboard)
 
 
 def with_card_counts(session: Session, stored: dict) -> dict:
