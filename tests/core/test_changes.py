@@ -1,6 +1,8 @@
 """core.appdb.changes' statement classifier: which counters a write moves and which tables a read reads."""
 from __future__ import annotations
 
+from sqlalchemy import text
+
 import core.appdb.models  # noqa: F401  (the tables the classifier knows)
 from core.appdb import changes
 from core.appdb.changes import CATCH_ALL
@@ -50,3 +52,25 @@ def test_the_search_index_triggers_are_declared_for_every_indexed_table(app):
     for table in tables:
         assert "search_index" in changes.classify(f"UPDATE {table} SET name=? WHERE {table}.id = ?")[1], table
     assert "search_index" not in changes.classify("UPDATE core_user SET first_name=? WHERE core_user.id = ?")[1]
+
+
+# Where each engine lists triggers on tables: (statement, its trigger name column, its table column).
+_TRIGGERS = {
+    "sqlite": "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'",
+    "postgresql": "SELECT trigger_name, event_object_table FROM information_schema.triggers",
+}
+
+
+def test_every_table_declared_as_indexed_has_its_search_index_triggers_after_all_migrations(any_app):
+    """A table rebuilt by a later migration (SQLite's batch mode copies a table and drops the old one)
+    loses its triggers silently, and the index then misses that kind's writes: every table declared
+    with `indexed` must still carry triggers that write search_index, and no other table any."""
+    from core.appdb import search_engines
+
+    engine = any_app.extensions["tessera"].db.engine
+    with engine.connect() as connection:
+        rows = connection.execute(text(_TRIGGERS[engine.dialect.name])).all()
+    with_index_triggers = {table for name, table in rows if name.startswith(search_engines.TABLE)
+                           and table != search_engines.TABLE}
+    declared = {table for table, written in changes._schema.triggers.items() if search_engines.TABLE in written}
+    assert declared and with_index_triggers == declared
