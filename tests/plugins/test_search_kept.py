@@ -3,6 +3,7 @@ groups share them, and each still gets only what they may see (their own persona
 bookmarks); an edit, an archive or a revoked permission is seen by the next search."""
 from sqlalchemy import event
 
+from core import hookimpl
 from core.appdb.models import ALL_USERS_GROUP_ID
 from core.testing import make_user
 from tests.plugins.test_collections import add_card, create, set_perm, store
@@ -57,3 +58,26 @@ def test_an_edit_is_seen_by_the_next_search(app, admin, user):
     set_perm(app, ALL_USERS_GROUP_ID, team["id"], "none")
     assert names(user, "quokka") == []
     assert names(admin, "quokka") == [("card", "Quokka sightings", False, True)]
+
+
+def test_a_check_permission_hook_decides_each_search(app, admin, user):
+    hidden = create(admin, "Hidden wombats")
+    add_card(app, "Wombat census", hidden["id"])
+    add_card(app, "Wombat sightings")
+    everything = [("card", "Wombat census", False, True), ("card", "Wombat sightings", False, True),
+                  ("collection", "Hidden wombats", False, True)]
+    assert names(user, "wombat") == everything
+
+    class Deny:
+        @hookimpl
+        def check_permission(self, user, action, obj):
+            return False if obj.get("model") == "collection" and obj.get("id") == hidden["id"] else None
+
+    state = app.extensions["tessera"]
+    state.pm.register(Deny(), name="test.deny-hidden")
+    try:
+        # The kept results of the same query and groups are not used: the hook decides.
+        assert names(user, "wombat") == [("card", "Wombat sightings", False, True)]
+    finally:
+        state.pm.unregister(name="test.deny-hidden")
+    assert names(user, "wombat") == everything
