@@ -4,7 +4,7 @@ bookmarks); an edit, an archive or a revoked permission is seen by the next sear
 from sqlalchemy import event
 
 from core import hookimpl
-from core.appdb.models import ALL_USERS_GROUP_ID
+from core.appdb.models import ALL_USERS_GROUP_ID, PermissionsGroup, PermissionsGroupMembership
 from core.testing import make_user
 from tests.plugins.test_collections import add_card, create, set_perm, store
 
@@ -81,3 +81,62 @@ def test_a_check_permission_hook_decides_each_search(app, admin, user):
     finally:
         state.pm.unregister(name="test.deny-hidden")
     assert names(user, "wombat") == everything
+
+
+def test_kept_results_answer_as_each_users_own_search(app, admin):
+    """The same answers, for users of different groups and personal collections, whether the kept
+    results of their groups serve them or (a hook that abstains registered) each search reads its own."""
+    ulla = make_user(app, "ulla@example.com", "Ulla", "User")
+    olga = make_user(app, "olga@example.com", "Olga", "Other")
+    open_team, closed = create(admin, "Otter team"), create(admin, "Otter vault")
+    nested = create(admin, "Otter subteam", parent_id=open_team["id"])
+    set_perm(app, ALL_USERS_GROUP_ID, closed["id"], "none")
+    set_perm(app, ALL_USERS_GROUP_ID, nested["id"], "read")
+    with app.app_context(), store(app).session() as session:
+        group = PermissionsGroup(name="Vault readers")
+        session.add(group)
+        session.flush()
+        session.add(PermissionsGroupMembership(group_id=group.id, user_id=olga.user["id"]))
+        group_id = group.id
+    set_perm(app, group_id, closed["id"], "read")
+    ulla_home = ulla.user["personal_collection_id"]
+    ulla_sub = create(ulla, "Otter drafts", parent_id=ulla_home)
+    for name, collection in (("Otter counts", open_team["id"]), ("Otter nested", nested["id"]),
+                             ("Otter secrets", closed["id"]), ("Otter at the root", None),
+                             ("Otter of Ulla", ulla_home), ("Otter draft", ulla_sub["id"])):
+        add_card(app, name, collection)
+    add_card(app, "Otter model", open_team["id"], type="model", position=1)
+    add_card(app, "Otter archived", open_team["id"], archived=True)
+    dashboard = admin.post("/api/dashboard", json={"name": "Otter board", "collection_id": closed["id"]}).json
+    assert olga.post(f"/api/bookmark/dashboard/{dashboard['id']}").status_code == 200
+    assert ulla.post(f"/api/bookmark/collection/{ulla_sub['id']}").status_code == 200
+    queries = ["q=otter", "q=otter%20draft", "q=ott", "q=otter&models=card&models=dataset", "q=otter&archived=true",
+               "q=otter&filter_items_in_personal_collection=only",
+               "q=otter&filter_items_in_personal_collection=only-mine",
+               "q=otter&filter_items_in_personal_collection=exclude",
+               "q=otter&filter_items_in_personal_collection=exclude-others", "q=otter&limit=2&offset=1", ""]
+    clients = (admin, ulla, olga)
+
+    def answers():
+        return [[c.get(f"/api/search?{q}").json for q in queries] for c in clients]
+
+    kept = answers()
+    assert answers() == kept  # served from the kept results this time
+
+    class Abstain:
+        @hookimpl
+        def check_permission(self, user, action, obj):
+            return None
+
+    state = app.extensions["tessera"]
+    state.pm.register(Abstain(), name="test.abstain")
+    try:
+        assert answers() == kept
+    finally:
+        state.pm.unregister(name="test.abstain")
+    found = {c.user["email"]: {r["name"] for r in kept[i][0]["data"]} for i, c in enumerate(clients)}
+    assert {"Otter of Ulla", "Otter draft", "Otter drafts"} <= found["ulla@example.com"]
+    assert "Otter secrets" not in found["ulla@example.com"]
+    assert {"Otter secrets", "Otter board"} <= found["olga@example.com"] and "Otter draft" not in found["olga@example.com"]
+    assert next(r for r in kept[2][0]["data"] if r["name"] == "Otter board")["bookmark"] is True
+    assert "Otter draft" in found[admin.user["email"]]
