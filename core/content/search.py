@@ -67,8 +67,8 @@ class SearchContext:
     session: Session
     access: Access
     filters: Filters
-    # personal collection id -> owner (core.content.collections.personal_root_ids); read only when
-    # the filter asks about personal collections (PERSONAL_MODES), else empty.
+    # personal collection id -> owner (core.content.collections.personal_root_ids); read only in a
+    # deferred context or when the filter asks about personal collections (PERSONAL_MODES), else empty.
     roots: dict[int, int]
     # model -> ids whose indexed text holds a query token (core.appdb.search_index.candidates, read
     # once per search); None without tokens or without an index.
