@@ -24,8 +24,9 @@ from __future__ import annotations
 import functools
 import logging
 
-from sqlalchemy import text
+from sqlalchemy import Integer, String, column, text
 
+from . import memo
 from .db import backend_of
 from .search_engines import CORE_KINDS, ENGINE_OBJECTS, TABLE, PlainIndex, indexed  # noqa: F401  (the index's names)
 
@@ -87,22 +88,30 @@ def fill(bind, model: str, table: str, columns) -> None:
 
 @functools.cache
 def _statement(index: PlainIndex, long_tokens: int, short_tokens: int):
-    return text(f"SELECT model, model_id FROM {TABLE} WHERE {index.match_sql(long_tokens, short_tokens)}")
+    # A textual SELECT (with its columns), not a bare text(): the session then knows it reads, and
+    # core.appdb.memo keeps answering for the rest of the request.
+    sql = f"SELECT model, model_id FROM {TABLE} WHERE {index.match_sql(long_tokens, short_tokens)}"
+    return text(sql).columns(column("model", String), column("model_id", Integer))
 
 
-def candidates(session, tokens: list[str]) -> dict[str, set[int]] | None:
+def candidates(session, tokens: list[str]) -> dict[str, frozenset[int]] | None:
     """model -> ids of the indexed objects whose text holds any of `tokens` (normalised, lower case),
-    in one statement; None when the app DB keeps no index."""
+    in one statement, kept while the index is unchanged (core.appdb.memo: the same for every user);
+    None when the app DB keeps no index."""
     index = index_of(session)
     if index is None:
         return None
-    tokens = list(dict.fromkeys(tokens))
+    tokens = tuple(dict.fromkeys(tokens))
+    return memo.get_or_compute(session, ("search index", tokens), lambda: _read(session, index, tokens), alone=True)
+
+
+def _read(session, index: PlainIndex, tokens: tuple[str, ...]) -> dict[str, frozenset[int]]:
     long_tokens = [t for t in tokens if len(t) >= 3]
     short_tokens = [t for t in tokens if len(t) < 3]
     statement = _statement(index, len(long_tokens), len(short_tokens))
     out: dict[str, set[int]] = {}
     for model, model_id in session.execute(statement, index.match_params(long_tokens, short_tokens)):
         out.setdefault(model, set()).add(model_id)
-    return out
+    return {model: frozenset(ids) for model, ids in out.items()}
 
 

@@ -8,11 +8,13 @@ return every stored bookmark; callers filter by archived state and read permissi
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import BookmarkOrdering, CardBookmark, CollectionBookmark, User
 
 from . import kinds
@@ -53,6 +55,23 @@ def bookmarked_ids(session: Session, user: User, kind: str, candidates=None) -> 
             return set()
         query = query.where(column.in_(candidates))
     return set(session.scalars(query))
+
+
+def kept_bookmarked_ids(session: Session, user: User, kind: str) -> frozenset[int]:
+    """bookmarked_ids of every `kind` item, kept between requests while the bookmarks are unchanged
+    (core.appdb.memo; its statement uses the user's id only)."""
+    user_id = user.id
+
+    def read() -> frozenset[int]:
+        table = tables().get(kind)
+        return frozenset(session.scalars(_by_user(*table), {"user_id": user_id})) if table else frozenset()
+
+    return memo.get_or_compute(session, ("bookmarks", user_id, kind), read, alone=True)
+
+
+@functools.cache
+def _by_user(model, column):
+    return select(column).where(model.user_id == bindparam("user_id"))
 
 
 def bookmarks(session: Session, user: User) -> list[Bookmark]:

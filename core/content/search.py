@@ -3,16 +3,22 @@
 the result shape, the text prefilter, the personal-collection filter, and the columns every
 collection-held kind (cards, dashboards) shows, read in its one statement (with_place, place).
 
-A source returns result dicts built with `result`, only for items the caller may read, with three
-private keys the search plugin scores and removes: `_texts` (the texts matched against the query),
-`_pinned` and `_updated`.
+A source returns result dicts built with `result`, only for items the caller may read, with private
+keys the search plugin scores and removes: `_texts` (the texts matched against the query), `_pinned`,
+`_updated`, and from `place` `_owner` (the owner of the personal collection holding the item).
+
+A context may be `deferred`: it serves everyone with one set of permissions (their groups), not one
+user, so that its results can be kept and shared (the search plugin keeps them per query and
+permission set). Items in personal collections then pass as readable and writable (what their owner
+and administrators have) with their `_owner`, and the filters that depend on who asks (the personal
+filter, which personal collections are the caller's, bookmarks) are the search plugin's, per request.
 """
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, bindparam, func, or_
+from sqlalchemy import and_, func, or_
 from sqlalchemy.orm import Session, aliased
 
 from core.appdb.models import Collection, Revision, User
@@ -61,12 +67,14 @@ class SearchContext:
     session: Session
     access: Access
     filters: Filters
-    # personal collection id -> owner (core.content.collections.personal_root_ids); read only when
-    # the filter asks about personal collections (PERSONAL_MODES), else empty.
+    # personal collection id -> owner (core.content.collections.personal_root_ids); read only in a
+    # deferred context or when the filter asks about personal collections (PERSONAL_MODES), else empty.
     roots: dict[int, int]
     # model -> ids whose indexed text holds a query token (core.appdb.search_index.candidates, read
     # once per search); None without tokens or without an index.
-    candidates: dict[str, set[int]] | None = None
+    candidates: dict[str, frozenset[int]] | None = None
+    # Personal collections decided per user afterwards (see the module docstring).
+    deferred: bool = False
 
 
 def result(model: str, id: int, name: str, **values) -> dict:
@@ -100,9 +108,12 @@ PERSONAL_MODES = ("only", "only-mine", "exclude", "exclude-others")
 
 def personal_ok(ctx: SearchContext, owner: int | None) -> bool:
     """Does an item whose personal collection belongs to `owner` (None: not personal) pass the
-    filter_items_in_personal_collection filter?"""
-    mode = ctx.filters.personal
-    me = ctx.access.user.id
+    filter_items_in_personal_collection filter? (Always, in a deferred context: asked per request.)"""
+    return ctx.deferred or personal_passes(ctx.filters.personal, owner, ctx.access.user.id)
+
+
+def personal_passes(mode: str | None, owner: int | None, me: int) -> bool:
+    """personal_ok for the user `me` and the filter's `mode`."""
     if mode in (None, "all"):
         return True
     if mode == "only":
@@ -129,49 +140,43 @@ _OWNER = aliased(User, name="collection_owner")
 _CREATOR = aliased(User, name="creator")
 _EDITOR = aliased(User, name="last_editor")
 _REVISION = aliased(Revision, name="last_revision")
-PLACE_COLUMNS = 19
+PLACE_COLUMNS = 18
 
 
-def with_place(query, revision_model: str, id_column, collection_column, creator_column, bookmark):
+def with_place(query, revision_model: str, id_column, collection_column, creator_column):
     """`query` with PLACE_COLUMNS more columns, read by `place`: the item's collection (with its
-    personal owner's names), its creator's names, its latest revision of `revision_model` ("Card",
-    "Dashboard") with the editor's names, and whether the user bound as `user_id` bookmarked it
-    (`bookmark`: the (ORM model, item-id column) of the kind's bookmark table). One statement gives
-    a result everything it shows, instead of one per concern and kind."""
-    mark, mark_item = bookmark
+    personal owner's names), its creator's names and its latest revision of `revision_model` ("Card",
+    "Dashboard") with the editor's names. One statement gives a result everything it shows but the
+    caller's bookmark (the search plugin's, per user), instead of one per concern and kind."""
     return (query.add_columns(_IN.id, _IN.name, _IN.namespace, _IN.location, _IN.personal_owner_id,
                               _IN.authority_level, _IN.type, _OWNER.first_name, _OWNER.last_name, _OWNER.email,
                               _CREATOR.first_name, _CREATOR.last_name, _CREATOR.email,
                               _REVISION.user_id, _REVISION.timestamp,
-                              _EDITOR.first_name, _EDITOR.last_name, _EDITOR.email, mark.user_id)
+                              _EDITOR.first_name, _EDITOR.last_name, _EDITOR.email)
             .outerjoin(_IN, _IN.id == collection_column)
             .outerjoin(_OWNER, _OWNER.id == _IN.personal_owner_id)
             .outerjoin(_CREATOR, _CREATOR.id == creator_column)
             .outerjoin(_REVISION, and_(_REVISION.model == revision_model, _REVISION.model_id == id_column,
                                        _REVISION.most_recent.is_(True)))
-            .outerjoin(_EDITOR, _EDITOR.id == _REVISION.user_id)
-            .outerjoin(mark, and_(mark_item == id_column, mark.user_id == bindparam("user_id"))))
+            .outerjoin(_EDITOR, _EDITOR.id == _REVISION.user_id))
 
 
 def place(ctx: SearchContext, collection_id: int | None, columns) -> dict | None:
     """The shared keys of a result read with `with_place` (`columns`: its PLACE_COLUMNS), or None when
     the caller may not see the item: its collection is in another namespace, unreadable, fails the
-    personal filter, or its last editor fails last_edited_by."""
+    personal filter, or its last editor fails last_edited_by. In a deferred context an item of a
+    personal collection passes, writable, with its `_owner`."""
     (cid, name, namespace, location, owner_id, authority_level, kind, owner_first, owner_last, owner_email,
-     creator_first, creator_last, creator_email, editor_id, edited_at, editor_first, editor_last, editor_email,
-     marked_by) = columns
+     creator_first, creator_last, creator_email, editor_id, edited_at, editor_first, editor_last, editor_email) = columns
     if collection_id is not None and (cid is None or namespace):
         return None
-    if not ctx.access.can_read(collection_id):
+    owner = None if collection_id is None else personal_owner_of(owner_id, location, ctx.roots)
+    personal = ctx.deferred and owner is not None
+    if not personal and not ctx.access.can_read(collection_id):
         return None
     if collection_id is None:
-        owner, ref = None, ROOT_REF
+        ref = ROOT_REF
     else:
-        if owner_id is not None:
-            owner = owner_id
-        else:
-            ids = location_ids(location)
-            owner = ctx.roots.get(ids[0]) if ids else None
         if owner_id is not None and owner_email is not None:
             name = personal_name(owner_first, owner_last, owner_email)
         ref = {"id": cid, "authority_level": authority_level, "type": kind, "name": name}
@@ -181,8 +186,16 @@ def place(ctx: SearchContext, collection_id: int | None, columns) -> dict | None
         return None
     return {"collection": ref, "creator_common_name": common_name(creator_first, creator_last, creator_email),
             "last_editor_id": editor_id, "last_editor_common_name": common_name(editor_first, editor_last, editor_email),
-            "last_edited_at": edited_at, "can_write": ctx.access.can_write(collection_id),
-            "bookmark": marked_by is not None}
+            "last_edited_at": edited_at, "can_write": personal or ctx.access.can_write(collection_id), "_owner": owner}
+
+
+def personal_owner_of(owner_id: int | None, location: str | None, roots: dict[int, int]) -> int | None:
+    """The owner of the personal collection that is (`owner_id`) or holds (its `location`'s first id,
+    in `roots`) a collection; None: not personal (or `roots` not read)."""
+    if owner_id is not None:
+        return owner_id
+    ids = location_ids(location)
+    return roots.get(ids[0]) if ids else None
 
 
 def text_shape(ctx: SearchContext) -> str | None:

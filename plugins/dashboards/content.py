@@ -105,8 +105,7 @@ def _search_statement(text: str | None, by_creator: bool, by_ids: bool):
                               Dashboard.collection_id, Dashboard.collection_position, Dashboard.creator_id,
                               Dashboard.created_at, Dashboard.updated_at, Dashboard.view_count,
                               Dashboard.last_viewed_at, _CARD_COUNT),
-                       REVISION_MODEL, Dashboard.id, Dashboard.collection_id, Dashboard.creator_id,
-                       (DashboardBookmark, DashboardBookmark.dashboard_id))
+                       REVISION_MODEL, Dashboard.id, Dashboard.collection_id, Dashboard.creator_id)
     query = query.where(Dashboard.archived == bindparam("archived"))
     if text == "index":
         query = query.where(Dashboard.id.in_(bindparam("matched", expanding=True)))
@@ -129,7 +128,7 @@ def search(ctx: SearchContext) -> list[dict]:
         statement = statement.where(text_clause(ctx, "dashboard", Dashboard.id, Dashboard.name,
                                                 Dashboard.description))
     params = {"archived": f.archived, "matched": matched(ctx, "dashboard"), "creators": list(f.created_by),
-              "ids": list(f.ids), "user_id": ctx.access.user.id}
+              "ids": list(f.ids)}
     out = []
     for row in ctx.session.execute(statement, params):
         (dashboard_id, name, description, archived, collection_id, collection_position, creator_id, created_at,

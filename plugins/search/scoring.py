@@ -64,10 +64,15 @@ def text_score(query_tokens: list[str], text: str | None) -> float:
     return weighted / 10
 
 
-def score(query_tokens: list[str], texts: list[str | None], *, model: str, pinned: bool,
-          updated_at: dt.datetime | None, now: dt.datetime) -> float:
-    """The combined score of one result; 0 when a query was given and nothing matched it."""
-    text = max((text_score(query_tokens, t) for t in texts), default=0.0)
+def texts_score(query_tokens: list[str], texts: list[str | None]) -> float:
+    """The best text_score of an item's texts: the part of its score the query alone decides."""
+    return max((text_score(query_tokens, t) for t in texts), default=0.0)
+
+
+def combine(query_tokens: list[str], text: float, *, model: str, pinned: bool, updated_at: dt.datetime | None,
+            now: dt.datetime) -> float:
+    """The combined score of one result from its texts_score; 0 when a query was given and nothing
+    matched it."""
     if query_tokens and text <= 0:
         return 0.0
     days = STALE_DAYS if updated_at is None else max((now - updated_at).days, 0)
@@ -77,3 +82,4 @@ def score(query_tokens: list[str], texts: list[str | None], *, model: str, pinne
     if query_tokens:
         parts.append((TEXT_SCORERS_WEIGHT, text))
     return sum(w * s for w, s in parts) / sum(w for w, _ in parts)
+

@@ -5,15 +5,21 @@ Each kind is a function that returns result dicts (core.content.search.result, w
 they live in, databases and tables through data access (core.policy.permissions); nothing else is ever
 a candidate. The built-in kinds are here; other plugins' kinds (dashboards) come from
 core.content.kinds and follow the same rules.
+
+The sources' results of a query, with their text scores, are kept between requests (core.appdb.memo)
+per permission set (the user's groups, administrator or not), read in a deferred context
+(core.content.search): what differs between users of the same groups (their own personal collection,
+the personal filter, bookmarks) is decided per request, as is the recency part of the score. While a
+plugin implements check_permission, which may answer per user and object, each search reads its own.
 """
 from __future__ import annotations
 
 import functools
 
-from sqlalchemy import and_, bindparam, or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from core.appdb import search_index
+from core.appdb import memo, search_index
 from core.appdb.models import (
     Card,
     Collection,
@@ -38,6 +44,8 @@ from core.content.search import (  # noqa: F401  (Filters: the views build it)
     matched,
     nothing_matches,
     personal_ok,
+    personal_owner_of,
+    personal_passes,
     place,
     result,
     text_clause,
@@ -52,8 +60,12 @@ from . import scoring
 
 CARD_MODELS = {"card": "question", "dataset": "model", "metric": "metric"}
 CARD_TYPE_MODEL = {card_type: model for model, card_type in CARD_MODELS.items()}
+# The bookmark kind (core.content.bookmarks) of a result model; the others are their own.
+BOOKMARK_KIND = {model: "card" for model in CARD_MODELS}
 SEARCHABLE = ("dashboard", "card", "dataset", "metric", "collection", "database", "table", "segment", "action",
               "indexed-entity")
+# About the memory a kept result takes (its dict of some 35 keys and their values), for the memo's budget.
+HIT_BYTES = 2048
 # What a card result shows: its large JSON columns (visualization, parameters, metadata) stay unloaded.
 _OWNER = aliased(User, name="owner")
 CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, Card.collection_id,
@@ -68,15 +80,11 @@ CARD_COLUMNS = (Card.id, Card.name, Card.description, Card.type, Card.archived, 
 
 @functools.cache
 def _collection_statement(text: str | None, by_ids: bool, by_readable: bool):
-    """Collections (default namespace) with their owner's names and the bookmark flag, built once per
-    filter shape."""
-    mark, mark_item = bookmarks.TABLES["collection"]
+    """Collections (default namespace) with their owner's names, built once per filter shape."""
     query = (select(Collection.id, Collection.name, Collection.description, Collection.archived,
                     Collection.created_at, Collection.location, Collection.personal_owner_id,
-                    Collection.authority_level, Collection.type, _OWNER.first_name, _OWNER.last_name, _OWNER.email,
-                    mark.user_id)
+                    Collection.authority_level, Collection.type, _OWNER.first_name, _OWNER.last_name, _OWNER.email)
              .outerjoin(_OWNER, _OWNER.id == Collection.personal_owner_id)
-             .outerjoin(mark, and_(mark_item == Collection.id, mark.user_id == bindparam("user_id")))
              .where(namespace_clause(None), Collection.archived == bindparam("archived")))
     if text == "index":
         query = query.where(Collection.id.in_(bindparam("matched", expanding=True)))
@@ -92,39 +100,41 @@ def _collections(ctx: Context, _wanted: set[str]) -> list[dict]:
     if f.table_db_id is not None or f.created_by or f.last_edited_by or nothing_matches(ctx, "collection"):
         return []
     shape = text_shape(ctx)
-    readable = ctx.access.readable_ids()
+    # A deferred context reads every collection: its personal ones are decided per request.
+    readable = None if ctx.deferred else ctx.access.readable_ids()
     statement = _collection_statement(shape, bool(f.ids), readable is not None)
     if shape == "columns":
         statement = statement.where(text_clause(ctx, "collection", Collection.id, Collection.name,
                                                 Collection.description))
     params = {"archived": f.archived, "matched": matched(ctx, "collection"), "ids": list(f.ids),
-              "readable": list(readable or ()), "user_id": ctx.access.user.id}
+              "readable": list(readable or ())}
     out = []
     for (cid, name, description, archived, created_at, location, owner_id, authority_level, kind,
-         first_name, last_name, email, marked_by) in ctx.session.execute(statement, params):
-        if not ctx.access.can_read(cid):
+         first_name, last_name, email) in ctx.session.execute(statement, params):
+        owner = personal_owner_of(owner_id, location, ctx.roots)
+        personal = ctx.deferred and owner is not None  # readable, as are its parents, by whoever sees it
+        if not personal and not ctx.access.can_read(cid):
             continue
         parents = location_ids(location)
-        if not personal_ok(ctx, owner_id if owner_id is not None else ctx.roots.get(parents[0]) if parents else None):
+        if not personal_ok(ctx, owner):
             continue
         if owner_id is not None and email is not None:
             name = personal_name(first_name, last_name, email)
-        effective = "/" + "".join(f"{i}/" for i in parents if ctx.access.can_read(i))
+        effective = "/" + "".join(f"{i}/" for i in parents if personal or ctx.access.can_read(i))
         out.append(result(
             "collection", cid, name, description=description, archived=archived, created_at=created_at,
             updated_at=created_at, collection={"id": cid, "name": name, "authority_level": authority_level,
                                                "type": kind},
-            can_write=ctx.access.can_write(cid), effective_location=effective, location=location,
-            personal_owner_id=owner_id, authority_level=authority_level, bookmark=marked_by is not None,
-            _texts=[name, description], _pinned=False, _updated=created_at))
+            can_write=personal or ctx.access.can_write(cid), effective_location=effective, location=location,
+            personal_owner_id=owner_id, authority_level=authority_level,
+            _texts=[name, description], _pinned=False, _updated=created_at, _owner=owner))
     return out
 
 
 @functools.cache
 def _card_statement(text: str | None, by_database: bool, by_creator: bool, by_ids: bool):
     """Cards of the bound types with everything a result shows, built once per filter shape."""
-    query = with_place(select(*CARD_COLUMNS, Database.name), "Card", Card.id, Card.collection_id, Card.creator_id,
-                       bookmarks.TABLES["card"])
+    query = with_place(select(*CARD_COLUMNS, Database.name), "Card", Card.id, Card.collection_id, Card.creator_id)
     query = query.outerjoin(Database, Database.id == Card.database_id).where(
         Card.type.in_(bindparam("types", expanding=True)), Card.archived == bindparam("archived"))
     if text == "index":
@@ -150,8 +160,7 @@ def _cards(ctx: Context, wanted: set[str]) -> list[dict]:
         return []
     shape = text_shape(ctx)
     statement = _card_statement(None if f.search_native_query else shape, f.table_db_id is not None, bool(f.created_by), bool(f.ids))
-    params = {"types": types, "archived": f.archived, "matched": matched(ctx, "card"), "user_id": ctx.access.user.id,
-              "database_id": f.table_db_id, "creators": list(f.created_by), "ids": list(f.ids)}
+    params = {"types": types, "archived": f.archived, "matched": matched(ctx, "card"), "database_id": f.table_db_id, "creators": list(f.created_by), "ids": list(f.ids)}
     if shape == "columns" or (shape is not None and f.search_native_query):
         # Per request: without an index the text filter is one LIKE per token and column; with
         # search_native_query the cards whose SQL text matches count too (their query is JSON).
@@ -344,21 +353,17 @@ SOURCES = {
 
 def search(session: Session, user: User, filters: Filters, paging: Paging) -> dict:
     tokens = filters.tokens
-    roots = personal_root_ids(session) if filters.personal in PERSONAL_MODES else {}
-    ctx = Context(session, Access(session, user), filters, roots,
-                  search_index.candidates(session, tokens) if tokens else None)
+    if permissions.permission_hooks_active():  # a hook may decide per user and object: nothing is shared
+        hits, deferred = _hits(session, user, filters, deferred=False), False
+    else:
+        hits, deferred = _shared_hits(session, user, filters), True
+    me, admin, mode = user.id, permissions.is_admin(user), filters.personal
     now = utcnow()
-    results: list[dict] = []
-    # Every kind is searched, whatever `models` asks for, because available_models reports them all.
-    for source in dict.fromkeys(SOURCES.values()):
-        results.extend(source(ctx, {m for m, s in SOURCES.items() if s is source}))
-    for model, source in kinds.search_sources().items():
-        if model in SEARCHABLE:
-            results.extend(source(ctx))
     scored = []
-    for hit in results:
-        value = scoring.score(tokens, hit.pop("_texts"), model=hit["model"], pinned=hit.pop("_pinned"),
-                              updated_at=hit.pop("_updated"), now=now)
+    for (model, text, pinned, updated, owner), hit in hits:
+        if deferred and ((owner is not None and owner != me and not admin) or not personal_passes(mode, owner, me)):
+            continue
+        value = scoring.combine(tokens, text, model=model, pinned=pinned, updated_at=updated, now=now)
         if value > 0 or not tokens:
             scored.append((value, hit))
     available = sorted({r["model"] for _, r in scored}, key=SEARCHABLE.index)
@@ -366,7 +371,56 @@ def search(session: Session, user: User, filters: Filters, paging: Paging) -> di
         scored = [(v, r) for v, r in scored if r["model"] in filters.models]
     scored.sort(key=lambda vr: (-vr[0], SEARCHABLE.index(vr[1]["model"]), (vr[1]["name"] or "").lower(),
                                 vr[1]["id"]))
-    data = [r for _, r in paging.apply(scored)]
+    data = _with_bookmarks(session, user, [r for _, r in paging.apply(scored)])
     return {"data": data, "total": len(scored), "limit": paging.limit, "offset": paging.offset,
             "models": filters.models or None, "available_models": available,
             "table_db_id": filters.table_db_id, "engine": "in-place"}
+
+
+def _shared_hits(session: Session, user: User, filters: Filters) -> list[tuple]:
+    """_hits of a deferred context, kept per query and permission set (core.appdb.memo): every user
+    of the same groups shares them, the personal and per-user parts being decided per request."""
+    groups = tuple(sorted(permissions.group_ids(session, user)))
+    key = ("search", tuple(filters.tokens), filters.archived, filters.table_db_id, tuple(sorted(filters.created_by)),
+           tuple(sorted(filters.last_edited_by)), filters.personal, tuple(sorted(filters.ids)),
+           filters.search_native_query, bool(user.is_superuser), bool(user.is_active), groups)
+
+    def compute() -> list[tuple]:
+        # Answers the permission cache of this transaction holds were read before the memo was
+        # told what this answer reads: asked again, they say which tables they come from.
+        permissions.clear_cache(session)
+        return _hits(session, user, filters, deferred=True)
+
+    return memo.get_or_compute(session, key, compute, weigh=lambda hits: len(hits) * HIT_BYTES, alone=True)
+
+
+def _hits(session: Session, user: User, filters: Filters, deferred: bool) -> list[tuple]:
+    """((model, text score, pinned, updated_at, personal owner), result) of every source's results
+    that match the query (all of them without one), the private keys taken out."""
+    tokens = filters.tokens
+    roots = personal_root_ids(session) if deferred or filters.personal in PERSONAL_MODES else {}
+    ctx = Context(session, Access(session, user), filters, roots,
+                  search_index.candidates(session, tokens) if tokens else None, deferred)
+    results: list[dict] = []
+    # Every kind is searched, whatever `models` asks for, because available_models reports them all.
+    for source in dict.fromkeys(SOURCES.values()):
+        results.extend(source(ctx, {m for m, s in SOURCES.items() if s is source}))
+    for model, source in kinds.search_sources().items():
+        if model in SEARCHABLE:
+            results.extend(source(ctx))
+    out = []
+    for hit in results:
+        text = scoring.texts_score(tokens, hit.pop("_texts"))
+        meta = (hit["model"], text, hit.pop("_pinned"), hit.pop("_updated"), hit.pop("_owner", None))
+        if text > 0 or not tokens:
+            out.append((meta, hit))
+    return out
+
+
+def _with_bookmarks(session: Session, user: User, data: list[dict]) -> list[dict]:
+    """`data` with the caller's bookmark flags (a flagged result is a copy: the others may be shared)."""
+    kinds_shown = {BOOKMARK_KIND.get(r["model"], r["model"]) for r in data}
+    marked = {kind: bookmarks.kept_bookmarked_ids(session, user, kind) for kind in kinds_shown
+              if kind in bookmarks.TYPES}
+    return [{**r, "bookmark": True} if r["id"] in marked.get(BOOKMARK_KIND.get(r["model"], r["model"]), ()) else r
+            for r in data]
