@@ -30,6 +30,7 @@ from core.content.collections import (
     personal_names,
 )
 from core.content.items import (  # noqa: F401  (Context, Key, Options: the listing's types, used by the service)
+    ALL,
     PERSONAL,
     SHARED,
     Context,
