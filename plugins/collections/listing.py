@@ -26,11 +26,15 @@ from sqlalchemy.orm import Session
 from core.appdb import memo
 from core.appdb.models import Collection, User
 from core.content import viewing
-from core.content.collections import Access, location_ids
+from core.content.collections import Access
 from core.http.paging import Paging
 from core.policy import permissions
 
 from . import items
+
+# Roughly the bytes one item's key and JSON take in memory: every part is hydrated whole, so a large
+# collection's listing counts against the memo's byte budget.
+ITEM_WEIGHT = 2048
 
 
 def collection_items(session: Session, user: User, access: Access, collection: Collection | None,
@@ -44,14 +48,14 @@ def collection_items(session: Session, user: User, access: Access, collection: C
                  dataclasses.astuple(options))
     if collection is not None and _in_personal(session, collection):
         keys, hydrated = _part(session, access, collection, namespace, options, wanted, items.ALL,
-                               ("collection items", "user", user.id, arguments))
+                               user.id, arguments)
     else:
         groups = tuple(sorted(permissions.group_ids(session, user)))
         keys, hydrated = _part(session, access, collection, namespace, options, wanted, items.SHARED,
-                               ("collection items", groups, bool(user.is_superuser), arguments))
-        if collection is None and "collection" in wanted:
+                               (groups, bool(user.is_superuser)), arguments)
+        if collection is None and namespace is None and "collection" in wanted:  # where personal ones live
             own_keys, own = _part(session, access, None, namespace, options, ["collection"], items.PERSONAL,
-                                  ("collection items", "user", user.id, arguments))
+                                  user.id, arguments)
             if own_keys:
                 keys = [*keys, *own_keys]
                 items.sort_keys(keys, options)
@@ -62,24 +66,25 @@ def collection_items(session: Session, user: User, access: Access, collection: C
 
 
 def _part(session: Session, access: Access, collection: Collection | None, namespace: str | None,
-          options: items.Options, wanted: list[str], part: str, key) -> tuple[list[items.Key], dict]:
-    """(sort keys in order, item JSON by (model, id)) of one part, kept under `key`. The keys kept hold
-    no ORM object: the answer is shared between requests and threads."""
+          options: items.Options, wanted: list[str], part: str, whose, arguments: tuple
+          ) -> tuple[list[items.Key], dict]:
+    """(sort keys in order, item JSON by (model, id)) of one part, kept under the part, `whose` it is
+    (the caller's group set for the SHARED part, else the caller) and the request's `arguments`. The
+    keys kept hold no ORM object: the answer is shared between requests and threads."""
+    key = ("collection items", part, whose, arguments)
+
     def compute():
         ctx = items.Context(session, access, collection, namespace, options, part=part)
         keys = items.listed_keys(ctx, wanted)
         hydrated = items.hydrate(ctx, keys)
         return tuple(dataclasses.replace(k, ref=None) for k in keys), hydrated
 
-    keys, hydrated = memo.get_or_compute(session, key, compute)
+    keys, hydrated = memo.get_or_compute(session, key, compute, weigh=lambda kept: ITEM_WEIGHT * len(kept[0]))
     return list(keys), hydrated
 
 
 def _in_personal(session: Session, collection: Collection) -> bool:
-    if collection.personal_owner_id is not None:
-        return True
-    top = location_ids(collection.location)[:1]
-    return bool(top) and permissions.personal_owner_id(session, collection) is not None
+    return permissions.personal_owner_id(session, collection) is not None
 
 
 def _with_last_use(session: Session, page: list[dict]) -> list[dict]:
