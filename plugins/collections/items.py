@@ -5,7 +5,8 @@ Each kind of item is a core.content.items.ItemSource: it lists the sort keys of 
 collection (cheap columns only) and turns the rows of the requested page into JSON. The listing merges
 the keys of every requested source, sorts them as Metabase does, pages, then hydrates only that page.
 The built-in sources are here; contributed ones come from core.content.kinds, so a kind whose plugin is
-disabled is simply not listed.
+disabled is simply not listed. plugins.collections.listing keeps listings per permission set (in parts,
+see Context.part, each hydrated whole); list_items is the listing of one caller, page only.
 """
 from __future__ import annotations
 
