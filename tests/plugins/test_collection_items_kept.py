@@ -1,13 +1,14 @@
 """Collection items kept per permission set (plugins.collections.listing): callers of the same groups
 share one listing, each still sees their own personal collection; a permission change or an edit of
 an item is seen by the next request; a flush of view counts keeps the listing and shows the new last use.
-Statements are counted on the app DB's engine (tests.test_reads_write_nothing.AppDbStatements)."""
+On the SQLite file and on PostgreSQL; statements are counted on the app DB's engine
+(tests.test_reads_write_nothing.AppDbStatements)."""
 from __future__ import annotations
 
 import pytest
 
 from core.appdb.counters import flush
-from core.testing import make_user
+from core.testing import make_user, setup_admin
 from tests.core.test_memo import set_access
 from tests.test_reads_write_nothing import AppDbStatements
 
@@ -16,7 +17,8 @@ ROOT_KEYS = ("report_card.collection_id IS NULL", "report_dashboard.collection_i
 
 
 @pytest.fixture
-def world(app, admin):
+def world(any_app):
+    app, admin = any_app, setup_admin(any_app)
     ulla = make_user(app, "ulla@example.com", "Ulla", "User")
     olaf = make_user(app, "olaf@example.com", "Olaf", "Other")
     shared = admin.post("/api/collection", json={"name": "Shared"}).json["id"]
