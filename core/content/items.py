@@ -35,6 +35,9 @@ class Options:
     show_dashboard_questions: bool = False
 
 
+ALL, SHARED, PERSONAL = "all", "shared", "personal"
+
+
 @dataclass
 class Context:
     session: Session
@@ -42,6 +45,10 @@ class Context:
     collection: Collection | None  # None: the root
     namespace: str | None
     options: Options
+    # Which collections below the listed one the listing shows: ALL (what the caller sees), SHARED (none
+    # in a personal collection: what every caller of the same groups sees alike) or PERSONAL (only the
+    # caller's own personal collection and what lies in it).
+    part: str = ALL
     # What several sources or steps of one listing need, computed once (e.g. the readable collections
     # below the listed one, or the rows of every card type): key -> value, for this listing only.
     shared: dict = field(default_factory=dict)
@@ -86,6 +93,9 @@ class ItemSource(Protocol):
 
     models: tuple[str, ...]
     namespaces: tuple[str | None, ...] | None
+    # Optional: (model class, column) where the write-behind stores the items' last use (their
+    # `last_used_at`), laid over a kept listing from the stored counts (core.content.viewing).
+    last_use: tuple[Any, str] | None
 
     def keys(self, ctx: Context, model: str) -> list[Key]:
         """The sort keys of the `model` rows directly in ctx.collection, in ctx.options' archived and

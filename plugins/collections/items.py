@@ -5,7 +5,8 @@ Each kind of item is a core.content.items.ItemSource: it lists the sort keys of 
 collection (cheap columns only) and turns the rows of the requested page into JSON. The listing merges
 the keys of every requested source, sorts them as Metabase does, pages, then hydrates only that page.
 The built-in sources are here; contributed ones come from core.content.kinds, so a kind whose plugin is
-disabled is simply not listed.
+disabled is simply not listed. plugins.collections.listing keeps listings per permission set (in parts,
+see Context.part, each hydrated whole); list_items is the listing of one caller, page only.
 """
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ from core.content.collections import (
     personal_names,
 )
 from core.content.items import (  # noqa: F401  (Context, Key, Options: the listing's types, used by the service)
+    ALL,
+    PERSONAL,
+    SHARED,
     Context,
     Key,
     Options,
@@ -81,6 +85,7 @@ class CardSource:
 
     models = ("card", "dataset", "metric")
     namespaces = (None,)
+    last_use = (Card, "last_used_at")
 
     def keys(self, ctx: Context, model: str) -> list[Key]:
         by_model = ctx.once("card keys", lambda: self._all_keys(ctx))
@@ -288,27 +293,47 @@ def available_models(namespace: str | None) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 
 
-def list_items(ctx: Context, models: set[str], paging: Paging) -> dict:
-    """{total, data, models, limit, offset}: `models` empty means every model."""
-    wanted = [m for m in available_models(ctx.namespace) if not models or m in models]
-    wanted = sorted(wanted)
+def wanted_models(namespace: str | None, models: set[str]) -> list[str]:
+    """The models a listing shows, sorted: `models` empty means every model of the namespace."""
+    return sorted(m for m in available_models(namespace) if not models or m in models)
+
+
+def listed_keys(ctx: Context, wanted: list[str]) -> list[Key]:
+    """The sort keys of every item of the `wanted` models, in the listing's order."""
     keys: list[Key] = []
     for model in wanted:
         keys.extend(_source_for(model).keys(ctx, model))
     sort_keys(keys, ctx.options)
-    page = paging.apply(keys)
+    return keys
+
+
+def hydrate(ctx: Context, keys: list[Key]) -> dict[tuple[str, int], dict]:
+    """The item JSON of `keys`, by (model, id): each source hydrates its own."""
     hydrated: dict[tuple[str, int], dict] = {}
     by_source: dict[int, list[Key]] = {}
-    for key in page:
+    for key in keys:
         by_source.setdefault(id(_source_for(key.model)), []).append(key)
     for source in sources():
         if id(source) in by_source:
             hydrated.update(source.hydrate(ctx, by_source[id(source)]))
-    result = {"total": len(keys), "data": [hydrated[(k.model, k.id)] for k in page], "models": wanted}
-    if normalize_namespace(ctx.namespace) != SNIPPETS:
+    return hydrated
+
+
+def listing_json(namespace: str | None, wanted: list[str], total: int, data: list[dict], paging: Paging) -> dict:
+    result = {"total": total, "data": data, "models": wanted}
+    if normalize_namespace(namespace) != SNIPPETS:
         result["limit"] = paging.limit
         result["offset"] = paging.offset
     return result
+
+
+def list_items(ctx: Context, models: set[str], paging: Paging) -> dict:
+    """{total, data, models, limit, offset}: `models` empty means every model. Only the page is hydrated."""
+    wanted = wanted_models(ctx.namespace, models)
+    keys = listed_keys(ctx, wanted)
+    page = paging.apply(keys)
+    hydrated = hydrate(ctx, page)
+    return listing_json(ctx.namespace, wanted, len(keys), [hydrated[(k.model, k.id)] for k in page], paging)
 
 
 def sort_keys(keys: list[Key], options: Options) -> None:
@@ -367,9 +392,28 @@ def _read_below(ctx: Context) -> list[Collection]:
     namespace = normalize_namespace(ctx.namespace)
     statement = _below(namespace is None, prefix == "/", ids is not None)
     rows = ctx.session.scalars(statement, {"namespace": namespace, "prefix": prefix + "%", "ids": list(ids or ())})
+    return in_part(ctx, [c for c in rows if ctx.access.can_read(c.id)])
+
+
+def in_part(ctx: Context, below: list[Collection]) -> list[Collection]:
+    """The collections of `below` (every readable one below the listed collection) in ctx.part. Other
+    users' personal collections, and what lies in them, are never listed (an administrator reads them
+    by opening them). Below a collection that is not the root, no personal collection starts: the
+    owner of each one is then None, and the listing of a personal collection's inside is ALL."""
+    personal_roots = {c.id: c.personal_owner_id for c in below if c.personal_owner_id is not None}
+
+    def owner(c: Collection) -> int | None:
+        if c.personal_owner_id is not None:
+            return c.personal_owner_id
+        top = location_ids(c.location)[:1]
+        return personal_roots.get(top[0]) if top else None
+
     user_id = ctx.access.user.id
-    return [c for c in rows if ctx.access.can_read(c.id)
-            and (c.personal_owner_id is None or c.personal_owner_id == user_id)]
+    if ctx.part == SHARED:
+        return [c for c in below if owner(c) is None]
+    if ctx.part == PERSONAL:
+        return [c for c in below if owner(c) == user_id]
+    return [c for c in below if owner(c) in (None, user_id)]
 
 
 def effective_children(ctx: Context) -> list[Collection]:

@@ -33,6 +33,7 @@ from core.content.collections import (
 from core.http.errors import Invalid, NotFound, check_403
 
 from . import items as item_sources
+from . import listing
 
 
 def _sort_key(collection: Collection):
@@ -348,5 +349,5 @@ def collection_items(session: Session, user: User, collection_id: int | None, *,
             options.archived = True
     if "no_models" in wanted:
         wanted = {"no_models"}
-    ctx = item_sources.Context(session, access, collection, normalize_namespace(namespace), options)
-    return item_sources.list_items(ctx, wanted, paging)
+    return listing.collection_items(session, user, access, collection, normalize_namespace(namespace), wanted,
+                                    options, paging)

@@ -58,6 +58,7 @@ class DashboardSource:
 
     models = ("dashboard",)
     namespaces = (None,)
+    last_use = (Dashboard, "last_viewed_at")
 
     def keys(self, ctx: Context, model: str) -> list[Key]:
         rows = ctx.session.execute(_keys(ctx.collection is None, ctx.options.pinned_state),
