@@ -22,7 +22,7 @@ write-behind's plain connections, bulk driver SQL and text() all pass through it
 - The tables a read read are every known table name its SQL mentions (a superset: a column named like
   a table adds a dependency, never loses one), added to the set of the request that runs on this thread
   (`reading`, set by core.appdb.db for the request's session).
-Migrations run with their writes counted as `*`: a schema change ends every kept answer.
+Migrations run with their writes counted as `*`: a schema change ends every memo answer.
 
 `Changes.read()` is the current counters, read once per request before its first query: PostgreSQL
 reads the table (one statement); SQLite first asks `PRAGMA data_version` on its own connection, which
@@ -42,7 +42,7 @@ from sqlalchemy.engine import Connection, Engine
 log = logging.getLogger("tessera.appdb.changes")
 
 CHANGE_TABLE = "appdb_change"
-CATCH_ALL = "*"  # moved by writes no table can be named for; every kept answer depends on it
+CATCH_ALL = "*"  # moved by writes no table can be named for; every memo answer depends on it
 EVERYTHING = "**"  # not a counter: the sum of all, which any commit moves (Snapshot)
 COUNTS = "#counts"  # suffix of the counter that write-behind counter bumps move (core.appdb.counters)
 CHANGES_OPTION = "tessera_changes"  # execution option: the counter a statement's write moves instead

@@ -1,4 +1,4 @@
-"""Kept answers end when a table they read is written, and only then (core.appdb.changes).
+"""Memo answers (core.appdb.memo) end when a table they read is written, and only then (core.appdb.changes).
 
 On the SQLite file and on PostgreSQL: a flush of view counts or of the query log leaves the card's,
 the dashboard's and the permission answers kept (a GET then runs the counters' read and the read of
