@@ -43,7 +43,6 @@ log = logging.getLogger("tessera.appdb.changes")
 
 CHANGE_TABLE = "appdb_change"
 CATCH_ALL = "*"  # moved by writes no table can be named for; every memo answer depends on it
-EVERYTHING = "**"  # not a counter: the sum of all, which any commit moves (Snapshot)
 COUNTS = "#counts"  # suffix of the counter that write-behind counter bumps move (core.appdb.counters)
 CHANGES_OPTION = "tessera_changes"  # execution option: the counter a statement's write moves instead
 WRITTEN = "tessera.written"  # in a DBAPI connection's info: the counters its transaction moves
@@ -246,14 +245,13 @@ _inherited: list[Connection] = []
 class Snapshot(dict):
     """The counters as read at one instant: table name -> counter (a table never written: absent, 0).
     `total` grows whenever any counter does (counters only grow): one number saying "something
-    changed", also kept under the name EVERYTHING, on which an answer whose reads are unknown depends."""
+    changed"."""
 
     __slots__ = ("total",)
 
     def __init__(self, rows):
         super().__init__(rows)
         self.total = sum(self.values())
-        self[EVERYTHING] = self.total
 
 
 class Changes:
