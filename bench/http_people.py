@@ -10,7 +10,6 @@ configuration) against a bare Flask hello app under the same settings, driven by
   time) by a random user: p50 <= 15 ms;
 - no non-2xx response in any run, and every warmed query answered from the result cache.
 
-`--keep-answers on,off` measures with kept answers (core.http.kept) on and off, one table each;
 `--appdb postgresql` puts the app DB on the loopback PostgreSQL server (a new database, dropped at the
 end); `--instances 2` serves from two instances on that app DB at once, the connections shared out.
 Run: .venv/bin/python -m bench.http_people (the headline of `make bench-http`).
@@ -132,12 +131,11 @@ class Cluster:
         return sum(member.cpu_seconds() for member in self.members)
 
 
-def run_setting(options: argparse.Namespace, content: PeopleContent, hello: Server, keep_answers: bool,
-                logs) -> Outcome:
-    """One table: the Tessera instances started with kept answers on or off, warmed, loaded, stopped."""
+def run_tessera(options: argparse.Namespace, content: PeopleContent, hello: Server, logs) -> Outcome:
+    """The Tessera instances started, warmed, loaded and stopped."""
     outcome = Outcome()
-    members = tuple(Server(f"tessera-{'keep' if keep_answers else 'nokeep'}-{n}", "wsgi:app",
-                           server_env(content, keep_answers), logs, options.workers, options.worker_threads)
+    members = tuple(Server(f"tessera-{n}", "wsgi:app", server_env(content), logs, options.workers,
+                           options.worker_threads)
                     for n in range(options.instances))
     try:
         for member in members:
@@ -190,9 +188,9 @@ def _postgres_database() -> tuple[str, callable]:
     return admin_url.rsplit("/", 1)[0] + "/" + name, drop
 
 
-def run(options: argparse.Namespace) -> dict[bool, Outcome]:
-    """Prepare the content, start the hello app, then one table per kept-answers setting; everything
-    is stopped and removed at the end."""
+def run(options: argparse.Namespace) -> Outcome:
+    """Prepare the content, start the hello app, then measure Tessera; everything is stopped and
+    removed at the end."""
     db_url, drop = _postgres_database() if options.appdb == "postgresql" else (None, None)
     content = None
     hello = None
@@ -203,7 +201,7 @@ def run(options: argparse.Namespace) -> dict[bool, Outcome]:
         hello = Server("hello", "bench.http_refapps:hello_app()", {}, logs, options.workers, options.worker_threads)
         hello.start()
         hello.wait_ready("/")
-        return {keep: run_setting(options, content, hello, keep, logs) for keep in options.keep_answers}
+        return run_tessera(options, content, hello, logs)
     finally:
         if hello is not None:
             hello.stop()
@@ -220,17 +218,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.http_people", description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=100, help="users, each logged in with their own session")
     parser.add_argument("--opens", type=int, default=200, help="dashboards opened like a browser, per instance")
-    parser.add_argument("--keep-answers", default="on",
-                        help="on, off, or on,off: one table per setting of TESSERA_KEEP_ANSWERS")
     parser.add_argument("--appdb", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--instances", type=int, default=1, help="instances serving the app DB (2 needs postgresql)")
     load_arguments(parser)
     options = parser.parse_args(argv)
-    settings = {"on": True, "off": False}
-    try:
-        options.keep_answers = [settings[word] for word in options.keep_answers.split(",")]
-    except KeyError:
-        parser.error("--keep-answers takes on, off or on,off")
     if options.instances > 1 and options.appdb != "postgresql":
         parser.error("--instances 2 shares one app DB between instances: use --appdb postgresql")
     return options
@@ -246,19 +237,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{options.duration:g} s per run, random user and object per request; gunicorn {options.workers} gthread "
           f"workers x {options.worker_threads} threads for every server; {cpu_note()}", flush=True)
     try:
-        outcomes = run(options)
+        outcome = run(options)
     except KeyboardInterrupt:
         print("interrupted: servers stopped, temporary folders removed")
         return 130
-    met, failures = True, 0
-    for keep, outcome in outcomes.items():
-        met &= report(outcome.targets, f"many people, kept answers {'on' if keep else 'off'}")
-        for name, ratio, detail in outcome.infos:
-            if detail:
-                info(name, ratio, detail)
-        failures += outcome.failures
-    if failures:
-        print(f"FAILED: {failures} requests were non-2xx or socket errors")
+    met = report(outcome.targets, "many people")
+    for name, ratio, detail in outcome.infos:
+        if detail:
+            info(name, ratio, detail)
+    if outcome.failures:
+        print(f"FAILED: {outcome.failures} requests were non-2xx or socket errors")
         return 1
     print("all targets met" if met else "some targets MISSED")
     return 0

@@ -144,12 +144,12 @@ def prepare_people(users: int = 100, db_url: str | None = None, cache_hours: int
         app.extensions["tessera"].db.dispose()
 
 
-def server_env(content: PeopleContent, keep_answers: bool) -> dict:
+def server_env(content: PeopleContent) -> dict:
     """The gunicorn workers' configuration: the same data directory and app DB, migrated already."""
     from core.testing import FAST_HASHING
 
     env = {"TESSERA_DATA_DIR": str(content.data_dir), "TESSERA_PLUGINS_AUTOLOAD": "false",
-           "TESSERA_RUN_MIGRATIONS": "false", "TESSERA_KEEP_ANSWERS": "true" if keep_answers else "false",
+           "TESSERA_RUN_MIGRATIONS": "false",
            **{key: str(value) for key, value in FAST_HASHING.items()}}
     if content.db_url:
         env["TESSERA_DB_URL"] = content.db_url

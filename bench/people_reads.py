@@ -49,8 +49,7 @@ def main() -> None:
 
     content = prepare_people(users=args.users)
     try:
-        config = {**server_env(content, keep_answers=False), "TESSERA_KEEP_ANSWERS": False,
-                  "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False}
+        config = {**server_env(content), "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False}
         app = create_app(config)
         client = app.test_client()
         statements: list[str] = []

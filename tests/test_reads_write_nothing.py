@@ -78,13 +78,6 @@ def assert_read_only(seen: AppDbStatements, what: str) -> None:
 
 
 @pytest.fixture
-def app_config(app_config):
-    """Kept answers off (core.http.kept): a repeated GET would be answered before the application, with
-    no statement at all, and the counts below must be the application's own."""
-    return {**app_config, "TESSERA_KEEP_ANSWERS": False}
-
-
-@pytest.fixture
 def content(app, admin, user, warehouse):
     """Cards on the warehouse in a collection All Users may read, and dashboards of 2 and 10 of them,
     each dashcard with a filter mapped onto it and the first with a series."""

@@ -22,7 +22,7 @@ write-behind's plain connections, bulk driver SQL and text() all pass through it
 - The tables a read read are every known table name its SQL mentions (a superset: a column named like
   a table adds a dependency, never loses one), added to the set of the request that runs on this thread
   (`reading`, set by core.appdb.db for the request's session).
-Migrations run with their writes counted as `*`: a schema change ends every kept answer.
+Migrations run with their writes counted as `*`: a schema change ends every memo answer.
 
 `Changes.read()` is the current counters, read once per request before its first query: PostgreSQL
 reads the table (one statement); SQLite first asks `PRAGMA data_version` on its own connection, which
@@ -42,8 +42,7 @@ from sqlalchemy.engine import Connection, Engine
 log = logging.getLogger("tessera.appdb.changes")
 
 CHANGE_TABLE = "appdb_change"
-CATCH_ALL = "*"  # moved by writes no table can be named for; every kept answer depends on it
-EVERYTHING = "**"  # not a counter: the sum of all, which any commit moves (Snapshot)
+CATCH_ALL = "*"  # moved by writes no table can be named for; every memo answer depends on it
 COUNTS = "#counts"  # suffix of the counter that write-behind counter bumps move (core.appdb.counters)
 CHANGES_OPTION = "tessera_changes"  # execution option: the counter a statement's write moves instead
 WRITTEN = "tessera.written"  # in a DBAPI connection's info: the counters its transaction moves
@@ -246,14 +245,13 @@ _inherited: list[Connection] = []
 class Snapshot(dict):
     """The counters as read at one instant: table name -> counter (a table never written: absent, 0).
     `total` grows whenever any counter does (counters only grow): one number saying "something
-    changed", also kept under the name EVERYTHING, on which an answer whose reads are unknown depends."""
+    changed"."""
 
     __slots__ = ("total",)
 
     def __init__(self, rows):
         super().__init__(rows)
         self.total = sum(self.values())
-        self[EVERYTHING] = self.total
 
 
 class Changes:

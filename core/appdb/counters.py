@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import contextvars
 import logging
 import os
 import threading
@@ -107,9 +106,6 @@ class WriteBehind:
 
     @contextlib.contextmanager
     def _adding(self):
-        seen = _watch.get()
-        if seen is not None:
-            seen.append(True)
         if self._pid != os.getpid():  # a forked worker: the parent's lock, thread and items are not ours
             self._reset()
         with self._lock:
@@ -209,32 +205,6 @@ def flush_all() -> None:
 
 
 atexit.register(flush_all)
-
-
-# The writes made while a request's answer may be kept (core.http.kept): that answer is kept only when
-# every write it caused can be made again when it is served again (a `replayable` function's).
-_watch: contextvars.ContextVar[list | None] = contextvars.ContextVar("tessera.write_behind.watch", default=None)
-
-
-@contextlib.contextmanager
-def watched():
-    """Within: every write put in any buffer in this context adds an item to the yielded list."""
-    seen: list = []
-    token = _watch.set(seen)
-    try:
-        yield seen
-    finally:
-        _watch.reset(token)
-
-
-@contextlib.contextmanager
-def unwatched():
-    """Within: writes are not listed (a replayable side effect's own)."""
-    token = _watch.set(None)
-    try:
-        yield
-    finally:
-        _watch.reset(token)
 
 
 def buffer() -> WriteBehind:

@@ -153,7 +153,7 @@ class AppDatabase:
             for migrations in plugin_migrations:
                 cfg = alembic_config(self.url, self.engine, migrations.directory, migrations.version_table)
                 command.upgrade(cfg, "heads")
-            if self.backend.counts_changes:  # a schema change: every kept answer ends (its writes were not counted)
+            if self.backend.counts_changes:  # a schema change: every memo answer ends (its writes were not counted)
                 changes.touch(self.engine)
 
     def dispose(self) -> None:

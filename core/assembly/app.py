@@ -24,7 +24,6 @@ from core.assembly import __version__
 from core.driver import disconnects
 from core.http.api import Api, Endpoint, dumps, json_response
 from core.http.errors import ApiError, NoEndpoint, PayloadTooLarge
-from core.http.kept import KeptAnswers
 from core.http.throttle import Throttler
 from core.identity.passwords import Hasher
 
@@ -142,8 +141,6 @@ def create_app(config: dict | None = None) -> Flask:
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves
-    if cfg["TESSERA_KEEP_ANSWERS"]:
-        app.wsgi_app = KeptAnswers(app.wsgi_app, db, REQUEST_ID_HEADER, new_request_id)
     _install_error_handlers(app)
     install_frame_headers(app, pages)
     app.teardown_appcontext(close_request_session)
@@ -165,15 +162,11 @@ _IDS = random.Random(os.urandom(32))
 os.register_at_fork(after_in_child=lambda: _IDS.seed(os.urandom(32)))
 
 
-def new_request_id() -> str:
-    return f"{_IDS.getrandbits(128):032x}"
-
-
 def request_id() -> str:
     """This request's id: sent back in X-Request-Id and written in the log lines about it, so that
     a report from a user can be matched with the log. Always ours, never taken from the client."""
     if "request_id" not in g:
-        g.request_id = new_request_id()
+        g.request_id = f"{_IDS.getrandbits(128):032x}"
     return g.request_id
 
 

@@ -52,14 +52,10 @@ DEFAULTS: dict[str, object] = {
     "TESSERA_QUERY_EXECUTION_RETENTION_DAYS": 720,
     # Refuse embedding tokens without `exp` (Metabase accepts them; compat/security.md section 3).
     "TESSERA_EMBEDDING_REQUIRE_EXP": False,
-    # Answer exact repeats of cached card queries and of card and dashboard GETs from memory, before
-    # Flask (core.http.kept); false: every request goes through the application.
-    "TESSERA_KEEP_ANSWERS": True,
 }
 
 BOOLEAN_KEYS = {"TESSERA_PLUGINS_AUTOLOAD", "TESSERA_DISABLE_SESSION_THROTTLE", "TESSERA_RUN_MIGRATIONS",
-                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE", "TESSERA_EMBEDDING_REQUIRE_EXP",
-                "TESSERA_KEEP_ANSWERS"}
+                "TESSERA_SYNC_IN_FOREGROUND", "TESSERA_LOAD_SAMPLE_DATABASE", "TESSERA_EMBEDDING_REQUIRE_EXP"}
 INTEGER_KEYS = {
     "TESSERA_MAX_SESSION_AGE",
     "TESSERA_PASSWORD_LENGTH",

@@ -1,15 +1,12 @@
 """Reads that count a view (GET /api/card/:id, GET /api/dashboard/:id): the view is a write-behind
-bump (core.appdb.counters: a read commits nothing), the stored counts and this process's views not
-written yet are laid over the kept JSON, and the answer may be kept (core.http.kept) with the view
-counted again for every kept copy served.
+bump (core.appdb.counters: a read commits nothing), and the stored counts and this process's views
+not written yet are laid over the kept JSON.
 
 The counts come from a read of their own: the write-behind's flush moves `<table>#counts`
 (core.appdb.changes), not the table's counter, so the object's kept JSON outlives a flush of views
 while the counts, kept under that counter, are read again after it."""
 from __future__ import annotations
 
-import functools
-import math
 from typing import Iterable
 
 from sqlalchemy import bindparam, select
@@ -18,8 +15,6 @@ from sqlalchemy.orm import Session
 from core.appdb import counters, memo
 from core.appdb.changes import counts_of
 from core.appdb.models import utcnow
-from core.http import kept
-from core.http.api import dumps
 
 _COUNTS: dict[tuple, object] = {}  # (table name, latest column) -> the statement reading the counts of some ids
 
@@ -47,7 +42,6 @@ def stored_counts(session: Session, table, ids: Iterable[int], latest_column: st
         depends=(counts_of(table.name),), alone=True)
 
 
-@kept.replayable
 def count_view(views: counters.WriteBehind, table, key: int, latest_column: str) -> None:
     views.bump(table, key, add={"view_count": 1}, latest={latest_column: utcnow()})
 
@@ -70,6 +64,4 @@ def viewed_json(session: Session, stored: dict, table, key: int, latest_column: 
     found = stored_counts(session, table, (key,), latest_column).get(key)
     if found is not None:
         stored = {**stored, "view_count": found[0], latest_column: found[1]}
-    answer = functools.partial(with_pending_views, stored, views, table, key, latest_column)
-    kept.allow(session, math.inf, lambda: dumps(answer()))
-    return answer()
+    return with_pending_views(stored, views, table, key, latest_column)

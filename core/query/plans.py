@@ -38,9 +38,6 @@ from .context import SETTINGS_MEMO, QueryContext, setting
 
 KEY = "tessera.plan-key"
 SHARED = "tessera.shared-query"  # in a run's extras: its query is the memo's, copied before compiling
-# In a run's extras: its preparation was found not to depend on the clock (so neither does its result
-# cache key); a run prepared without that check (no memo) does not have it.
-TIMELESS = "tessera.timeless"
 # A clock far enough from now that any relative filter (minutes to years) moves with it.
 CLOCK_PROBE = dt.timedelta(days=400, hours=1, minutes=1, seconds=1, microseconds=1)
 
@@ -95,7 +92,6 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
             timeless = False
         session.info[SETTINGS_MEMO] = dict(snapshot)
         first.extras[SHARED] = True  # its query is the template's too: copied before it is compiled
-        first.extras[TIMELESS] = timeless
         plain = all(v is None or isinstance(v, (str, int, float, bool)) for v in snapshot.values())
         return dataclasses.replace(first, session=None, viewer=None, extras={}), snapshot if plain else None, timeless
 
@@ -112,7 +108,7 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
     database = rows.get(session, Database, template.database.id)
     if database is None:  # deleted since: a commit, so other counters; kept for safety
         return fresh()
-    ctx = dataclasses.replace(template, session=session, viewer=user, database=database, extras={SHARED: True, TIMELESS: True},
+    ctx = dataclasses.replace(template, session=session, viewer=user, database=database, extras={SHARED: True},
                               started_at=dt.datetime.now(dt.timezone.utc), started=time.monotonic())
     return ctx
 

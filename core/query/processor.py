@@ -28,7 +28,6 @@ from sqlalchemy.orm import Session
 from core.appdb import memo
 from core.appdb.models import Query as QueryStats
 from core.appdb.models import User
-from core.http import kept
 from core.http.errors import Invalid
 
 from . import results as R
@@ -78,10 +77,7 @@ def run_query(session: Session, user: User | None, dataset_query: Any, *, contex
 def run_json(session: Session, user: User | None, dataset_query: Any, *, context: str = "ad-hoc",
              **options) -> tuple[bytes, int]:
     """(body, HTTP status): the whole result as Metabase's JSON body, or its failed-query body, encoded
-    once (a cached result's stored `data` is sent as it is, core.query.results.completed_body).
-    `keep=True`: the caller sends this body as its whole response, so an answer from stored results
-    may be kept and served again to the same request (core.http.kept) while it stays fresh."""
-    keep = options.pop("keep", False)
+    once (a cached result's stored `data` is sent as it is, core.query.results.completed_body)."""
     started_at = dt.datetime.now(dt.timezone.utc)
     started = time.monotonic()
     ctx: QueryContext | None = None
@@ -93,10 +89,6 @@ def run_json(session: Session, user: User | None, dataset_query: Any, *, context
         result = execute(ctx)
         if result.encoded is not None:
             result.close()
-            # Kept only when the preparation (so the cache key) does not follow the clock: a date
-            # parameter's next day is another key, which the application would ask for.
-            if keep and result.fresh_until is not None and ctx.extras.get(plans.TIMELESS):
-                kept.allow(session, result.fresh_until, R.completed_body_again(ctx, result))
             return R.completed_body(ctx, result, result.encoded, result.row_count), R.SUCCESS_STATUS
         result.read_iso_text(R.temporal_text_columns(result.cols))
         data = R.data_body(ctx, result, *R.rows_json(ctx, result))

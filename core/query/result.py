@@ -46,9 +46,6 @@ class Result:
         self._closed = False
         # A stored response's `data` object (core.query.results.data_body), served without decoding its rows.
         self.encoded = encoded
-        # time.time() until which a stored answer stays the answer (the cache's time to live): a kept
-        # copy of the response (core.http.kept) is served no longer.
-        self.fresh_until: float | None = None
         self._iso_text = iso_text
         self._json = json
         # Columns whose temporal text the driver reads in ISO-8601 form (read_iso_text).

@@ -255,24 +255,6 @@ def completed_body(ctx, result, data: bytes, row_count: int) -> bytes:
     (context, json_query, timings, cached), so a cached `data` is never decoded."""
     from core.http.api import dumps
 
-    return b'{"data":' + data + b"," + dumps(_run_fields(ctx, result, row_count))[1:]
-
-
-def completed_body_again(ctx, result) -> Callable[[], bytes]:
-    """A stored answer's completed_body made again for a kept copy of its response (core.http.kept):
-    each copy has its own started_at and, served from memory, no running time."""
-    from core.http.api import dumps
-
-    data, fields = result.encoded, _run_fields(ctx, result, result.row_count)
-
-    def render() -> bytes:
-        now = dt.datetime.now(dt.timezone.utc)
-        return b'{"data":' + data + b"," + dumps({**fields, "started_at": iso(now), "running_time": 0})[1:]
-
-    return render
-
-
-def _run_fields(ctx, result, row_count: int) -> dict[str, Any]:
     outer: dict[str, Any] = {
         "row_count": row_count,
         "status": "completed",
@@ -286,7 +268,7 @@ def _run_fields(ctx, result, row_count: int) -> dict[str, Any]:
     }
     if result.cached is not None:
         outer["updated_at"] = iso(result.cached)
-    return outer
+    return b'{"data":' + data + b"," + dumps(outer)[1:]
 
 
 def json_query(dataset_query: Any) -> Any:

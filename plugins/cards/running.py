@@ -44,7 +44,7 @@ def run(session: Session, user: User, card_id: int, parameters: list | None, ign
     query, resolved, cache_ttl = run_inputs(session, user, card_id, parameters)
     body, status = processor.run_json(
         session, user, query, context="question", card_id=card_id, parameters=resolved,
-        ignore_cache=ignore_cache, cache_ttl=cache_ttl, keep=True)
+        ignore_cache=ignore_cache, cache_ttl=cache_ttl)
     return json_response(orjson.Fragment(body), status)
 
 

@@ -105,7 +105,7 @@ def run(session: Session, user: User, ids: tuple[int, int, int], parameters: lis
     query, resolved, cache_ttl = run_inputs(session, user, ids, parameters)
     body, status = processor.run_json(
         session, user, query, context="dashboard", card_id=ids[2], dashboard_id=ids[0], parameters=resolved,
-        ignore_cache=ignore_cache, cache_ttl=cache_ttl, keep=True)
+        ignore_cache=ignore_cache, cache_ttl=cache_ttl)
     return json_response(orjson.Fragment(body), status)
 
 

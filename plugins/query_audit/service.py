@@ -14,8 +14,7 @@ from sqlalchemy.engine import Connection
 
 from core.appdb import counters
 from core.appdb.models import Query as QueryStats
-from core.appdb.models import QueryExecution, utcnow
-from core.http import kept
+from core.appdb.models import QueryExecution
 
 
 def update_averages(conn: Connection, runs: list[tuple[str, int, dict]]) -> None:
@@ -51,16 +50,6 @@ def record(context, result, error: BaseException | None = None) -> None:
         "dashboard_id": context.dashboard_id, "database_id": context.database.id, "cache_hit": cached,
     }
     buffer = counters.buffer()
-    if cached and error is None:
-        log_cache_hit(buffer, item)
-        return
     buffer.insert(QueryExecution, item)
     if error is None and not cached:
         buffer.fold(update_averages, (context.query_hash, running_time, context.dataset_query))
-
-
-@kept.replayable
-def log_cache_hit(buffer: counters.WriteBehind, item: dict) -> None:
-    """A run answered from stored results, logged as it is served: once more for every kept copy of
-    its response (core.http.kept), each at its own time."""
-    buffer.insert(QueryExecution, {**item, "started_at": utcnow()})

@@ -85,7 +85,6 @@ def cached_result(context) -> Result | None:
     result = Result(context, [dict(c) for c in stored["cols"]], _rows(data), stored["native_form"], cached=updated_at,
                     encoded=data)
     result.row_count = stored["row_count"]
-    result.fresh_until = updated_at.timestamp() + ttl
     return result
 
 

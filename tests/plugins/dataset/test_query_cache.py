@@ -113,6 +113,21 @@ def test_other_parameters_and_a_changed_query_miss(app, admin, orders):
     assert _cache_hits(app) == [False, True, False, False]
 
 
+def test_a_relative_date_parameter_is_answered_from_the_cache_on_a_repeat(app, admin, orders):
+    """The parameter is resolved against the clock, so its run's plan is prepared afresh each time
+    (core.query.plans), yet the resolved query is the same today: the stored rows answer it."""
+    _caching_on(admin)
+    card = _table_card(admin, orders)
+    created_at = ["field", orders.fields["created_at"], None]
+    body = {"parameters": [{"type": "date/all-options", "target": ["dimension", created_at], "value": "past30years"}]}
+    first = admin.post(f"/api/card/{card}/query", json=body)
+    assert first.status_code == 202 and first.json["cached"] is None and first.json["row_count"] == 300
+    _delete_orders(orders, 10)
+    again = [admin.post(f"/api/card/{card}/query", json=body).json for _ in range(2)]
+    assert [(a["cached"] is not None, a["row_count"]) for a in again] == [(True, 300), (True, 300)]
+    assert _cache_hits(app)[-3:] == [False, True, True]
+
+
 def test_a_user_who_may_not_read_the_card_gets_403_not_the_cached_rows(app, admin, orders):
     _caching_on(admin)
     card = _table_card(admin, orders, collection_id=admin.user["personal_collection_id"])
