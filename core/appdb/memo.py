@@ -155,11 +155,6 @@ def usable(db_session: Session) -> bool:
     return held is not None and held[1] is not None and not wrote(db_session)
 
 
-def read_tables(db_session: Session) -> set | None:
-    """The counter names the request of this session has read so far (None outside a request)."""
-    return db_session.info.get(READS)
-
-
 @contextmanager
 def fresh_session(db_session: Session):
     """A session on `db_session`'s connection and transaction with an empty identity map, for a compute
@@ -218,7 +213,7 @@ def _compute(db_session: Session, memo: Memo, counters, reads: set, key, compute
             value = compute()
         finally:
             reading.reset(token)
-        reads.update(own)  # the request read them all the same (its kept answer depends on them)
+        reads.update(own)  # the request read them all the same (its later memo answers depend on them)
     else:
         reads.update(depends)
         value = compute()
