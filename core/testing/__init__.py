@@ -23,6 +23,8 @@ from core.testing.app import (  # noqa: F401
     client,
     make_user,
     postgres_app_db,
+    postgres_app_db_copy,
+    postgres_app_db_template,
     sample_database_file,
     sample_database_template,
     set_setting,

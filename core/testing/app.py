@@ -4,6 +4,7 @@ APIs create for tests that only need them to exist.
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import uuid
 from pathlib import Path
@@ -126,16 +127,17 @@ def user(app, admin) -> ApiClient:
     return make_user(app)
 
 
-@pytest.fixture
-def postgres_app_db():
-    """A fresh PostgreSQL app database on the loopback server; dropped afterwards."""
+@contextlib.contextmanager
+def _postgres_database(prefix: str, template: str | None = None):
+    """A new database on the loopback PostgreSQL server (a copy of `template` when given): its URL; dropped
+    afterwards."""
     from sqlalchemy import create_engine, text
 
     admin_url = require_postgres()
-    name = f"tessera_app_{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with engine.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        conn.execute(text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
     try:
         yield admin_url.rsplit("/", 1)[0] + "/" + name
     finally:
@@ -146,16 +148,48 @@ def postgres_app_db():
         engine.dispose()
 
 
+@pytest.fixture
+def postgres_app_db():
+    """A fresh, empty PostgreSQL app database on the loopback server; dropped afterwards."""
+    with _postgres_database("tessera_app") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_app_db_template() -> str:
+    """The name of a PostgreSQL app database migrated once per session (per xdist worker), which
+    backend_config copies with CREATE DATABASE ... TEMPLATE as the SQLite branch copies app_db_template.
+    Nothing may stay connected to it: PostgreSQL copies a template only while no one is."""
+    from core.appdb.db import AppDatabase
+    from core.assembly.plugins import migrate_app_db
+
+    with _postgres_database("tessera_template") as url:
+        database = AppDatabase(url)
+        migrate_app_db(database, {"TESSERA_PLUGINS_AUTOLOAD": False})
+        database.dispose()
+        yield url.rsplit("/", 1)[1]
+
+
 def backend_config(request, tmp_path, app_db_template) -> dict:
-    """The configuration of an app on the app-DB backend `request.param` names ("sqlite": a copy of the
-    migrated template; "postgresql": a fresh database, skipped when no server answers)."""
-    config = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_PLUGINS_AUTOLOAD": False, **FAST_HASHING}
+    """The configuration of an app on the app-DB backend `request.param` names, each a copy of a database
+    migrated once per session ("sqlite": of app_db_template's file; "postgresql": of
+    postgres_app_db_template, skipped when no server answers). Migrating an empty database at start-up
+    is the concern of the tests that ask for postgres_app_db."""
+    config = {"TESSERA_DATA_DIR": str(tmp_path), "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False,
+              **FAST_HASHING}
     if request.param == "sqlite":
         shutil.copy(app_db_template, tmp_path / "tessera.db")
-        config.update(TESSERA_DB_URL=f"sqlite:///{tmp_path / 'tessera.db'}", TESSERA_RUN_MIGRATIONS=False)
+        config["TESSERA_DB_URL"] = f"sqlite:///{tmp_path / 'tessera.db'}"
     else:
-        config["TESSERA_DB_URL"] = request.getfixturevalue("postgres_app_db")
+        config["TESSERA_DB_URL"] = request.getfixturevalue("postgres_app_db_copy")
     return config
+
+
+@pytest.fixture
+def postgres_app_db_copy(postgres_app_db_template):
+    """A PostgreSQL app database already migrated (a copy of the session's template); dropped afterwards."""
+    with _postgres_database("tessera_app", template=postgres_app_db_template) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -64,8 +64,8 @@ def _snippet(app, admin, folder: int) -> str:
     return "secret filter"
 
 
-@pytest.fixture
-def world(app, admin) -> World:
+def build_world(app, admin) -> World:
+    """The secret cards, snippet and blocked database of this module, owned by a user "owner" and the admin."""
     orders = make_orders(app, count=300)
     blocked = make_orders(app, count=50, name="blocked.db")
     owner = make_user(app, email="owner@example.com", first_name="Otto", last_name="Owner")
@@ -85,6 +85,39 @@ def world(app, admin) -> World:
     snippet = _snippet(app, admin, folder)
     _block(app, blocked.database_id)
     return World(orders, blocked, native_card, mbql_card, derived_card, locked_card, snippet)
+
+
+@pytest.fixture
+def world(app, admin) -> World:
+    return build_world(app, admin)
+
+
+@dataclass
+class Shared:
+    app: object
+    admin: object
+    plain: object
+    world: World
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory, app_db_template) -> Shared:
+    """One app and world for the route x shape cases, which only read: each case is a request that must be
+    refused (plain user) or answered (administrator), so building the world again per case (an app, three
+    users, two databases, four cards) proved nothing more and cost most of this module's time."""
+    import shutil
+
+    from core.assembly.app import create_app
+    from core.testing import FAST_HASHING, setup_admin
+
+    folder = tmp_path_factory.mktemp("access_gate")
+    shutil.copy(app_db_template, folder / "tessera.db")
+    application = create_app({"TESSERA_DATA_DIR": str(folder), "TESSERA_DB_URL": f"sqlite:///{folder / 'tessera.db'}",
+                              "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+    admin = setup_admin(application)
+    world = build_world(application, admin)
+    yield Shared(application, admin, make_user(application), world)
+    application.extensions["tessera"].db.dispose()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -170,16 +203,15 @@ def _no_leak(response) -> None:
 
 
 @pytest.mark.parametrize("route, shape", CASES, ids=[f"{r} | {s}" for r, s in CASES])
-def test_plain_user_is_refused(app, world, route, shape):
-    user = make_user(app)
-    response = ROUTES[route](user, SHAPES[shape](world))
+def test_plain_user_is_refused(shared, route, shape):
+    response = ROUTES[route](shared.plain, SHAPES[shape](shared.world))
     assert response.status_code == 403, (response.status_code, response.get_data()[:300])
     _no_leak(response)
 
 
 @pytest.mark.parametrize("route, shape", CASES, ids=[f"{r} | {s}" for r, s in CASES])
-def test_administrator_reads_the_same(admin, world, route, shape):
-    response = ROUTES[route](admin, SHAPES[shape](world))
+def test_administrator_reads_the_same(shared, route, shape):
+    response = ROUTES[route](shared.admin, SHAPES[shape](shared.world))
     assert response.status_code in (200, 202), (response.status_code, response.get_data()[:300])
     body = response.get_data()
     assert b'"status":"failed"' not in body.replace(b" ", b"")
@@ -191,12 +223,12 @@ PIVOT_SHAPES = [s for s in SHAPES if not s.startswith("native") and "source-card
 
 
 @pytest.mark.parametrize("shape", PIVOT_SHAPES)
-def test_pivot_route(app, admin, world, shape):
-    query = _pivot(SHAPES[shape](world))
-    refused = make_user(app).post("/api/dataset/pivot", json=query)
+def test_pivot_route(shared, shape):
+    query = _pivot(SHAPES[shape](shared.world))
+    refused = shared.plain.post("/api/dataset/pivot", json=query)
     assert refused.status_code == 403
     _no_leak(refused)
-    allowed = admin.post("/api/dataset/pivot", json=query)
+    allowed = shared.admin.post("/api/dataset/pivot", json=query)
     assert allowed.status_code == 202 and allowed.json["status"] == "completed", allowed.json
 
 
