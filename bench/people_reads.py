@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("read", choices=READS)
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--warm", type=int, default=50, help="requests by random users before measuring")
     parser.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions")
     parser.add_argument("--show-sql", action="store_true", help="print the statements of one request")
     args = parser.parse_args()
@@ -88,7 +89,7 @@ def main() -> None:
             for path in _paths(args.read, content):
                 client.open(path, method="POST", data=body, content_type="application/json",
                             headers={"X-Metabase-Session": content.tokens[0]})
-        for _ in range(50):
+        for _ in range(args.warm):
             one(check_cached=True)
         if args.show_sql:
             statements.clear()

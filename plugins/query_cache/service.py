@@ -72,9 +72,17 @@ def cache_key(context) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
+def sandboxed(context) -> bool:
+    """is_sandboxed for the run's viewer, kept in core.appdb.memo while the app DB is unchanged: asked
+    on every hit, it ran a statement each time."""
+    viewer = context.viewer
+    return memo.get_or_compute(context.session, ("sandboxed", key_of(viewer)),
+                               lambda: is_sandboxed(context.session, viewer))
+
+
 def cached_result(context) -> Result | None:
     ttl = ttl_seconds(context)
-    if ttl is None or is_sandboxed(context.session, context.viewer):
+    if ttl is None or sandboxed(context):
         return None
     key = context.extras[KEY] = cache_key(context)
     row = stored_row(context.session, key)
