@@ -4,7 +4,8 @@ of a cached one's).
 
 `prepared(...)` keeps what core.query.preparation.prepare made of a query for a user (normalised, the
 data-access gate passed, card sources expanded, parameters applied) while the app-DB tables read are unchanged,
-keyed by who runs it (core.policy.principal.key_of: a user or a shared object's grant, never a bare id),
+keyed by who runs it (core.policy.audience: the user's groups when they alone decide the query's permissions,
+else the user or the shared object's grant, never a bare id),
 the query and the run's options; each run gets a QueryContext of its own around the
 shared, never-modified prepared query (a run that compiles copies it first). Date parameters count
 from the clock: on a miss the query is prepared a second time with a clock far from now and kept only
@@ -15,7 +16,8 @@ and table metadata, dimensions, segments, the caller's permissions, settings) is
 clock does not enter. `statement(ctx, compile)` keeps what `compile(ctx, now)` returns in
 core.appdb.memo while the tables they read are unchanged (a commit of one, by any worker, ends them),
 keyed by the prepared query (card sources expanded, parameters applied), the row cap, the principal and the
-settings that shape the SQL. Relative date filters compile against the clock: on a miss the query is
+settings that shape the SQL (the principal as for prepared runs: the remapped columns a caller reads follow
+its groups). Relative date filters compile against the clock: on a miss the query is
 compiled a second time with a clock far from now, and the statement is kept only when both agree, so
 a clock-dependent statement is compiled on every run, as before. Native queries are not kept (they
 are rendered, not compiled). Each run gets its own copy of the parts a caller could change.
@@ -32,7 +34,7 @@ from typing import Any, Callable
 import orjson
 
 from core.appdb import memo
-from core.policy.principal import key_of
+from core.policy.audience import principal_or_audience
 
 from .context import SETTINGS_MEMO, QueryContext, setting
 
@@ -49,7 +51,9 @@ def plan_key(ctx: QueryContext) -> bytes | None:
     if KEY in ctx.extras:
         return ctx.extras[KEY]
     try:
-        key = orjson.dumps([ctx.database.id, ctx.query, ctx.max_rows, ctx.download, ctx.disable_remaps, key_of(ctx.viewer),
+        query = orjson.dumps(ctx.query, option=orjson.OPT_NON_STR_KEYS, default=_refuse)
+        who = principal_or_audience(ctx.session, ctx.viewer, query)
+        key = orjson.dumps([ctx.database.id, orjson.Fragment(query), ctx.max_rows, ctx.download, ctx.disable_remaps, who,
                             setting(ctx.session, "report-timezone"), setting(ctx.session, "start-of-week")],
                            option=orjson.OPT_NON_STR_KEYS, default=_refuse)
     except TypeError:  # a value JSON cannot hold exactly (integers beyond 64 bits, unknown objects)
@@ -71,7 +75,8 @@ def prepared(session, user, dataset_query: Any, context: str, options: dict, pre
     if not memo.usable(session):
         return fresh()
     try:
-        key = orjson.dumps([key_of(user), dataset_query, context, options],
+        query = orjson.dumps(dataset_query, option=orjson.OPT_NON_STR_KEYS, default=_refuse)
+        key = orjson.dumps([principal_or_audience(session, user, query), orjson.Fragment(query), context, options],
                            option=orjson.OPT_NON_STR_KEYS, default=_refuse)
     except TypeError:
         return fresh()

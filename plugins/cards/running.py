@@ -19,7 +19,7 @@ from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
 
-from .service import readable_card
+from .service import get_card, readable_card
 
 
 def runnable_card(session: Session, user: User, card_id: int) -> Card:
@@ -50,21 +50,30 @@ def run(session: Session, user: User, card_id: int, parameters: list | None, ign
 
 def run_inputs(session: Session, user: User, card_id: int, parameters: list | None) -> tuple[dict, list, int | None]:
     """(query, parameters, cache_ttl) of a run of the card by this user with these parameters, after
-    the card's read and data checks (403/404 raised, never kept). Kept as JSON text while the app DB
-    is unchanged (core.appdb.memo): a repeated run neither loads the card nor asks its permissions again."""
+    the card's read and data checks (403/404 raised, never kept). What the card gives a run is kept as
+    JSON text while the card is unchanged (core.appdb.memo), keyed by the card and the parameters, not
+    by the user: a repeated run loads no card, and each user's checks are asked of the permission
+    answers (core.policy.permissions), which are kept too."""
     def compute():
-        card = runnable_card(session, user, card_id)
+        card = get_card(session, card_id)
+        facts = (card.collection_id, card.database_id, card.table_id, card.cache_ttl)
         try:
-            return orjson.dumps([card.dataset_query, card_parameters(card, parameters)]), card.cache_ttl
+            return orjson.dumps([card.dataset_query, card_parameters(card, parameters)]), facts
         except TypeError:  # integers beyond 64 bits: not kept
-            return (card.dataset_query, card_parameters(card, parameters)), card.cache_ttl
+            return (card.dataset_query, card_parameters(card, parameters)), facts
 
     try:
-        key = ("card run", card_id, user.id, orjson.dumps(parameters))
+        key = ("card run", card_id, orjson.dumps(parameters))
     except TypeError:
         key = None
-    stored, cache_ttl = compute() if key is None else memo.get_or_compute(
-        session, key, compute, keep=lambda value: isinstance(value[0], bytes))
+    # `alone`, with the card's table declared: the answer is the card row's, whoever asks.
+    stored, (collection_id, database_id, table_id, cache_ttl) = compute() if key is None else memo.get_or_compute(
+        session, key, compute, keep=lambda value: isinstance(value[0], bytes), depends=(Card.__tablename__,),
+        alone=True)
+    if not perms.can_read_item(session, user, collection_id):
+        raise Forbidden()
+    if database_id is None or not perms.can_see_data(session, user, database_id, table_id):
+        raise Forbidden()
     query, resolved = orjson.loads(stored) if isinstance(stored, bytes) else stored
     return query, resolved, cache_ttl
 

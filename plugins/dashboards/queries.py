@@ -25,7 +25,7 @@ from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
 
-from .lookup import readable_dashboard
+from .lookup import get_dashboard, readable_dashboard
 from .models import Dashboard, DashboardCard, DashboardCardSeries
 
 # Operator filters take a list; embedding sends a lone value (Metabase wraps it).
@@ -112,25 +112,51 @@ def run(session: Session, user: User, ids: tuple[int, int, int], parameters: lis
 def run_inputs(session: Session, user: User, ids: tuple[int, int, int],
                parameters: list | None) -> tuple[dict, list, int | None]:
     """(query, resolved parameters, cache_ttl) of the dashcard's run by this user with these
-    parameters, after the checks of dashcard_card and resolve_parameters (errors raised, never kept).
-    Kept as JSON text while the app DB is unchanged (core.appdb.memo): a repeated run neither loads
-    the dashboard, the dashcard and the card nor asks their permissions again."""
+    parameters, after the checks of dashcard_card and resolve_parameters, in their order (errors raised).
+    What the dashboard, dashcard and card give a run is kept as JSON text while they are unchanged
+    (core.appdb.memo), keyed by them and the parameters, not by the user: a repeated run loads none of
+    them, and each user's checks are asked of the permission answers (core.policy.permissions), which are
+    kept too. A missing dashcard or card and invalid parameters are kept as such and raised after the
+    checks that come before them."""
     def compute():
-        dashboard, dashcard, card = dashcard_card(session, user, *ids)
-        resolved = resolve_parameters(dashboard, dashcard, card.id, parameters)
+        dashboard = get_dashboard(session, ids[0])  # 404 before any check: raised, never kept
         try:
-            return orjson.dumps([card.dataset_query, resolved]), card.cache_ttl
+            dashcard, card = card_on(session, dashboard, ids[1], ids[2])
+        except NotFound:
+            return _MISSING, None, (dashboard.collection_id, None, None)
+        facts = (dashboard.collection_id, card.collection_id, card.cache_ttl)
+        try:
+            resolved = resolve_parameters(dashboard, dashcard, card.id, parameters)
+        except Invalid as exc:
+            return None, exc.message, facts
+        try:
+            return orjson.dumps([card.dataset_query, resolved]), None, facts
         except TypeError:  # integers beyond 64 bits: not kept
-            return (card.dataset_query, resolved), card.cache_ttl
+            return (card.dataset_query, resolved), None, facts
 
     try:
-        key = ("dashcard run", *ids, user.id, orjson.dumps(parameters))
+        key = ("dashcard run", *ids, orjson.dumps(parameters))
     except TypeError:
         key = None
-    stored, cache_ttl = compute() if key is None else memo.get_or_compute(
-        session, key, compute, keep=lambda value: isinstance(value[0], bytes))
+    # `alone`, with the tables read declared: the answer is the rows', whoever asks.
+    stored, invalid, (dashboard_collection, card_collection, cache_ttl) = compute() if key is None else \
+        memo.get_or_compute(session, key, compute, keep=lambda value: not isinstance(value[0], tuple),
+                            depends=_RUN_TABLES, alone=True)
+    if not perms.can_read_item(session, user, dashboard_collection):
+        raise Forbidden()
+    if stored is _MISSING:
+        raise NotFound()
+    if not perms.can_read_item(session, user, card_collection):
+        raise Forbidden()
+    if invalid is not None:
+        raise Invalid(invalid)
     query, resolved = orjson.loads(stored) if isinstance(stored, bytes) else stored
     return query, resolved, cache_ttl
+
+
+_MISSING = "missing"  # run_inputs' kept answer when the dashcard or the card is not on the dashboard
+_RUN_TABLES = (Dashboard.__tablename__, DashboardCard.__tablename__, DashboardCardSeries.__tablename__,
+               Card.__tablename__)
 
 
 def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, int], export_format: str,

@@ -26,8 +26,9 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from core.appdb import memo
 from core.appdb.models import QueryCache, utcnow
-from core.policy.permissions import group_ids, is_admin, is_sandboxed
-from core.policy.principal import account_of, key_of
+from core.policy.audience import audience_key
+from core.policy.permissions import is_sandboxed
+from core.policy.principal import key_of
 from core.query.context import PARAMSTYLE, setting
 from core.query.result import Result
 
@@ -61,10 +62,7 @@ def cache_key(context) -> str:
     # External remaps add the columns of fields the caller may read (core.query.access): permissions
     # are per group, so members of the same groups share entries; administrators read everything. A
     # shared object's grant has no account: its entries are its own (core.policy.principal.key_of).
-    viewer = context.viewer
-    account = account_of(viewer)
-    audience = ("admin" if is_admin(account) else sorted(group_ids(context.session, account)) if account is not None
-                else key_of(viewer))
+    audience = audience_key(context.session, context.viewer)
     material = [context.database.id, context.query.stages, context.query.parameters, native, context.max_rows,
                 context.limit_from_constraints, context.js_int_to_string, audience,
                 setting(context.session, "report-timezone"), setting(context.session, "start-of-week")]
@@ -72,9 +70,17 @@ def cache_key(context) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
+def sandboxed(context) -> bool:
+    """is_sandboxed for the run's viewer, kept in core.appdb.memo while the app DB is unchanged: asked
+    on every hit, it ran a statement each time."""
+    viewer = context.viewer
+    return memo.get_or_compute(context.session, ("sandboxed", key_of(viewer)),
+                               lambda: is_sandboxed(context.session, viewer))
+
+
 def cached_result(context) -> Result | None:
     ttl = ttl_seconds(context)
-    if ttl is None or is_sandboxed(context.session, context.viewer):
+    if ttl is None or sandboxed(context):
         return None
     key = context.extras[KEY] = cache_key(context)
     row = stored_row(context.session, key)

@@ -160,3 +160,22 @@ def test_rows_the_c_reader_writes_as_json_are_the_body_python_writes(app, user, 
                                             "q\"uote\\\\ tab\t nl\n é \u2028", "\x00\ufffd", None]
     assert body["data"]["rows_truncated"] == 2000
     assert [c["base_type"] for c in body["data"]["cols"]] == [c["base_type"] for c in expected["data"]["cols"]]
+
+
+def test_a_run_kept_for_one_user_is_still_refused_to_another(app, admin, user, warehouse):
+    """A card's run inputs are kept per card, not per user: after the admin's runs, a user who cannot read
+    the card's collection, or see its data, is still refused."""
+    collection = admin.post("/api/collection", json={"name": "Private"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {"1": {str(collection): "none"}}})
+    query = mbql_query(warehouse["db"], **{"source-table": warehouse["people"]})
+    hidden = admin.post("/api/card", json=card_body("Hidden", query, collection_id=collection)).json["id"]
+    shown = admin.post("/api/card", json=card_body("Shown", query)).json["id"]
+    for client, status in ((admin, 202), (user, 403), (admin, 202), (user, 403)):
+        assert client.post(f"/api/card/{hidden}/query").status_code == status
+    assert user.post(f"/api/card/{shown}/query").status_code == 202
+    graph = admin.get("/api/permissions/graph").json
+    graph["groups"]["1"][str(warehouse["db"])]["data"] = {"schemas": "block"}
+    assert admin.put("/api/permissions/graph", json=graph).status_code == 200
+    assert admin.post(f"/api/card/{shown}/query").status_code == 202
+    assert user.post(f"/api/card/{shown}/query").status_code == 403

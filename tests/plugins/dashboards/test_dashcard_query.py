@@ -138,3 +138,27 @@ def test_query_log_names_the_dashboard(app, admin, warehouse):
     with app.app_context(), state.db.session() as session:
         rows = session.execute(select(QueryExecution.card_id, QueryExecution.dashboard_id, QueryExecution.context)).all()
     assert (card, dash["id"], "dashboard") in [tuple(r) for r in rows]
+
+
+def test_a_run_kept_for_one_user_is_still_refused_to_another(app, admin, user, warehouse):
+    """The run's inputs are kept per dashcard, not per user: the admin's run fills them, and a user who
+    cannot read the dashboard's or the card's collection is still refused, 403 before a 404 or a 400."""
+    card = _people_card(admin, warehouse)
+    collection = admin.post("/api/collection", json={"name": "Private"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {"1": {str(collection): "none"}}})
+    hidden = make_dashboard(app, admin.user["id"], [], [{"card_id": card}], collection_id=collection)
+    dc = hidden["dashcards"][0]
+    unknown = [{"id": "nope", "type": "category", "value": "x"}]
+    for client, status in ((admin, 202), (user, 403), (admin, 202), (user, 403)):
+        assert _run(client, hidden, dc, card).status_code == status
+    for client, status in ((admin, 404), (user, 403)):
+        assert _run(client, hidden, dc, card + 999).status_code == status
+    for client, status in ((admin, 400), (user, 403)):
+        assert _run(client, hidden, dc, card, unknown).status_code == status
+    private_card = _card(admin, "Private people", mbql_query(warehouse["db"], **{"source-table": warehouse["people"]}),
+                         collection_id=collection)
+    open_dash = make_dashboard(app, admin.user["id"], [], [{"card_id": private_card}])
+    for client, status in ((admin, 202), (user, 403)):
+        ran = _run(client, open_dash, open_dash["dashcards"][0], private_card)
+        assert ran.status_code == status and ("Grace" in ran.get_data(as_text=True)) == (status == 202)
