@@ -29,6 +29,7 @@ from core.content import viewing
 from core.content.collections import Access
 from core.http.paging import Paging
 from core.policy import permissions
+from core.policy.audience import audience_key
 
 from . import items
 
@@ -50,9 +51,8 @@ def collection_items(session: Session, user: User, access: Access, collection: C
         keys, hydrated = _part(session, access, collection, namespace, options, wanted, items.ALL,
                                user.id, arguments)
     else:
-        groups = tuple(sorted(permissions.group_ids(session, user)))
         keys, hydrated = _part(session, access, collection, namespace, options, wanted, items.SHARED,
-                               (groups, bool(user.is_superuser)), arguments)
+                               audience_key(session, user), arguments)
         if collection is None and namespace is None and "collection" in wanted:  # where personal ones live
             own_keys, own = _part(session, access, None, namespace, options, ["collection"], items.PERSONAL,
                                   user.id, arguments)

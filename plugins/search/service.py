@@ -55,6 +55,7 @@ from core.content.search import (  # noqa: F401  (Filters: the views build it)
 from core.content.search import SearchContext as Context
 from core.http.paging import Paging
 from core.policy import permissions
+from core.policy.audience import audience_key
 
 from . import scoring
 
@@ -380,10 +381,9 @@ def search(session: Session, user: User, filters: Filters, paging: Paging) -> di
 def _shared_hits(session: Session, user: User, filters: Filters) -> list[tuple]:
     """_hits of a deferred context, kept per query and permission set (core.appdb.memo): every user
     of the same groups shares them, the personal and per-user parts being decided per request."""
-    groups = tuple(sorted(permissions.group_ids(session, user)))
     key = ("search", tuple(filters.tokens), filters.archived, filters.table_db_id, tuple(sorted(filters.created_by)),
            tuple(sorted(filters.last_edited_by)), filters.personal, tuple(sorted(filters.ids)),
-           filters.search_native_query, bool(user.is_superuser), bool(user.is_active), groups)
+           filters.search_native_query, audience_key(session, user))
 
     def compute() -> list[tuple]:
         # Answers the permission cache of this transaction holds were read before the memo was
