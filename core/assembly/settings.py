@@ -99,7 +99,7 @@ class SettingsRegistry:
             # (keyed by the environment's raw values too), when it holds no value a caller could change.
             raw = tuple(self.environ.get(d.env_name) if d.env else None for d in definitions.values())
             return dict(memo.get_or_compute(session, ("setting values", tuple(definitions), raw),
-                                            lambda: self._many(session, definitions), keep=_immutable))
+                                            lambda: self._many(session, definitions), keep=_immutable, alone=True))
         return self._many(session, definitions)
 
     def _many(self, session: Session, definitions: dict[str, SettingDef]) -> dict[str, Any]:
@@ -116,7 +116,8 @@ class SettingsRegistry:
                 stored_keys.append(key)
         # An ORM select autoflushes, so values set earlier in this session are seen, as by get().
         rows = memo.get_or_compute(session, ("settings", *stored_keys), lambda: dict(session.execute(
-            select(Setting.key, Setting.value).where(Setting.key.in_(stored_keys))).all())) if stored_keys else {}
+            select(Setting.key, Setting.value).where(Setting.key.in_(stored_keys))).all()),
+            alone=True) if stored_keys else {}
         for key in stored_keys:
             out[key] = json.loads(rows[key]) if key in rows else definitions[key].default
         return out

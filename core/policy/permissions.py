@@ -603,8 +603,15 @@ def is_sandboxed(session: Session, user: User | None) -> bool:
     user = account_of(user)
     if user is None or is_admin(user):
         return False
+    if not user.is_active:
+        return False  # data_permission answers the least value for an inactive account
     groups = group_ids(session, user)
-    db_ids = set(session.scalars(select(DataPermission.db_id).where(
-        DataPermission.group_id.in_(groups), DataPermission.perm_type == "view-data",
-        DataPermission.perm_value == "sandboxed")))
-    return any(data_permission(session, user, db_id, "view-data") == "sandboxed" for db_id in db_ids)
+
+    def read() -> bool:
+        db_ids = set(session.scalars(select(DataPermission.db_id).where(
+            DataPermission.group_id.in_(groups), DataPermission.perm_type == "view-data",
+            DataPermission.perm_value == "sandboxed")))
+        return any(data_permission(session, user, db_id, "view-data") == "sandboxed" for db_id in db_ids)
+
+    # Asked on every result-cache hit; what the groups hold decides it, so it is kept per group set.
+    return memo.get_or_compute(session, ("permissions", "sandboxed", tuple(sorted(groups))), read, alone=True)

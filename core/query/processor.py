@@ -50,8 +50,12 @@ _STATS = select(QueryStats.average_execution_time).where(QueryStats.query_hash =
 def read_stats(ctx: QueryContext) -> None:
     """The query's average running time, which the result cache's time to live is computed from."""
     # The average only: the row also keeps the whole query text, which every run would load.
-    ctx.average_execution_time = memo.get_or_compute(ctx.session, ("query stats", ctx.query_hash),
-                                                      lambda: ctx.session.scalar(_STATS, {"hash": ctx.query_hash}))
+    # Alone: it depends on the query table only, which every fresh run's average moves; answers kept later
+    # in the request must not inherit that dependency.
+    query_hash = ctx.query_hash
+    ctx.average_execution_time = memo.get_or_compute(ctx.session, ("query stats", query_hash),
+                                                      lambda: ctx.session.scalar(_STATS, {"hash": query_hash}),
+                                                      alone=True)
 
 
 def open_query(session: Session, user: User | None, dataset_query: Any, **options) -> Result:

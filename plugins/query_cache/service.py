@@ -28,7 +28,6 @@ from core.appdb import memo
 from core.appdb.models import QueryCache, utcnow
 from core.policy.audience import audience_key
 from core.policy.permissions import is_sandboxed
-from core.policy.principal import key_of
 from core.query.context import PARAMSTYLE, setting
 from core.query.result import Result
 
@@ -70,17 +69,9 @@ def cache_key(context) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
-def sandboxed(context) -> bool:
-    """is_sandboxed for the run's viewer, kept in core.appdb.memo while the app DB is unchanged: asked
-    on every hit, it ran a statement each time."""
-    viewer = context.viewer
-    return memo.get_or_compute(context.session, ("sandboxed", key_of(viewer)),
-                               lambda: is_sandboxed(context.session, viewer))
-
-
 def cached_result(context) -> Result | None:
     ttl = ttl_seconds(context)
-    if ttl is None or sandboxed(context):
+    if ttl is None or is_sandboxed(context.session, context.viewer):
         return None
     key = context.extras[KEY] = cache_key(context)
     row = stored_row(context.session, key)
@@ -109,7 +100,7 @@ def stored_row(session, key: str) -> tuple[dict, bytes, object] | None:
         return orjson.loads(head), data, row.updated_at
 
     return memo.get_or_compute(session, ("query cache row", key), read,
-                               weigh=lambda row: 0 if row is None else len(row[1]))
+                               weigh=lambda row: 0 if row is None else len(row[1]), alone=True)
 
 
 def _rows(data: bytes):
