@@ -200,10 +200,13 @@ def personal_owner_id(session: Session, collection: Collection) -> int | None:
     """The owner of the personal collection that is or contains `collection`, else None."""
     if collection.personal_owner_id is not None:
         return collection.personal_owner_id
-    ancestors = [int(part) for part in (collection.location or "/").strip("/").split("/") if part]
-    if not ancestors:
-        return None
-    return session.scalar(_TOP_OWNER, {"collection_id": ancestors[0]})
+    return _top_owner(session, collection.location)
+
+
+def _top_owner(session: Session, location: str | None) -> int | None:
+    """The personal owner of the top ancestor in a collection's `location` ("/1/2/"), if any."""
+    ancestors = [int(part) for part in (location or "/").strip("/").split("/") if part]
+    return session.scalar(_TOP_OWNER, {"collection_id": ancestors[0]}) if ancestors else None
 
 
 _PLACE = select(Collection.personal_owner_id, Collection.location).where(Collection.id == bindparam("collection_id"))
@@ -217,10 +220,7 @@ def _place(session: Session, collection_id: int) -> tuple[bool, int | None]:
         if row is None:
             return GONE
         owner, location = row
-        if owner is not None:
-            return True, owner
-        ancestors = [int(part) for part in (location or "/").strip("/").split("/") if part]
-        return True, session.scalar(_TOP_OWNER, {"collection_id": ancestors[0]}) if ancestors else None
+        return True, owner if owner is not None else _top_owner(session, location)
 
     # Kept per collection (not per user): every user asking about it shares the answer.
     return memo.get_or_compute(session, ("permissions", "place", collection_id), read, alone=True)
