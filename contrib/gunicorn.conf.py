@@ -36,6 +36,13 @@ def worker_exit(server, worker):
 
 
 
+def on_starting(server):
+    """A listening socket per worker on TCP, and a clear stop when the port is taken (core.assembly.server)."""
+    from core.assembly.server import choose_listeners
+
+    choose_listeners(server)
+
+
 def when_ready(server):
     """One scheduler per instance: a process of its own started with the master and restarted when it dies
     (core.schedule.service, core.schedule.supervisor; not a scheduler thread of the master, which forks

@@ -1,7 +1,8 @@
 """The production server: gunicorn with two gthread workers (contrib/gunicorn.conf.py) on one app DB.
 
-Per-process state shows up only here: login throttling must count across workers, and a client that
-leaves must stop its query in whichever worker runs it.
+Per-process state shows up only here: login throttling must count across workers, a client that
+leaves must stop its query in whichever worker runs it, and new connections are shared out between
+the workers.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,6 +32,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def server_env(app_config: dict, port: int) -> dict:
+    return {**os.environ, **{k: str(v) for k, v in app_config.items()}, **{k: str(v) for k, v in FAST_HASHING.items()},
+            "TESSERA_BIND": f"127.0.0.1:{port}", "TESSERA_WORKERS": "2", "TESSERA_THREADS": "4"}
+
+
+def start_server(env: dict, worker_class: str = "gthread", **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "contrib/gunicorn.conf.py", "-k", worker_class,
+                             "wsgi:app"], cwd=ROOT, env=env, **popen)
+
+
 @pytest.fixture
 def gunicorn(request, app, app_config):
     """Two workers of the production configuration (gthread), or of `param` as worker class."""
@@ -37,11 +49,8 @@ def gunicorn(request, app, app_config):
     worker_class = getattr(request, "param", "gthread")
     setup_admin(app)
     port = free_port()
-    env = {**os.environ, **{k: str(v) for k, v in app_config.items()}, **{k: str(v) for k, v in FAST_HASHING.items()},
-           "TESSERA_BIND": f"127.0.0.1:{port}", "TESSERA_WORKERS": "2", "TESSERA_THREADS": "4"}
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "contrib/gunicorn.conf.py", "-k", worker_class,
-                               "wsgi:app"],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server(server_env(app_config, port), worker_class,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -112,3 +121,77 @@ def test_a_query_stops_when_its_client_leaves_a_worker(app, gunicorn):
         assert errors and errors[0], "the query was still running 8 s after its client left"
     finally:
         engine.dispose()
+
+
+def _holders(port: int, client_ports: set[int]) -> Counter:
+    """How many of the connections from `client_ports` to `port` each process holds (read from /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote, inode = fields[1], fields[2], fields[9]
+            if int(local.rsplit(":", 1)[1], 16) == port and int(remote.rsplit(":", 1)[1], 16) in client_ports:
+                inodes.add(f"socket:[{inode}]")
+    held = Counter()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            held.update(fd_dir.parent.name for fd in fd_dir.iterdir() if os.readlink(fd) in inodes)
+        except OSError:  # a process that ended, or one not ours
+            continue
+    return held
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the connections' owners from Linux's /proc")
+def test_a_burst_of_connections_is_shared_out_between_the_workers(gunicorn):
+    # On one shared listening socket a burst often went whole to one worker, which then served every
+    # kept-alive connection on one core while the other idled (core.assembly.server.choose_listeners).
+    clients = [socket.create_connection(("127.0.0.1", gunicorn), timeout=10) for _ in range(24)]
+    try:
+        for client in clients:
+            client.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        for client in clients:
+            assert client.recv(1024).startswith(b"HTTP/1.1 200")  # accepted and answered, still open
+        held = _holders(gunicorn, {client.getsockname()[1] for client in clients})
+        assert sum(held.values()) == 24
+        assert len(held) == 2 and min(held.values()) >= 3, held
+    finally:
+        for client in clients:
+            client.close()
+
+
+def test_a_second_server_on_a_taken_port_stops_and_says_so(gunicorn, app_config):
+    second = start_server(server_env(app_config, gunicorn), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        output, _ = second.communicate(timeout=60)
+    finally:
+        second.kill()
+    assert second.returncode != 0
+    assert f"127.0.0.1:{gunicorn} is already in use" in output.decode()
+    assert call(gunicorn, "GET", "/api/health")[0] == 200  # the first one serves on
+
+
+@pytest.mark.parametrize("bind, worker_class, workers, own", [
+    (["127.0.0.1:0"], "gthread", 2, True),
+    (["127.0.0.1:0"], "gthread", 1, False),  # nothing to share out
+    (["unix:/tmp/tessera-test.sock"], "gthread", 2, False),  # each worker would replace the socket's path
+    (["127.0.0.1:0"], "sync", 2, False),  # a connection must not wait behind a busy sync worker
+])
+def test_each_gthread_worker_listens_on_its_own_tcp_socket(bind, worker_class, workers, own, monkeypatch):
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+
+    from core.assembly.server import choose_listeners
+
+    monkeypatch.delenv("LISTEN_FDS", raising=False)
+
+    class Arbiter:  # what on_starting is given: the configuration, the log, the old master of a re-exec
+        cfg = Config()
+        log = Logger(cfg)
+        master_pid = 0
+
+    Arbiter.cfg.set("bind", bind)
+    Arbiter.cfg.set("workers", workers)
+    Arbiter.cfg.set("worker_class", worker_class)
+    Arbiter.cfg.set("threads", 1)
+    choose_listeners(Arbiter)
+    assert Arbiter.cfg.reuse_port is own
