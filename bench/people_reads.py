@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--warm", type=int, default=50, help="requests by random users before measuring")
     parser.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions")
+    parser.add_argument("--profile-out", type=Path, help="with --profile: also write the stats here (for pstats)")
     parser.add_argument("--show-sql", action="store_true", help="print the statements of one request")
     args = parser.parse_args()
 
@@ -111,6 +112,8 @@ def main() -> None:
 
             profile.disable()
             pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
+            if args.profile_out:
+                profile.dump_stats(args.profile_out)
         print(f"{args.read}: {cpu:.2f} CPU ms/request{' (profiled)' if profile else ''}, "
               f"{len(statements) / args.requests:.1f} statements/request")
     finally:

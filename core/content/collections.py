@@ -112,9 +112,15 @@ def personal_root_ids(session: Session) -> dict[int, int]:
 
 def personal_owner(collection: Collection, roots: dict[int, int]) -> int | None:
     """The owner of the personal collection that is or contains `collection`."""
-    if collection.personal_owner_id is not None:
-        return collection.personal_owner_id
-    ids = location_ids(collection.location)
+    return personal_owner_of(collection.personal_owner_id, collection.location, roots)
+
+
+def personal_owner_of(owner_id: int | None, location: str | None, roots: dict[int, int]) -> int | None:
+    """The owner of the personal collection that is (`owner_id`) or holds (its `location`'s first id,
+    in `roots`) a collection, from its columns; None: not personal (or `roots` not read)."""
+    if owner_id is not None:
+        return owner_id
+    ids = location_ids(location)
     return roots.get(ids[0]) if ids else None
 
 

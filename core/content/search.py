@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, aliased
 
 from core.appdb.models import Collection, Revision, User
 
-from .collections import Access, location_ids, personal_name
+from .collections import Access, personal_name, personal_owner_of
 
 RESULT_KEYS = (
     "model", "id", "name", "display_name", "description", "archived", "collection", "collection_position",
@@ -187,15 +187,6 @@ def place(ctx: SearchContext, collection_id: int | None, columns) -> dict | None
     return {"collection": ref, "creator_common_name": common_name(creator_first, creator_last, creator_email),
             "last_editor_id": editor_id, "last_editor_common_name": common_name(editor_first, editor_last, editor_email),
             "last_edited_at": edited_at, "can_write": personal or ctx.access.can_write(collection_id), "_owner": owner}
-
-
-def personal_owner_of(owner_id: int | None, location: str | None, roots: dict[int, int]) -> int | None:
-    """The owner of the personal collection that is (`owner_id`) or holds (its `location`'s first id,
-    in `roots`) a collection; None: not personal (or `roots` not read)."""
-    if owner_id is not None:
-        return owner_id
-    ids = location_ids(location)
-    return roots.get(ids[0]) if ids else None
 
 
 def text_shape(ctx: SearchContext) -> str | None:
