@@ -7,7 +7,7 @@ CPU time, so compare profiled runs only with profiled runs.
 The two query reads post what bench.http_people posts and are warmed until every query's result is in
 the result cache: the measured answers are cached ones (each must say so).
 Run: python -m bench.people_reads search|items|card|dashboard|card-query|dashcard-query [--requests N]
-[--profile] [--show-sql]
+[--profile [--profile-out FILE]] [--show-sql]
 """
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--warm", type=int, default=50, help="requests by random users before measuring")
     parser.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions")
+    parser.add_argument("--profile-out", help="with --profile: also write the cProfile stats to this file (pstats)")
     parser.add_argument("--show-sql", action="store_true", help="print the statements of one request")
     args = parser.parse_args()
 
@@ -110,6 +111,8 @@ def main() -> None:
             import pstats
 
             profile.disable()
+            if args.profile_out:
+                profile.dump_stats(args.profile_out)
             pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
         print(f"{args.read}: {cpu:.2f} CPU ms/request{' (profiled)' if profile else ''}, "
               f"{len(statements) / args.requests:.1f} statements/request")
