@@ -12,9 +12,13 @@ principal itself.
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Iterable
+
 from sqlalchemy.orm import Session
 
-from .permissions import group_ids, is_admin, permission_hooks_active
+from core.appdb import memo
+
+from .permissions import asked_afresh, group_ids, is_admin, permission_hooks_active, personal_owner_of
 from .principal import Principal, account_of, key_of
 
 # Conservative: any of these in a query's JSON text may bring a card, a snippet or native SQL in.
@@ -41,3 +45,25 @@ def principal_or_audience(session: Session, principal: Principal | None, text: b
     if account_of(principal) is not None and group_decided(text):
         return audience_key(session, principal)
     return key_of(principal)
+
+
+def kept_answers(session: Session, principal: Principal | None, key: tuple, compute: Callable[[], Any],
+                 collection_ids: Iterable[int | None] = ()) -> Any:
+    """compute(): what `principal` may do with one object, asked of core.policy.permissions (the one
+    path that decides), kept in core.appdb.memo per audience rather than per user when the audience
+    decides it: no check_permission hook is registered (it may decide per user, on anything) and none
+    of `collection_ids`, the collections whose rights compute asks, is or lies in a personal collection
+    (its owner alone reads it: kept per principal then). `key` names the object and everything else
+    compute uses besides the app DB. Computed on no cache of the transaction's (asked_afresh), so the
+    kept answer depends on every table its answers read: a permission change ends it."""
+    if permission_hooks_active():
+        return compute()
+    account = account_of(principal)
+    personal = account is not None and any(personal_owner_of(session, c) is not None for c in collection_ids)
+    who = key_of(principal) if account is None or personal else audience_key(session, principal)
+
+    def afresh():
+        with asked_afresh(session):
+            return compute()
+
+    return memo.get_or_compute(session, ("audience answers", key, who), afresh, alone=True)

@@ -14,6 +14,7 @@ denies (fail closed).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from sqlalchemy import String, bindparam, cast, event, func, literal, or_, select, union
@@ -69,6 +70,20 @@ def _cache(session: Session) -> dict:
 
 def clear_cache(session: Session) -> None:
     session.info.pop(CACHE_KEY, None)
+
+
+@contextmanager
+def asked_afresh(session: Session):
+    """Answers asked without this transaction's cache (and what they cache dropped after): each one
+    reads what it uses with SQL or from core.appdb.memo, so a memo answer computed from them depends
+    on every table they used (a cached answer would bring its value without its tables)."""
+    kept = session.info.pop(CACHE_KEY, None)
+    try:
+        yield
+    finally:
+        session.info.pop(CACHE_KEY, None)
+        if kept is not None:
+            session.info[CACHE_KEY] = kept
 
 
 @event.listens_for(Session, "after_commit")
@@ -224,6 +239,12 @@ def _place(session: Session, collection_id: int) -> tuple[bool, int | None]:
 
     # Kept per collection (not per user): every user asking about it shares the answer.
     return memo.get_or_compute(session, ("permissions", "place", collection_id), read, alone=True)
+
+
+def personal_owner_of(session: Session, collection_id: int | None) -> int | None:
+    """The owner of the personal collection that is or contains the collection `collection_id` (None:
+    the root, a collection that is not personal, or none with that id)."""
+    return None if collection_id is None else _place(session, collection_id)[1]
 
 
 def collection_level(session: Session, user: User | None, collection_id: int | None,

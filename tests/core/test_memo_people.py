@@ -100,3 +100,20 @@ def test_a_card_the_caller_cannot_read_shows_as_its_id_on_a_shared_dashboard(wor
     assert read_twice(user, dashboard)["dashcards"][0]["card"]["name"] == "Mine"
     assert other.get(dashboard).json["dashcards"][0]["card"] == {"id": mine}
     assert user.get(dashboard).json["dashcards"][0]["card"]["name"] == "Mine"
+
+
+def test_a_card_s_rights_are_kept_per_group_set_and_end_with_a_data_permission_change(world):
+    app, admin, user, other = world["app"], world["admin"], world["user"], world["other"]
+    card = f"/api/card/{world['card']}?ignore_view=true"
+    shown = read_twice(user, card)
+    assert shown["can_run_adhoc_query"] is True and shown["can_manage_db"] is False
+    # Another member of the same groups: their groups are read, no permission row (kept per group set).
+    response, statements = statements_of(app, other, card)
+    assert response.status_code == 200 and response.json["can_run_adhoc_query"] is True
+    assert tables_read(statements) & {"collection_permission", "data_permission", "collection"} == set(), statements
+    graph = admin.get("/api/permissions/graph").json
+    revoked = admin.put("/api/permissions/graph", json={
+        "revision": graph["revision"], "groups": {"1": {str(shown["database_id"]): {"create-queries": "no"}}}})
+    assert revoked.status_code == 200, revoked.json
+    assert user.get(card).json["can_run_adhoc_query"] is False
+    assert other.get(card).json["can_run_adhoc_query"] is False
