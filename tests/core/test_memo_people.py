@@ -9,7 +9,7 @@ import pytest
 
 from core.appdb import changes
 from core.testing import make_user
-from tests.core.test_memo import make_world, read_twice
+from tests.core.test_memo import make_world, read_twice, set_access
 from tests.plugins.cards.fixtures import card_body, mbql_query
 from tests.test_reads_write_nothing import AppDbStatements, assert_read_only
 
@@ -117,3 +117,22 @@ def test_a_card_s_rights_are_kept_per_group_set_and_end_with_a_data_permission_c
     assert revoked.status_code == 200, revoked.json
     assert user.get(card).json["can_run_adhoc_query"] is False
     assert other.get(card).json["can_run_adhoc_query"] is False
+
+
+def test_a_dashboard_as_a_group_set_is_shown_it_is_kept_and_ends_with_a_card_s_permission_change(world):
+    app, admin, user, other = world["app"], world["admin"], world["user"], world["other"]
+    dashboard = f"/api/dashboard/{world['dashboard']}"
+    hidden = admin.post("/api/collection", json={"name": "Hidden"}).json["id"]
+    set_access(admin, hidden, "none")  # All Users read the root, which a new collection copies
+    query = admin.get(f"/api/card/{world['card']}").json["dataset_query"]
+    card = admin.post("/api/card", json=card_body("Hidden card", query, collection_id=hidden)).json["id"]
+    placed = admin.put(f"{dashboard}/cards", json={"cards": [
+        {"id": -1, "card_id": card, "row": 0, "col": 0, "size_x": 4, "size_y": 4}]})
+    assert placed.status_code == 200, placed.json
+    assert read_twice(user, dashboard)["dashcards"][0]["card"] == {"id": card}
+    response, statements = statements_of(app, other, dashboard)
+    assert response.json["dashcards"][0]["card"] == {"id": card}
+    assert tables_read(statements) & {"collection_permission", "data_permission", "collection"} == set(), statements
+    set_access(admin, hidden, "read")
+    assert user.get(dashboard).json["dashcards"][0]["card"]["name"] == "Hidden card"
+    assert other.get(dashboard).json["dashcards"][0]["card"]["can_write"] is False
