@@ -18,7 +18,14 @@ from sqlalchemy.orm import Session
 
 from core.appdb import memo
 
-from .permissions import asked_afresh, group_ids, is_admin, permission_hooks_active, personal_owner_of
+from .permissions import (
+    asked_afresh,
+    group_ids,
+    in_transaction,
+    is_admin,
+    permission_hooks_active,
+    personal_owner_of,
+)
 from .principal import Principal, account_of, key_of
 
 # Conservative: any of these in a query's JSON text may bring a card, a snippet or native SQL in.
@@ -32,7 +39,8 @@ def audience_key(session: Session, principal: Principal | None) -> tuple | None:
         return key_of(principal)
     if is_admin(account):
         return ("admin",)
-    return ("groups", bool(account.is_active), *sorted(group_ids(session, account)))
+    return in_transaction(session, ("audience", account.id),
+                          lambda: ("groups", bool(account.is_active), *sorted(group_ids(session, account))))
 
 
 def group_decided(text: bytes) -> bool:

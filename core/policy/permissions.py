@@ -72,6 +72,16 @@ def clear_cache(session: Session) -> None:
     session.info.pop(CACHE_KEY, None)
 
 
+def in_transaction(session: Session, key: tuple, compute):
+    """compute(), cached for the rest of the transaction like the answers here (a request asks its
+    audience several times). Only for values that follow from answers cached here already (a cached value
+    brings no memo answer's tables to the request's reads)."""
+    cache = _cache(session)
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 @contextmanager
 def asked_afresh(session: Session):
     """Answers asked without this transaction's cache (and what they cache dropped after): each one
