@@ -17,6 +17,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from flask import current_app
 from sqlalchemy import String, bindparam, cast, event, func, literal, or_, select, union
 from sqlalchemy.orm import Session
 
@@ -185,8 +186,6 @@ def is_group_manager(session: Session, user: User, group_id: int | None = None) 
 
 def _hook_verdict(user: User, action: str, obj: dict) -> bool | None:
     try:
-        from flask import current_app
-
         hook = current_app.extensions["tessera"].pm.hook.check_permission
     except (RuntimeError, KeyError):
         return None
@@ -382,8 +381,6 @@ def permission_hooks_active() -> bool:
     """Does any plugin implement check_permission? While none does, the bulk id sets above give
     exactly the per-object answers."""
     try:
-        from flask import current_app
-
         pm = current_app.extensions["tessera"].pm
     except (RuntimeError, KeyError):
         return False
