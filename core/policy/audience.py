@@ -61,17 +61,32 @@ def kept_answers(session: Session, principal: Principal | None, key: tuple, comp
     path that decides), kept in core.appdb.memo per audience rather than per user when the audience
     decides it: no check_permission hook is registered (it may decide per user, on anything) and none
     of `collection_ids`, the collections whose rights compute asks, is or lies in a personal collection
-    (its owner alone reads it: kept per principal then). `key` names the object and everything else
-    compute uses besides the app DB. Computed on no cache of the transaction's (asked_afresh), so the
-    kept answer depends on every table its answers read: a permission change ends it."""
+    (its owner alone reads it: kept per principal then). Whether one is personal is part of the answer
+    kept per audience, so a collection moved into or out of a personal one (a commit of collection) is
+    seen. `key` names the object and everything else compute uses besides the app DB. Computed on no
+    cache of the transaction's (asked_afresh), so the kept answer depends on every table its answers
+    read: a permission change ends it."""
     if permission_hooks_active():
         return compute()
-    account = account_of(principal)
-    personal = account is not None and any(personal_owner_of(session, c) is not None for c in collection_ids)
-    who = key_of(principal) if account is None or personal else audience_key(session, principal)
 
     def afresh():
         with asked_afresh(session):
             return compute()
 
-    return memo.get_or_compute(session, ("audience answers", key, who), afresh, alone=True)
+    if account_of(principal) is None:
+        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, alone=True)
+    collection_ids = tuple(collection_ids)
+
+    def shared():
+        if any(personal_owner_of(session, c) is not None for c in collection_ids):
+            return _PER_PRINCIPAL
+        return afresh()
+
+    found = memo.get_or_compute(session, ("audience answers", key, audience_key(session, principal)), shared,
+                                alone=True)
+    if found is _PER_PRINCIPAL:
+        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, alone=True)
+    return found
+
+
+_PER_PRINCIPAL = "per principal"  # kept per audience: a personal collection decides, so per principal

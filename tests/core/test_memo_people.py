@@ -136,3 +136,15 @@ def test_a_dashboard_as_a_group_set_is_shown_it_is_kept_and_ends_with_a_card_s_p
     set_access(admin, hidden, "read")
     assert user.get(dashboard).json["dashcards"][0]["card"]["name"] == "Hidden card"
     assert other.get(dashboard).json["dashcards"][0]["card"]["can_write"] is False
+
+
+def test_a_collection_moved_into_a_personal_collection_ends_the_answer_kept_for_the_group_set(world):
+    admin, user, other = world["admin"], world["user"], world["other"]
+    card = f"/api/card/{world['card']}?ignore_view=true"
+    assert read_twice(user, card)["can_write"] is False
+    assert read_twice(other, card)["can_write"] is False
+    personal = user.user["personal_collection_id"]
+    moved = admin.put(f"/api/collection/{world['collection']}", json={"parent_id": personal})
+    assert moved.status_code == 200, moved.json
+    assert user.get(card).json["can_write"] is True  # now under the user's own collection
+    assert other.get(card).status_code == 403
