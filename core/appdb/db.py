@@ -200,22 +200,28 @@ def session() -> Session:
     """The request's app-DB session, opened on first use and closed when the request ends. The app
     DB's change counters are read as it opens, before the request's first query, and the tables the
     request's statements read are collected from then on (core.appdb.memo)."""
-    in_request = has_request_context()
-    if in_request and CHANGES not in request.environ:
-        # A request inside an app context of a caller's (tests) shares that context's session.
-        request.environ[CHANGES] = app_db().changes.read()
-    if "db_session" not in g:
-        database = app_db()
-        info = {HELD: []}
-        if in_request:  # core.appdb.memo answers on this session, under this request's counters
-            info[MEMO_INFO] = (database.memo, request.environ[CHANGES])
-            info[READS] = set()
-        g.db_session = database.Session(info=info)
-    db_session = g.db_session
+    # Asked many times per request: the app context's globals are looked up once (each use of the
+    # `g` proxy looks them up again).
+    app_globals = g._get_current_object()
+    db_session = app_globals.__dict__.get("db_session")
+    if db_session is None:
+        db_session = app_globals.db_session = _open_session()
     reads = db_session.info.get(READS)
     if reads is not None and changes.reading.get() is not reads:  # its statements' tables are collected
         changes.reading.set(reads)
     return db_session
+
+
+def _open_session() -> Session:
+    database = app_db()
+    info = {HELD: []}
+    if has_request_context():  # core.appdb.memo answers on this session, under this request's counters
+        environ = request.environ
+        if CHANGES not in environ:  # once per request, whatever the app context (tests share one)
+            environ[CHANGES] = database.changes.read()
+        info[MEMO_INFO] = (database.memo, environ[CHANGES])
+        info[READS] = set()
+    return database.Session(info=info)
 
 
 def close_request_session(exc=None) -> None:

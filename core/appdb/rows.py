@@ -111,10 +111,18 @@ def _detach(key: tuple, instance) -> None:
 
 def _add(session: Session, instance) -> None:
     """session.add for a detached instance with nothing loaded beyond its columns: the identity map
-    takes it directly (Session._update_impl, what add does after walking the save-update cascade,
-    which has nothing to walk here and cost more than the rest of the attach)."""
-    update = getattr(session, "_update_impl", None)
-    if update is None:
+    takes it directly (what add does after walking the save-update cascade, which has nothing to walk
+    here and cost more than the rest of the attach). While nobody listens to the session's attach
+    events, without beginning the session's transaction either (add begins one): a request answered
+    from the memo then runs no statement, and its session closes without a transaction to end. The
+    next statement begins it as usual, and a rollback expires the instance as it expires any other."""
+    state = instance_state(instance)
+    dispatch = session.dispatch
+    if dispatch.before_attach or dispatch.after_attach or dispatch.detached_to_persistent:
         session.add(instance)
-    else:
-        update(instance_state(instance))
+        return
+    try:
+        session.identity_map.add(state)
+        state.session_id = session.hash_key
+    except AttributeError:  # another SQLAlchemy's internals: the public way
+        session.add(instance)

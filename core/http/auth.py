@@ -199,12 +199,13 @@ _UNSET = object()
 
 def current_user() -> User | None:
     """The authenticated user of this request, or None. Asked of the `authenticate` hook once."""
-    user = g.get("tessera_user", _UNSET)
+    app_globals = g._get_current_object()  # asked several times per request: one lookup of the proxy
+    user = app_globals.__dict__.get("tessera_user", _UNSET)
     if user is _UNSET:
         from core.appdb.db import session
 
-        user = tessera().pm.hook.authenticate(request=request, session=session())
-        g.tessera_user = user
+        user = tessera().pm.hook.authenticate(request=request._get_current_object(), session=session())
+        app_globals.tessera_user = user
     return user
 
 

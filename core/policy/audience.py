@@ -12,9 +12,20 @@ principal itself.
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Iterable
+
 from sqlalchemy.orm import Session
 
-from .permissions import group_ids, is_admin, permission_hooks_active
+from core.appdb import memo
+
+from .permissions import (
+    asked_afresh,
+    group_ids,
+    in_transaction,
+    is_admin,
+    permission_hooks_active,
+    personal_owner_of,
+)
 from .principal import Principal, account_of, key_of
 
 # Conservative: any of these in a query's JSON text may bring a card, a snippet or native SQL in.
@@ -28,7 +39,8 @@ def audience_key(session: Session, principal: Principal | None) -> tuple | None:
         return key_of(principal)
     if is_admin(account):
         return ("admin",)
-    return ("groups", bool(account.is_active), *sorted(group_ids(session, account)))
+    return in_transaction(session, ("audience", account.id),
+                          lambda: ("groups", bool(account.is_active), *sorted(group_ids(session, account))))
 
 
 def group_decided(text: bytes) -> bool:
@@ -41,3 +53,40 @@ def principal_or_audience(session: Session, principal: Principal | None, text: b
     if account_of(principal) is not None and group_decided(text):
         return audience_key(session, principal)
     return key_of(principal)
+
+
+def kept_answers(session: Session, principal: Principal | None, key: tuple, compute: Callable[[], Any],
+                 collection_ids: Iterable[int | None] = ()) -> Any:
+    """compute(): what `principal` may do with one object, asked of core.policy.permissions (the one
+    path that decides), kept in core.appdb.memo per audience rather than per user when the audience
+    decides it: no check_permission hook is registered (it may decide per user, on anything) and none
+    of `collection_ids`, the collections whose rights compute asks, is or lies in a personal collection
+    (its owner alone reads it: kept per principal then). Whether one is personal is part of the answer
+    kept per audience, so a collection moved into or out of a personal one (a commit of collection) is
+    seen. `key` names the object and everything else compute uses besides the app DB. Computed on no
+    cache of the transaction's (asked_afresh), so the kept answer depends on every table its answers
+    read: a permission change ends it."""
+    if permission_hooks_active():
+        return compute()
+
+    def afresh():
+        with asked_afresh(session):
+            return compute()
+
+    if account_of(principal) is None:
+        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, alone=True)
+    collection_ids = tuple(collection_ids)
+
+    def shared():
+        if any(personal_owner_of(session, c) is not None for c in collection_ids):
+            return _PER_PRINCIPAL
+        return afresh()
+
+    found = memo.get_or_compute(session, ("audience answers", key, audience_key(session, principal)), shared,
+                                alone=True)
+    if found is _PER_PRINCIPAL:
+        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, alone=True)
+    return found
+
+
+_PER_PRINCIPAL = "per principal"  # kept per audience: a personal collection decides, so per principal

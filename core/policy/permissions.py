@@ -14,8 +14,10 @@ denies (fail closed).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import NamedTuple
 
+from flask import current_app
 from sqlalchemy import String, bindparam, cast, event, func, literal, or_, select, union
 from sqlalchemy.orm import Session
 
@@ -69,6 +71,30 @@ def _cache(session: Session) -> dict:
 
 def clear_cache(session: Session) -> None:
     session.info.pop(CACHE_KEY, None)
+
+
+def in_transaction(session: Session, key: tuple, compute):
+    """compute(), cached for the rest of the transaction like the answers here (a request asks its
+    audience several times). Only for values that follow from answers cached here already (a cached value
+    brings no memo answer's tables to the request's reads)."""
+    cache = _cache(session)
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+@contextmanager
+def asked_afresh(session: Session):
+    """Answers asked without this transaction's cache (and what they cache dropped after): each one
+    reads what it uses with SQL or from core.appdb.memo, so a memo answer computed from them depends
+    on every table they used (a cached answer would bring its value without its tables)."""
+    kept = session.info.pop(CACHE_KEY, None)
+    try:
+        yield
+    finally:
+        session.info.pop(CACHE_KEY, None)
+        if kept is not None:
+            session.info[CACHE_KEY] = kept
 
 
 @event.listens_for(Session, "after_commit")
@@ -160,8 +186,6 @@ def is_group_manager(session: Session, user: User, group_id: int | None = None) 
 
 def _hook_verdict(user: User, action: str, obj: dict) -> bool | None:
     try:
-        from flask import current_app
-
         hook = current_app.extensions["tessera"].pm.hook.check_permission
     except (RuntimeError, KeyError):
         return None
@@ -224,6 +248,12 @@ def _place(session: Session, collection_id: int) -> tuple[bool, int | None]:
 
     # Kept per collection (not per user): every user asking about it shares the answer.
     return memo.get_or_compute(session, ("permissions", "place", collection_id), read, alone=True)
+
+
+def personal_owner_of(session: Session, collection_id: int | None) -> int | None:
+    """The owner of the personal collection that is or contains the collection `collection_id` (None:
+    the root, a collection that is not personal, or none with that id)."""
+    return None if collection_id is None else _place(session, collection_id)[1]
 
 
 def collection_level(session: Session, user: User | None, collection_id: int | None,
@@ -351,8 +381,6 @@ def permission_hooks_active() -> bool:
     """Does any plugin implement check_permission? While none does, the bulk id sets above give
     exactly the per-object answers."""
     try:
-        from flask import current_app
-
         pm = current_app.extensions["tessera"].pm
     except (RuntimeError, KeyError):
         return False

@@ -17,10 +17,9 @@ from core.appdb.models import Card, User
 from core.assembly import events
 from core.content import viewing
 from core.http.errors import Forbidden, check_404
-from core.policy import permissions as perms
 
 from . import service
-from .serialize import card_facts, card_json, query_stats, with_rights
+from .serialize import card_facts, card_json, card_rights, lay_rights, query_stats
 
 
 def viewed_card_json(session: Session, user: User, card_id: int, ignore_view: bool) -> dict:
@@ -30,11 +29,12 @@ def viewed_card_json(session: Session, user: User, card_id: int, ignore_view: bo
     # answer): what the caller may do is laid over it from permission answers kept per group set.
     facts = memo.get_or_compute(session, ("GET card", card_id), lambda: _facts(session, card_id), alone=True)
     check_404(facts)
-    if not perms.can_read_item(session, user, facts["collection_id"]):
+    rights = card_rights(session, user, facts)
+    if not rights["readable"]:
         raise Forbidden()
     # After the card's answer (what it reads, query_execution, must not become part of the card's) and
     # alone (it depends on that table only, not on what this request read before).
-    stored = {**with_rights(session, user, facts),
+    stored = {**lay_rights(facts, rights),
               **memo.get_or_compute(session, ("card run stats", card_id), lambda: query_stats(session, card_id),
                                     alone=True)}
     return viewing.viewed_json(session, stored, Card, card_id, "last_used_at", count=not ignore_view)

@@ -15,6 +15,7 @@ from core.content.cards import pivot_column_split
 from core.export.response import card_download
 from core.http.api import json_response
 from core.http.errors import Forbidden
+from core.policy import audience
 from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
@@ -70,9 +71,13 @@ def run_inputs(session: Session, user: User, card_id: int, parameters: list | No
     stored, (collection_id, database_id, table_id, cache_ttl) = compute() if key is None else memo.get_or_compute(
         session, key, compute, keep=lambda value: isinstance(value[0], bytes), depends=(Card.__tablename__,),
         alone=True)
-    if not perms.can_read_item(session, user, collection_id):
-        raise Forbidden()
-    if database_id is None or not perms.can_see_data(session, user, database_id, table_id):
+    # The read and data rights, kept per audience (core.policy.audience.kept_answers).
+    allowed = audience.kept_answers(
+        session, user, ("card run rights", collection_id, database_id, table_id),
+        lambda: (perms.can_read_item(session, user, collection_id)
+                 and database_id is not None and perms.can_see_data(session, user, database_id, table_id)),
+        (collection_id,))
+    if not allowed:
         raise Forbidden()
     query, resolved = orjson.loads(stored) if isinstance(stored, bytes) else stored
     return query, resolved, cache_ttl

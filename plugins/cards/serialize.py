@@ -9,6 +9,7 @@ from core.content import kinds, revisions
 from core.content.cards import base_json
 from core.content.collections import Access, collection_facts, with_can_write
 from core.identity.users import creator_json
+from core.policy import audience
 from core.policy import permissions as perms
 from core.query.persistence import is_fresh
 
@@ -86,20 +87,48 @@ def card_facts(session: Session, card: Card, run_stats: bool = True) -> dict:
 def with_rights(session: Session, user: User, facts: dict) -> dict:
     """A card's facts (card_facts) with what `user` may do with it: its own and its collection's
     can_write, whether they may run it as an ad-hoc query and manage its database."""
-    access = Access(session, user)
-    can_write = access.can_write(facts["collection_id"])
-    database_id = facts["database_id"]
-    runnable = database_id is not None and perms.can_query(
-        session, user, database_id, native=facts["query_type"] == "native", table_id=facts["table_id"])
+    return lay_rights(facts, card_rights(session, user, facts))
+
+
+def lay_rights(facts: dict, rights: dict) -> dict:
+    """A card's facts with the rights card_rights answered."""
+    can_write = rights["can_write"]
+    collection = facts["collection"]
     return {
         **facts,
-        "collection": with_can_write(access, facts["collection"]),
+        "collection": None if collection is None else {**collection, "can_write": rights["collection_can_write"]},
         "can_write": can_write,
-        "can_run_adhoc_query": runnable,
+        "can_run_adhoc_query": rights["can_run_adhoc_query"],
         "can_restore": can_write and facts["archived"],
         "can_delete": can_write and facts["archived"],
-        "can_manage_db": database_id is not None and perms.can_manage_database(session, user, database_id),
+        "can_manage_db": rights["can_manage_db"],
     }
+
+
+def card_rights(session: Session, user: User, facts: dict) -> dict:
+    """What `user` may do with a card (whether they may read it too), asked of core.policy.permissions
+    and kept per audience (core.policy.audience.kept_answers): it follows from the card's collection,
+    database, table and kind of query, which the key names, so cards alike share one answer."""
+    collection_id, database_id, table_id = facts["collection_id"], facts["database_id"], facts["table_id"]
+    native = facts["query_type"] == "native"
+    summary = facts["collection"]
+    summary_id = None if summary is None else summary["id"] if isinstance(summary["id"], int) else "root"
+
+    def compute() -> dict:
+        access = Access(session, user)
+        can_write = access.can_write(collection_id)
+        return {
+            "readable": perms.can_read_item(session, user, collection_id),
+            "can_write": can_write,
+            "collection_can_write": None if summary is None else with_can_write(access, summary)["can_write"],
+            "can_run_adhoc_query": database_id is not None and perms.can_query(
+                session, user, database_id, native=native, table_id=table_id),
+            "can_manage_db": database_id is not None and perms.can_manage_database(session, user, database_id),
+        }
+
+    key = ("card rights", collection_id, summary_id, database_id, table_id, native)
+    collections = (collection_id, summary_id if isinstance(summary_id, int) else None)
+    return audience.kept_answers(session, user, key, compute, collections)
 
 
 # As Metabase: runs that were not answered from the result cache, failed ones included; read from the

@@ -21,6 +21,7 @@ from core.content.cards import pivot_column_split
 from core.export.response import card_download
 from core.http.api import json_response
 from core.http.errors import Forbidden, Invalid, NotFound, check_404
+from core.policy import audience
 from core.policy import permissions as perms
 from core.query import pivot as pivot_query
 from core.query import processor
@@ -142,11 +143,17 @@ def run_inputs(session: Session, user: User, ids: tuple[int, int, int],
     stored, invalid, (dashboard_collection, card_collection, cache_ttl) = compute() if key is None else \
         memo.get_or_compute(session, key, compute, keep=lambda value: not isinstance(value[0], tuple),
                             depends=_RUN_TABLES, alone=True)
-    if not perms.can_read_item(session, user, dashboard_collection):
+    # Both collections' read rights, kept per audience (core.policy.audience.kept_answers).
+    reads_dashboard, reads_card = audience.kept_answers(
+        session, user, ("dashcard run rights", dashboard_collection, card_collection),
+        lambda: (perms.can_read_item(session, user, dashboard_collection),
+                 perms.can_read_item(session, user, card_collection)),
+        (dashboard_collection, card_collection))
+    if not reads_dashboard:
         raise Forbidden()
     if stored is _MISSING:
         raise NotFound()
-    if not perms.can_read_item(session, user, card_collection):
+    if not reads_card:
         raise Forbidden()
     if invalid is not None:
         raise Invalid(invalid)

@@ -19,7 +19,7 @@ from core.content import related as core_related
 from core.content import viewing
 from core.content.collections import Access, check_target
 from core.http.errors import Archived, Forbidden, check_404
-from core.policy import permissions, sharing
+from core.policy import audience, permissions, sharing
 
 from . import dashcards, revisions
 from .lookup import MAX_ID, readable_dashboard, writable_dashboard
@@ -58,13 +58,35 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> di
         return dashboard_json(session, user, view_dashboard(session, user, dashboard_id))
     # Kept per dashboard, not per user; what the caller may do and see is laid over it per request from
     # permission answers kept per group set (core.policy.permissions).
-    facts = memo.get_or_compute(session, ("GET dashboard", dashboard_id), lambda: _facts(session, dashboard_id),
-                                alone=True)
+    facts = _kept_facts(session, dashboard_id)
     check_404(facts)
-    if not permissions.can_read_item(session, user, facts["collection_id"]):
-        raise Forbidden()
-    stored = with_rights(session, user, facts)
+    if any(d.get("action_id") is not None for d in facts["dashcards"]):  # actions describe themselves per user
+        if not permissions.can_read_item(session, user, facts["collection_id"]):
+            raise Forbidden()
+        stored = with_rights(session, user, facts)
+    else:
+        # The dashboard as the caller's audience is shown it, kept per audience (every card's collection
+        # decides what it shows of that card), computed from the kept facts, read inside so that the
+        # answer depends on what they read. Shared between requests: laid over, never modified.
+        collections = {facts["collection_id"], *(card["collection_id"] for d in facts["dashcards"]
+                                                 for card in (d["card"], *(c for _, c in d["series"]))
+                                                 if card is not None)}
+
+        def shown():
+            kept = check_404(_kept_facts(session, dashboard_id))
+            if not permissions.can_read_item(session, user, kept["collection_id"]):
+                return None
+            return with_rights(session, user, kept)
+
+        stored = audience.kept_answers(session, user, ("GET dashboard shown", dashboard_id), shown, collections)
+        if stored is None:
+            raise Forbidden()
     return viewing.viewed_json(session, with_card_counts(session, stored), Dashboard, dashboard_id, "last_viewed_at")
+
+
+def _kept_facts(session: Session, dashboard_id: int) -> dict | None:
+    return memo.get_or_compute(session, ("GET dashboard", dashboard_id), lambda: _facts(session, dashboard_id),
+                               alone=True)
 
 
 def _facts(session: Session, dashboard_id: int) -> dict | None:

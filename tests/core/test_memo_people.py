@@ -9,7 +9,7 @@ import pytest
 
 from core.appdb import changes
 from core.testing import make_user
-from tests.core.test_memo import make_world, read_twice
+from tests.core.test_memo import make_world, read_twice, set_access
 from tests.plugins.cards.fixtures import card_body, mbql_query
 from tests.test_reads_write_nothing import AppDbStatements, assert_read_only
 
@@ -100,3 +100,51 @@ def test_a_card_the_caller_cannot_read_shows_as_its_id_on_a_shared_dashboard(wor
     assert read_twice(user, dashboard)["dashcards"][0]["card"]["name"] == "Mine"
     assert other.get(dashboard).json["dashcards"][0]["card"] == {"id": mine}
     assert user.get(dashboard).json["dashcards"][0]["card"]["name"] == "Mine"
+
+
+def test_a_card_s_rights_are_kept_per_group_set_and_end_with_a_data_permission_change(world):
+    app, admin, user, other = world["app"], world["admin"], world["user"], world["other"]
+    card = f"/api/card/{world['card']}?ignore_view=true"
+    shown = read_twice(user, card)
+    assert shown["can_run_adhoc_query"] is True and shown["can_manage_db"] is False
+    # Another member of the same groups: their groups are read, no permission row (kept per group set).
+    response, statements = statements_of(app, other, card)
+    assert response.status_code == 200 and response.json["can_run_adhoc_query"] is True
+    assert tables_read(statements) & {"collection_permission", "data_permission", "collection"} == set(), statements
+    graph = admin.get("/api/permissions/graph").json
+    revoked = admin.put("/api/permissions/graph", json={
+        "revision": graph["revision"], "groups": {"1": {str(shown["database_id"]): {"create-queries": "no"}}}})
+    assert revoked.status_code == 200, revoked.json
+    assert user.get(card).json["can_run_adhoc_query"] is False
+    assert other.get(card).json["can_run_adhoc_query"] is False
+
+
+def test_a_dashboard_as_a_group_set_is_shown_it_is_kept_and_ends_with_a_card_s_permission_change(world):
+    app, admin, user, other = world["app"], world["admin"], world["user"], world["other"]
+    dashboard = f"/api/dashboard/{world['dashboard']}"
+    hidden = admin.post("/api/collection", json={"name": "Hidden"}).json["id"]
+    set_access(admin, hidden, "none")  # All Users read the root, which a new collection copies
+    query = admin.get(f"/api/card/{world['card']}").json["dataset_query"]
+    card = admin.post("/api/card", json=card_body("Hidden card", query, collection_id=hidden)).json["id"]
+    placed = admin.put(f"{dashboard}/cards", json={"cards": [
+        {"id": -1, "card_id": card, "row": 0, "col": 0, "size_x": 4, "size_y": 4}]})
+    assert placed.status_code == 200, placed.json
+    assert read_twice(user, dashboard)["dashcards"][0]["card"] == {"id": card}
+    response, statements = statements_of(app, other, dashboard)
+    assert response.json["dashcards"][0]["card"] == {"id": card}
+    assert tables_read(statements) & {"collection_permission", "data_permission", "collection"} == set(), statements
+    set_access(admin, hidden, "read")
+    assert user.get(dashboard).json["dashcards"][0]["card"]["name"] == "Hidden card"
+    assert other.get(dashboard).json["dashcards"][0]["card"]["can_write"] is False
+
+
+def test_a_collection_moved_into_a_personal_collection_ends_the_answer_kept_for_the_group_set(world):
+    admin, user, other = world["admin"], world["user"], world["other"]
+    card = f"/api/card/{world['card']}?ignore_view=true"
+    assert read_twice(user, card)["can_write"] is False
+    assert read_twice(other, card)["can_write"] is False
+    personal = user.user["personal_collection_id"]
+    moved = admin.put(f"/api/collection/{world['collection']}", json={"parent_id": personal})
+    assert moved.status_code == 200, moved.json
+    assert user.get(card).json["can_write"] is True  # now under the user's own collection
+    assert other.get(card).status_code == 403
