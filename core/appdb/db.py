@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import changes
+from . import changes, pooling
 from .changes import Changes
 from .counters import WriteBehind
 from .locks import advisory_lock, file_lock
@@ -51,6 +51,12 @@ class AppBackend:
     # The search index's engine-specific part (core.appdb.search_index); None: no index, search
     # filters the content tables.
     search_index: Any = None
+    # Plain reads run in autocommit until a statement needs a transaction (core.appdb.pooling): a read
+    # sends no BEGIN and no ROLLBACK. SQLite's driver does so by itself.
+    reads_outside_transactions: bool = False
+    # The pool's check at checkout pings only a connection idle longer than this or whose socket has
+    # something to say (core.appdb.pooling), instead of pool_pre_ping's round trip at every checkout.
+    ping_after_idle_seconds: float | None = None
 
 
 def _sqlite_pragmas(dbapi_connection, _record):
@@ -66,9 +72,12 @@ def _sqlite_pragmas(dbapi_connection, _record):
 # A server (PostgreSQL, the production choice) is the default; SQLite is the file in TESSERA_DATA_DIR.
 SERVER_BACKEND = AppBackend(engine_options={"pool_pre_ping": True})
 BACKENDS = {
-    "postgresql": AppBackend(engine_options={"pool_pre_ping": True},
+    # The pool keeps more connections than a worker has threads: each request thread's, and the change
+    # counters' readers (core.appdb.changes: one per request reading them at that instant).
+    "postgresql": AppBackend(engine_options={"pool_size": 20, "max_overflow": 20},
                              counts_changes=True, lock=advisory_lock,
-                             search_index=PostgresIndex()),
+                             search_index=PostgresIndex(), reads_outside_transactions=True,
+                             ping_after_idle_seconds=10.0),
     # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
     # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus the
     # change counter reader and background threads): a connection closed past a smaller pool is opened again
@@ -117,6 +126,10 @@ class AppDatabase:
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
         if self.backend.counts_changes:
             changes.track(self.engine)  # every commit moves the counters of the tables it wrote
+        if self.backend.reads_outside_transactions:
+            pooling.reads_outside_transactions(self.engine)
+        if self.backend.ping_after_idle_seconds is not None:
+            pooling.ping_when_doubtful(self.engine, self.backend.ping_after_idle_seconds)
         self.write_behind = WriteBehind(self.engine)  # what reads write, off the request path
         # An in-memory SQLite database lives on one shared connection: no other connection to compare with.
         known = path is not None or not self.backend.file_backed
