@@ -9,12 +9,15 @@ Round trips are counted where the DBAPI meets the database, so that what SQLAlch
 never see is counted too (BEGIN, COMMIT and ROLLBACK, pool pings, the change counters' own reads): on
 PostgreSQL libpq's protocol trace (each simple Query or extended-protocol Sync the client sends is one
 wait for an answer), on SQLite the connection's trace callback (each statement the library runs).
-They are counted over a first pass of requests; the times over a second pass, untraced.
+They are counted over a first pass of requests; the times over a second pass, untraced, on `--threads`
+threads at once (a gthread worker's way: they share the process, its GIL and its app-DB connections);
+on PostgreSQL on this machine the server's CPU for this database is measured too (the backends'
+scheduler time), which in a server on the same cores competes with the app's.
 The two query reads post what bench.http_people posts and are warmed until every query's result is in
 the result cache: the measured answers are cached ones (each must say so).
 `--appdb postgresql` puts the app DB in a new database on the loopback PostgreSQL server (dropped at the end).
 Run: python -m bench.people_reads search|items|card|dashboard|card-query|dashcard-query [--requests N]
-[--appdb sqlite|postgresql] [--profile] [--show-sql]
+[--appdb sqlite|postgresql] [--threads N] [--profile] [--show-sql]
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -165,6 +169,24 @@ class RoundTrips:
         return self.kinds
 
 
+def _server_cpu(engine) -> float | None:
+    """Seconds of CPU the server's processes of this database have run (PostgreSQL on this machine:
+    the scheduler's nanosecond count of each backend); None on SQLite, which runs in this process."""
+    if engine.dialect.name != "postgresql":
+        return None
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")).scalars()
+        total = 0
+        for pid in pids:
+            try:
+                total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+            except (OSError, ValueError):  # not on this machine, or gone
+                return None
+    return total / 1e9
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("read", choices=READS)
@@ -176,6 +198,7 @@ def main() -> None:
     parser.add_argument("--appdb", choices=("sqlite", "postgresql"), default="sqlite",
                         help="the app DB: the SQLite file, or a new database on the loopback PostgreSQL server")
     parser.add_argument("--count-requests", type=int, default=100, help="requests whose round trips are counted")
+    parser.add_argument("--threads", type=int, default=1, help="threads making the measured requests at once")
     args = parser.parse_args()
 
     from sqlalchemy import event
@@ -193,12 +216,10 @@ def main() -> None:
         engine = app.extensions["tessera"].db.engine
         event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
         round_trips = RoundTrips(engine)
-        rng = random.Random(1)
-
         body = {"card-query": CACHED_BODY, "dashcard-query": DASHCARD_BODY}.get(args.read)
         method = "POST" if body is not None else "GET"
 
-        def one(check_cached: bool = False) -> None:
+        def one(check_cached: bool = False, client=client, rng=random.Random(1)) -> None:
             path = _path(args.read, content, rng)
             response = client.open(path, method=method, data=body, content_type="application/json" if body else None,
                                    headers={"X-Metabase-Session": rng.choice(content.tokens)})
@@ -228,18 +249,35 @@ def main() -> None:
 
             profile = cProfile.Profile()
             profile.enable()
+        server = _server_cpu(engine)
         started, started_wall = time.process_time(), time.perf_counter()
-        for _ in range(args.requests):
-            one()
-        cpu = (time.process_time() - started) * 1000 / args.requests
-        wall = (time.perf_counter() - started_wall) * 1000 / args.requests
+        if args.threads == 1:
+            for _ in range(args.requests):
+                one()
+        else:  # as a gthread worker serves: requests of several threads at once in one process
+            def serve(number: int) -> None:
+                client, rng = app.test_client(), random.Random(number)
+                for _ in range(args.requests // args.threads):
+                    one(client=client, rng=rng)
+
+            threads = [threading.Thread(target=serve, args=(number,)) for number in range(args.threads)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        done = args.requests // args.threads * args.threads
+        cpu = (time.process_time() - started) * 1000 / done
+        wall = (time.perf_counter() - started_wall) * 1000 / done
+        server = (_server_cpu(engine) - server) * 1000 / done if server is not None else None
         if profile is not None:
             import pstats
 
             profile.disable()
             pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
         per_request = ", ".join(f"{kind} {count / args.count_requests:.2f}" for kind, count in waits.most_common())
-        print(f"{args.read} ({args.appdb}): {cpu:.2f} CPU ms/request, {wall:.2f} wall ms/request"
+        print(f"{args.read} ({args.appdb}{f', {args.threads} threads' if args.threads > 1 else ''}): "
+              f"{cpu:.2f} CPU ms/request, {wall:.2f} wall ms/request"
+              f"{f', {server:.3f} server CPU ms/request' if server is not None else ''}"
               f"{' (profiled)' if profile else ''}, {len(statements) / args.requests:.1f} statements/request, "
               f"{sum(waits.values()) / args.count_requests:.2f} round trips/request ({per_request})")
     finally:
