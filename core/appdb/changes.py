@@ -25,8 +25,9 @@ write-behind's plain connections, bulk driver SQL and text() all pass through it
 Migrations run with their writes counted as `*`: a schema change ends every memo answer.
 
 `Changes.read()` is the current counters, read once per request before its first query: PostgreSQL
-reads the table (one statement); SQLite first asks `PRAGMA data_version` on its own connection, which
-moves only when another connection commits, and reads the table again only then.
+reads the table (one statement, which libpq runs prepared: core.appdb.db); SQLite first asks `PRAGMA
+data_version` on its own connection, which moves only when another connection commits, and reads the
+table again only then.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ import logging
 import os
 import re
 import threading
+from typing import Callable
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
@@ -237,6 +239,16 @@ def touch(engine: Engine, names=(CATCH_ALL,)) -> None:
         _bump(conn, names)
 
 
+def cursor_rows(conn: Connection, sql: str, parameters: tuple) -> list[tuple]:
+    """The rows of one statement run on the connection's DBAPI cursor."""
+    cursor = conn.connection.dbapi_connection.cursor()
+    try:
+        cursor.execute(sql, parameters)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
 # Connections opened in a parent process: never used, closed nor collected in a forked child (closing
 # would end the parent's session on a server).
 _inherited: list[Connection] = []
@@ -265,10 +277,11 @@ class Changes:
     The statement returns the counters' sum alone while it equals the sum of the last snapshot read
     (counters only grow, so an equal sum is equal counters), and that Snapshot object is answered again."""
 
-    def __init__(self, engine: Engine, enabled: bool, precheck: str | None):
+    def __init__(self, engine: Engine, enabled: bool, precheck: str | None, fetch: Callable | None = None):
         self.engine = engine
         self.enabled = enabled
         self.precheck = precheck
+        self.fetch = fetch or cursor_rows  # (connection, sql, parameters) -> rows: how the statement runs
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
         self.sql = (f"SELECT total.counter, c.table_name, c.counter FROM "
                     f"(SELECT coalesce(sum(counter), 0) AS counter FROM {CHANGE_TABLE}) AS total "
@@ -342,17 +355,12 @@ class Changes:
             return None
 
     def _counters(self, conn: Connection, last: Snapshot | None) -> Snapshot:
-        """The counters, on the DBAPI connection itself (SQLAlchemy's statement machinery cost more
-        than the read); `last` itself while their sum is its total."""
-        cursor = conn.connection.dbapi_connection.cursor()
-        try:
-            cursor.execute(self.sql, (last.total if last is not None else -1,))
-            rows = cursor.fetchall()
-        finally:
-            cursor.close()
-        if last is not None and rows[0][0] == last.total:
+        """The counters, below SQLAlchemy's statement machinery (which cost more than the read);
+        `last` itself while their sum is its total."""
+        rows = self.fetch(conn, self.sql, (last.total if last is not None else -1,))
+        if last is not None and int(rows[0][0]) == last.total:
             return last
-        return Snapshot((name, counter) for _, name, counter in rows if name is not None)
+        return Snapshot((name, int(counter)) for _, name, counter in rows if name is not None)
 
     def _open(self) -> Connection:
         # Autocommit: each read sees the latest commits and no transaction stays open.

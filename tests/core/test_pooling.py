@@ -192,3 +192,17 @@ def test_threads_read_the_change_counters_at_once_on_connections_of_their_own(da
     assert len(answers) == readers and all(answer is not None for answer in answers)
     assert len({answer["setting"] for answer in answers}) == 1
     assert database.changes.read()["setting"] == answers[0]["setting"]
+
+
+def test_a_counter_reader_whose_server_session_ended_is_replaced(database, server):
+    before = database.changes.read()
+    with server.connect() as conn:
+        ended = conn.execute(text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                  "WHERE datname = current_database() AND pid <> pg_backend_pid()")).scalar()
+    assert ended >= 1
+    time.sleep(0.2)
+    database.changes.read()  # None (nothing kept for this request) or the counters, never an error
+    with database.session() as session:  # a fresh pooled connection: the old one's socket spoke
+        session.execute(Setting.__table__.update().where(Setting.key == "colour").values(value='"red"'))
+    after = database.changes.read()
+    assert after is not None and after["setting"] == before["setting"] + 1
