@@ -206,3 +206,10 @@ def test_a_counter_reader_whose_server_session_ended_is_replaced(database, serve
         session.execute(Setting.__table__.update().where(Setting.key == "colour").values(value='"red"'))
     after = database.changes.read()
     assert after is not None and after["setting"] == before["setting"] + 1
+
+
+def test_a_connection_closed_under_the_pool_is_replaced_at_checkout(database):
+    pid, dbapi_connection = backend_pid(database)
+    dbapi_connection.close()  # no socket left to poll: the ping decides, and fails
+    with database.Session() as session:
+        assert session.scalar(text("SELECT pg_backend_pid()")) != pid
