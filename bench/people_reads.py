@@ -8,11 +8,13 @@ time, so compare profiled runs only with profiled runs.
 Round trips are counted where the DBAPI meets the database, so that what SQLAlchemy's statement events
 never see is counted too (BEGIN, COMMIT and ROLLBACK, pool pings, the change counters' own reads): on
 PostgreSQL libpq's protocol trace (each simple Query or extended-protocol Sync the client sends is one
-wait for an answer), on SQLite the connection's trace callback (each statement the library runs).
+wait for an answer), on SQLite the connection's trace callback (each statement the library runs, each
+row of an executemany too: the write-behind's batched inserts of the query log show there as inserts).
 They are counted over a first pass of requests; the times over a second pass, untraced, on `--threads`
 threads at once (a gthread worker's way: they share the process, its GIL and its app-DB connections);
 on PostgreSQL on this machine the server's CPU for this database is measured too (the backends'
-scheduler time), which in a server on the same cores competes with the app's.
+scheduler time), which in a server on the same cores competes with the app's (a backend that ends
+during the run drops out of the sum: a low or negative figure says the pool closed and reopened connections).
 The two query reads post what bench.http_people posts and are warmed until every query's result is in
 the result cache: the measured answers are cached ones (each must say so).
 `--appdb postgresql` puts the app DB in a new database on the loopback PostgreSQL server (dropped at the end).
