@@ -25,8 +25,9 @@ write-behind's plain connections, bulk driver SQL and text() all pass through it
 Migrations run with their writes counted as `*`: a schema change ends every memo answer.
 
 `Changes.read()` is the current counters, read once per request before its first query: PostgreSQL
-reads the table (one statement); SQLite first asks `PRAGMA data_version` on its own connection, which
-moves only when another connection commits, and reads the table again only then.
+reads the table (one statement, which libpq runs prepared: core.appdb.db); SQLite first asks `PRAGMA
+data_version` on its own connection, which moves only when another connection commits, and reads the
+table again only then.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ import logging
 import os
 import re
 import threading
+from typing import Callable
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
@@ -237,6 +239,16 @@ def touch(engine: Engine, names=(CATCH_ALL,)) -> None:
         _bump(conn, names)
 
 
+def cursor_rows(conn: Connection, sql: str, parameters: tuple) -> list[tuple]:
+    """The rows of one statement run on the connection's DBAPI cursor."""
+    cursor = conn.connection.dbapi_connection.cursor()
+    try:
+        cursor.execute(sql, parameters)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
 # Connections opened in a parent process: never used, closed nor collected in a forked child (closing
 # would end the parent's session on a server).
 _inherited: list[Connection] = []
@@ -255,22 +267,31 @@ class Snapshot(dict):
 
 
 class Changes:
-    """The counter reader of one app DB engine: ONE autocommit connection per process that never
-    writes (a fork opens its own). `precheck` (SQLite's data_version) says whether anything was
-    committed since the last read; None: the table is read every time."""
+    """The counter reader of one app DB engine, on autocommit connections of its own that never write
+    (a fork opens its own). With a `precheck` (SQLite's data_version, which says whether anything was
+    committed since the last read, and whose values compare only between reads of one connection): ONE
+    connection, under a lock, the precheck costing no round trip. Without (PostgreSQL): as many
+    connections as requests read at once, each taken from an idle list and given back, and no lock held
+    across the round trip (with one connection under a lock, a worker's threads queued there for the
+    server whenever its CPU was busy).
+    The statement returns the counters' sum alone while it equals the sum of the last snapshot read
+    (counters only grow, so an equal sum is equal counters), and that Snapshot object is answered again."""
 
-    def __init__(self, engine: Engine, enabled: bool, precheck: str | None):
+    def __init__(self, engine: Engine, enabled: bool, precheck: str | None, fetch: Callable | None = None):
         self.engine = engine
         self.enabled = enabled
         self.precheck = precheck
-        self.sql = f"SELECT table_name, counter FROM {CHANGE_TABLE} ORDER BY table_name"
+        self.fetch = fetch or cursor_rows  # (connection, sql, parameters) -> rows: how the statement runs
+        mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
+        self.sql = (f"SELECT total.counter, c.table_name, c.counter FROM "
+                    f"(SELECT coalesce(sum(counter), 0) AS counter FROM {CHANGE_TABLE}) AS total "
+                    f"LEFT JOIN {CHANGE_TABLE} AS c ON total.counter <> {mark}")
         self._lock = threading.Lock()
-        self._conn: Connection | None = None
+        self._idle: list[Connection] = []  # connections no read is using (in use: held by their reader)
         self._pid = os.getpid()
         self._closed = False
-        # (precheck value, Snapshot, its rows): the same Snapshot object while nothing moved, which
-        # core.appdb.memo uses to skip comparing counters again
-        self._last: tuple | None = None
+        self._last: Snapshot | None = None  # the newest snapshot read (the same object while nothing moved)
+        self._mark = None  # the precheck's answer when _last was read (one connection)
 
     @property
     def closed(self) -> bool:
@@ -280,58 +301,99 @@ class Changes:
         """The current counters, or None when they cannot be known (then nothing is kept)."""
         if not self.enabled or self._closed:
             return None
+        if self.precheck is not None:
+            with self._lock:
+                return self._read_checked()
         with self._lock:
-            try:
-                # On the DBAPI connection itself: SQLAlchemy's statement machinery cost more than the read.
-                cursor = self._connection().connection.dbapi_connection.cursor()
-                try:
-                    mark = None
-                    if self.precheck is not None:
-                        cursor.execute(self.precheck)
-                        mark = cursor.fetchone()[0]
-                        if self._last is not None and self._last[0] == mark:
-                            return self._last[1]
-                    cursor.execute(self.sql)
-                    rows = cursor.fetchall()
-                    if self._last is not None and self._last[2] == rows:  # nothing moved: the same object
-                        snapshot = self._last[1]
-                    else:
-                        snapshot = Snapshot(rows)
-                    self._last = (mark, snapshot, rows)
-                    return snapshot
-                finally:
-                    cursor.close()
-            except Exception:  # a broken connection (or no table yet): nothing kept now, a new one next time
-                log.warning("app-DB change counters not read", exc_info=True)
-                self._drop()
-                return None
+            self._forked()
+            conn = self._idle.pop() if self._idle else None
+            last = self._last
+        try:
+            if conn is None:
+                conn = self._open()
+            snapshot = self._counters(conn, last)
+        except Exception:  # a broken connection (or no table yet): nothing kept now, a new one next time
+            log.warning("app-DB change counters not read", exc_info=True)
+            self._discard(conn)
+            return None
+        with self._lock:
+            if self._closed:
+                self._close(conn)
+            else:
+                self._idle.append(conn)
+            if self._last is None or snapshot.total > self._last.total:
+                self._last = snapshot
+            elif snapshot.total == self._last.total:
+                snapshot = self._last
+        return snapshot
 
-    def _connection(self) -> Connection:
-        if self._pid != os.getpid():
-            if self._conn is not None:
-                _inherited.append(self._conn)
-            self._conn, self._pid, self._last = None, os.getpid(), None
-        if self._conn is None:
-            # Autocommit: each read sees the latest commits and no transaction stays open.
-            self._conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-            self._last = None
-        return self._conn
-
-    def _drop(self) -> None:
-        conn, self._conn, self._last = self._conn, None, None
-        if conn is not None:
+    def _read_checked(self) -> Snapshot | None:
+        """With the precheck, under the lock: the table is read only when the precheck's answer moved."""
+        self._forked()
+        if not self._idle:
             try:
-                conn.invalidate()
-                conn.close()
+                self._idle.append(self._open())
             except Exception:
-                log.debug("change counter connection not closed", exc_info=True)
+                log.warning("app-DB change counters not read", exc_info=True)
+                return None
+            self._mark = None
+        conn = self._idle[0]
+        try:
+            cursor = conn.connection.dbapi_connection.cursor()
+            try:
+                cursor.execute(self.precheck)
+                mark = cursor.fetchone()[0]
+            finally:
+                cursor.close()
+            if self._last is None or self._mark != mark:
+                self._last, self._mark = self._counters(conn, self._last), mark
+            return self._last
+        except Exception:
+            log.warning("app-DB change counters not read", exc_info=True)
+            self._idle.remove(conn)
+            self._discard(conn)
+            return None
+
+    def _counters(self, conn: Connection, last: Snapshot | None) -> Snapshot:
+        """The counters, below SQLAlchemy's statement machinery (which cost more than the read);
+        `last` itself while their sum is its total."""
+        rows = self.fetch(conn, self.sql, (last.total if last is not None else -1,))
+        if last is not None and int(rows[0][0]) == last.total:
+            return last
+        return Snapshot((name, int(counter)) for _, name, counter in rows if name is not None)
+
+    def _open(self) -> Connection:
+        # Autocommit: each read sees the latest commits and no transaction stays open.
+        return self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+    def _forked(self) -> None:
+        """In a forked child (under the lock): the parent's connections are left alone, never used,
+        closed nor collected (closing would end the parent's sessions on a server)."""
+        if self._pid != os.getpid():
+            _inherited.extend(self._idle)
+            self._idle, self._pid, self._last, self._mark = [], os.getpid(), None, None
+
+    @staticmethod
+    def _close(conn: Connection) -> None:
+        try:
+            conn.close()
+        except Exception:
+            log.debug("change counter connection not closed", exc_info=True)
+
+    def _discard(self, conn: Connection | None) -> None:
+        """A connection that failed: never pooled again."""
+        if conn is None:
+            return
+        try:
+            conn.invalidate()
+        except Exception:
+            log.debug("change counter connection not invalidated", exc_info=True)
+        self._close(conn)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            if self._pid == os.getpid() and self._conn is not None:
-                try:
-                    self._conn.close()
-                except Exception:
-                    log.debug("change counter connection not closed", exc_info=True)
-            self._conn = None
+            if self._pid == os.getpid():
+                for conn in self._idle:
+                    self._close(conn)
+            self._idle = []
