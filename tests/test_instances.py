@@ -29,6 +29,9 @@ from sqlalchemy import create_engine, text
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, FAST_HASHING
 from core.testing.services import postgres_data_source, require_postgres
 
+# One xdist worker runs this module (make test: --dist loadgroup): its two servers start once.
+pytestmark = pytest.mark.xdist_group("instances")
+
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "instances-test-key-0123456789abcdefghijklmnop"  # shared by both, as production must
 PROPAGATION_SECONDS = 2.0

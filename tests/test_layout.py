@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,9 @@ def _module_name(path: Path) -> tuple[str, bool]:
     return ".".join(parts[:-1] if is_package else parts), is_package
 
 
+# Parsed on first use, not at import: every pytest-xdist worker imports this module to collect it, and
+# parsing the tree took two seconds of each.
+@functools.cache
 def _sources() -> dict[str, tuple[Path, bool]]:
     found = {}
     for top in TOP:
@@ -32,9 +36,6 @@ def _sources() -> dict[str, tuple[Path, bool]]:
             name, is_package = _module_name(path)
             found[name] = (path, is_package)
     return found
-
-
-MODULES = _sources()
 
 
 def _imported(name: str, path: Path, is_package: bool) -> set[str]:
@@ -53,11 +54,13 @@ def _imported(name: str, path: Path, is_package: bool) -> set[str]:
                 module = node.module or ""
             for alias in node.names:
                 child = f"{module}.{alias.name}"
-                targets.add(child if child in MODULES else module)
+                targets.add(child if child in _sources() else module)
     return {t for t in targets if t != name and t.split(".")[0] in TOP}
 
 
-GRAPH = {name: _imported(name, *where) for name, where in MODULES.items()}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    return {name: _imported(name, *where) for name, where in _sources().items()}
 
 
 def _area(module: str) -> str:
@@ -67,7 +70,7 @@ def _area(module: str) -> str:
 
 
 def _violations(allowed) -> list[str]:
-    return sorted(f"{source} imports {target}" for source, targets in GRAPH.items() for target in targets
+    return sorted(f"{source} imports {target}" for source, targets in _graph().items() for target in targets
                   if not allowed(_area(source), _area(target)))
 
 
@@ -130,7 +133,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_inside_core():
     core_graph = {name: {t for t in targets if t.split(".")[0] == "core"}
-                  for name, targets in GRAPH.items() if name.split(".")[0] == "core"}
+                  for name, targets in _graph().items() if name.split(".")[0] == "core"}
     assert _cycles(core_graph) == []
 
 

@@ -22,6 +22,9 @@ import pytest
 
 from tests.support import MARKER, create_content
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped content is made once.
+pytestmark = pytest.mark.xdist_group("route-access")
+
 # API-SPEC, Authentication 1 and 4-5: the routes that need no authentication.
 SPEC_OPEN_PREFIXES = ("/api/setup", "/api/session", "/api/health", "/api/public/", "/api/embed/")
 EMBED = "signed-token embedding: the token in the path is the authorization (spec)"

@@ -10,6 +10,9 @@ from tessera_driver_clickhouse.driver import ClickHouseDriver
 from core.driver import ConnectionPolicy, QueryError, connections
 from core.testing import ConformanceTarget, DriverConformance
 
+# One xdist worker runs this module (make test: --dist loadgroup): the class fills its database once.
+pytestmark = pytest.mark.xdist_group("clickhouse-driver")
+
 
 class TestClickHouseConformance(DriverConformance):
     driver = ClickHouseDriver

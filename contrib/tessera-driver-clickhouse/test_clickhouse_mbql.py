@@ -30,6 +30,9 @@ from tests.core.query.test_conformance import (
     week_cases,
 )
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped sample is loaded into chDB once.
+pytestmark = pytest.mark.xdist_group("clickhouse-mbql")
+
 ENGINES = ("sqlite", "clickhouse")
 
 

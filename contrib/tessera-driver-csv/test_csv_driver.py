@@ -11,6 +11,9 @@ from core.testing import ConformanceTarget, DriverConformance
 from tessera_driver_csv import driver as csv_driver
 from tessera_driver_csv.driver import CSVDriver
 
+# One xdist worker runs this module (make test: --dist loadgroup): the class writes its files once.
+pytestmark = pytest.mark.xdist_group("csv-driver")
+
 
 def _export_csv(directory):
     def export(admin):

@@ -23,6 +23,9 @@ from core.testing.conformance import feature_probes
 from tests.core.query import sample
 from tests.core.query.test_conformance import CASES, NAMED_ZONES_QUERY, WEEK_CASE_NAMES, WEEK_STARTS, week_cases
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("trino-golden")
+
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("TESSERA_UPDATE_GOLDEN") == "1"
 

@@ -24,6 +24,7 @@ from core.assembly import __version__
 from core.driver import disconnects
 from core.http.api import Api, Endpoint, dumps, json_response
 from core.http.errors import ApiError, NoEndpoint, PayloadTooLarge
+from core.http.routing import SharedBuilderRule
 from core.http.throttle import Throttler
 from core.identity.passwords import Hasher
 
@@ -83,6 +84,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     check_key(cfg)  # a weak TESSERA_ENCRYPTION_KEY stops startup, not the first registration
     app = Flask("tessera")
+    app.url_rule_class = SharedBuilderRule
     app.config.update(cfg)
     app.json = OrjsonProvider(app)
     app.url_map.strict_slashes = False

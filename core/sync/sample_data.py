@@ -103,7 +103,7 @@ _lock = threading.Lock()
 
 def _timestamp(rng: random.Random, start: dt.datetime, end: dt.datetime = END) -> str:
     span = max(int((end - start).total_seconds()), 1)
-    return (start + dt.timedelta(seconds=rng.randrange(span))).strftime("%Y-%m-%d %H:%M:%S")
+    return (start + dt.timedelta(seconds=rng.randrange(span))).isoformat(" ")
 
 
 def _products(rng: random.Random) -> list[tuple]:
@@ -147,7 +147,7 @@ def _orders(rng: random.Random, people: list[tuple], products: list[tuple]) -> l
         subtotal = round(product[5] * (1 + rng.uniform(-0.05, 0.05)), 2)
         tax = round(subtotal * TAX_RATES[person[7]], 2)
         discount = round(subtotal * rng.uniform(0.05, 0.3), 2) if rng.random() < 0.1 else None
-        created = dt.datetime.strptime(max(person[12], product[7]), "%Y-%m-%d %H:%M:%S")
+        created = dt.datetime.fromisoformat(max(person[12], product[7]))
         rows.append((oid, person[0], product[0], subtotal, tax, round(subtotal + tax, 2), discount,
                      _timestamp(rng, created), quantity))
     rows.sort(key=lambda r: (r[7], r[0]))
@@ -160,7 +160,7 @@ def _reviews(rng: random.Random, products: list[tuple]) -> list[tuple]:
         product = rng.choice(products)
         reviewer = f"{rng.choice(FIRST_NAMES).lower()}.{rng.choice(LAST_NAMES).lower()}"
         body = " ".join(rng.choice(REVIEW_WORDS) for _ in range(rng.randint(12, 40))).capitalize() + "."
-        created = dt.datetime.strptime(product[7], "%Y-%m-%d %H:%M:%S")
+        created = dt.datetime.fromisoformat(product[7])
         rows.append((rid, product[0], reviewer, rng.choices((1, 2, 3, 4, 5), (1, 1, 2, 4, 5))[0], body,
                      _timestamp(rng, created)))
     return rows

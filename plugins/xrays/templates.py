@@ -119,9 +119,23 @@ def parse(kind: str, name: str, spec: dict) -> Template:
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# (path, mtime, size) -> the document: every app of a process (the test suite builds one per test) reads
+# the same files, and parsing them was a tenth of create_app. Apps share the documents as the requests
+# of one app share its templates: nothing writes to them.
+_parsed: dict[tuple[Path, int, int], Any] = {}
+
+
+def _document(path: Path) -> Any:
+    stat = path.stat()
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key not in _parsed:
+        _parsed[key] = yaml.load(path.read_text(), Loader=_LOADER)
+    return _parsed[key]
+
+
 def builtin() -> list[XrayTemplate]:
     """The plugin's own templates, one YAML file each under templates/<kind>/."""
-    return [XrayTemplate(kind, path.stem, yaml.load(path.read_text(), Loader=_LOADER))
+    return [XrayTemplate(kind, path.stem, _document(path))
             for kind in KINDS for path in sorted((DIRECTORY / kind).glob("*.yaml"))]
 
 

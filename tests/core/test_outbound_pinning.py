@@ -19,6 +19,9 @@ from core.outbound import addresses
 from core.outbound import http as outbound
 from core.outbound.http import OutboundError, OutboundRefused, Timeouts
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped servers start once.
+pytestmark = pytest.mark.xdist_group("outbound-pinning")
+
 FAST = Timeouts(connect=0.5, read=1, total=3)
 
 

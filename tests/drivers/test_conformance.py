@@ -17,6 +17,9 @@ from drivers.mysql import MySQLDriver
 from drivers.postgres import PostgresDriver
 from drivers.sqlite import SQLiteDriver
 
+# One xdist worker runs this module (make test: --dist loadgroup): each class fills its database once.
+pytestmark = pytest.mark.xdist_group("driver-conformance")
+
 
 class TestSQLite(DriverConformance):
     driver = SQLiteDriver

@@ -18,6 +18,9 @@ from core.query.mbql import normalize
 from . import sample
 from .conftest import driver_class
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped sample is built once.
+pytestmark = pytest.mark.xdist_group("query-autobucket")
+
 # field id -> (base_type, effective_type)
 TYPES = {
     1: ("type/DateTime", "type/DateTime"),

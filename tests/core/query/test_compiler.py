@@ -24,6 +24,9 @@ from core.query.mbql import normalize
 from . import sample
 from .conftest import ENGINES, driver_class
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped sample and app DB are built once.
+pytestmark = pytest.mark.xdist_group("query-compiler")
+
 GOLDEN = Path(__file__).parent / "golden"
 SCHEMAS = {"sqlite": None, "duckdb": "main", "postgres": "public", "mysql": None}
 

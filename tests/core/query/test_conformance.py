@@ -23,6 +23,9 @@ from core.query.mbql import normalize
 from . import sample
 from .conftest import ENGINES
 
+# One xdist worker runs this module (make test: --dist loadgroup): the four-engine sample is synced once.
+pytestmark = pytest.mark.xdist_group("query-conformance")
+
 R = sample.ROWS
 ORDERS, PRODUCTS, PEOPLE = "$$ORDERS", "$$PRODUCTS", "$$PEOPLE"
 

@@ -18,6 +18,9 @@ from drivers.mysql import MySQLDriver
 from drivers.postgres import PostgresDriver
 from drivers.sqlite import SQLiteDriver
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped sample on each engine is loaded once.
+pytestmark = pytest.mark.xdist_group("query-native-engines")
+
 ROWS = [
     # id, category, price, created_at, active
     (1, "Widget", 10.5, dt.datetime(2024, 1, 5, 13, 45), True),

@@ -14,6 +14,9 @@ from core.testing import add_collection, make_user
 
 from .conftest import make_orders
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped fixture is built once.
+pytestmark = pytest.mark.xdist_group("dataset-access-gate")
+
 # Orders ids 1..300, price = id * 1.25: the secret row's price is a cell value only its cards reveal.
 SECRET_ID = 177
 SECRET_CELL = "221.25"

@@ -16,6 +16,9 @@ from core.driver import crypto
 from core.testing import mariadb_data_source, postgres_data_source
 from tests.core.query.test_native_engines import CASES, ROWS
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped database on each engine is loaded once.
+pytestmark = pytest.mark.xdist_group("dataset-engines")
+
 ENGINE_CASES = [c for c in CASES if not any(p.get("type") == "date/relative" for p in c[2])]
 COLUMNS = [("id", "type/Integer"), ("category", "type/Text"), ("price", "type/Float"),
            ("created_at", "type/DateTime"), ("active", "type/Boolean")]

@@ -7,6 +7,9 @@ import pytest
 
 from .support import XRAY, b64, cards, check_filters, run_every_card
 
+# One xdist worker runs this module (make test: --dist loadgroup): its module-scoped shop is built once.
+pytestmark = pytest.mark.xdist_group("xrays-paths")
+
 
 @pytest.fixture(scope="module")
 def content(shop):
