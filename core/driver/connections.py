@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import weakref
 
 import orjson
 from pydantic import ValidationError
@@ -26,6 +27,10 @@ from core.http.errors import Invalid, NotFound
 
 _lock = threading.Lock()
 log = logging.getLogger("tessera.driver.pools")
+# Engines taken out of service (their database deleted or re-pointed). Code that fetched one before may
+# still hold it (a sync running through the change): the connections it opens or gives back afterwards
+# are closed at check-in instead of pooled, since nothing will dispose the engine again.
+_retired: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 def _state():
@@ -99,7 +104,21 @@ def build_engine(driver: type[SQLDriver], details: Details, **options) -> Engine
     def _lock_down(dbapi_connection, record):
         driver.lockdown(dbapi_connection, details)
 
+    ref = weakref.ref(engine)  # the listener lives in the engine's pool: no cycle back to it
+
+    @event.listens_for(engine, "checkin")
+    def _close_if_retired(dbapi_connection, record):
+        if dbapi_connection is not None and ref() in _retired:
+            record.invalidate()
+
     return engine
+
+
+def retire(engine: Engine) -> None:
+    """Close an engine's pooled connections now and each connection still checked out when it comes
+    back; one opened through it later lives only until it is given back."""
+    _retired.add(engine)
+    engine.dispose()
 
 
 def connection_error(driver: type[SQLDriver], error: BaseException) -> Invalid:
@@ -177,23 +196,24 @@ def engine_for(database) -> Engine:
     with _lock:
         old = cache.get(database.id)
         if old and old[0] == key:  # another thread built it meanwhile: keep one pool
-            engine.dispose()
+            retire(engine)
             return old[1]
         cache[database.id] = (key, engine)
         _pools()[f"db-{database.id}"] = engine
     if old:
-        old[1].dispose()
+        retire(old[1])
     from flask import current_app
 
     from . import stale_pools
 
     # Another process may delete the database or change its details: this one closes the pool then.
-    stale_pools.watch(current_app._get_current_object(), _state(), holds_pools, close_stale)
+    stale_pools.watch(current_app._get_current_object(), _state(), held_pools, close_stale)
     return engine
 
 
-def holds_pools(state) -> bool:
-    return bool(state.extras.get(ENGINES))
+def held_pools(state) -> frozenset:
+    """What this process's pools were built from: (database id, fingerprint) each."""
+    return frozenset((database_id, key) for database_id, (key, _engine) in state.extras.get(ENGINES, {}).items())
 
 
 def close_stale(state) -> list[int]:
@@ -238,7 +258,7 @@ def dispose(database_id: int, only: str | None = None) -> None:
             return
         del _cache()[database_id]
         _pools().pop(f"db-{database_id}", None)
-    cached[1].dispose()
+    retire(cached[1])
 
 
 def dispose_all() -> None:

@@ -117,3 +117,79 @@ def test_pools_of_databases_deleted_or_changed_elsewhere_are_closed(app, admin, 
     while stale_pools.MARKER in state.extras and time.monotonic() < deadline:
         time.sleep(0.05)
     assert stale_pools.MARKER not in state.extras
+
+
+def test_a_retired_engine_closes_each_connection_given_back(app, birds):
+    """A sync that fetched the engine before its database changed keeps using it: the connection it had
+    out and the ones it opens afterwards are closed when given back, never pooled again."""
+    from sqlalchemy import text
+
+    with app.app_context():
+        database = SimpleNamespace(id=11, engine="sqlite", details=crypto.encrypt_details({"db": birds}))
+        engine = connections.engine_for(database)
+        held = engine.connect()
+        before = held.connection.dbapi_connection
+        connections.dispose(database.id)
+        assert "db-11" not in app.extensions["tessera"].extras["connection_pools"]
+        assert held.execute(text("SELECT count(*) FROM birds")).scalar() == 0  # still usable while out
+        held.close()
+        with pytest.raises(sqlite3.ProgrammingError):  # closed at check-in
+            before.execute("SELECT 1")
+        with engine.connect() as later:
+            after = later.connection.dbapi_connection
+            assert later.execute(text("SELECT count(*) FROM birds")).scalar() == 0
+        with pytest.raises(sqlite3.ProgrammingError):
+            after.execute("SELECT 1")
+        # An engine still in service pools its connections as before.
+        kept = connections.engine_for(database)
+        with kept.connect() as conn:
+            pooled = conn.connection.dbapi_connection
+        assert pooled.execute("SELECT 1").fetchone() == (1,)
+        connections.dispose(database.id)
+
+
+def test_a_pool_rebuilt_from_old_details_after_the_change_is_closed(app, admin, birds, tmp_path, monkeypatch):
+    """The watcher has seen the change, then a sync that read the row before it builds a pool from the old
+    details: the watcher (kept running by another database's pool) checks that new pool too and closes it."""
+    import time
+
+    from sqlalchemy import create_engine, update
+
+    from core.appdb.models import Database
+    from core.driver import stale_pools
+
+    monkeypatch.setattr(stale_pools, "INTERVAL_SECONDS", 0.1)
+    other = tmp_path / "files" / "other.db"
+    sqlite3.connect(other).close()
+    database_id, kept_id = (admin.post("/api/database", json={"name": name, "engine": "sqlite",
+                                                                "details": {"db": birds}}).json["id"]
+                            for name in ("Moved", "Kept"))
+    state = app.extensions["tessera"]
+    pools = state.extras.setdefault("connection_pools", {})
+    name = f"db-{database_id}"
+    with app.app_context():
+        from core.appdb.db import session
+
+        row = session().get(Database, database_id)
+        read_before = SimpleNamespace(id=row.id, engine=row.engine, details=row.details)
+        connections.engine_for(row)
+        connections.engine_for(session().get(Database, kept_id))
+    elsewhere = create_engine(app.config["TESSERA_DB_URL"])
+    with elsewhere.begin() as conn:
+        conn.execute(update(Database).where(Database.id == database_id)
+                     .values(details=crypto.encrypt_details({"db": str(other)}, app.config)))
+    elsewhere.dispose()
+
+    def closed_within(seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while name in pools and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return name not in pools
+
+    assert closed_within(10)
+    time.sleep(0.3)  # the watcher has looked again since: the counter no longer moves
+    with app.app_context():
+        connections.engine_for(read_before)
+    assert name in pools
+    assert closed_within(10)
+    assert f"db-{kept_id}" in pools
