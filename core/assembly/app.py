@@ -146,7 +146,9 @@ def create_app(config: dict | None = None) -> Flask:
     _install_error_handlers(app)
     install_frame_headers(app, pages)
     app.teardown_appcontext(close_request_session)
-    _install_index(app)
+    if not any(page.prefix == "/" for page in pages.values()):  # a web app serves its own home page
+        _install_index(app)
+    _install_template_overrides(app, pm)
 
     # Seeding hooks (the setup token) check, then insert: one process at a time across instances.
     with db.exclusive(), app.app_context():
@@ -234,6 +236,15 @@ INDEX_HTML = """<!doctype html>
 <script type="application/json" id="_metabaseBootstrap">{bootstrap}</script>
 </body></html>
 """
+
+
+def _install_template_overrides(app: Flask, pm) -> None:
+    """Plugins' template directories (register_templates) are searched before any page plugin's own."""
+    directories = [str(contribution.item) for contribution in collect(pm, "register_templates")]
+    if directories:
+        from jinja2 import FileSystemLoader
+
+        app.jinja_loader = FileSystemLoader(directories)  # Flask asks the app's loader before blueprints'
 
 
 def _install_index(app: Flask) -> None:

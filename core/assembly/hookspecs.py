@@ -78,7 +78,20 @@ def register_pages():
     core.assembly.records.Pages: blueprints serving pages outside /api (core.assembly.pages).
 
     Concatenated and keyed by `prefix`; a prefix claimed twice, or one at or under /api, stops startup
-    naming the plugin(s). A disabled plugin's pages answer 404 like any unknown path.
+    naming the plugin(s). A disabled plugin's pages answer 404 like any unknown path. The prefix "/"
+    mounts a blueprint at the root (the web app's); while one does, it serves `/` instead of the API's
+    landing page.
+    """
+
+
+@hookspec
+def register_templates():
+    """Fires once while the app is built. Return a list of directories (pathlib.Path) of Jinja2
+    templates: a template there overrides the one of the same name that a page plugin ships
+    ("app/dashboard.html"), as Datasette's --template-dir does.
+
+    Concatenated in plugin order; the first directory holding a name wins, and every one wins over the
+    templates of the page plugins themselves.
     """
 
 
@@ -225,6 +238,33 @@ def dashboard_content(session, dashboard_id, parameters):
     dashboard's collection and runs each card as its user.
 
     firstresult: the dashboards plugin answers; while none is installed there are no dashboards.
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# Web app: how plugins add to the pages of plugins/app
+# --------------------------------------------------------------------------------------------------
+
+
+@hookspec
+def app_nav_links(user):
+    """Fires each time a web-app page is drawn for a signed-in `user` (core.appdb.models.User). Return
+    a list of core.assembly.records.NavLink for the navigation bar (an empty list for a user who should
+    see none).
+
+    Concatenated in plugin order, after the app's own links.
+    """
+
+
+@hookspec
+def app_page_slot(page, obj, user):
+    """Fires each time a web-app page is drawn, once per page. `page` names it ("home", "collection",
+    "dashboard", "question", "table", "search", "profile"); `obj` is what the page shows as the API
+    answered it to this user (a dict; None for home and search); `user` is the signed-in
+    core.appdb.models.User. Return HTML to place under the page's heading as a markupsafe.Markup
+    (escape what you put in it), or None.
+
+    The non-None results are placed in plugin order.
     """
 
 

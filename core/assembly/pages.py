@@ -26,10 +26,10 @@ def mount(app: Flask, pm) -> dict[str, Pages]:
     """Register every plugin's page blueprints; returns them by blueprint name."""
     mounted: dict[str, Pages] = {}
     for prefix, contribution in unique_by(collect(pm, "register_pages"), lambda p: p.prefix, "page prefix").items():
-        if not PREFIX.fullmatch(prefix) or prefix == "/api" or prefix.startswith("/api/"):
+        if prefix != "/" and not PREFIX.fullmatch(prefix) or prefix == "/api" or prefix.startswith("/api/"):
             raise PluginError(f"page prefix {prefix!r} from {contribution.plugin} must be a path outside /api")
         pages: Pages = contribution.item
-        app.register_blueprint(pages.blueprint, url_prefix=prefix)
+        app.register_blueprint(pages.blueprint, url_prefix=None if prefix == "/" else prefix)
         mounted[pages.blueprint.name] = pages
     return mounted
 

@@ -311,3 +311,12 @@ class Pages:
     blueprint: Any
     frame_ancestors: Callable[..., str | None] | None = None
     content_security_policy: str = "default-src 'self'"
+
+
+@dataclass(frozen=True)
+class NavLink:
+    """A link a plugin adds to the web app's navigation (the `app_nav_links` hook): its text and where it
+    goes (a path of this server, "/reports", or a full URL)."""
+
+    label: str
+    href: str
