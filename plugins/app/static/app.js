@@ -6,4 +6,5 @@ document.addEventListener("click", function (event) {
   var next = document.documentElement.dataset.theme === "dark" ? "light" : "dark";
   document.documentElement.dataset.theme = next;
   try { localStorage.setItem("tessera-theme", next); } catch (e) { /* the switch still holds for this page */ }
+  document.cookie = "tessera-theme=" + next + "; path=/; SameSite=Lax";
 });

@@ -7,4 +7,6 @@
   if (location.hash === "#theme=light") chosen = "light";
   if (!chosen) chosen = window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
   document.documentElement.dataset.theme = chosen;
+  // Charts are drawn on the server: it reads the theme from this cookie (plugins/app/results.py).
+  document.cookie = "tessera-theme=" + chosen + "; path=/; SameSite=Lax";
 })();

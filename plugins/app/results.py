@@ -1,0 +1,57 @@
+"""A query result as a page shows it: a card's chart as the chart renderer draws it (SVG, the same
+picture as in exports and e-mails), a number, or a table of its rows. Shared by the pages that show
+cards (dashboards, questions, x-rays).
+
+The theme follows the person's choice, which static/theme.js keeps in the `tessera-theme` cookie, so
+a chart drawn on the server matches the page around it.
+"""
+from __future__ import annotations
+
+import re
+
+from flask import request
+from markupsafe import Markup, escape
+
+from core.charts.render import render_card
+
+THEME_COOKIE = "tessera-theme"
+# Displays drawn as HTML rather than as a picture: the rows themselves, or one number.
+TABLE_DISPLAYS = frozenset({"table", "pivot", "object"})
+NUMBER_DISPLAYS = frozenset({"scalar", "smartscalar", "gauge", "progress"})
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>\s*")
+
+
+def theme() -> str:
+    return "dark" if request.cookies.get(THEME_COOKIE) == "dark" else "light"
+
+
+def shape(card: dict) -> str:
+    """How a card is shown: "table", "number" or "chart"."""
+    display = str(card.get("display") or "table")
+    if display in TABLE_DISPLAYS:
+        return "table"
+    if display in NUMBER_DISPLAYS:
+        return "number"
+    return "chart"
+
+
+def chart_svg(card: dict, result: dict, *, width: int | None = None, height: int | None = None) -> Markup:
+    """The card's chart over `result` (the API's query answer) as inline SVG, named for screen readers."""
+    svg = render_card(card, result, "svg", width=width, height=height, theme=theme()).decode("utf-8")
+    svg = _XML_DECLARATION.sub("", svg)
+    label = escape(card.get("name") or "Chart")
+    return Markup(svg.replace("<svg", f'<svg role="img" aria-label="{label}"', 1))
+
+
+def columns(result: dict) -> list[dict]:
+    return list(((result.get("data") or {}).get("cols")) or [])
+
+
+def rows(result: dict) -> list[list]:
+    return list(((result.get("data") or {}).get("rows")) or [])
+
+
+def number(result: dict):
+    """The first value of the first row (a scalar card's number), or None."""
+    first = rows(result)[:1]
+    return first[0][0] if first and first[0] else None
