@@ -1,0 +1,138 @@
+"""The page walk: every route of the web app (every page blueprint mounted at "/"), called as nobody,
+as a plain user and as a superuser, over content the plain user may not see (tests/support.
+create_content). A page shows only what its user could read through the API:
+- nothing answers 5xx, whoever calls, with good ids, unknown ids and junk in the path;
+- anonymously a page sends the person to sign in (or is one of the few pages made for nobody: sign-in,
+  setup, password reset, the assets);
+- no answer to the plain user contains the "SECRET-MARKER" strings of the objects hidden from them,
+  while the superuser's answers do (the walk does reach the content);
+- writes (POST) with an empty or a junk JSON body answer 4xx or a fragment, never 5xx, and never leak.
+A new route with a path parameter this walk cannot fill fails `test_every_parameter_can_be_filled`
+until PARAMETERS says which object fills it.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.support import MARKER, create_content
+
+pytestmark = pytest.mark.xdist_group("page-walk")
+
+# The path segment before a parameter -> the create_content id that fills it (objects hidden from the
+# plain user, each carrying the marker).
+PARAMETERS = {"collection": "collection", "dashboard": "dashboard", "question": "card", "model": "model",
+              "databases": "db", "table": "table", "card": "card", "dashcard": "dashcard"}
+# Pages made for someone not signed in (or for nobody in particular).
+OPEN_PAGES = ("/auth/login", "/auth/forgot_password", "/auth/reset_password", "/setup", "/app/assets/")
+PARAM = re.compile(r"<(?:[a-z_]+(?:\([^)]*\))?:)?([a-z_]+)>")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, app_db_template):
+    import shutil
+
+    from core.assembly.app import create_app
+    from core.testing import FAST_HASHING, ApiClient, make_user, setup_admin
+
+    folder = tmp_path_factory.mktemp("page_walk")
+    shutil.copy(app_db_template, folder / "tessera.db")
+    application = create_app({"TESSERA_DATA_DIR": str(folder), "TESSERA_DB_URL": f"sqlite:///{folder / 'tessera.db'}",
+                              "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+    admin = setup_admin(application)
+    plain = make_user(application)
+    ids = create_content(application, admin)
+    yield application, {"nobody": ApiClient(application), "plain": plain, "admin": admin}, ids
+    application.extensions["tessera"].db.dispose()
+
+
+def app_rules(application) -> list:
+    pages = application.extensions["tessera"].pages
+    root = {name for name, page in pages.items() if page.prefix == "/"}
+    return [rule for rule in application.url_map.iter_rules() if rule.endpoint.split(".")[0] in root]
+
+
+def fill(rule: str, ids: dict) -> str | None:
+    """The rule with each parameter replaced by the id of a hidden object (None: no way to fill it)."""
+    out, last = [], 0
+    for match in PARAM.finditer(rule):
+        before = rule[:match.start()].rstrip("/").rsplit("/", 1)[-1]
+        key = PARAMETERS.get(before)
+        if match.group(1) == "name" and before == "assets":
+            value = "app.css"
+        elif match.group(1) == "token":
+            value = "0" * 32
+        elif match.group(1) == "schema":
+            value = "main"
+        elif key is None or key not in ids:
+            return None
+        else:
+            value = str(ids[key])
+        out.append(rule[last:match.start()] + value)
+        last = match.end()
+    return "".join(out) + rule[last:]
+
+
+def test_every_parameter_can_be_filled(world):
+    application, _, ids = world
+    unfilled = [rule.rule for rule in app_rules(application) if fill(rule.rule, ids) is None]
+    assert unfilled == [], "extend PARAMETERS in tests/test_page_walk.py for these routes"
+
+
+def get_paths(application, ids) -> list[str]:
+    paths = []
+    for rule in app_rules(application):
+        if "GET" in rule.methods:
+            path = fill(rule.rule, ids)
+            paths.append(path)
+            if PARAM.search(rule.rule):  # an unknown id and junk too
+                paths.append(PARAM.sub("999999", rule.rule))
+                paths.append(PARAM.sub("x%00y", rule.rule))
+    return paths
+
+
+def test_pages_answer_nobody_by_asking_to_sign_in(world):
+    application, clients, ids = world
+    for path in get_paths(application, ids):
+        response = clients["nobody"].get(path)
+        assert response.status_code < 500, (path, response.status_code)
+        body = response.get_data(as_text=True)
+        assert MARKER not in body, path
+        if response.status_code == 200 and not path.startswith(OPEN_PAGES):
+            pytest.fail(f"{path} answered 200 to nobody")
+
+
+def test_pages_show_the_plain_user_nothing_hidden_from_them(world):
+    application, clients, ids = world
+    for path in get_paths(application, ids):
+        response = clients["plain"].get(path)
+        assert response.status_code < 500, (path, response.status_code)
+        assert MARKER not in response.get_data(as_text=True), path
+
+
+def test_pages_show_the_superuser_the_content(world):
+    application, clients, ids = world
+    seen = []
+    for path in get_paths(application, ids):
+        response = clients["admin"].get(path)
+        assert response.status_code < 500, (path, response.status_code)
+        if MARKER in response.get_data(as_text=True):
+            seen.append(path)
+    assert f"/collection/{ids['collection']}" in seen
+    # Search by a word of the marker (the page repeats the words searched for, not the marker itself).
+    assert MARKER in clients["admin"].get("/search?q=secret").get_data(as_text=True)
+    assert MARKER not in clients["plain"].get("/search?q=secret").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("body", [{}, {"id": "x", "model": 5, "username": ["a"], "password": {"b": 1}}])
+def test_writes_with_junk_never_fail_nor_leak(world, body):
+    application, clients, ids = world
+    for rule in app_rules(application):
+        if "POST" not in rule.methods or rule.rule in ("/auth/logout",):
+            continue
+        path = fill(rule.rule, ids)
+        for who in ("plain", "nobody"):
+            response = clients[who].post(path, json=body, headers={"HX-Request": "true"})
+            assert response.status_code < 500, (who, path, response.status_code)
+            assert MARKER not in response.get_data(as_text=True), (who, path)
