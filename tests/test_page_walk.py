@@ -1,11 +1,13 @@
 """The page walk: every route of the web app (every page blueprint mounted at "/"), called as nobody,
-as a plain user and as a superuser, over content the plain user may not see (tests/support.
-create_content). A page shows only what its user could read through the API:
+as a plain user, as a user who may see one collection only, and as a superuser, over content the first
+three may not see (tests/support.create_content). A page shows only what its user could read through
+the API:
 - nothing answers 5xx, whoever calls, with good ids, unknown ids and junk in the path;
 - anonymously a page sends the person to sign in (or is one of the few pages made for nobody: sign-in,
   setup, password reset, the assets);
-- no answer to the plain user contains the "SECRET-MARKER" strings of the objects hidden from them,
-  while the superuser's answers do (the walk does reach the content);
+- no answer to the plain or the one-collection user contains the "SECRET-MARKER" strings of the objects
+  hidden from them, while the superuser's answers do (the walk does reach the content), and the
+  one-collection user sees their collection's question but nothing of the root collection;
 - writes (POST) with an empty or a junk JSON body answer 4xx or a fragment, never 5xx, and never leak.
 A new route with a path parameter this walk cannot fill fails `test_every_parameter_can_be_filled`
 until PARAMETERS says which object fills it.
@@ -43,8 +45,34 @@ def world(tmp_path_factory, app_db_template):
     admin = setup_admin(application)
     plain = make_user(application)
     ids = create_content(application, admin)
-    yield application, {"nobody": ApiClient(application), "plain": plain, "admin": admin}, ids
+    one = one_collection_user(application, admin)
+    yield application, {"nobody": ApiClient(application), "plain": plain, "one": one, "admin": admin}, ids
     application.extensions["tessera"].db.dispose()
+
+
+def one_collection_user(application, admin):
+    """A user of a group that may read one collection ("Team shelf", holding "Team question"); All Users
+    no longer read the root collection, which holds "Root-only question"."""
+    from core.testing import make_user
+
+    def ok(response):
+        assert response.status_code == 200, response.json
+        return response.json
+
+    shelf = ok(admin.post("/api/collection", json={"name": "Team shelf"}))["id"]
+    native = {"database": ok(admin.get("/api/database"))["data"][0]["id"], "type": "native",
+              "native": {"query": "SELECT 1 AS one"}}
+    for name, collection in (("Team question", shelf), ("Root-only question", None)):
+        ok(admin.post("/api/card", json={"name": name, "display": "table", "visualization_settings": {},
+                                         "dataset_query": native, "collection_id": collection}))
+    group = ok(admin.post("/api/permissions/group", json={"name": "Team"}))["id"]
+    one = make_user(application, email="one@example.com", first_name="Oona")
+    ok(admin.post("/api/permissions/membership", json={"group_id": group, "user_id": one.user["id"]}))
+    graph = ok(admin.get("/api/collection/graph"))
+    ok(admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {
+        "1": {"root": "none", str(shelf): "none"}, str(group): {str(shelf): "read"}}}))
+    one.shelf = shelf
+    return one
 
 
 def app_rules(application) -> list:
@@ -103,12 +131,26 @@ def test_pages_answer_nobody_by_asking_to_sign_in(world):
             pytest.fail(f"{path} answered 200 to nobody")
 
 
-def test_pages_show_the_plain_user_nothing_hidden_from_them(world):
+@pytest.mark.parametrize("who", ["plain", "one"])
+def test_pages_show_a_user_nothing_hidden_from_them(world, who):
     application, clients, ids = world
     for path in get_paths(application, ids):
-        response = clients["plain"].get(path)
+        response = clients[who].get(path)
         assert response.status_code < 500, (path, response.status_code)
-        assert MARKER not in response.get_data(as_text=True), path
+        body = response.get_data(as_text=True)
+        assert MARKER not in body, path
+        assert "Root-only question" not in body, path
+
+
+def test_the_one_collection_user_sees_their_collection(world):
+    application, clients, ids = world
+    one = clients["one"]
+    shelf = one.get(f"/collection/{one.shelf}").get_data(as_text=True)
+    assert "Team question" in shelf
+    assert "Team shelf" in one.get("/").get_data(as_text=True)
+    root = one.get("/collection/root")
+    assert root.status_code == 200 and "Team shelf" in root.get_data(as_text=True)
+    assert "Root-only question" in clients["admin"].get("/collection/root").get_data(as_text=True)
 
 
 def test_pages_show_the_superuser_the_content(world):
