@@ -131,7 +131,7 @@ def setup_submit():
         "prefs": {"site_name": body.get("site_name") or None}})
     if not answer.ok:
         return fragment("app/_form_error.html", status=answer.status, message=answer.message)
-    response = go("/")
+    response = go("/setup/database")  # the optional last step (setup_data.py), signed in by this cookie
     for cookie in answer.cookies:
         response.headers.add("Set-Cookie", cookie)
     return response
@@ -144,7 +144,8 @@ def login():
         return go("/setup")
     if auth.current_user() is not None:
         return go(local_path(request.args.get("redirect")))
-    return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")))
+    return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")),
+                email_configured=bool(properties.get("email-configured?")))
 
 
 @blueprint.post("/auth/login")
