@@ -239,7 +239,14 @@ def home():
     collections = read("/api/collection/root/items", models="collection", pinned_state="is_not_pinned")
     me = read("/api/user/current")
     return page("app/home.html", name="home", title="Home", user=user, me=me,
-                pinned=pinned.get("data", []), collections=collections.get("data", []))
+                pinned=pinned.get("data", []), collections=collections.get("data", []), **activity())
+
+
+def activity() -> dict:
+    """Home's recent and popular items (plugins.activity); none when that plugin is disabled."""
+    recent, popular = call("GET", "/api/activity/recent_views"), call("GET", "/api/activity/popular_items")
+    return {"recent": recent.body.get("recent_views", []) if recent.ok else [],
+            "popular": popular.body.get("popular_items", []) if popular.ok else []}
 
 
 @blueprint.get("/collection/<id_slug>")

@@ -242,3 +242,35 @@ def test_forgot_and_reset_password_end_to_end(app, admin, smtp_server):
     spent = browser(app).get(link)  # used once: the link now says so and offers a new one
     assert spent.status_code == 404 and 'name="password"' not in body(spent)
     assert 'href="/auth/forgot_password"' in body(spent)
+
+
+# --------------------------------------------------------------------------------------------------
+# Home: recent and popular items, first-run hints
+# --------------------------------------------------------------------------------------------------
+
+
+def test_home_shows_recent_and_popular_items_after_first_run_hints(app, admin, warehouse):
+    from core.appdb.counters import flush
+    from tests.plugins.cards.fixtures import card_body, mbql_query
+
+    client = sign_in(app)
+    first = body(client.get("/"))
+    assert "Start here" in first and 'href="/browse/databases"' in first and "Recently viewed" not in first
+    query = mbql_query(warehouse["db"], **{"source-table": warehouse["orders"]})
+    shared = admin.post("/api/card", json=card_body("Weekly orders", query)).json["id"]
+    private = admin.post("/api/card", json=card_body("Admin private orders", query, collection_id=admin.user[
+        "personal_collection_id"])).json["id"]
+    for card_id in (shared, private):
+        assert admin.post(f"/api/card/{card_id}/query", json={}).status_code in (200, 202)
+        assert admin.get(f"/api/card/{card_id}").status_code == 200
+    flush(app)
+    home = body(client.get("/"))
+    assert "Start here" not in home and "Recently viewed" in home and "Popular" in home
+    recent = home[home.index("Recently viewed"):home.index("Popular")]
+    assert recent.index("Admin private orders") < recent.index("Weekly orders")  # newest first
+    assert f'href="/question/{shared}-weekly-orders"' in recent
+
+    make_user(app)
+    plain = body(sign_in(app, "user@example.com", USER_PASSWORD).get("/"))
+    assert "Weekly orders" in plain and "Admin private orders" not in plain
+    assert "Recently viewed" not in plain  # their own history is empty; the team's popular items show
