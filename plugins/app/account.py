@@ -50,7 +50,8 @@ def render_message(answer) -> str:
 def reset_password(token: str):
     answer = call("GET", "/api/session/password_reset_token_valid", query={"token": token})
     valid = answer.ok and isinstance(answer.body, dict) and answer.body.get("valid") is True
-    return page("app/reset_password.html", name="reset-password", title="Choose a new password",
+    return page("app/reset_password.html", name="reset-password",
+                title="Choose a new password" if valid else "This link cannot be used",
                 user=auth.current_user(), token=token if valid else "", valid=valid, status=200 if valid else 404)
 
 
