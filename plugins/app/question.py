@@ -134,7 +134,8 @@ def saved(id_slug: str, kind: str) -> Response:
         shown.sql = saved_sql(card, native)
         shown.downloads = downloads_of(answer, f"/api/card/{card_id}/query", {
             "parameters": orjson.dumps(parameters).decode()})
-        shown.xray = f"/auto/dashboard/{where}/{card_id}"
+        if not native:  # the x-ray of a SQL question has only its saved columns to go on: not offered
+            shown.xray = f"/auto/dashboard/{where}/{card_id}"
     return page("app/question.html", name="question", title=card.get("name") or "Question", obj=card, user=user,
                 card=card, state=state, shown=shown, kind=where, src=state.url())
 

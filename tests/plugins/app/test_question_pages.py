@@ -8,14 +8,19 @@ import base64
 import csv
 import html
 import io
+import json
 import re
+import time
 
 import orjson
 import pytest
 
 from core.appdb.models import ALL_USERS_GROUP_ID
-from core.testing import USER_PASSWORD, make_user, sqlite_file, wait_for_sync
+from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, USER_PASSWORD, make_user, sqlite_file, wait_for_sync
+from tests.charts.support import colours
 from tests.plugins.app.test_pages import HTMX, sign_in, text
+from tests.plugins.sharing.browser import Browser, Server, chromium_path
+from tests.plugins.sharing.test_pages_browser import serious_violations
 
 REGIONS = ("North", "South", "East", "West")
 # 130 sales: more than two pages of 50 rows; amounts out of step with ids, so sorting shows.
@@ -173,8 +178,10 @@ def test_native_parameters_in_the_url_change_the_result(app, admin, shop):
     assert column(cells(sorted_page), 2) == amounts[:50]
     sorted_two = text(client.get(f"{base}?min=20&sort=amount&dir=desc&page=2"))
     assert column(cells(sorted_two), 2) == amounts[50:100]
-    # The sort and page links keep the parameter values.
+    # The sort and page links keep the parameter values; new values keep the sort.
     assert "min=20" in re.search(r'href="([^"]*)" rel="prev"', sorted_two).group(1)
+    assert '<input type="hidden" name="sort" value="amount"><input type="hidden" name="dir" value="desc">' in sorted_two
+    assert "X-ray this" not in sorted_two  # a SQL question's x-ray has only its saved columns: not offered
 
 
 def test_without_collection_access_the_page_is_refused_and_names_nothing(app, admin, shop):
@@ -336,3 +343,107 @@ def test_a_model_lives_at_model_urls(app, admin, shop):
     moved = client.get(f"/question/{model}?page=2")
     assert moved.status_code == 303 and moved.headers["Location"] == f"/model/{model}-sales-model?page=2"
     assert client.get(f"/model/{shop['every_sale']}").headers["Location"] == f"/question/{shop['every_sale']}-every-sale"
+
+
+# -- in a real browser ---------------------------------------------------------------------------------
+
+def settle(browser, expression: str, timeout: float = 20):
+    """Wait until `expression` is truthy in the page, with htmx's swap settled (new links are boosted
+    once it has: a click before that is an ordinary page load)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = browser.evaluate("document.readyState === 'complete' && !document.querySelector("
+                                 "'.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
+                                 f" && !!({expression})")
+        if value:
+            return value
+        time.sleep(0.05)
+    raise TimeoutError(f"{expression}: {browser.text()[:500]}")
+
+
+def click(browser, selector: str) -> None:
+    browser.evaluate(f"document.querySelector({json.dumps(selector)}).click(), true")
+
+
+def first_column(browser, index: int) -> list[str]:
+    return browser.evaluate(f"[...document.querySelectorAll('table.result tbody tr')]"
+                            f".map(r => r.children[{index}].textContent)")
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="the browser tests need Debian's chromium package")
+def test_in_a_browser_switch_sort_page_and_open_an_adhoc_link(app, admin, shop):
+    token = ok(admin.post("/api/session", json={"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))["id"]
+    with Server(app) as server, Browser(chromium_path()) as browser:
+        browser.send("Network.enable")
+        browser.send("Page.enable")
+        browser.send("Network.setCookie", name="metabase.SESSION", value=token, url=server.url, httpOnly=True)
+        # Errors a script throws are kept where the test can read them.
+        browser.send("Page.addScriptToEvaluateOnNewDocument", source=(
+            "window.__errors = []; addEventListener('error', e => window.__errors.push(String(e.message)));"))
+
+        browser.send("Page.navigate", url=f"{server.url}/question/{shop['by_region']}-sales-by-region")
+        settle(browser, "document.querySelector('.chart svg')")
+        assert browser.evaluate("document.title").startswith("Sales by region")
+        assert serious_violations(browser) == []
+        light = colours(browser.screenshot())
+        assert len(light) > 12  # the chart's colours, not a blank page
+        # Dark theme: the page follows the switch, and the chart (drawn on the server) is drawn again.
+        drawn = browser.evaluate("document.querySelector('.chart svg').outerHTML")
+        click(browser, "[data-theme-toggle]")
+        settle(browser, f"document.querySelector('.chart svg').outerHTML !== {json.dumps(drawn)}")
+        assert browser.evaluate("document.documentElement.dataset.theme") == "dark"
+        assert colours(browser.screenshot()) != light and serious_violations(browser) == []
+
+        # Chart -> table, by the switch: the URL says so, the rows are there, nothing else reloaded.
+        browser.evaluate("window.__kept = true")
+        click(browser, ".switch a:nth-child(2)")
+        settle(browser, "document.querySelector('table.result')")
+        assert browser.evaluate("location.search") == "?view=table" and browser.evaluate("window.__kept") is True
+        assert sorted(first_column(browser, 0)) == sorted(REGIONS)
+
+        # A long table: sort by a column header, then the next page, keyboard-reachable links.
+        browser.send("Page.navigate", url=f"{server.url}/question/{shop['every_sale']}")
+        settle(browser, "document.querySelectorAll('table.result tbody tr').length === 50")
+        amounts = sorted((a for _, _, a, _ in SALES), reverse=True)
+        click(browser, "th:nth-child(3) a")
+        settle(browser, "document.querySelector('th[aria-sort=ascending]')")
+        click(browser, "th:nth-child(3) a")
+        settle(browser, "document.querySelector('th[aria-sort=descending]')")
+        assert [float(v) for v in first_column(browser, 2)] == amounts[:50]
+        click(browser, "a[rel=next]")
+        settle(browser, "document.querySelector('a[rel=prev]')")
+        assert [float(v) for v in first_column(browser, 2)] == amounts[50:100]
+        assert "sort=amount" in browser.evaluate("location.search") and "page=2" in browser.evaluate("location.search")
+        assert serious_violations(browser) == []
+
+        # A native question's widgets at a phone's width, filled in and applied: the URL carries them.
+        browser.send("Emulation.setDeviceMetricsOverride", width=390, height=900, deviceScaleFactor=1, mobile=True)
+        browser.send("Page.navigate", url=f"{server.url}/question/{shop['native']}")
+        settle(browser, "document.querySelector('table.result')")
+        assert browser.evaluate("document.documentElement.scrollWidth <= innerWidth + 1")
+        browser.evaluate("document.querySelector('input[name=region]').value = 'West', true")
+        click(browser, ".params button[type=submit]")
+        settle(browser, "location.search.includes('region=West')")
+        assert set(first_column(browser, 1)) == {"West"}
+        assert serious_violations(browser) == []
+        browser.send("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1, mobile=False)
+
+        # An ad-hoc link: the hash is read in the page, sorting keeps the link as it was.
+        link = adhoc_link({"dataset_query": {"database": shop["db"], "type": "query", "query": {
+            "source-table": shop["table"], "filter": ["=", ["field", shop["fields"]["region"], None], "South"]}},
+            "display": "table", "visualization_settings": {}})
+        browser.send("Page.navigate", url=f"{server.url}/question#{link}")
+        settle(browser, "document.querySelector('table.result')")
+        assert browser.evaluate("document.querySelector('h1').textContent") == "Sales"
+        click(browser, "th:nth-child(1) a")
+        settle(browser, "document.querySelector('th[aria-sort=ascending]')")
+        click(browser, "th:nth-child(1) a")
+        settle(browser, "document.querySelector('th[aria-sort=descending]')")
+        assert [int(v) for v in first_column(browser, 0)] == sorted((i for i, r, _, _ in SALES if r == "South"),
+                                                                    reverse=True)
+        assert browser.evaluate("location.pathname + location.hash") == f"/question#{link}"
+        assert serious_violations(browser) == []
+        browser.send("Page.navigate", url=f"{server.url}/question#bm90IGpzb24")  # a hashchange: read again
+        settle(browser, "document.querySelector('#question [role=alert]')")
+        assert "base64-encoded JSON" in browser.text()
+        assert browser.evaluate("window.__errors") == []
