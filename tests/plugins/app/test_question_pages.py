@@ -10,6 +10,7 @@ import html
 import io
 import json
 import re
+import sqlite3
 import time
 
 import orjson
@@ -447,3 +448,33 @@ def test_in_a_browser_switch_sort_page_and_open_an_adhoc_link(app, admin, shop):
         settle(browser, "document.querySelector('#question [role=alert]')")
         assert "base64-encoded JSON" in browser.text()
         assert browser.evaluate("window.__errors") == []
+
+
+def test_the_sample_database_sorts_joined_columns_and_stops_at_the_row_limit(app, admin, sample_database_file):
+    from tests.plugins.test_tables import sample
+
+    db, tables = sample(app, admin)
+    field = {(table, f["name"]): f["id"] for table in tables for f in tables[table]["fields"]}
+    via_product = {"source-field": field[("ORDERS", "PRODUCT_ID")]}
+    query = {"source-table": tables["ORDERS"]["id"], "fields": [
+        ["field", field[("ORDERS", "ID")], None], ["field", field[("ORDERS", "TOTAL")], None],
+        ["field", field[("PRODUCTS", "CATEGORY")], via_product]]}
+    orders = ok(admin.post("/api/card", json={"name": "Orders and categories", "display": "table",
+                                              "visualization_settings": {},
+                                              "dataset_query": {"database": db, "type": "query", "query": query}}))
+    with sqlite3.connect(sample_database_file) as warehouse:
+        every_order = warehouse.execute("SELECT o.ID, o.TOTAL, p.CATEGORY FROM ORDERS o "
+                                        "LEFT JOIN PRODUCTS p ON p.ID = o.PRODUCT_ID").fetchall()
+    client = sign_in(app)
+    first = text(client.get(f"/question/{orders['id']}"))
+    assert "Rows 1–50 of 2,000" in first and "page 1 of 40" in first and "stopped at 2,000 rows" in first
+    last = text(client.get(f"/question/{orders['id']}?page=40"))
+    assert "Rows 1,951–2,000 of 2,000" in last and len(cells(last)) == 50
+    # Sorted by the database over every order (18,000 and more), not over the 2,000 shown unsorted.
+    assert len(every_order) > 2000
+    top = sorted((row[1] for row in every_order), reverse=True)[:50]
+    by_total = cells(text(client.get(f"/question/{orders['id']}?view=table&sort=TOTAL&dir=desc")))
+    assert column(by_total, 1) == top
+    # A column of the joined table sorts the same way.
+    categories = column(cells(text(client.get(f"/question/{orders['id']}?view=table&sort=CATEGORY&dir=desc"))), 2, str)
+    assert set(categories) == {max(row[2] for row in every_order)}
