@@ -26,7 +26,8 @@ class BadLink(ValueError):
 def decode_adhoc(text: str) -> dict:
     """The question a link's hash carries: {"dataset_query", "display", "visualization_settings",
     "name"?}. Standard or URL-safe base64, padding optional; a bare dataset_query is taken too."""
-    text = (text or "").strip()
+    # A "+" of base64 put in a query string unescaped arrives as a space.
+    text = (text or "").strip().replace(" ", "+")
     if not text:
         raise BadLink(BAD_LINK)
     try:

@@ -267,7 +267,11 @@ def test_an_adhoc_question_from_a_links_hash(app, admin, shop):
                                           "query": {"source-table": shop["table"]}}})
     two = text(client.get("/question/adhoc", query_string={"q": every, "page": 2}))
     assert "Rows 51–100 of 130" in two and re.search(r'href="/question/adhoc\?q=[^"]+&amp;view=table&amp;page=3"', two)
-    # URL-safe base64 without padding and a bare dataset_query are read as well.
+    # A "+" that came unescaped through a query string (a space), URL-safe base64 without padding and a
+    # bare dataset_query are read as well.
+    spaced = base64.b64encode(orjson.dumps({**rows_of_north, "visualization_settings": {"x": ">>>??"}})).decode()
+    assert "+" in spaced
+    assert sorted(column(cells(text(client.get(f"/question/adhoc?q={spaced}"))), 0, int)) == north
     bare = base64.urlsafe_b64encode(orjson.dumps(rows_of_north["dataset_query"])).decode().rstrip("=")
     assert sorted(column(cells(text(client.get("/question/adhoc", query_string={"q": bare}))), 0, int)) == north
 
@@ -344,6 +348,8 @@ def test_a_model_lives_at_model_urls(app, admin, shop):
     moved = client.get(f"/question/{model}?page=2")
     assert moved.status_code == 303 and moved.headers["Location"] == f"/model/{model}-sales-model?page=2"
     assert client.get(f"/model/{shop['every_sale']}").headers["Location"] == f"/question/{shop['every_sale']}-every-sale"
+    ok(admin.put(f"/api/card/{model}", json={"archived": True}))
+    assert "This model is in the trash." in text(client.get(f"/model/{model}"))
 
 
 # -- in a real browser ---------------------------------------------------------------------------------
