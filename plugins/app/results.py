@@ -55,3 +55,42 @@ def number(result: dict):
     """The first value of the first row (a scalar card's number), or None."""
     first = rows(result)[:1]
     return first[0][0] if first and first[0] else None
+
+
+# -- a question's table: its rows sorted and cut into pages --------------------------------------------
+
+def _sort_key(value):
+    # Numbers by value, text without regard to case, anything else by its text; empty cells last.
+    if value is None:
+        return (2, 0, "")
+    if isinstance(value, bool):
+        return (0, int(value), "")
+    if isinstance(value, (int, float)):
+        return (0, value, "")
+    return (1, 0, str(value).casefold())
+
+
+def sort_rows(rows: list[list], index: int, descending: bool) -> list[list]:
+    """All of a result's rows ordered by column `index`; empty cells stay last either way."""
+    filled = [row for row in rows if row[index] is not None]
+    empty = [row for row in rows if row[index] is None]
+    return sorted(filled, key=lambda row: _sort_key(row[index]), reverse=descending) + empty
+
+
+def page_count(total: int, size: int) -> int:
+    return max(1, -(-total // size))
+
+
+def page_rows(rows: list[list], page: int, size: int) -> list[list]:
+    """Page `page` (1-based, past the last one: the last) of `size` rows."""
+    page = min(max(page, 1), page_count(len(rows), size))
+    return rows[(page - 1) * size: page * size]
+
+
+def cell(value) -> str:
+    """A value as a table cell shows it: empty for null, true/false for booleans."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
