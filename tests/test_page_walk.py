@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from tests.support import MARKER, create_content
+from tests.support import MARKER, create_content, module_app
 
 pytestmark = pytest.mark.xdist_group("page-walk")
 
@@ -33,15 +33,9 @@ PARAM = re.compile(r"<(?:[a-z_]+(?:\([^)]*\))?:)?([a-z_]+)>")
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, app_db_template):
-    import shutil
+    from core.testing import ApiClient, make_user, setup_admin
 
-    from core.assembly.app import create_app
-    from core.testing import FAST_HASHING, ApiClient, make_user, setup_admin
-
-    folder = tmp_path_factory.mktemp("page_walk")
-    shutil.copy(app_db_template, folder / "tessera.db")
-    application = create_app({"TESSERA_DATA_DIR": str(folder), "TESSERA_DB_URL": f"sqlite:///{folder / 'tessera.db'}",
-                              "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+    application = module_app(tmp_path_factory.mktemp("page_walk"), app_db_template)
     admin = setup_admin(application)
     plain = make_user(application)
     ids = create_content(application, admin)
