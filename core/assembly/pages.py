@@ -7,10 +7,13 @@ can put an API answer or the login page under a user's cursor (clickjacking).
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
+from pathlib import Path
 
-from flask import Flask, Response, request
+from flask import Flask, Response, request, send_from_directory
+from werkzeug.exceptions import NotFound
 
 from .plugins import PluginError, collect, unique_by
 from .records import Pages
@@ -59,3 +62,22 @@ def _frame_ancestors(page: Pages) -> str | None:
     except Exception:  # a policy that cannot be read denies framing; the page itself still answers
         log.exception("frame-ancestors of pages %s could not be read", page.prefix)
         return None
+
+
+class Assets:
+    """A page plugin's scripts and styles: the .js and .css files of one folder, served by name (nothing
+    else there is), with a version that changes whenever one of them does, so a browser never mixes a
+    cached old script with a new page (pages load them as `<name>?v=<version>`)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.names = frozenset(path.name for path in folder.iterdir() if path.suffix in {".js", ".css"})
+        self.version = hashlib.sha256(b"".join((folder / name).read_bytes() for name in sorted(self.names))
+                                      ).hexdigest()[:12]
+
+    def response(self, name: str) -> Response:
+        if name not in self.names:
+            raise NotFound()
+        response = send_from_directory(self.folder, name, max_age=0)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response

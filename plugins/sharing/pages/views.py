@@ -2,20 +2,18 @@
 uuid or token from its own URL, which the script passes back to the API."""
 from __future__ import annotations
 
-import hashlib
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from flask import Blueprint, Response, redirect, request, send_from_directory
-from werkzeug.exceptions import NotFound
+from flask import Blueprint, Response, redirect, request
+
+from core.assembly.pages import Assets
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
 SHELL = (HERE / "page.html").read_text(encoding="utf-8")
-ASSETS = frozenset(p.name for p in STATIC.iterdir() if p.suffix in {".js", ".css"})
-# Changes whenever an asset does, so a browser never mixes a cached old script with a new shell.
-VERSION = hashlib.sha256(b"".join((STATIC / name).read_bytes() for name in sorted(ASSETS))).hexdigest()[:12]
+ASSETS = Assets(STATIC)
 
 # Scripts, styles, data and pictures come from Tessera alone; no inline script can run, so a card or
 # filter name that slipped into the DOM as markup would still execute nothing.
@@ -25,7 +23,7 @@ RESOURCES = {"question": "question", "dashboard": "dashboard"}
 
 
 def shell(kind: str, resource: str, token: str) -> Response:
-    html = SHELL.format(kind=kind, resource=resource, token=escape(token, quote=True), version=VERSION)
+    html = SHELL.format(kind=kind, resource=resource, token=escape(token, quote=True), version=ASSETS.version)
     # The token or uuid is in the page's URL: no Referer may carry it to a site a card links to.
     return Response(html, mimetype="text/html", headers={"Referrer-Policy": "no-referrer",
                                                          "Cache-Control": "no-store"})
@@ -54,10 +52,6 @@ def blueprint(kind: str) -> Blueprint:
 
     @pages.get("/assets/<name>")
     def asset(name: str):
-        if name not in ASSETS:
-            raise NotFound()
-        response = send_from_directory(STATIC, name, max_age=0)
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
+        return ASSETS.response(name)
 
     return pages
