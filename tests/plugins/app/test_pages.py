@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from core.assembly.app import create_app
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, USER_PASSWORD, make_user
 
