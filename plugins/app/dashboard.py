@@ -104,8 +104,8 @@ def draw_values(board: boards.Board, parameter_id: str):
         label = entry[1] if isinstance(entry, list) and len(entry) > 1 and entry[1] is not None else value
         if value is not None and str(value) not in chosen_values:
             offered.append((str(value), str(label)))
-    if query and query not in chosen_values and all(value != query for value, _ in offered):
-        offered.insert(0, (query, f"“{query}”"))
+    if query and not offered and query not in chosen_values:  # a value no list holds can still be typed
+        offered.append((query, f"“{query}”"))
     return fragment("app/_filter_values.html", f=chosen, chosen=chosen_values, offered=offered[:100],
                     more=len(offered) > 100 or bool(isinstance(answer.body, dict) and answer.body.get("has_more_values")),
                     failed=None if answer.ok else (answer.message or "The values could not be listed."))

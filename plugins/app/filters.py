@@ -146,8 +146,9 @@ def from_url(parameters: list[dict], args: MultiDict) -> list[Filter]:
 
 
 def api_parameters(filters: list[Filter]) -> list[dict]:
-    """The `parameters` the API's card queries take: id, type and value of each filter that has one."""
-    return [{"id": f.id, "type": f.type, "value": f.value} for f in filters if f.value is not None]
+    """The `parameters` the API's card queries take: id, type and value of each filter that has one, and
+    a null value for a filter whose default the URL cleared (the API applies a default not sent)."""
+    return [{"id": f.id, "type": f.type, "value": f.value} for f in filters if f.value is not None or f.has_default]
 
 
 def query_pairs(filters: list[Filter]) -> list[tuple[str, str]]:
