@@ -86,6 +86,29 @@
     });
   });
 
+  // A value list asks for its values each time it opens (they are chained by the other filters).
+  document.addEventListener("toggle", function (event) {
+    var list = event.target;
+    if (list instanceof Element && list.matches("details.choices") && list.open && window.htmx) {
+      window.htmx.trigger(list, "opened");
+    }
+  }, true);
+
+  // A value list closes with Escape (focus back on its summary) or a click elsewhere.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || !(event.target instanceof Element)) return;
+    var open = event.target.closest("details[open]");
+    if (!open) return;
+    open.open = false;
+    open.querySelector("summary").focus();
+  });
+
+  document.addEventListener("click", function (event) {
+    document.querySelectorAll("details.choices[open], details.downloads[open]").forEach(function (open) {
+      if (!(event.target instanceof Node) || !open.contains(event.target)) open.open = false;
+    });
+  });
+
   // Auto-refresh: every card reloads itself (hx-trigger "refresh from:body"); the interval is kept in
   // the URL's fragment (#refresh=60), as Metabase keeps it.
   var timer = null;

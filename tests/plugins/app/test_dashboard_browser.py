@@ -14,7 +14,7 @@ import pytest
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, wait_for_sync
 from tests.plugins.app.test_dashboard_pages import build_shop, fields_of, ok
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
-from tests.plugins.sharing.test_pages_browser import serious_violations
+from tests.plugins.sharing.test_pages_browser import press, serious_violations
 
 pytestmark = [pytest.mark.skipif(chromium_path() is None, reason="the browser tests need Debian's chromium package "
                                                                  "(apt-get install chromium, or make test-setup)"),
@@ -138,7 +138,14 @@ def test_a_dashboard_filters_sorts_switches_tabs_and_refreshes_in_a_browser(app,
         wait_for(browser, "[...document.querySelectorAll('[data-slug=name] input[type=checkbox]')].map(i => i.value)"
                           ".join() === 'Cy'")
         assert "name=" not in browser.evaluate("location.search")  # typing searches, it does not filter
-        browser.evaluate("document.querySelector('[data-slug=name] summary').click()")
+        press(browser, "Escape")  # the list closes, the focus back on its summary
+        assert browser.evaluate("document.querySelector('[data-slug=name] details').open") is False
+        assert browser.evaluate("document.activeElement.tagName") == "SUMMARY"
+        assert browser.evaluate("document.querySelector('[data-slug=city] details').open") is False  # one at a time
+        browser.evaluate("document.querySelector('[data-slug=city] summary').click()")
+        browser.evaluate("document.querySelector('h1').click()")  # a click elsewhere closes it
+        assert browser.evaluate("document.querySelector('[data-slug=city] details').open") is False
+        settle(browser)
 
         # A date range from the date widget's parts, written in Metabase's syntax.
         set_value(browser, "[data-slug=date] [data-part=mode]", "between")

@@ -99,18 +99,24 @@ def build_shop(app, admin, collection_id=None) -> dict:
         {"id": -3, "card_id": None, "dashboard_tab_id": -1, "row": 3, "col": 12, "size_x": 6, "size_y": 3,
          "visualization_settings": virtual("text", text=TEXT)},
         {"id": -4, "card_id": None, "dashboard_tab_id": -1, "row": 6, "col": 0, "size_x": 24, "size_y": 1,
-         "visualization_settings": virtual("heading", text="Every invoice <b>listed</b>")},
+         "visualization_settings": virtual("heading", text="Every invoice <b>listed</b>{{place}}"),
+         "parameter_mappings": [{"parameter_id": "p_city", "target": ["text-tag", "place"]}]},
         {"id": -5, "card_id": listing, "dashboard_tab_id": -1, "row": 7, "col": 0, "size_x": 18, "size_y": 3,
          "parameter_mappings": on_invoices(listing)},
         {"id": -6, "card_id": None, "dashboard_tab_id": -1, "row": 7, "col": 18, "size_x": 6, "size_y": 1,
          "visualization_settings": virtual("link", link={"url": "javascript:alert(1)"})},
         {"id": -7, "card_id": people, "dashboard_tab_id": -2, "row": 0, "col": 0, "size_x": 12, "size_y": 5,
          "parameter_mappings": on_people},
+        {"id": -8, "card_id": None, "dashboard_tab_id": -2, "row": 0, "col": 12, "size_x": 6, "size_y": 1,
+         "visualization_settings": virtual("link", link={"entity": {"id": chart, "model": "card",
+                                                                    "name": "Revenue by city"}})},
+        {"id": -9, "card_id": None, "dashboard_tab_id": -2, "row": 1, "col": 12, "size_x": 6, "size_y": 1,
+         "visualization_settings": virtual("link", link={"url": "example.com/handbook"})},
     ]
     saved = ok(admin.put(f"/api/dashboard/{dashboard['id']}", json={
         "tabs": [{"id": -1, "name": "Sales"}, {"id": -2, "name": "Customers"}], "dashcards": dashcards,
         "parameters": PARAMETERS}))
-    ids = {d["card_id"] or d["visualization_settings"]["virtual_card"]["display"]: d["id"] for d in saved["dashcards"]}
+    ids = {d["card_id"]: d["id"] for d in saved["dashcards"] if d["card_id"]}
     return {"dashboard": dashboard["id"], "db": db, "chart": chart, "total": total, "listing": listing,
             "people": people, "dashcard": ids, "tabs": [t["id"] for t in saved["tabs"]],
             "path": f"/dashboard/{dashboard['id']}-shop-overview"}
@@ -322,6 +328,15 @@ def test_text_cards_are_markdown_with_every_tag_escaped(site):
     # The heading card is text, its markup escaped too; a link card to javascript: stays text.
     assert "<h2>Every invoice &lt;b&gt;listed&lt;/b&gt;</h2>" in page
     assert '<p class="link-card">javascript:alert(1)</p>' in page
+    # A text card's {{variable}} shows the value of the filter mapped to it (nothing without one),
+    # escaped as the rest.
+    assert "{{place}}" not in page
+    oslo = text(client.get(f"{site.shop['path']}?city=Oslo&city=%3Ci%3ERome"))
+    assert "<h2>Every invoice &lt;b&gt;listed&lt;/b&gt;Oslo, &lt;i&gt;Rome</h2>" in oslo
+    # Link cards: to one of Tessera's pages, or to a web address written without its scheme.
+    other_tab = text(client.get(f"{site.shop['path']}?tab={site.shop['tabs'][1]}"))
+    assert f'<a class="link-card" href="/question/{site.shop["chart"]}-revenue-by-city">Revenue by city</a>' in other_tab
+    assert '<a class="link-card" href="https://example.com/handbook" rel="noopener noreferrer nofollow">' in other_tab
 
 
 def test_downloads_are_the_apis_exports_of_the_filtered_card(site):
