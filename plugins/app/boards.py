@@ -9,6 +9,9 @@ with each filter's target taken from the dashcard's parameter_mappings, as Metab
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from urllib.parse import quote
+
 import orjson
 from werkzeug.exceptions import NotFound
 
@@ -22,7 +25,7 @@ from .views import slug
 VIRTUAL = frozenset({"text", "heading", "link", "placeholder", "iframe", "action"})
 
 
-class Board:
+class Board(ABC):
     """A dashboard as the page shows it: the API's JSON (`data`) and the page's own path."""
 
     saved = False
@@ -68,15 +71,17 @@ class Board:
     def card_path(self, dashcard: dict) -> str:
         return f"{self.path}/card/{dashcard['id']}"
 
+    @abstractmethod
     def run(self, dashcard: dict, filters: list[Filter]) -> Answer:
-        raise NotImplementedError
+        """The API's answer to the card's query with the page's filters."""
 
+    @abstractmethod
     def values(self, parameter: dict, filters: list[Filter], query: str | None) -> Answer:
-        raise NotImplementedError
+        """The API's list of a filter's values ({values, has_more_values}), those holding `query` if given."""
 
+    @abstractmethod
     def download(self, dashcard: dict, filters: list[Filter], export_format: str) -> tuple[str, dict[str, str]]:
         """Where a browser posts the card's download form, and the form's fields."""
-        raise NotImplementedError
 
 
 class SavedBoard(Board):
@@ -94,7 +99,8 @@ class SavedBoard(Board):
 
     def values(self, parameter, filters, query):
         key = str(parameter["id"])
-        path = f"/api/dashboard/{self.id}/params/{key}/" + (f"search/{query}" if query else "values")
+        path = f"/api/dashboard/{self.id}/params/{quote(key, safe='')}/"
+        path += f"search/{quote(query, safe='')}" if query else "values"
         return call("GET", path, query=constraints(filters, key))
 
     def download(self, dashcard, filters, export_format):
@@ -123,7 +129,7 @@ class XrayBoard(Board):
                     if isinstance(m, dict) and m.get("parameter_id") == parameter["id"]]
         field_ids = sorted({i for i in (_field_id(m.get("target")) for m in mappings) if i is not None})
         body = {"parameter": parameter, "field_ids": field_ids}
-        path = f"/api/dataset/parameter/search/{query}" if query else "/api/dataset/parameter/values"
+        path = f"/api/dataset/parameter/search/{quote(query, safe='')}" if query else "/api/dataset/parameter/values"
         return call("POST", path, json=body)
 
     def download(self, dashcard, filters, export_format):

@@ -95,20 +95,11 @@ def draw_values(board: boards.Board, parameter_id: str):
     current = filters.from_url(board.parameters, request.args)
     query = (request.args.get("q") or "").strip()
     answer = board.values(parameter, current, query or None)
-    listed = answer.body.get("values", []) if answer.ok and isinstance(answer.body, dict) else []
-    chosen = next((f for f in current if f.id == parameter_id), None)
-    chosen_values = [str(v) for v in (chosen.value or [])] if chosen and isinstance(chosen.value, list) else []
-    offered = []
-    for entry in listed:
-        value = entry[0] if isinstance(entry, list) and entry else entry
-        label = entry[1] if isinstance(entry, list) and len(entry) > 1 and entry[1] is not None else value
-        if value is not None and str(value) not in chosen_values:
-            offered.append((str(value), str(label)))
-    if query and not offered and query not in chosen_values:  # a value no list holds can still be typed
-        offered.append((query, f"“{query}”"))
-    return fragment("app/_filter_values.html", f=chosen, chosen=chosen_values, offered=offered[:100],
-                    more=len(offered) > 100 or bool(isinstance(answer.body, dict) and answer.body.get("has_more_values")),
-                    failed=None if answer.ok else (answer.message or "The values could not be listed."))
+    chosen = next(f for f in current if f.id == parameter_id)
+    listed = answer.body if answer.ok and isinstance(answer.body, dict) else {}
+    offered, more = filters.choices(chosen, listed, query)
+    return fragment("app/_filter_values.html", f=chosen, chosen=filters.chosen_values(chosen), offered=offered,
+                    more=more, failed=None if answer.ok else (answer.message or "The values could not be listed."))
 
 
 # -- saved dashboards ------------------------------------------------------------------------------------

@@ -169,6 +169,30 @@ def query_string(filters: list[Filter], **extra) -> str:
     return urlencode(pairs)
 
 
+# A value list shows at most this many values; typing narrows it (the API's search).
+SHOWN_VALUES = 100
+
+
+def chosen_values(f: Filter) -> list[str]:
+    return [str(v) for v in f.value] if isinstance(f.value, list) else []
+
+
+def choices(f: Filter, listed: dict, query: str) -> tuple[list[tuple[str, str]], bool]:
+    """A value list's offer besides the values chosen: (value, label) pairs of the API's answer
+    ({values: [[value], [value, label]...], has_more_values}), and whether there are more than shown.
+    When a search finds nothing, the text typed is offered itself (a value no list holds can be chosen)."""
+    chosen = set(chosen_values(f))
+    offered = []
+    for entry in listed.get("values") or []:
+        value = entry[0] if isinstance(entry, list) and entry else entry
+        label = entry[1] if isinstance(entry, list) and len(entry) > 1 and entry[1] is not None else value
+        if value is not None and str(value) not in chosen:
+            offered.append((str(value), str(label)))
+    if query and not offered and query not in chosen:
+        offered.append((query, f"“{query}”"))
+    return offered[:SHOWN_VALUES], len(offered) > SHOWN_VALUES or bool(listed.get("has_more_values"))
+
+
 def date_parts(value: Any) -> dict:
     """A date value split for its widget: the mode and the fields that mode shows (nothing for none)."""
     text = str(value or "").strip()

@@ -285,6 +285,8 @@ def test_value_lists_are_searched_and_chained_by_the_other_filters(site):
     assert offered(f"{path}/values/p_city?q=os") == [("Oslo", "")]
     # A value the list does not hold can still be chosen as typed.
     assert offered(f"{path}/values/p_city?q=Bergen") == [("Bergen", "")]
+    assert offered(f"{path}/values/p_city?q=Os%3F%23x") == [("Os?#x", "")]
+    assert offered(f"{path}/values/p_city?q=%20lo%20") == [("Oslo", "")]
     assert client.get(f"{path}/values/p_nothing").status_code == 404
 
 
