@@ -13,6 +13,19 @@ def write_plugin(tmp_path, monkeypatch, source: str) -> str:
     return name
 
 
+def module_app(folder, app_db_template):
+    """An app on a copy of the migrated app DB template in `folder`, for a module-scoped fixture that
+    builds its content once."""
+    import shutil
+
+    from core.assembly.app import create_app
+    from core.testing import FAST_HASHING
+
+    shutil.copy(app_db_template, folder / "tessera.db")
+    return create_app({"TESSERA_DATA_DIR": str(folder), "TESSERA_DB_URL": f"sqlite:///{folder / 'tessera.db'}",
+                       "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+
+
 # --------------------------------------------------------------------------------------------------
 # Content of every kind, for the walks over all routes (fuzzing, access): ids that resolve, and
 # objects a plain user must not see, each carrying a marker string that must never reach that user.

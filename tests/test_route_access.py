@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from tests.support import MARKER, create_content
+from tests.support import MARKER, create_content, module_app
 
 # One xdist worker runs this module (make test: --dist loadgroup): its module-scoped content is made once.
 pytestmark = pytest.mark.xdist_group("route-access")
@@ -316,15 +316,9 @@ GATE_FIXES = set()
 @pytest.fixture(scope="module")
 def query_world(tmp_path_factory, app_db_template):
     """One app for the query-body cases, which only read (or create probe cards): built once."""
-    import shutil
+    from core.testing import make_user, setup_admin
 
-    from core.assembly.app import create_app
-    from core.testing import FAST_HASHING, make_user, setup_admin
-
-    folder = tmp_path_factory.mktemp("query_world")
-    shutil.copy(app_db_template, folder / "tessera.db")
-    application = create_app({"TESSERA_DATA_DIR": str(folder), "TESSERA_DB_URL": f"sqlite:///{folder / 'tessera.db'}",
-                              "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+    application = module_app(tmp_path_factory.mktemp("query_world"), app_db_template)
     admin = setup_admin(application)
     plain = make_user(application)
     yield application, plain, create_content(application, admin)

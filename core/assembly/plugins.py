@@ -47,6 +47,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.tasks",
     "plugins.subscriptions",
     "plugins.xrays",
+    "plugins.activity",
     "plugins.app",
 )
 

@@ -103,7 +103,9 @@ class ContentKind:
       holders; readers check archived state and collection access themselves);
     - `card_counts`: `(session, card_ids) -> {card_id: n}`, how many times the kind places each card
       (a card's `dashboard_count`); `card_holders`: `(session, card_id) -> [item ids]`, which items
-      hold the card (GET /api/card/:id/dashboards).
+      hold the card (GET /api/card/:id/dashboards);
+    - `most_viewed`: `(session, limit) -> [(id, view_count, last viewed at)]`, the kind's items not in the
+      trash, most viewed first (GET /api/activity/popular_items; readers check collection access).
     """
 
     model: str
@@ -113,6 +115,7 @@ class ContentKind:
     lookup: Callable[..., dict] | None = None
     card_counts: Callable[..., dict] | None = None
     card_holders: Callable[..., list] | None = None
+    most_viewed: Callable[..., list] | None = None
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ __all__ = ["fetch", "check_destination", "Response", "Timeouts", "allowed_cidrs"
 SETTING = "http-actions-allowed-cidrs"
 MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 3
+# http.client refuses more than 100 header lines, but that limit is a module global another library may
+# raise (clickhouse-connect sets 10,000 when imported): the count is checked here too.
+MAX_HEADERS = 100
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Credentials meant for one origin are not forwarded to another after a redirect.
 ORIGIN_BOUND = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -174,6 +177,10 @@ def _send(target: Target, checked: tuple[str, ...], method, headers, payload, ti
             response = pool.urlopen(method, target.request_target, body=payload,
                                     headers={**headers, "Host": target.host_header}, redirect=False, retries=False,
                                     preload_content=False, assert_same_host=False, decode_content=True)
+            if sum(1 for _ in response.headers.items()) > MAX_HEADERS:
+                response.release_conn()
+                pool.close()
+                raise OutboundError(f"The response from {target.host} has more than {MAX_HEADERS} headers.")
             return pool, response
         except NewConnectionError as exc:
             failure = exc  # nothing was sent: the next checked address may be tried

@@ -6,6 +6,7 @@ shows no data). Text and heading cards are Markdown with the filters' values put
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -136,30 +137,43 @@ class Body:
     shape: str                      # "chart", "number", "table", "empty" or "error"
     chart: Markup | None = None
     number: str | None = None
-    table: results.TablePage | None = None
+    table: dict | None = None       # as results.table_of gives it (app/_result_table.html)
     message: str | None = None
+    downloadable: bool = False      # the API lets this user download the card's results
 
 
-def body(dashcard: dict, answer: Answer, *, sort: int | None, descending: bool, page: int) -> Body:
+def body(dashcard: dict, answer: Answer, *, sort: str | None, descending: bool, page: int,
+         url: Callable[..., str]) -> Body:
+    """The card's body from its query's answer; a table's headers and pages link through `url`."""
     if answer.status == 403:
         return Body("error", message="You don't have permission to see this card's data.")
     result = answer.body if isinstance(answer.body, dict) else {}
     if not answer.ok or result.get("status") == "failed":
         return Body("error", message=answer.message or str(result.get("error") or "") or "This card could not be run.")
+    downloadable = (result.get("data") or {}).get("download_perms") != "none"
     if not results.rows(result):
-        return Body("empty", message="No results.")
+        return Body("empty", message="No results.", downloadable=downloadable)
     card = {**(dashcard.get("card") or {}), "visualization_settings": settings(dashcard)}
     viz = card["visualization_settings"]
     shape = results.shape(card)
     if shape == "number":
-        return Body("number", number=results.number_text(result, viz, last=card.get("display") == "smartscalar"))
+        return Body("number", number=results.number_text(result, viz, last=card.get("display") == "smartscalar"),
+                    downloadable=downloadable)
     if shape == "chart":
         width = int(dashcard.get("size_x") or 6) * 56
         height = max(int(dashcard.get("size_y") or 4) * 56 - 56, 120)
         try:
-            return Body("chart", chart=results.chart_svg(card, result, width=width, height=height))
+            return Body("chart", chart=results.chart_svg(card, result, width=width, height=height),
+                        downloadable=downloadable)
         except (ValueError, KeyError, TypeError, IndexError):
             pass  # a chart its settings cannot draw: its rows are still worth showing
+    cols, rows = results.columns(result), results.rows(result)
+    index = next((i for i, col in enumerate(cols) if col.get("name") == sort), None)
+    if index is not None:
+        # As Metabase's dashboard tables, a click sorts the rows the card's query returned.
+        rows = results.sort_rows(rows, index, descending)
     per_page = max(3, int(dashcard.get("size_y") or 4) * 2 - 3)
-    return Body("table", table=results.table_page(result, viz, sort=sort, descending=descending, page=page,
-                                                  per_page=per_page))
+    table = results.table_of(cols, rows, sort=sort if index is not None else None, descending=descending,
+                             page=page, size=per_page, url=url,
+                             truncated=(result.get("data") or {}).get("rows_truncated"))
+    return Body("table", table={**table, "sorted_here": index is not None}, downloadable=downloadable)

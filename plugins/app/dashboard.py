@@ -15,15 +15,16 @@ from werkzeug.exceptions import NotFound
 
 from core.http.internal import call
 
-from . import boards, cards, filters
+from . import boards, cards, filters, results
 from .render import go, page, signed_in_user
 from .views import blueprint, fragment, id_of, posted, slug
 
 EXPORT_FORMATS = ("csv", "xlsx", "json", "png")
 REFRESH_CHOICES = ((0, "Off"), (60, "1 minute"), (300, "5 minutes"), (600, "10 minutes"), (900, "15 minutes"),
                    (1800, "30 minutes"), (3600, "1 hour"))
-# What a card's own links add to the page's filters in its fragment URL (the table's sort and page).
-CARD_STATE = ("sort", "desc", "page")
+# What a card's own links add to the page's filters in its fragment URL (the table's sort and page),
+# named as the question page names them.
+CARD_STATE = ("sort", "dir", "page")
 
 
 def _int_arg(name: str, default: int | None) -> int | None:
@@ -48,12 +49,10 @@ def draw(board: boards.Board, user):
     tab_links = [(t.get("name") or "Tab", f"{board.path}?{filters.query_string(current, tab=_tab_key(t))}",
                   t is tab) for t in board.tabs] if tab_key else []
     cleared = [filters.Filter(f.parameter, (), None) for f in current]
-    downloads = {f.id: [(fmt, *board.download(board.dashcard(f.id), current, fmt)) for fmt in EXPORT_FORMATS]
-                 for f in frames if f.kind == "query"}
     return page("app/dashboard.html", name="dashboard", title=board.name or "Dashboard", obj=board.data, user=user,
                 board=board, filters=current, tab_key=tab_key, tab_links=tab_links, frames=frames,
                 card_query=filters.query_string(current), clear_query=filters.query_string(cleared, tab=tab_key),
-                downloads=downloads, date_modes=filters.DATE_MODES, mode_labels=filters.MODE_LABELS,
+                date_modes=filters.DATE_MODES, mode_labels=filters.MODE_LABELS,
                 units=filters.UNITS, date_parts=filters.date_parts, refresh_choices=REFRESH_CHOICES)
 
 
@@ -63,27 +62,35 @@ def _tab_key(tab: dict) -> str:
 
 
 def draw_card(board: boards.Board, dashcard_id: str):
-    """One query card's body (an htmx fragment): its chart, number or page of rows, or why it has none."""
+    """One query card's body (an htmx fragment): its chart, number or page of rows, or why it has none,
+    and its downloads when the API lets the user have them."""
     dashcard = board.dashcard(_dashcard_id(dashcard_id))
     current = filters.from_url(board.parameters, request.args)
+    path, query = board.card_path(dashcard), filters.query_pairs(current)
+    state = {key: request.args.get(key) for key in CARD_STATE if request.args.get(key)}
+
+    def link(**change) -> str:
+        """This card's fragment URL with the page's filters and the table's sort and page (changed)."""
+        pairs = query + [(key, str(value)) for key, value in {**state, **change}.items() if value not in (None, "")]
+        return f"{path}?{urlencode(pairs)}" if pairs else path
+
     shown = cards.frame(dashcard, current)
     if shown is None or shown.kind == "hidden":
         body = cards.Body("error", message="You don't have permission to see this card's data.")
     elif shown.kind != "query":
         raise NotFound()
     else:
-        sort, page_number = _int_arg("sort", None), _int_arg("page", 1)
-        body = cards.body(dashcard, board.run(dashcard, current), sort=sort, descending=request.args.get("desc") == "1",
-                          page=page_number)
-    path, query = board.card_path(dashcard), filters.query_pairs(current)
+        body = cards.body(dashcard, board.run(dashcard, current), sort=state.get("sort"),
+                          descending=state.get("dir") == "desc", page=_int_arg("page", 1), url=link)
+    downloads = [(fmt, *download(board, dashcard, current, fmt)) for fmt in EXPORT_FORMATS] if body.downloadable else []
+    return fragment("app/_card_body.html", body=body, here=link(), downloads=downloads,
+                    title=shown.title if shown else "")
 
-    def link(**state) -> str:
-        """This card's fragment URL with the page's filters and the table's sort and page."""
-        pairs = query + [(key, str(value)) for key, value in state.items() if value is not None]
-        return f"{path}?{urlencode(pairs)}" if pairs else path
 
-    here = link(**{key: request.args.get(key) for key in CARD_STATE if request.args.get(key)})
-    return fragment("app/_card_body.html", body=body, here=here, link=link, title=shown.title if shown else "")
+def download(board: boards.Board, dashcard: dict, current: list[filters.Filter], export_format: str):
+    """A card's download form (where it posts, its fields); a picture drawn in the page's theme."""
+    action, fields = board.download(dashcard, current, export_format)
+    return (f"{action}?theme={results.theme()}" if export_format == "png" else action), fields
 
 
 def draw_values(board: boards.Board, parameter_id: str):

@@ -8,13 +8,13 @@ a chart drawn on the server matches the page around it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from flask import request
 from markupsafe import Markup, escape
 
 from core.charts.render import render_card
-from core.export.formatting import formatter, titles
+from core.export.formatting import formatter
 
 THEME_COOKIE = "tessera-theme"
 # Displays drawn as HTML rather than as a picture: the rows themselves, or one number. The chart
@@ -60,59 +60,9 @@ def number(result: dict):
     return first[0][0] if first and first[0] else None
 
 
-# -- a result's rows as a table: formatted cells, sorted by a clicked column, a page at a time ----------
-
-@dataclass(frozen=True)
-class TablePage:
-    """The rows of one page of a result, each cell formatted as Metabase shows it."""
-
-    titles: list[str]
-    rows: list[list[str]]
-    sort: int | None        # the column sorted by, or None for the result's own order
-    descending: bool
-    page: int               # 1-based
-    pages: int
-    total: int              # rows in the result
-    per_page: int
-
-    @property
-    def first(self) -> int:
-        return (self.page - 1) * self.per_page + 1
-
-    @property
-    def last(self) -> int:
-        return self.first + len(self.rows) - 1
-
-
-def _sort_key(value):
-    # None last, then numbers before text, so a column of mixed values still sorts without an error.
-    if value is None:
-        return (2, 0, "")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (0, value, "")
-    return (1, 0, str(value))
-
-
-def table_page(result: dict, settings: dict | None, *, sort: int | None = None, descending: bool = False,
-               page: int = 1, per_page: int = 20) -> TablePage:
-    """A page of the result's rows (the rows the query returned, as Metabase's tables sort them: in the page)."""
-    cols = columns(result)
-    all_rows = rows(result)
-    if sort is not None and 0 <= sort < len(cols):
-        all_rows = sorted(all_rows, key=lambda row: _sort_key(row[sort] if sort < len(row) else None),
-                          reverse=descending)
-    else:
-        sort = None
-    pages = max(1, -(-len(all_rows) // per_page))
-    page = min(max(1, page), pages)
-    shown = all_rows[(page - 1) * per_page:page * per_page]
-    writers = [formatter(column, settings, True) for column in cols]
-    cells = [["" if value is None else str(write(value)) for write, value in zip(writers, row)] for row in shown]
-    return TablePage(titles(cols, settings, True), cells, sort, descending, page, pages, len(all_rows), per_page)
-
-
 def number_text(result: dict, settings: dict | None, *, last: bool = False) -> str | None:
-    """A number card's value as Metabase shows it (the first cell; the last row's last for a trend)."""
+    """A number card's value as Metabase shows it, formatted by its column's settings ("1,073,397.69"):
+    the first cell, or for a trend (smartscalar) the last row's last one."""
     cols, found = columns(result), rows(result)
     if not cols or not found or not found[0]:
         return None
@@ -120,3 +70,68 @@ def number_text(result: dict, settings: dict | None, *, last: bool = False) -> s
     index = len(row) - 1 if last else 0
     value = row[index]
     return None if value is None else str(formatter(cols[index], settings, True)(value))
+
+
+# -- a result's table: its rows sorted and cut into pages -----------------------------------------------
+
+def _sort_key(value):
+    # Numbers by value, text without regard to case, anything else by its text; empty cells last.
+    if value is None:
+        return (2, 0, "")
+    if isinstance(value, bool):
+        return (0, int(value), "")
+    if isinstance(value, (int, float)):
+        return (0, value, "")
+    return (1, 0, str(value).casefold())
+
+
+def sort_rows(rows: list[list], index: int, descending: bool) -> list[list]:
+    """All of a result's rows ordered by column `index`; empty cells stay last either way."""
+    filled = [row for row in rows if row[index] is not None]
+    empty = [row for row in rows if row[index] is None]
+    return sorted(filled, key=lambda row: _sort_key(row[index]), reverse=descending) + empty
+
+
+def page_count(total: int, size: int) -> int:
+    return max(1, -(-total // size))
+
+
+def page_rows(rows: list[list], page: int, size: int) -> list[list]:
+    """Page `page` (1-based, past the last one: the last) of `size` rows."""
+    page = min(max(page, 1), page_count(len(rows), size))
+    return rows[(page - 1) * size: page * size]
+
+
+def cell(value) -> str:
+    """A value as a table cell shows it: empty for null, true/false for booleans."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+NUMERIC = frozenset({"type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number"})
+
+
+def table_of(cols: list[dict], rows: list[list], *, sort: str | None, descending: bool, page: int, size: int,
+             url: Callable[..., str], truncated=None) -> dict:
+    """A page of `rows` (already sorted by the column named `sort`) as app/_result_table.html draws it:
+    headers that sort (a click ascending, a second click on the same column descending), the page's
+    cells, links to the pages around it. `url(sort=, dir=, page=)` is the link for a change of state."""
+    pages = page_count(len(rows), size)
+    number = min(page, pages)
+    columns = []
+    for col in cols:
+        name = col.get("name")
+        current = sort == name
+        columns.append({"label": col.get("display_name") or name, "name": name,
+                        "numeric": str(col.get("base_type") or "") in NUMERIC,
+                        "sorted": ("descending" if descending else "ascending") if current else None,
+                        "url": url(sort=name, dir="desc" if current and not descending else None, page=None)})
+    first = (number - 1) * size
+    shown_rows = [[cell(value) for value in row] for row in page_rows(rows, number, size)]
+    return {"columns": columns, "rows": shown_rows, "total": len(rows), "page": number, "pages": pages,
+            "first": first + 1 if rows else 0, "last": first + len(shown_rows), "truncated": truncated,
+            "previous": url(page=number - 1) if number > 1 else None,
+            "next": url(page=number + 1) if number < pages else None}

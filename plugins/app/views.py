@@ -131,7 +131,7 @@ def setup_submit():
         "prefs": {"site_name": body.get("site_name") or None}})
     if not answer.ok:
         return fragment("app/_form_error.html", status=answer.status, message=answer.message)
-    response = go("/")
+    response = go("/setup/database")  # the optional last step (setup_data.py), signed in by this cookie
     for cookie in answer.cookies:
         response.headers.add("Set-Cookie", cookie)
     return response
@@ -144,7 +144,8 @@ def login():
         return go("/setup")
     if auth.current_user() is not None:
         return go(local_path(request.args.get("redirect")))
-    return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")))
+    return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")),
+                email_configured=bool(properties.get("email-configured?")))
 
 
 @blueprint.post("/auth/login")
@@ -238,7 +239,14 @@ def home():
     collections = read("/api/collection/root/items", models="collection", pinned_state="is_not_pinned")
     me = read("/api/user/current")
     return page("app/home.html", name="home", title="Home", user=user, me=me,
-                pinned=pinned.get("data", []), collections=collections.get("data", []))
+                pinned=pinned.get("data", []), collections=collections.get("data", []), **activity())
+
+
+def activity() -> dict:
+    """Home's recent and popular items (plugins.activity); none when that plugin is disabled."""
+    recent, popular = call("GET", "/api/activity/recent_views"), call("GET", "/api/activity/popular_items")
+    return {"recent": recent.body.get("recent_views", []) if recent.ok else [],
+            "popular": popular.body.get("popular_items", []) if popular.ok else []}
 
 
 @blueprint.get("/collection/<id_slug>")
@@ -251,7 +259,13 @@ def collection(id_slug: str):
     else:
         key = id_of(id_slug)
         path = f"/api/collection/{key}"
-    info = read(path)
+    if key == "root":
+        # Someone without access to the root's own items still sees the collections in it they may
+        # read: its item listing (filtered by the API) decides, as in Metabase.
+        answer = call("GET", path)
+        info = answer.body if answer.ok else {"name": "Our analytics", "id": "root"}
+    else:
+        info = read(path)
     items = read(f"{path}/items", sort_column="name", sort_direction="asc")
     return page("app/collection.html", name="collection", title=info.get("name") or "Our analytics", obj=info,
                 user=user, items=items.get("data", []), collection_key=key)

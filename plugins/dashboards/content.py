@@ -170,6 +170,16 @@ def card_holders(session: Session, card_id: int) -> list[int]:
     return sorted(session.scalars(union(direct, series)))
 
 
+_MOST_VIEWED = (select(Dashboard.id, Dashboard.view_count, Dashboard.last_viewed_at)
+                .where(Dashboard.archived.is_(False), Dashboard.view_count > 0)
+                .order_by(Dashboard.view_count.desc(), Dashboard.id).limit(bindparam("limit")))
+
+
+def most_viewed(session: Session, limit: int) -> list[tuple]:
+    """(id, view_count, last_viewed_at) of the most viewed dashboards not in the trash."""
+    return [tuple(row) for row in session.execute(_MOST_VIEWED, {"limit": limit})]
+
+
 KIND = ContentKind(model="dashboard", items=DashboardSource(), search=search,
                    bookmark=(DashboardBookmark, DashboardBookmark.dashboard_id), lookup=lookup,
-                   card_counts=card_counts, card_holders=card_holders)
+                   card_counts=card_counts, card_holders=card_holders, most_viewed=most_viewed)

@@ -48,6 +48,7 @@ def register_settings():
         SettingDef("email-from-address", validate=_address, description="The address e-mail is sent from."),
         SettingDef("email-from-name", description="The name e-mail is sent from."),
         SettingDef("email-reply-to", type="json", description="Reply-to addresses (a list)."),
-        SettingDef("email-configured?", type="boolean", visibility="authenticated", getter=_configured, env=False,
+        # Public as in Metabase: the sign-in page offers a reset link by e-mail only when one can be sent.
+        SettingDef("email-configured?", type="boolean", visibility="public", getter=_configured, env=False,
                    description="Whether an SMTP server and sender address are set."),
     ]

@@ -15,8 +15,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from core.testing import FAST_HASHING, USER_PASSWORD, make_user, setup_admin, sqlite_file, wait_for_sync
+from core.testing import USER_PASSWORD, make_user, setup_admin, sqlite_file, wait_for_sync
 from tests.plugins.app.test_pages import HTMX, sign_in, text
+from tests.support import module_app
 
 pytestmark = pytest.mark.xdist_group("app-dashboard-pages")
 
@@ -129,13 +130,10 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, app_db_template, sample_database_template):
-    from core.assembly.app import create_app
     from core.sync.sample_data import FILE_NAME, directory
 
     data_dir = tmp_path_factory.mktemp("app-dashboards")
-    shutil.copy(app_db_template, data_dir / "tessera.db")
-    app = create_app({"TESSERA_DATA_DIR": str(data_dir), "TESSERA_DB_URL": f"sqlite:///{data_dir / 'tessera.db'}",
-                      "TESSERA_PLUGINS_AUTOLOAD": False, "TESSERA_RUN_MIGRATIONS": False, **FAST_HASHING})
+    app = module_app(data_dir, app_db_template)
     directory(data_dir).mkdir(parents=True, exist_ok=True)
     shutil.copy(sample_database_template, directory(data_dir) / FILE_NAME)
     admin = setup_admin(app)
@@ -181,7 +179,14 @@ def scalar(html: str) -> str:
 
 def cells(html: str) -> list[list[str]]:
     body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
-    return [re.findall(r"<td>([^<]*)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.DOTALL)]
+    return [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.DOTALL)]
+
+
+def forms_of(html: str) -> list[tuple[str, dict]]:
+    """Each download form: where it posts and its fields."""
+    found = re.findall(r'<form method="post" action="([^"]+)">(.*?)</form>', html, re.DOTALL)
+    return [(unescape(action), {name: unescape(value) for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', inner)})
+            for action, inner in found]
 
 
 # -- the page -----------------------------------------------------------------------------------------------
@@ -215,8 +220,8 @@ def test_a_dashboard_with_filters_renders_its_widgets_tabs_and_card_frames(site)
     assert re.search(r'class="dashcard col-13 w-6 h-3 dashcard-number" data-row="0"', page)
     assert re.search(r'class="dashcard col-1 w-24 h-1 dashcard-heading" data-row="6"', page)
     assert not [a for _, a in tags if "style" in a]
-    # Downloads are form posts to the API's dashcard export, with the page's filters.
-    assert f'action="/api/dashboard/{shop["dashboard"]}/dashcard/{shop["dashcard"][shop["total"]]}/card/{shop["total"]}/query/xlsx"' in page
+    # Downloads come with each card's body (the API says whether the user may download).
+    assert '<form method="post"' not in page
     # The other tab, as a link: its own cards.
     other = text(client.get(f"{shop['path']}?tab={customers}-customers"))
     assert ">Customer list</h2>" in other and "Invoice total" not in other
@@ -296,19 +301,23 @@ def test_tables_sort_by_a_clicked_column_and_come_in_pages(site):
     url = card_urls(text(client.get(shop["path"])))[shop["dashcard"][shop["listing"]]]
     first = card(client, url)
     assert [row[0] for row in cells(first)] == ["1", "2", "3"]  # three rows a page at this card's height
-    assert "Rows 1–3 of 4" in first and 'aria-label="Invoice list: pages"' in first
-    buttons = re.findall(r'<button type="button"[^>]* hx-get="([^"]+)"', first)
-    next_page = unescape(next(b for b in buttons if "page=2" in b))
+    assert "Rows 1–3 of 4" in first and 'aria-label="Invoice list: rows"' in first
+    links = [unescape(href) for href in re.findall(r'<a href="([^"]+)"', first)]
+    next_page = next(link for link in links if "page=2" in link)
     assert [row[0] for row in cells(card(client, next_page))] == ["4"]
-    by_amount = unescape(next(b for b in buttons if "sort=2" in b))
+    by_amount = next(link for link in links if "sort=amount" in link)
     ascending = card(client, by_amount)
-    assert [row[2] for row in cells(ascending)] == ["1", "5.5", "7"] and 'aria-sort="ascending"' in ascending
-    descending_url = unescape(next(b for b in re.findall(r'class="sort" hx-get="([^"]+)"', ascending) if "sort=2" in b))
-    assert "desc=1" in descending_url
-    descending = card(client, descending_url)
-    assert [row[2] for row in cells(descending)] == ["10", "7", "5.5"] and 'aria-sort="descending"' in descending
-    # The body reloads itself with its sort and page when auto-refresh fires.
-    assert re.search(r'hx-get="[^"]*sort=2[^"]*desc=1" hx-trigger="refresh from:body"', descending)
+    assert [row[2] for row in cells(ascending)] == ["1.0", "5.5", "7.0"] and 'aria-sort="ascending"' in ascending
+    again = next(unescape(h) for h in re.findall(r'<a href="([^"]+)"', ascending) if "sort=amount" in h)
+    assert "dir=desc" in again
+    descending = card(client, again)
+    assert [row[2] for row in cells(descending)] == ["10.0", "7.0", "5.5"] and 'aria-sort="descending"' in descending
+    # The links load into the card (htmx), and the body reloads itself with its sort when auto-refresh fires.
+    assert 'hx-boost="true" hx-target="closest .dashcard-body"' in descending
+    assert re.search(r'hx-get="[^"]*sort=amount&amp;dir=desc" hx-trigger="refresh from:body"', descending)
+    # Every link keeps the page's filters.
+    filtered = card(client, card_urls(text(client.get(f"{shop['path']}?city=Oslo")))[shop["dashcard"][shop["listing"]]])
+    assert all("city=Oslo" in unescape(h) for h in re.findall(r'<a href="([^"]+)"', filtered))
 
 
 def test_text_cards_are_markdown_with_every_tag_escaped(site):
@@ -344,18 +353,18 @@ def test_text_cards_are_markdown_with_every_tag_escaped(site):
 def test_downloads_are_the_apis_exports_of_the_filtered_card(site):
     client = sign_in(site.app)
     shop = site.shop
-    page = text(client.get(f"{shop['path']}?city=Oslo"))
-    forms = re.findall(r'<form method="post" action="([^"]+)">(.*?)</form>', page, re.DOTALL)
-    csv_action, csv_fields = next((a, f) for a, f in forms if a.endswith(f"/card/{shop['listing']}/query/csv"))
-    fields = {name: unescape(value) for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', csv_fields)}
-    assert set(fields) == {"parameters", "format_rows"}
+    urls = card_urls(text(client.get(f"{shop['path']}?city=Oslo")))
+    listing = forms_of(card(client, urls[shop["dashcard"][shop["listing"]]]))
+    assert [action.rsplit("/", 1)[1] for action, _ in listing] == ["csv", "xlsx", "json", "png?theme=light"]
+    csv_action, fields = listing[0]
+    assert csv_action.endswith(f"/card/{shop['listing']}/query/csv") and set(fields) == {"parameters", "format_rows"}
     # Posted as the browser posts the form: urlencoded, with the session cookie alone.
     response = client.post(csv_action, data=fields)
     assert response.status_code == 200, text(response)
     rows = list(csv.reader(io.StringIO(text(response))))
     assert [row[0] for row in rows[1:]] == ["1", "2", "4"]
-    png = next((a, f) for a, f in forms if a.endswith(f"/card/{shop['chart']}/query/png"))
-    picture = client.post(png[0], data={n: unescape(v) for n, v in re.findall(r'name="(\w+)" value="([^"]*)"', png[1])})
+    png_action, png_fields = forms_of(card(client, urls[shop["dashcard"][shop["chart"]]]))[3]
+    picture = client.post(png_action, data=png_fields)
     assert picture.status_code == 200 and picture.data[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -493,10 +502,10 @@ def test_the_xray_of_a_table_renders_with_the_dashboard_page(site):
     values = card(client, f"/auto/dashboard/table/{site.orders}/values/{category['id']}")
     assert 'value="Gizmo"' in values and 'value="Widget"' in values
     # A downloaded x-ray card is the API's ad-hoc export of its query with the filters.
-    forms = re.findall(r'<form method="post" action="(/api/dataset/csv)">(.*?)</form>', filtered, re.DOTALL)
-    assert forms
-    fields = {name: unescape(value) for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', forms[0][1])}
-    exported = client.post(forms[0][0], data=fields)
+    action, fields = forms_of(card(client, re.search(rf"/auto/dashboard/table/\d+/card/{count}[^\"]*", filtered)
+                                          .group(0).replace("&amp;", "&")))[0]
+    assert action == "/api/dataset/csv"
+    exported = client.post(action, data=fields)
     assert exported.status_code == 200 and list(csv.reader(io.StringIO(text(exported))))[1][0] == first_quarter.replace(",", "")
     assert client.get(f"/auto/dashboard/table/{site.orders}/card/-9999").status_code == 404
     assert client.get("/auto/dashboard/table/999999").status_code == 404

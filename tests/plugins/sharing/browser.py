@@ -68,6 +68,7 @@ class Browser:
         self.next_id = 0
         self.session = None
         self.size = (width, height)
+        self.events: list[dict] = []  # the protocol's events read while waiting for answers
 
     def __enter__(self):
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
@@ -115,6 +116,8 @@ class Browser:
         deadline = time.monotonic() + timeout
         while True:
             answer = self._read_message(deadline)
+            if "method" in answer:
+                self.events.append(answer)
             if answer.get("id") == self.next_id:
                 if "error" in answer:
                     raise RuntimeError(f"{method}: {answer['error']}")
@@ -143,6 +146,27 @@ class Browser:
                 return state
             time.sleep(0.1)
         raise TimeoutError(f"the page did not settle (state {state!r}): {self.text()[:500]}")
+
+    def watch_errors(self) -> None:
+        """From now on keep the page's uncaught exceptions, console errors and browser-logged errors
+        (Content-Security-Policy refusals, failed loads) in `events`, for `errors()`."""
+        self.send("Runtime.enable")
+        self.send("Log.enable")
+
+    def errors(self) -> list[str]:
+        """The errors the page reported since `watch_errors` (and clears them)."""
+        found = []
+        for event in self.events:
+            params = event.get("params", {})
+            if event["method"] == "Runtime.exceptionThrown":
+                found.append(params.get("exceptionDetails", {}).get("exception", {}).get("description", "exception"))
+            elif event["method"] == "Runtime.consoleAPICalled" and params.get("type") == "error":
+                found.append(" ".join(str(arg.get("value", arg.get("description"))) for arg in params.get("args", [])))
+            elif event["method"] == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+                entry = params["entry"]
+                found.append(f"{entry.get('text')} ({entry.get('url', '')})")
+        self.events.clear()
+        return found
 
     def text(self) -> str:
         return self.evaluate("document.body ? document.body.innerText : ''") or ""
