@@ -172,7 +172,8 @@ def body(dashcard: dict, answer: Answer, *, sort: str | None, descending: bool, 
     if index is not None:
         # As Metabase's dashboard tables, a click sorts the rows the card's query returned.
         rows = results.sort_rows(rows, index, descending)
-    per_page = max(3, int(dashcard.get("size_y") or 4) * 2 - 3)
+    # The rows a card of its height shows beside its title, column headers and pager (a grid row is 56 px).
+    per_page = max(3, (int(dashcard.get("size_y") or 4) * 56 - 124) // 33)
     table = results.table_of(cols, rows, sort=sort if index is not None else None, descending=descending,
                              page=page, size=per_page, url=url,
                              truncated=(result.get("data") or {}).get("rows_truncated"))

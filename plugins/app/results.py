@@ -7,6 +7,7 @@ a chart drawn on the server matches the page around it.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -103,11 +104,14 @@ def page_rows(rows: list[list], page: int, size: int) -> list[list]:
 
 
 def cell(value) -> str:
-    """A value as a table cell shows it: empty for null, true/false for booleans."""
+    """A value as a table cell shows it: empty for null, true/false for booleans, a float without the
+    noise of binary fractions (17744.99, not 17744.989999999987)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.12g}" if abs(value) < 1e12 else str(value)
     return str(value)
 
 
