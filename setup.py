@@ -67,6 +67,9 @@ setup(
         # A scheduled subscription e-mail is retried through a mail-server outage with exponential back-off
         # (plugins/subscriptions/retry.py); tenacity is the maintained retry library (stop, wait, jitter rules).
         "tenacity>=8.2,<10",
+        # Dashboard text cards in the web app (plugins/app/markdown.py): markdown-it-py is the maintained
+        # CommonMark parser of the Executable Books project; with raw HTML off it escapes every tag.
+        "markdown-it-py>=3,<5",
     ],
     extras_require={
         **DRIVER_EXTRAS,

@@ -87,6 +87,10 @@ def fill(rule: str, ids: dict) -> str | None:
             value = "0" * 32
         elif match.group(1) == "schema":
             value = "main"
+        elif match.group(1) == "dashcard_id":  # a dashboard's card (the hidden one), by its dashcard's id
+            value = str(ids["dashcard"])
+        elif match.group(1) == "parameter_id":  # the hidden dashboard's filter (tests/support._dashboard)
+            value = "p"
         elif key is None or key not in ids:
             return None
         else:

@@ -256,27 +256,9 @@ def failure_text(answer: Answer) -> str:
 
 
 def table_of(cols: list[dict], rows: list[list], state: State, truncated) -> dict:
-    pages = results.page_count(len(rows), PAGE_SIZE)
-    number = min(state.page, pages)
-    columns = []
-    for col in cols:
-        name = col.get("name")
-        current = state.sort == name
-        # A click sorts ascending, a second click on the same column descending, and back.
-        descending = current and not state.descending
-        columns.append({"label": col.get("display_name") or name, "name": name,
-                        "numeric": str(col.get("base_type") or "") in NUMERIC,
-                        "sorted": ("descending" if state.descending else "ascending") if current else None,
-                        "url": state.url(view="table", sort=name, dir="desc" if descending else None, page=None)})
-    first = (number - 1) * PAGE_SIZE
-    shown_rows = [[results.cell(value) for value in row] for row in results.page_rows(rows, number, PAGE_SIZE)]
-    return {"columns": columns, "rows": shown_rows, "total": len(rows), "page": number, "pages": pages,
-            "first": first + 1 if rows else 0, "last": first + len(shown_rows), "truncated": truncated,
-            "previous": state.url(view="table", page=number - 1) if number > 1 else None,
-            "next": state.url(view="table", page=number + 1) if number < pages else None}
-
-
-NUMERIC = frozenset({"type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number"})
+    return results.table_of(cols, rows, sort=state.sort, descending=state.descending, page=state.page,
+                            size=PAGE_SIZE, url=lambda **change: state.url(view="table", **change),
+                            truncated=truncated)
 
 
 def downloads_of(answer: Answer, base: str, fields: dict) -> dict | None:

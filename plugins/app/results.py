@@ -7,16 +7,20 @@ a chart drawn on the server matches the page around it.
 """
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 
 from flask import request
 from markupsafe import Markup, escape
 
 from core.charts.render import render_card
+from core.export.formatting import formatter
 
 THEME_COOKIE = "tessera-theme"
-# Displays drawn as HTML rather than as a picture: the rows themselves, or one number.
-TABLE_DISPLAYS = frozenset({"table", "pivot", "object"})
+# Displays drawn as HTML rather than as a picture: the rows themselves, or one number. The chart
+# renderer draws no maps (it pictures their rows), so a map's rows are shown as a table here.
+TABLE_DISPLAYS = frozenset({"table", "pivot", "object", "map"})
 NUMBER_DISPLAYS = frozenset({"scalar", "smartscalar", "gauge", "progress"})
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>\s*")
 
@@ -57,7 +61,19 @@ def number(result: dict):
     return first[0][0] if first and first[0] else None
 
 
-# -- a question's table: its rows sorted and cut into pages --------------------------------------------
+def number_text(result: dict, settings: dict | None, *, last: bool = False) -> str | None:
+    """A number card's value as Metabase shows it, formatted by its column's settings ("1,073,397.69"):
+    the first cell, or for a trend (smartscalar) the last row's last one."""
+    cols, found = columns(result), rows(result)
+    if not cols or not found or not found[0]:
+        return None
+    row = found[-1] if last else found[0]
+    index = len(row) - 1 if last else 0
+    value = row[index]
+    return None if value is None else str(formatter(cols[index], settings, True)(value))
+
+
+# -- a result's table: its rows sorted and cut into pages -----------------------------------------------
 
 def _sort_key(value):
     # Numbers by value, text without regard to case, anything else by its text; empty cells last.
@@ -88,9 +104,38 @@ def page_rows(rows: list[list], page: int, size: int) -> list[list]:
 
 
 def cell(value) -> str:
-    """A value as a table cell shows it: empty for null, true/false for booleans."""
+    """A value as a table cell shows it: empty for null, true/false for booleans, a float without the
+    noise of binary fractions (17744.99, not 17744.989999999987)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.12g}" if abs(value) < 1e12 else str(value)
     return str(value)
+
+
+NUMERIC = frozenset({"type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Number"})
+
+
+def table_of(cols: list[dict], rows: list[list], *, sort: str | None, descending: bool, page: int, size: int,
+             url: Callable[..., str], truncated=None) -> dict:
+    """A page of `rows` (already sorted by the column named `sort`) as app/_result_table.html draws it:
+    headers that sort (a click ascending, a second click on the same column descending), the page's
+    cells, links to the pages around it. `url(sort=, dir=, page=)` is the link for a change of state."""
+    pages = page_count(len(rows), size)
+    number = min(page, pages)
+    columns = []
+    for col in cols:
+        name = col.get("name")
+        current = sort == name
+        columns.append({"label": col.get("display_name") or name, "name": name,
+                        "numeric": str(col.get("base_type") or "") in NUMERIC,
+                        "sorted": ("descending" if descending else "ascending") if current else None,
+                        "url": url(sort=name, dir="desc" if current and not descending else None, page=None)})
+    first = (number - 1) * size
+    shown_rows = [[cell(value) for value in row] for row in page_rows(rows, number, size)]
+    return {"columns": columns, "rows": shown_rows, "total": len(rows), "page": number, "pages": pages,
+            "first": first + 1 if rows else 0, "last": first + len(shown_rows), "truncated": truncated,
+            "previous": url(page=number - 1) if number > 1 else None,
+            "next": url(page=number + 1) if number < pages else None}

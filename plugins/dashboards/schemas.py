@@ -57,6 +57,8 @@ class DashboardId(Params):
 
 class GetQuery(Params):
     dashboard_load_id: t.Str | None = None
+    # As GET /api/card/:id's: a read that counts no view (the web app's card frames re-read the dashboard).
+    ignore_view: t.Bool | None = None
 
 
 class ListQuery(Params):

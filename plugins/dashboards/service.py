@@ -50,11 +50,12 @@ def view_dashboard(session: Session, user: User, dashboard_id: int) -> Dashboard
     return dashboard
 
 
-def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> dict:
-    """GET /api/dashboard/:id, a read that counts: view_count and last_viewed_at are written off the
-    request path (core.appdb.counters) and this process's views not written yet show at once. The
-    hydration reads the app DB only: it is kept in core.appdb.memo while the app DB is unchanged."""
-    if events.has_listeners():  # listeners receive the dashboard object
+def viewed_dashboard_json(session: Session, user: User, dashboard_id: int, ignore_view: bool = False) -> dict:
+    """GET /api/dashboard/:id, a read that counts (unless `ignore_view`): view_count and last_viewed_at
+    are written off the request path (core.appdb.counters) and this process's views not written yet
+    show at once. The hydration reads the app DB only: it is kept in core.appdb.memo while the app DB
+    is unchanged."""
+    if not ignore_view and events.has_listeners():  # listeners receive the dashboard object
         return dashboard_json(session, user, view_dashboard(session, user, dashboard_id))
     # Kept per dashboard, not per user; what the caller may do and see is laid over it per request from
     # permission answers kept per group set (core.policy.permissions).
@@ -81,7 +82,8 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int) -> di
         stored = audience.kept_answers(session, user, ("GET dashboard shown", dashboard_id), shown, collections)
         if stored is None:
             raise Forbidden()
-    return viewing.viewed_json(session, with_card_counts(session, stored), Dashboard, dashboard_id, "last_viewed_at")
+    return viewing.viewed_json(session, with_card_counts(session, stored), Dashboard, dashboard_id, "last_viewed_at",
+                               count=not ignore_view)
 
 
 def _kept_facts(session: Session, dashboard_id: int) -> dict | None:

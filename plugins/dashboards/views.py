@@ -37,9 +37,9 @@ def embeddable():
 @dashboard_api.get("/<id>", path=s.DashboardId, query=s.GetQuery)
 def get(path, query):
     """One dashboard with its dashcards (cards the caller cannot read show only their id), tabs,
-    param_fields, collection and what the caller may do; counts a view."""
+    param_fields, collection and what the caller may do; counts a view unless ignore_view is true."""
     session, user = db.session(), auth.require_user()
-    return service.viewed_dashboard_json(session, user, path.id)
+    return service.viewed_dashboard_json(session, user, path.id, bool(query.ignore_view))
 
 
 @dashboard_api.put("/<id>", path=s.DashboardId, body=s.DashboardUpdate)

@@ -104,6 +104,10 @@ def test_reading_counts_the_view_after_the_response_without_an_edit(app, admin):
     assert after.view_count == 1 and after.updated_at == before.updated_at
     assert admin.get(f"/api/dashboard/{dash['id']}").json["view_count"] == 2
     assert admin.get("/api/dashboard/99999").status_code == 404
+    # As GET /api/card/:id?ignore_view=true: the same answer, no view counted.
+    unseen = admin.get(f"/api/dashboard/{dash['id']}?ignore_view=true")
+    assert unseen.status_code == 200 and unseen.json["view_count"] == 2
+    assert admin.get(f"/api/dashboard/{dash['id']}").json["view_count"] == 3
 
 
 def test_plain_user_is_refused_unreadable_dashboards_and_sees_only_card_ids(app, admin, user, warehouse):

@@ -1,0 +1,161 @@
+"""Where a dashboard page's content comes from: a saved dashboard (GET /api/dashboard/:id) or the
+x-ray of a table (GET /api/automagic-dashboards/table/:id), both drawn by the same page and card
+fragments. A board answers what differs between them: how one of its cards is run with the page's
+filters, where a filter's list of values comes from, and where a card's download is posted.
+
+Saved dashboards run their cards through the dashcard query endpoints (the server maps each filter
+onto the card); an x-ray's cards are not saved, so they run as ad-hoc queries (POST /api/dataset)
+with each filter's target taken from the dashcard's parameter_mappings, as Metabase's frontend does.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from urllib.parse import quote
+
+import orjson
+from werkzeug.exceptions import NotFound
+
+from core.http.internal import Answer, call
+
+from . import render
+from .filters import Filter, api_parameters, constraints
+from .views import slug
+
+# Virtual cards: drawn from the dashcard's own settings, never run.
+VIRTUAL = frozenset({"text", "heading", "link", "placeholder", "iframe", "action"})
+
+
+class Board(ABC):
+    """A dashboard as the page shows it: the API's JSON (`data`) and the page's own path."""
+
+    saved = False
+
+    def __init__(self, data: dict, path: str):
+        self.data = data
+        self.path = path
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name") or "")
+
+    @property
+    def parameters(self) -> list[dict]:
+        return [p for p in self.data.get("parameters") or [] if isinstance(p, dict) and p.get("id")]
+
+    @property
+    def tabs(self) -> list[dict]:
+        return sorted((t for t in self.data.get("tabs") or [] if isinstance(t, dict)),
+                      key=lambda t: (t.get("position") or 0, t.get("id") or 0))
+
+    def tab(self, wanted: str | None) -> dict | None:
+        """The tab `?tab=<id>-<slug>` names (Metabase's URL), else the first one."""
+        tabs = self.tabs
+        head = str(wanted or "").split("-", 1)[0]
+        for tab in tabs:
+            if head and str(tab.get("id")) == head:
+                return tab
+        return tabs[0] if tabs else None
+
+    def dashcards(self, tab: dict | None) -> list[dict]:
+        """The cards of a tab in reading order (row, then column)."""
+        cards = [d for d in self.data.get("dashcards") or [] if isinstance(d, dict)
+                 and (tab is None or d.get("dashboard_tab_id") in (None, tab.get("id")))]
+        return sorted(cards, key=lambda d: (d.get("row") or 0, d.get("col") or 0))
+
+    def dashcard(self, dashcard_id: int) -> dict:
+        for dashcard in self.data.get("dashcards") or []:
+            if isinstance(dashcard, dict) and dashcard.get("id") == dashcard_id:
+                return dashcard
+        raise NotFound()
+
+    def card_path(self, dashcard: dict) -> str:
+        return f"{self.path}/card/{dashcard['id']}"
+
+    @abstractmethod
+    def run(self, dashcard: dict, filters: list[Filter]) -> Answer:
+        """The API's answer to the card's query with the page's filters."""
+
+    @abstractmethod
+    def values(self, parameter: dict, filters: list[Filter], query: str | None) -> Answer:
+        """The API's list of a filter's values ({values, has_more_values}), those holding `query` if given."""
+
+    @abstractmethod
+    def download(self, dashcard: dict, filters: list[Filter], export_format: str) -> tuple[str, dict[str, str]]:
+        """Where a browser posts the card's download form, and the form's fields."""
+
+
+class SavedBoard(Board):
+    saved = True
+
+    @property
+    def id(self) -> int:
+        return int(self.data["id"])
+
+    def _query_path(self, dashcard: dict) -> str:
+        return f"/api/dashboard/{self.id}/dashcard/{dashcard['id']}/card/{dashcard['card_id']}/query"
+
+    def run(self, dashcard, filters):
+        return call("POST", self._query_path(dashcard), json={"parameters": api_parameters(filters)})
+
+    def values(self, parameter, filters, query):
+        key = str(parameter["id"])
+        path = f"/api/dashboard/{self.id}/params/{quote(key, safe='')}/"
+        path += f"search/{quote(query, safe='')}" if query else "values"
+        return call("GET", path, query=constraints(filters, key))
+
+    def download(self, dashcard, filters, export_format):
+        fields = {"parameters": orjson.dumps(api_parameters(filters)).decode(), "format_rows": "true"}
+        return f"{self._query_path(dashcard)}/{export_format}", fields
+
+
+class XrayBoard(Board):
+    def _parameters(self, dashcard: dict, filters: list[Filter]) -> list[dict]:
+        """The filters with a value, each with this card's target (filters not mapped to it are left out)."""
+        targets = {m.get("parameter_id"): m.get("target") for m in dashcard.get("parameter_mappings") or []
+                   if isinstance(m, dict)}
+        return [{**p, "target": targets[p["id"]]} for p in api_parameters(filters) if targets.get(p["id"])]
+
+    def _query(self, dashcard: dict, filters: list[Filter]) -> dict:
+        card = dashcard.get("card") or {}
+        return {**(card.get("dataset_query") or {}), "parameters": self._parameters(dashcard, filters)}
+
+    def run(self, dashcard, filters):
+        return call("POST", "/api/dataset", json=self._query(dashcard, filters))
+
+    def values(self, parameter, filters, query):
+        # The fields the filter is wired to on any card (Metabase asks for an unsaved dashboard's values so).
+        mappings = [m for d in self.data.get("dashcards") or [] if isinstance(d, dict)
+                    for m in d.get("parameter_mappings") or []
+                    if isinstance(m, dict) and m.get("parameter_id") == parameter["id"]]
+        field_ids = sorted({i for i in (_field_id(m.get("target")) for m in mappings) if i is not None})
+        body = {"parameter": parameter, "field_ids": field_ids}
+        path = f"/api/dataset/parameter/search/{quote(query, safe='')}" if query else "/api/dataset/parameter/values"
+        return call("POST", path, json=body)
+
+    def download(self, dashcard, filters, export_format):
+        card = dashcard.get("card") or {}
+        settings = {**(card.get("visualization_settings") or {}), **(dashcard.get("visualization_settings") or {})}
+        return f"/api/dataset/{export_format}", {
+            "query": orjson.dumps(self._query(dashcard, filters)).decode(),
+            "visualization_settings": orjson.dumps(settings).decode(),
+            "display": str(card.get("display") or "table"), "format_rows": "true"}
+
+
+def _field_id(target) -> int | None:
+    """The field id of a ["dimension", ["field", id, opts]] target (None for anything else)."""
+    if (isinstance(target, list) and len(target) >= 2 and isinstance(target[1], list) and len(target[1]) >= 2
+            and target[1][0] == "field" and type(target[1][1]) is int):
+        return target[1][1]
+    return None
+
+
+def saved(dashboard_id: int, *, count_view: bool = True) -> SavedBoard:
+    """The saved dashboard as the signed-in user may read it (the API's 403/404 become the error page)."""
+    data = render.read(f"/api/dashboard/{dashboard_id}", ignore_view=None if count_view else True)
+    return SavedBoard(data, f"/dashboard/{data['id']}-{slug(data.get('name'))}".rstrip("-"))
+
+
+def xray(table_id: int) -> XrayBoard:
+    """The x-ray of a table, as GET /api/automagic-dashboards/table/:id gives it to the signed-in user."""
+    data = render.read(f"/api/automagic-dashboards/table/{table_id}")
+    return XrayBoard(data, f"/auto/dashboard/table/{table_id}")

@@ -1,0 +1,164 @@
+"""The dashboard pages: a saved dashboard (/dashboard/:id-slug) and the x-ray of a table
+(/auto/dashboard/table/:id, with its "Save this"), drawn by one template from a board (boards.py).
+
+The page holds the filters, the tabs and each card's frame; every query card then loads its body with
+htmx (GET <page>/card/<dashcard id>?<filters>), so cards draw in parallel and a filter change redraws
+the cards alone. Filter values live in the page's URL (`?city=Oslo&date=past30days`), so a filtered
+view can be sent as a link.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from flask import request
+from werkzeug.exceptions import NotFound
+
+from core.http.internal import call
+
+from . import boards, cards, filters, results
+from .render import go, page, signed_in_user
+from .views import blueprint, fragment, id_of, posted, slug
+
+EXPORT_FORMATS = ("csv", "xlsx", "json", "png")
+REFRESH_CHOICES = ((0, "Off"), (60, "1 minute"), (300, "5 minutes"), (600, "10 minutes"), (900, "15 minutes"),
+                   (1800, "30 minutes"), (3600, "1 hour"))
+# What a card's own links add to the page's filters in its fragment URL (the table's sort and page),
+# named as the question page names them.
+CARD_STATE = ("sort", "dir", "page")
+
+
+def _int_arg(name: str, default: int | None) -> int | None:
+    text = request.args.get(name, "")
+    return int(text) if text.isdigit() and len(text) < 7 else default
+
+
+def _dashcard_id(text: str) -> int:
+    """A dashcard id of the URL: saved ones are positive, an x-ray's are negative."""
+    body = text.removeprefix("-")
+    if not body.isdigit() or len(body) > 15:
+        raise NotFound()
+    return int(text)
+
+
+def draw(board: boards.Board, user):
+    """The whole page of a board, with the filters and tab of the URL."""
+    current = filters.from_url(board.parameters, request.args)
+    tab = board.tab(request.args.get("tab"))
+    frames = [f for f in (cards.frame(d, current) for d in board.dashcards(tab)) if f is not None]
+    tab_key = _tab_key(tab) if tab and len(board.tabs) > 1 else None
+    tab_links = [(t.get("name") or "Tab", f"{board.path}?{filters.query_string(current, tab=_tab_key(t))}",
+                  t is tab) for t in board.tabs] if tab_key else []
+    cleared = [filters.Filter(f.parameter, (), None) for f in current]
+    return page("app/dashboard.html", name="dashboard", title=board.name or "Dashboard", obj=board.data, user=user,
+                board=board, filters=current, tab_key=tab_key, tab_links=tab_links, frames=frames,
+                card_query=filters.query_string(current), clear_query=filters.query_string(cleared, tab=tab_key),
+                date_modes=filters.DATE_MODES, mode_labels=filters.MODE_LABELS,
+                units=filters.UNITS, date_parts=filters.date_parts, refresh_choices=REFRESH_CHOICES)
+
+
+def _tab_key(tab: dict) -> str:
+    """A tab as Metabase's URLs name it: `<id>-<slug of its name>`."""
+    return f"{tab['id']}-{slug(tab.get('name'))}".rstrip("-")
+
+
+def draw_card(board: boards.Board, dashcard_id: str):
+    """One query card's body (an htmx fragment): its chart, number or page of rows, or why it has none,
+    and its downloads when the API lets the user have them."""
+    dashcard = board.dashcard(_dashcard_id(dashcard_id))
+    current = filters.from_url(board.parameters, request.args)
+    path, query = board.card_path(dashcard), filters.query_pairs(current)
+    state = {key: request.args.get(key) for key in CARD_STATE if request.args.get(key)}
+
+    def link(**change) -> str:
+        """This card's fragment URL with the page's filters and the table's sort and page (changed)."""
+        pairs = query + [(key, str(value)) for key, value in {**state, **change}.items() if value not in (None, "")]
+        return f"{path}?{urlencode(pairs)}" if pairs else path
+
+    shown = cards.frame(dashcard, current)
+    if shown is None or shown.kind == "hidden":
+        body = cards.Body("error", message="You don't have permission to see this card's data.")
+    elif shown.kind != "query":
+        raise NotFound()
+    else:
+        body = cards.body(dashcard, board.run(dashcard, current), sort=state.get("sort"),
+                          descending=state.get("dir") == "desc", page=_int_arg("page", 1), url=link)
+    downloads = [(fmt, *download(board, dashcard, current, fmt)) for fmt in EXPORT_FORMATS] if body.downloadable else []
+    return fragment("app/_card_body.html", body=body, here=link(), downloads=downloads,
+                    title=shown.title if shown else "")
+
+
+def download(board: boards.Board, dashcard: dict, current: list[filters.Filter], export_format: str):
+    """A card's download form (where it posts, its fields); a picture drawn in the page's theme."""
+    action, fields = board.download(dashcard, current, export_format)
+    return (f"{action}?theme={results.theme()}" if export_format == "png" else action), fields
+
+
+def draw_values(board: boards.Board, parameter_id: str):
+    """A category filter's list of values (an htmx fragment): those chosen first, then the API's list
+    for what was typed, chained by the other filters' values."""
+    parameter = next((p for p in board.parameters if str(p.get("id")) == parameter_id), None)
+    if parameter is None:
+        raise NotFound()
+    current = filters.from_url(board.parameters, request.args)
+    query = (request.args.get("q") or "").strip()
+    answer = board.values(parameter, current, query or None)
+    chosen = next(f for f in current if f.id == parameter_id)
+    listed = answer.body if answer.ok and isinstance(answer.body, dict) else {}
+    offered, more = filters.choices(chosen, listed, query)
+    return fragment("app/_filter_values.html", f=chosen, chosen=filters.chosen_values(chosen), offered=offered,
+                    more=more, failed=None if answer.ok else (answer.message or "The values could not be listed."))
+
+
+# -- saved dashboards ------------------------------------------------------------------------------------
+
+@blueprint.get("/dashboard/<id_slug>")
+def dashboard(id_slug: str):
+    user = signed_in_user()
+    # A filter change or tab switch (htmx) is the same visit: it reads the dashboard without counting a view.
+    return draw(boards.saved(id_of(id_slug), count_view=not request.headers.get("HX-Request")), user)
+
+
+@blueprint.get("/dashboard/<id_slug>/card/<dashcard_id>")
+def dashboard_card(id_slug: str, dashcard_id: str):
+    signed_in_user()
+    return draw_card(boards.saved(id_of(id_slug), count_view=False), dashcard_id)
+
+
+@blueprint.get("/dashboard/<id_slug>/values/<parameter_id>")
+def dashboard_values(id_slug: str, parameter_id: str):
+    signed_in_user()
+    return draw_values(boards.saved(id_of(id_slug), count_view=False), parameter_id)
+
+
+# -- the x-ray of a table ---------------------------------------------------------------------------------
+
+@blueprint.get("/auto/dashboard/table/<table_id>")
+def xray(table_id: str):
+    user = signed_in_user()
+    return draw(boards.xray(id_of(table_id)), user)
+
+
+@blueprint.get("/auto/dashboard/table/<table_id>/card/<dashcard_id>")
+def xray_card(table_id: str, dashcard_id: str):
+    signed_in_user()
+    return draw_card(boards.xray(id_of(table_id)), dashcard_id)
+
+
+@blueprint.get("/auto/dashboard/table/<table_id>/values/<parameter_id>")
+def xray_values(table_id: str, parameter_id: str):
+    signed_in_user()
+    return draw_values(boards.xray(id_of(table_id)), parameter_id)
+
+
+@blueprint.post("/auto/dashboard/table/<table_id>/save")
+def xray_save(table_id: str):
+    """Save the x-ray as Metabase's "Save this" does (POST /api/dashboard/save with the dashboard the
+    x-ray endpoint gives), then open the saved dashboard."""
+    signed_in_user()
+    posted()
+    board = boards.xray(id_of(table_id))
+    answer = call("POST", "/api/dashboard/save", json=board.data)
+    if not answer.ok or not isinstance(answer.body, dict):
+        return fragment("app/_form_error.html", status=answer.status if answer.status >= 400 else 500,
+                        message=answer.message or "The x-ray could not be saved.")
+    return go(f"/dashboard/{answer.body['id']}-{slug(answer.body.get('name'))}".rstrip("-"))
