@@ -6,13 +6,13 @@ Writes come from htmx with JSON bodies (json-enc): they pass the API's cross-sit
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
-from flask import Blueprint, Response, request, send_from_directory
+from flask import Blueprint, Response, request
 from werkzeug.exceptions import NotFound
 
+from core.assembly.pages import Assets
 from core.http import auth
 from core.http.internal import call
 
@@ -21,9 +21,7 @@ from .render import Failed, Redirect, go, page, read, signed_in_user
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
-ASSETS = frozenset(p.name for p in STATIC.iterdir() if p.suffix in {".js", ".css"})
-# Changes whenever an asset does, so a browser never mixes a cached old script with a new page.
-VERSION = hashlib.sha256(b"".join((STATIC / name).read_bytes() for name in sorted(ASSETS))).hexdigest()[:12]
+ASSETS = Assets(STATIC)
 
 # Scripts and styles come from Tessera alone and none is inline; charts are SVG pictures of our own.
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -34,7 +32,7 @@ blueprint = Blueprint("app", __name__, template_folder="templates")
 
 @blueprint.context_processor
 def assets():
-    return {"asset_version": VERSION}
+    return {"asset_version": ASSETS.version}
 
 
 def slug(name: object) -> str:
@@ -101,11 +99,7 @@ def local_path(target: str | None) -> str:
 
 @blueprint.get("/app/assets/<name>")
 def asset(name: str):
-    if name not in ASSETS:
-        raise NotFound()
-    response = send_from_directory(STATIC, name, max_age=0)
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    return response
+    return ASSETS.response(name)
 
 
 # -- setup, sign-in, profile ----------------------------------------------------------------------------
