@@ -89,6 +89,10 @@ def fill(rule: str, ids: dict) -> str | None:
             value = "main"
         elif match.group(1) == "dashcard_id":  # a dashboard's card (the hidden one), by its dashcard's id
             value = str(ids["dashcard"])
+        elif match.group(1) == "entity":  # an x-ray's: the hidden table's (its id fills entity_id)
+            value = "table"
+        elif match.group(1) == "entity_id":
+            value = str(ids["table"])
         elif match.group(1) == "parameter_id":  # the hidden dashboard's filter (tests/support._dashboard)
             value = "p"
         elif key is None or key not in ids:

@@ -8,6 +8,7 @@ view can be sent as a link.
 """
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 from flask import request
@@ -132,31 +133,44 @@ def dashboard_values(id_slug: str, parameter_id: str):
 
 # -- the x-ray of a table ---------------------------------------------------------------------------------
 
-@blueprint.get("/auto/dashboard/table/<table_id>")
-def xray(table_id: str):
+# Metabase's x-ray URLs: /auto/dashboard/<entity>/<id>, an ad-hoc query's id being its base64 MBQL.
+XRAYED = "<any(table, question, model, segment, field, adhoc):entity>/<entity_id>"
+ADHOC_ID = re.compile(r"[A-Za-z0-9+/_=-]{1,8000}")
+
+
+def xray_board(entity: str, entity_id: str):
+    if entity == "adhoc":
+        if not ADHOC_ID.fullmatch(entity_id):
+            raise NotFound()
+        return boards.xray(entity, entity_id)
+    return boards.xray(entity, str(id_of(entity_id)))
+
+
+@blueprint.get(f"/auto/dashboard/{XRAYED}")
+def xray(entity: str, entity_id: str):
     user = signed_in_user()
-    return draw(boards.xray(id_of(table_id)), user)
+    return draw(xray_board(entity, entity_id), user)
 
 
-@blueprint.get("/auto/dashboard/table/<table_id>/card/<dashcard_id>")
-def xray_card(table_id: str, dashcard_id: str):
+@blueprint.get(f"/auto/dashboard/{XRAYED}/card/<dashcard_id>")
+def xray_card(entity: str, entity_id: str, dashcard_id: str):
     signed_in_user()
-    return draw_card(boards.xray(id_of(table_id)), dashcard_id)
+    return draw_card(xray_board(entity, entity_id), dashcard_id)
 
 
-@blueprint.get("/auto/dashboard/table/<table_id>/values/<parameter_id>")
-def xray_values(table_id: str, parameter_id: str):
+@blueprint.get(f"/auto/dashboard/{XRAYED}/values/<parameter_id>")
+def xray_values(entity: str, entity_id: str, parameter_id: str):
     signed_in_user()
-    return draw_values(boards.xray(id_of(table_id)), parameter_id)
+    return draw_values(xray_board(entity, entity_id), parameter_id)
 
 
-@blueprint.post("/auto/dashboard/table/<table_id>/save")
-def xray_save(table_id: str):
+@blueprint.post(f"/auto/dashboard/{XRAYED}/save")
+def xray_save(entity: str, entity_id: str):
     """Save the x-ray as Metabase's "Save this" does (POST /api/dashboard/save with the dashboard the
     x-ray endpoint gives), then open the saved dashboard."""
     signed_in_user()
     posted()
-    board = boards.xray(id_of(table_id))
+    board = xray_board(entity, entity_id)
     answer = call("POST", "/api/dashboard/save", json=board.data)
     if not answer.ok or not isinstance(answer.body, dict):
         return fragment("app/_form_error.html", status=answer.status if answer.status >= 400 else 500,

@@ -484,3 +484,18 @@ def test_the_sample_database_sorts_joined_columns_and_stops_at_the_row_limit(app
     # A column of the joined table sorts the same way.
     categories = column(cells(text(client.get(f"/question/{orders['id']}?view=table&sort=CATEGORY&dir=desc"))), 2, str)
     assert set(categories) == {max(row[2] for row in every_order)}
+
+
+def test_the_x_ray_links_of_a_question_open_its_x_ray(app, admin, shop):
+    client = sign_in(app)
+    saved = text(client.get(f"/question/{shop['by_region']}-sales-by-region"))
+    link = re.search(r'href="(/auto/dashboard/question/\d+)"', saved).group(1)
+    xray = client.get(link)
+    assert xray.status_code == 200 and 'class="dashcard' in text(xray)
+    rows_of_north = {"dataset_query": {"database": shop["db"], "type": "query", "query": {
+        "source-table": shop["table"]}}, "display": "table", "visualization_settings": {}}
+    adhoc = text(client.get("/question/adhoc", query_string={"q": adhoc_link(rows_of_north)}))
+    link = re.search(r'href="(/auto/dashboard/adhoc/[^"]+)"', adhoc).group(1)
+    assert client.get(link).status_code == 200
+    assert client.get("/auto/dashboard/adhoc/not%20base64!").status_code == 404
+    assert client.get("/auto/dashboard/question/999999").status_code == 404
