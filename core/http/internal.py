@@ -54,9 +54,12 @@ def call(method: str, path: str, *, query: dict | None = None, json: Any = None)
     if not path.startswith("/api/"):
         raise ValueError(f"not an API path: {path}")
     outer = request.environ
+    # A write says it is JSON even without a body: the page's own request passed the cross-site rule
+    # (core.http.auth.check_not_cross_site), and the API checks it again on this one.
+    writes = method.upper() in ("POST", "PUT", "DELETE", "PATCH")
     builder = EnvironBuilder(path=path, method=method, query_string=_query(query),
                              data=None if json is None else orjson.dumps(json),
-                             content_type="application/json" if json is not None else None)
+                             content_type="application/json" if json is not None or writes else None)
     environ = builder.get_environ()
     environ.update({key: outer[key] for key in _CARRIED if key in outer})
     # The client's socket, so the inner request's queries are cancelled when the browser goes away.

@@ -57,6 +57,7 @@ class Frame:
     classes: str         # the grid placement (col-N w-N h-N) and the kind
     row: int
     html: Markup | None  # the drawn content of a text, heading or link card
+    card_id: int | None = None  # a saved question's: the title opens it
 
 
 def frame(dashcard: dict, filters: list[Filter]) -> Frame | None:
@@ -82,7 +83,9 @@ def frame(dashcard: dict, filters: list[Filter]) -> Frame | None:
                      f"{place} dashcard-hidden", row, None)
     card = dashcard.get("card") or {}
     title = str(viz.get("card.title") or card.get("name") or "")
-    return Frame(dashcard["id"], "query", title, shown, f"{place} dashcard-{results.shape(card)}", row, None)
+    saved = card.get("id") if type(card.get("id")) is int and card["id"] > 0 else None  # an x-ray's are not
+    return Frame(dashcard["id"], "query", title, shown, f"{place} dashcard-{results.shape(card)}", row, None,
+                 saved)
 
 
 def with_values(text: str, dashcard: dict, filters: list[Filter]) -> str:

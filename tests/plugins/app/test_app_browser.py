@@ -6,28 +6,14 @@ console error, and is drawn in both themes at a wide and a phone width.
 Skipped, naming the package, when Debian's `chromium` is not installed (`make test-setup`)."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from tests.plugins.app.test_dashboard_browser import wait_for
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
 from tests.plugins.sharing.test_pages_browser import serious_violations
 
 pytestmark = pytest.mark.skipif(chromium_path() is None, reason="the browser tests need Debian's chromium package "
                                                                 "(apt-get install chromium, or make test-setup)")
-
-
-def wait_for(browser, expression: str, timeout: float = 15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = browser.evaluate(expression)
-        except RuntimeError:  # asked between two pages (no body yet)
-            value = None
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"{expression}: {browser.text()[:400]}")
 
 
 def load(browser, url: str) -> None:

@@ -27,11 +27,14 @@ SETTLED = ("document.readyState === 'complete' && !!window.htmx"
 def wait_for(browser, expression: str, timeout: float = 15):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = browser.evaluate(expression)
+        try:
+            value = browser.evaluate(expression)
+        except RuntimeError:  # asked between two documents (no body yet)
+            value = None
         if value:
             return value
         time.sleep(0.05)
-    raise TimeoutError(expression)
+    raise TimeoutError(f"{expression}: {browser.text()[:300]}")
 
 
 def settle(browser) -> None:

@@ -81,7 +81,7 @@ def test_hook_register_templates(app_config, tmp_path, monkeypatch):
     assert "Collections" in client.get("/").get_data(as_text=True)  # templates not overridden stay the app's
 
 
-def test_internal_call_answers_as_the_requests_user(app, admin):
+def test_internal_call_answers_as_the_requests_user(app, admin, sample_database_file):
     with app.test_request_context("/", headers={"X-Metabase-Session": admin.headers["X-Metabase-Session"]}):
         me = call("GET", "/api/user/current")
         assert me.ok and me.body["email"] == ADMIN_EMAIL
@@ -91,5 +91,10 @@ def test_internal_call_answers_as_the_requests_user(app, admin):
         assert bad.status == 400 and bad.message
         found = call("GET", "/api/search", query={"q": "nothing-like-this", "models": ["card", "dashboard"]})
         assert found.ok and found.body["data"] == []
+    # A write without a body still passes the API's cross-site rule (the page's own request did).
+    token = admin.headers["X-Metabase-Session"]
+    with app.test_request_context("/", headers={"Cookie": f"metabase.SESSION={token}"}):
+        answer = call("POST", "/api/database/sample_database")
+        assert answer.ok and answer.body["is_sample"] is True
     with app.test_request_context("/"):
         assert call("GET", "/api/user/current").status == 401
