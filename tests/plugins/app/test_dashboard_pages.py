@@ -213,7 +213,8 @@ def test_a_dashboard_with_filters_renders_its_widgets_tabs_and_card_frames(site)
     assert re.search(r'aria-current="page">Sales<', page)
     # The Sales tab's cards, each query card loading its own body; the other tab's card is not drawn.
     for name in ("Revenue by city", "Invoice total", "Invoice list"):
-        assert f">{name}</h2>" in page
+        assert f">{name}</a></h2>" in page  # the title opens the saved question
+    assert f'href="/question/{shop["chart"]}-revenue-by-city">Revenue by city</a>' in page
     assert "Customer list" not in page
     assert set(card_urls(page)) == {shop["dashcard"][c] for c in (shop["chart"], shop["total"], shop["listing"])}
     # The grid from the dashcards' places: classes, never an inline style.
@@ -224,7 +225,7 @@ def test_a_dashboard_with_filters_renders_its_widgets_tabs_and_card_frames(site)
     assert '<form method="post"' not in page
     # The other tab, as a link: its own cards.
     other = text(client.get(f"{shop['path']}?tab={customers}-customers"))
-    assert ">Customer list</h2>" in other and "Invoice total" not in other
+    assert ">Customer list</a></h2>" in other and "Invoice total" not in other
     assert re.search(r'aria-current="page">Customers<', other)
 
 
@@ -450,7 +451,7 @@ def test_a_card_the_user_may_not_read_or_query_shows_no_data(site):
     make_user(site.app, email="member@example.com")
     client = sign_in(site.app, "member@example.com", USER_PASSWORD)
     page = text(client.get(f"/dashboard/{board['id']}"))
-    assert ">Ledger lines</h2>" in page and ">Invoice total</h2>" in page
+    assert ">Ledger lines</a></h2>" in page and ">Invoice total</a></h2>" in page
     # The card in a collection the user may not read: drawn without its name, its body never loaded.
     assert "Hidden payroll" not in page and "A card you don&#39;t have access to" in page
     assert by_card[hidden] not in card_urls(page)
@@ -464,7 +465,7 @@ def test_a_card_the_user_may_not_read_or_query_shows_no_data(site):
     # The administrator sees the same cards' rows.
     admin_client = sign_in(site.app)
     admin_page = text(admin_client.get(f"/dashboard/{board['id']}"))
-    assert ">Hidden payroll</h2>" in admin_page
+    assert ">Hidden payroll</a></h2>" in admin_page
     assert "991.5" in card(admin_client, card_urls(admin_page)[by_card[blocked]])
 
 
