@@ -28,9 +28,10 @@ from bench.report import Target, report
 
 # Every card body settled, and each holds what it draws.
 DRAWN = ("(() => { const cards = document.querySelectorAll('.dashcard');"
-         " if (!cards.length || document.querySelector('.dashcard [aria-busy=\"true\"]')) return 0;"
-         " for (const card of cards) { if (!card.querySelector('svg, table, .scalar, .number, output, .empty, p'))"
-         " return 0; } return cards.length; })()")
+         " if (!cards.length || document.querySelector('.dashcard [aria-busy=\"true\"], .dashcard .card-error'))"
+         " return 0;"
+         " for (const card of cards) { if (!card.querySelector('.chart svg, table.result, .scalar')) return 0; }"
+         " return cards.length; })()")
 
 
 def make_dashboard(url: str, token: str, name: str, cards: list[int]) -> int:
