@@ -179,5 +179,6 @@ def body(dashcard: dict, answer: Answer, *, sort: str | None, descending: bool, 
     per_page = max(3, (int(dashcard.get("size_y") or 4) * 56 - 124) // 33)
     table = results.table_of(cols, rows, sort=sort if index is not None else None, descending=descending,
                              page=page, size=per_page, url=url,
-                             truncated=(result.get("data") or {}).get("rows_truncated"))
+                             truncated=(result.get("data") or {}).get("rows_truncated"),
+                             viz=viz if isinstance(viz, dict) else None)
     return Body("table", table={**table, "sorted_here": index is not None}, downloadable=downloadable)

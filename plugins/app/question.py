@@ -246,7 +246,8 @@ def draw_result(shown: Shown, card: dict, answer: Answer, state: State, presorte
             shown.failure = f"This question has no column named “{state.sort}” to sort by."
             return
         rows = results.sort_rows(rows, index, state.descending)
-    shown.table = table_of(cols, rows, state, (result.get("data") or {}).get("rows_truncated"))
+    shown.table = table_of(cols, rows, state, (result.get("data") or {}).get("rows_truncated"),
+                           card.get("visualization_settings"))
     shown.table["sorted_here"] = bool(state.sort) and not presorted
 
 
@@ -255,10 +256,10 @@ def failure_text(answer: Answer) -> str:
     return str(body.get("error") or answer.message or "The question could not run.")
 
 
-def table_of(cols: list[dict], rows: list[list], state: State, truncated) -> dict:
+def table_of(cols: list[dict], rows: list[list], state: State, truncated, viz: dict | None) -> dict:
     return results.table_of(cols, rows, sort=state.sort, descending=state.descending, page=state.page,
                             size=PAGE_SIZE, url=lambda **change: state.url(view="table", **change),
-                            truncated=truncated)
+                            truncated=truncated, viz=viz if isinstance(viz, dict) else None)
 
 
 def downloads_of(answer: Answer, base: str, fields: dict) -> dict | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from flask import request
 from markupsafe import Markup, escape
 
+from core.charts.format import value_formatter
 from core.charts.render import render_card
 from core.export.formatting import formatter
 
@@ -119,7 +120,7 @@ NUMERIC = frozenset({"type/Integer", "type/BigInteger", "type/Float", "type/Deci
 
 
 def table_of(cols: list[dict], rows: list[list], *, sort: str | None, descending: bool, page: int, size: int,
-             url: Callable[..., str], truncated=None) -> dict:
+             url: Callable[..., str], truncated=None, viz: dict | None = None) -> dict:
     """A page of `rows` (already sorted by the column named `sort`) as app/_result_table.html draws it:
     headers that sort (a click ascending, a second click on the same column descending), the page's
     cells, links to the pages around it. `url(sort=, dir=, page=)` is the link for a change of state."""
@@ -134,7 +135,11 @@ def table_of(cols: list[dict], rows: list[list], *, sort: str | None, descending
                         "sorted": ("descending" if descending else "ascending") if current else None,
                         "url": url(sort=name, dir="desc" if current and not descending else None, page=None)})
     first = (number - 1) * size
-    shown_rows = [[cell(value) for value in row] for row in page_rows(rows, number, size)]
+    # Each value as the chart renderer and the exports write it: numbers grouped, dates in words,
+    # identifiers plain, a time grouping by its name (core.charts.format).
+    formats = [value_formatter(col, viz) for col in cols]
+    shown_rows = [[formats[i](value) if i < len(formats) else cell(value) for i, value in enumerate(row)]
+                  for row in page_rows(rows, number, size)]
     return {"columns": columns, "rows": shown_rows, "total": len(rows), "page": number, "pages": pages,
             "first": first + 1 if rows else 0, "last": first + len(shown_rows), "truncated": truncated,
             "previous": url(page=number - 1) if number > 1 else None,

@@ -80,7 +80,8 @@ def cells(page_html: str) -> list[list[str]]:
 
 
 def column(rows: list[list[str]], index: int, kind=float) -> list:
-    return [kind(row[index]) for row in rows]
+    """A column's values read back from the numbers as shown (grouped by thousands: 1,713.25)."""
+    return [kind(row[index].replace(",", "")) for row in rows]
 
 
 def test_a_saved_question_shows_its_chart_and_switched_its_rows(app, admin, shop):
@@ -97,8 +98,9 @@ def test_a_saved_question_shows_its_chart_and_switched_its_rows(app, admin, shop
     table = text(client.get(f"/question/{shop['by_region']}-sales-by-region?view=table"))
     assert "<svg" not in table
     totals = {region: round(sum(a for _, r, a, _ in SALES if r == region), 2) for region in REGIONS}
-    shown = {row[0]: round(float(row[1]), 2) for row in cells(table)}
+    shown = {row[0]: round(float(row[1].replace(",", "")), 2) for row in cells(table)}
     assert shown == totals
+    assert any("," in row[1] for row in cells(table))  # numbers as the charts and exports write them
     assert 'aria-current="true">Table</a>' in table
     # The MBQL question's SQL, as POST /api/dataset/native compiles it, for one who may run it ad hoc.
     assert '<details class="sql">' in table and "SUM(" in table.upper()
