@@ -41,6 +41,23 @@ def _dashcard_id(text: str) -> int:
     return int(text)
 
 
+# The x-ray API's related links this app opens (its cell and comparison links it does not draw yet).
+RELATED_KINDS = (("zoom-in", "Zoom in"), ("zoom-out", "Zoom out"), ("related", "Related"))
+OPENED = re.compile(r"/auto/dashboard/(table|question|model|segment|field|adhoc)/[A-Za-z0-9+/_=-]+")
+
+
+def related_xrays(data: dict) -> list[tuple[str, list[dict]]]:
+    """An x-ray's related links by kind (zoom in, zoom out, related), as the x-ray API gives them."""
+    related = data.get("related") if isinstance(data.get("related"), dict) else {}
+    found = []
+    for key, heading in RELATED_KINDS:
+        links = [item for item in related.get(key) or () if isinstance(item, dict)
+                 and OPENED.fullmatch(str(item.get("url") or ""))]
+        if links:
+            found.append((heading, links))
+    return found
+
+
 def draw(board: boards.Board, user):
     """The whole page of a board, with the filters and tab of the URL."""
     current = filters.from_url(board.parameters, request.args)
@@ -50,7 +67,7 @@ def draw(board: boards.Board, user):
     tab_links = [(t.get("name") or "Tab", f"{board.path}?{filters.query_string(current, tab=_tab_key(t))}",
                   t is tab) for t in board.tabs] if tab_key else []
     cleared = [filters.Filter(f.parameter, (), None) for f in current]
-    return page("app/dashboard.html", name="dashboard", title=board.name or "Dashboard", obj=board.data, user=user,
+    return page("app/dashboard.html", related=related_xrays(board.data), name="dashboard", title=board.name or "Dashboard", obj=board.data, user=user,
                 board=board, filters=current, tab_key=tab_key, tab_links=tab_links, frames=frames,
                 card_query=filters.query_string(current), clear_query=filters.query_string(cleared, tab=tab_key),
                 date_modes=filters.DATE_MODES, mode_labels=filters.MODE_LABELS,

@@ -510,6 +510,13 @@ def test_the_xray_of_a_table_renders_with_the_dashboard_page(site):
     assert exported.status_code == 200 and list(csv.reader(io.StringIO(text(exported))))[1][0] == first_quarter.replace(",", "")
     assert client.get(f"/auto/dashboard/table/{site.orders}/card/-9999").status_code == 404
     assert client.get("/auto/dashboard/table/999999").status_code == 404
+    # The x-ray's related links that open an x-ray page: each listed, each opening.
+    offered = [item for key in ("zoom-in", "zoom-out", "related") for item in xray["related"].get(key, [])
+               if re.fullmatch(r"/auto/dashboard/(table|field|segment)/\d+", item["url"])]
+    assert offered and "More x-rays" in page
+    for item in offered:
+        assert f'<a href="{item["url"]}">' in page
+    assert client.get(offered[0]["url"]).status_code == 200
 
 
 def test_saving_an_xray_creates_the_dashboard_and_opens_it(site):
