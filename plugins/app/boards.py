@@ -6,6 +6,7 @@ filters, where a filter's list of values comes from, and where a card's download
 Saved dashboards run their cards through the dashcard query endpoints (the server maps each filter
 onto the card); an x-ray's cards are not saved, so they run as ad-hoc queries (POST /api/dataset)
 with each filter's target taken from the dashcard's parameter_mappings, as Metabase's frontend does.
+A dashcard's series cards (drawn combined with its card) run the same way, each as its own query.
 """
 from __future__ import annotations
 
