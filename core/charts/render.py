@@ -1,4 +1,5 @@
-"""Card + result -> ChartInput -> Vega-Lite spec -> SVG/PNG/PDF bytes, through vl-convert.
+"""Card + result -> ChartInput -> Vega-Lite spec -> SVG/PNG/PDF bytes, through vl-convert; a dashcard's
+series (more cards and their results) are combined into the main card's input (core.charts.combine).
 
 vl-convert starts its JavaScript runtime on the first conversion of a process (about a second) and keeps
 it, so a worker pays that once; `warm()` lets a server pay it before the first request. What makes the
@@ -20,6 +21,7 @@ import orjson
 from core.query.results import infer_base_types
 
 from . import thin
+from .combine import card_name, combined
 from .registry import ChartInput, spec_for
 from .theme import theme_named
 
@@ -160,10 +162,21 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def chart_spec(card: dict, result, *, width: int | None = None, height: int | None = None, theme="light") -> dict:
-    """The complete Vega-Lite spec drawing `card` over `result`."""
-    chart = thin.for_chart(chart_input(card, result, width=width, height=height, theme=theme))
+def chart_spec(card: dict, result, *, width: int | None = None, height: int | None = None, theme="light",
+               series: Iterable[tuple[Any, Any]] = ()) -> dict:
+    """The complete Vega-Lite spec drawing `card` over `result`, with the results of `series` ((card,
+    result) pairs: a dashcard's extra cards) combined into its chart when its display combines cards."""
+    size = {"width": width, "height": height, "theme": theme}
+    chart = thin.for_chart(chart_input(card, result, **size))
+    extras = [(card_name(extra), thin.for_chart(chart_input(extra, extra_result, **size)), _display_of(extra))
+              for extra, extra_result in series]
+    if extras:
+        chart = combined(card_name(card), chart, extras)
     return complete(spec_for(chart), chart)
+
+
+def _display_of(card) -> str:
+    return str((card.get("display") if isinstance(card, dict) else getattr(card, "display", None)) or "table")
 
 
 # ---- drawing -------------------------------------------------------------------------------------
@@ -199,10 +212,11 @@ def draw(spec: dict, fmt: str, scale: float = 1) -> bytes:
 
 
 def render_card(card: dict, result, fmt: str, *, width: int | None = None, height: int | None = None,
-                theme="light", scale: float = 1) -> bytes:
+                theme="light", scale: float = 1, series: Iterable[tuple[Any, Any]] = ()) -> bytes:
     """`card` (a dict with display and visualization_settings) over `result` (a query-result dict or a
-    core.query Result) drawn as svg, png or pdf."""
-    return draw(chart_spec(card, result, width=width, height=height, theme=theme), fmt, scale)
+    core.query Result) drawn as svg, png or pdf, with `series` ((card, result) pairs) combined into it
+    (chart_spec)."""
+    return draw(chart_spec(card, result, width=width, height=height, theme=theme, series=series), fmt, scale)
 
 
 def writer(fmt: str):

@@ -6,6 +6,7 @@ filters, where a filter's list of values comes from, and where a card's download
 Saved dashboards run their cards through the dashcard query endpoints (the server maps each filter
 onto the card); an x-ray's cards are not saved, so they run as ad-hoc queries (POST /api/dataset)
 with each filter's target taken from the dashcard's parameter_mappings, as Metabase's frontend does.
+A dashcard's series cards (drawn combined with its card) run the same way, each as its own query.
 """
 from __future__ import annotations
 
@@ -75,6 +76,22 @@ class Board(ABC):
     def run(self, dashcard: dict, filters: list[Filter]) -> Answer:
         """The API's answer to the card's query with the page's filters."""
 
+    def series(self, dashcard: dict, filters: list[Filter]) -> list[tuple[dict, dict]]:
+        """The dashcard's series cards the user may read, each with its query's result under the page's
+        filters; a card the API hid (shown as its id alone) or would not run for the user is left out."""
+        found = []
+        for card in dashcard.get("series") or []:
+            if not isinstance(card, dict) or type(card.get("id")) is not int or "display" not in card:
+                continue
+            answer = self.run_series(dashcard, card, filters)
+            if answer.ok and isinstance(answer.body, dict) and answer.body.get("status") != "failed":
+                found.append((card, answer.body))
+        return found
+
+    @abstractmethod
+    def run_series(self, dashcard: dict, card: dict, filters: list[Filter]) -> Answer:
+        """The API's answer to one of the dashcard's series cards' query with the page's filters."""
+
     @abstractmethod
     def values(self, parameter: dict, filters: list[Filter], query: str | None) -> Answer:
         """The API's list of a filter's values ({values, has_more_values}), those holding `query` if given."""
@@ -91,11 +108,16 @@ class SavedBoard(Board):
     def id(self) -> int:
         return int(self.data["id"])
 
-    def _query_path(self, dashcard: dict) -> str:
-        return f"/api/dashboard/{self.id}/dashcard/{dashcard['id']}/card/{dashcard['card_id']}/query"
+    def _query_path(self, dashcard: dict, card_id: int | None = None) -> str:
+        card_id = dashcard["card_id"] if card_id is None else card_id
+        return f"/api/dashboard/{self.id}/dashcard/{dashcard['id']}/card/{card_id}/query"
 
     def run(self, dashcard, filters):
         return call("POST", self._query_path(dashcard), json={"parameters": api_parameters(filters)})
+
+    def run_series(self, dashcard, card, filters):
+        # The server maps each filter onto the series card by the dashcard's mappings naming that card.
+        return call("POST", self._query_path(dashcard, card["id"]), json={"parameters": api_parameters(filters)})
 
     def values(self, parameter, filters, query):
         key = str(parameter["id"])
@@ -121,6 +143,12 @@ class XrayBoard(Board):
 
     def run(self, dashcard, filters):
         return call("POST", "/api/dataset", json=self._query(dashcard, filters))
+
+    def run_series(self, dashcard, card, filters):
+        # A series card takes the filters mapped onto it (mappings naming its card id), as the main card.
+        mappings = [m for m in dashcard.get("parameter_mappings") or []
+                    if isinstance(m, dict) and m.get("card_id") == card["id"]]
+        return call("POST", "/api/dataset", json=self._query({"card": card, "parameter_mappings": mappings}, filters))
 
     def values(self, parameter, filters, query):
         # The fields the filter is wired to on any card (Metabase asks for an unsaved dashboard's values so).

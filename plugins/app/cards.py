@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
+from core.charts.combine import COMBINABLE
 from core.http.internal import Answer
 
 from . import results
@@ -145,9 +146,16 @@ class Body:
     downloadable: bool = False      # the API lets this user download the card's results
 
 
+def combines(dashcard: dict) -> bool:
+    """Whether the card draws its dashcard's series cards with it (a graph display and series to draw)."""
+    card = dashcard.get("card") or {}
+    return bool(dashcard.get("series")) and str(card.get("display") or "") in COMBINABLE
+
+
 def body(dashcard: dict, answer: Answer, *, sort: str | None, descending: bool, page: int,
-         url: Callable[..., str]) -> Body:
-    """The card's body from its query's answer; a table's headers and pages link through `url`."""
+         url: Callable[..., str], series: list[tuple[dict, dict]] = ()) -> Body:
+    """The card's body from its query's answer, its chart combining `series` ((card, result) pairs of
+    the dashcard's series cards the user may read); a table's headers and pages link through `url`."""
     if answer.status == 403:
         return Body("error", message="You don't have permission to see this card's data.")
     result = answer.body if isinstance(answer.body, dict) else {}
@@ -166,8 +174,8 @@ def body(dashcard: dict, answer: Answer, *, sort: str | None, descending: bool, 
         width = int(dashcard.get("size_x") or 6) * 56
         height = max(int(dashcard.get("size_y") or 4) * 56 - 56, 120)
         try:
-            return Body("chart", chart=results.chart_svg(card, result, width=width, height=height),
-                        downloadable=downloadable)
+            chart = results.chart_svg(card, result, width=width, height=height, series=series)
+            return Body("chart", chart=chart, downloadable=downloadable)
         except (ValueError, KeyError, TypeError, IndexError):
             pass  # a chart its settings cannot draw: its rows are still worth showing
     cols, rows = results.columns(result), results.rows(result)

@@ -98,8 +98,11 @@ def draw_card(board: boards.Board, dashcard_id: str):
     elif shown.kind != "query":
         raise NotFound()
     else:
-        body = cards.body(dashcard, board.run(dashcard, current), sort=state.get("sort"),
-                          descending=state.get("dir") == "desc", page=_int_arg("page", 1), url=link)
+        answer = board.run(dashcard, current)
+        # A dashcard's series cards are run only for a chart that draws them, once its own query answered.
+        series = board.series(dashcard, current) if answer.ok and cards.combines(dashcard) else []
+        body = cards.body(dashcard, answer, sort=state.get("sort"), descending=state.get("dir") == "desc",
+                          page=_int_arg("page", 1), url=link, series=series)
     downloads = [(fmt, *download(board, dashcard, current, fmt)) for fmt in EXPORT_FORMATS] if body.downloadable else []
     return fragment("app/_card_body.html", body=body, here=link(), downloads=downloads,
                     title=shown.title if shown else "")

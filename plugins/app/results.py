@@ -40,11 +40,15 @@ def shape(card: dict) -> str:
     return "chart"
 
 
-def chart_svg(card: dict, result: dict, *, width: int | None = None, height: int | None = None) -> Markup:
-    """The card's chart over `result` (the API's query answer) as inline SVG, named for screen readers."""
-    svg = render_card(card, result, "svg", width=width, height=height, theme=theme()).decode("utf-8")
+def chart_svg(card: dict, result: dict, *, width: int | None = None, height: int | None = None,
+              series: list[tuple[dict, dict]] = ()) -> Markup:
+    """The card's chart over `result` (the API's query answer) as inline SVG, named for screen readers,
+    with a dashcard's `series` ((card, result) pairs) combined into it as more series."""
+    svg = render_card(card, result, "svg", width=width, height=height, theme=theme(),
+                      series=series).decode("utf-8")
     svg = _XML_DECLARATION.sub("", svg)
-    label = escape(card.get("name") or "Chart")
+    names = [str(one.get("name") or "") for one in (card, *(extra for extra, _ in series))]
+    label = escape(", ".join(name for name in names if name) or "Chart")
     return Markup(svg.replace("<svg", f'<svg role="img" aria-label="{label}"', 1))
 
 

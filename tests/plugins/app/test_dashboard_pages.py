@@ -558,3 +558,78 @@ def test_a_user_who_may_not_see_the_table_gets_no_xray(site):
     response = client.get(f"/auto/dashboard/table/{vault}")
     assert response.status_code == 403 and "Vault" not in text(response).split("<main", 1)[1]
     assert client.post(f"/auto/dashboard/table/{vault}/save", json={}, headers=HTMX).status_code == 403
+
+
+# -- a dashcard with series ---------------------------------------------------------------------------------
+
+def test_a_dashcard_with_series_draws_its_cards_as_one_chart(site):
+    """A line card with a series card (Metabase's combined cards): one SVG naming both, each card's values
+    drawn under the page's filters; a user who may not read the series card's collection sees the main
+    card alone, and nothing of the other."""
+    admin, shop = site.admin, site.shop
+    shared = ok(admin.post("/api/collection", json={"name": "Series shared"}))["id"]
+    private = ok(admin.post("/api/collection", json={"name": "Series private"}))["id"]
+    graph = ok(admin.get("/api/collection/graph"))
+    ok(admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {
+        "1": {str(shared): "read", str(private): "none"}}}))
+    tables, field = fields_of(admin, shop["db"])
+    month = ["field", field[("invoices", "created_at")], {"temporal-unit": "month"}]
+    amount = ["field", field[("invoices", "amount")], None]
+
+    def line_card(name, aggregation, collection_id):
+        return ok(admin.post("/api/card", json={
+            "name": name, "display": "line", "collection_id": collection_id,
+            "visualization_settings": {"graph.show_values": True, "graph.label_value_frequency": "all"},
+            "dataset_query": {"database": shop["db"], "type": "query", "query": {
+                "source-table": tables["invoices"]["id"], "aggregation": [aggregation], "breakout": [month]}}}))["id"]
+
+    # Revenue by month 10, 5.5, 8; the series card's the same times 1000 (10,000, 5,500, 8,000).
+    revenue = line_card("Monthly revenue", ["sum", amount], shared)
+    scaled = line_card("Revenue in mills", ["sum", ["*", amount, 1000]], private)
+    # A second series card the viewer may read but whose database's data All Users may not query.
+    takings_path = sqlite_file(site.app, "takings.db", "CREATE TABLE takings (id INTEGER PRIMARY KEY, amount REAL, "
+                                                      "created_at DATE); INSERT INTO takings VALUES (1, 0.25, '2024-02-03');")
+    takings_db = ok(admin.post("/api/database", json={"name": "Takings", "engine": "sqlite", "details": {"db": takings_path}}))["id"]
+    wait_for_sync(site.app)
+    takings_tables, takings_field = fields_of(admin, takings_db)
+    revision = ok(admin.get("/api/permissions/graph"))["revision"]
+    ok(admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
+        "1": {str(takings_db): {"view-data": "blocked", "create-queries": "no"}}}}))
+    takings = ok(admin.post("/api/card", json={
+        "name": "Shop takings", "display": "line", "collection_id": shared, "visualization_settings": {},
+        "dataset_query": {"database": takings_db, "type": "query", "query": {
+            "source-table": takings_tables["takings"]["id"],
+            "aggregation": [["sum", ["field", takings_field[("takings", "amount")], None]]],
+            "breakout": [["field", takings_field[("takings", "created_at")], {"temporal-unit": "month"}]]}}}))["id"]
+    city = ["dimension", ["field", field[("customers", "city")], {"source-field": field[("invoices", "customer_id")]}]]
+    board = ok(admin.post("/api/dashboard", json={"name": "Combined revenue", "collection_id": shared,
+                                                  "parameters": [CITY]}))
+    saved = ok(admin.put(f"/api/dashboard/{board['id']}", json={"dashcards": [
+        {"id": -1, "card_id": revenue, "row": 0, "col": 0, "size_x": 12, "size_y": 6, "series": [{"id": scaled}, {"id": takings}],
+         "parameter_mappings": [{"parameter_id": "p_city", "card_id": revenue, "target": city},
+                                {"parameter_id": "p_city", "card_id": scaled, "target": city}]}]}))
+    assert [s["id"] for s in saved["dashcards"][0]["series"]] == [scaled, takings]
+    path = f"/dashboard/{board['id']}-combined-revenue"
+
+    def chart_of(client, query=""):
+        body = card(client, card_urls(text(client.get(f"{path}{query}")))[saved["dashcards"][0]["id"]])
+        assert body.count("<svg") == 1
+        return body, re.findall(r"<text[^>]*>([^<]*)</text>", body)
+
+    body, words = chart_of(sign_in(site.app))
+    assert 'aria-label="Monthly revenue, Revenue in mills, Shop takings"' in body
+    assert {"Monthly revenue", "Revenue in mills", "Shop takings", "10", "5.5", "8", "10,000", "5,500", "8,000",
+            "0.25"} <= set(words)
+    # The filter reaches both cards: Rome's one invoice of March (7).
+    _, rome = chart_of(sign_in(site.app), "?city=Rome")
+    assert {"7", "7,000"} <= set(rome) and "10,000" not in rome and "5.5" not in rome
+    # A user who may read the dashboard but neither read the first series card's collection nor query the
+    # second one's data: the main card alone.
+    make_user(site.app, email="series-viewer@example.com")
+    viewer = sign_in(site.app, "series-viewer@example.com", USER_PASSWORD)
+    page = text(viewer.get(path))
+    assert "Monthly revenue" in page and "Revenue in mills" not in page
+    body, words = chart_of(viewer)
+    assert 'aria-label="Monthly revenue"' in body and {"10", "5.5", "8"} <= set(words)
+    assert "Revenue in mills" not in body and not {"10,000", "5,500", "8,000"} & set(words)
+    assert "Shop takings" not in body and "0.25" not in words
