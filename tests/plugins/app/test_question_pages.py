@@ -155,10 +155,18 @@ def test_native_parameters_in_the_url_change_the_result(app, admin, shop):
     assert "Rows 1–50 of 130" in everything
     for label in ("Least amount", "Region", "Place", "Day"):
         assert f">{label}" in everything
-    assert 'name="min" value="0"' in everything and 'type="number"' in everything
-    assert 'name="day" value="" type="date"' in everything
-    # The field filter offers the column's values, as the API gives them to this user.
-    assert all(f'<option value="{region}">' in everything for region in REGIONS)
+    # The widgets are the filters' (app/_filters.html): a number box showing the default, a text box for a
+    # text tag, a date in Metabase's date syntax (its hidden value, its parts), a value list for the field filter.
+    assert re.search(r'<input id="filter-min"[^>]* name="min" value="0"', everything)
+    assert re.search(r'<input id="filter-region" type="text" name="region" value="">', everything)
+    assert '<input type="hidden" name="day" value="" data-date-value>' in everything
+    assert re.search(r'<input id="filter-day-start" type="date"', everything)
+    assert f'hx-get="{base}/values/t-place"' in everything
+    # The field filter's list offers the column's values, as the API gives them to this user.
+    listed = text(client.get(f"{base}/values/t-place"))
+    assert all(f'name="place" value="{region}">' in listed for region in REGIONS)
+    assert re.findall(r'value="([^"]*)"', text(client.get(f"{base}/values/t-place?q=Nor"))) == ["North"]
+    assert client.get(f"{base}/values/t-nothing").status_code == 404
     # The SQL, to one who may run native queries.
     assert '<details class="sql">' in everything and "amount &gt;= {{min}}" in everything
 
@@ -185,6 +193,42 @@ def test_native_parameters_in_the_url_change_the_result(app, admin, shop):
     assert "min=20" in re.search(r'href="([^"]*)" rel="prev"', sorted_two).group(1)
     assert '<input type="hidden" name="sort" value="amount"><input type="hidden" name="dir" value="desc">' in sorted_two
     assert "X-ray this" not in sorted_two  # a SQL question's x-ray has only its saved columns: not offered
+
+
+def test_a_native_date_parameter_takes_metabases_date_syntax_through_the_shared_widget(app, admin, shop):
+    """A field filter on a date column is drawn as a dashboard's date filter: relative dates and ranges
+    in Metabase's syntax go from the URL to the API, and the widget shows the value's parts."""
+    tags = {"sold": {"id": "t-sold", "name": "sold", "display-name": "Sold", "type": "dimension",
+                     "dimension": ["field", shop["fields"]["sold_on"], None], "widget-type": "date/all-options"}}
+    card = ok(admin.post("/api/card", json={
+        "name": "Sales by day", "display": "table", "visualization_settings": {},
+        "dataset_query": {"database": shop["db"], "type": "native", "native": {
+            "query": "SELECT id, sold_on FROM sales [[WHERE {{sold}}]] ORDER BY id", "template-tags": tags}}}))["id"]
+    client = sign_in(app)
+    base = f"/question/{card}"
+    everything = text(client.get(base))
+    assert "Rows 1–50 of 130" in everything
+    assert '<input type="hidden" name="sold" value="" data-date-value>' in everything
+    assert '<option value="past">In the past</option>' in everything and '<option value="" selected' not in everything
+
+    between = text(client.get(f"{base}?view=table&sold=2024-01-03~2024-01-05"))
+    assert column(cells(between), 0, int) == [i for i, _, _, d in SALES if "2024-01-03" <= d <= "2024-01-05"]
+    assert '<option value="between" selected>' in between
+    assert 'id="filter-sold-start" type="date" data-local data-part="start" value="2024-01-03"' in between
+    assert 'id="filter-sold-end" type="date" data-local data-part="end" value="2024-01-05"' in between
+    assert '<input type="hidden" name="sold" value="2024-01-03~2024-01-05" data-date-value>' in between
+
+    # The sales are of January 2024: none in the past 30 days, all of them in the past ten years.
+    recent = text(client.get(f"{base}?view=table&sold=past30days"))
+    assert 'role="alert"' not in recent and "No rows." in recent
+    assert '<option value="past" selected>' in recent and 'data-part="amount" value="30"' in recent
+    decade = text(client.get(f"{base}?view=table&sold=past10years"))
+    assert column(cells(decade), 0, int) == list(range(1, 51)) and "Rows 1–50 of 130" in decade
+    month = text(client.get(f"{base}?view=table&sold=2024-01"))
+    assert "Rows 1–50 of 130" in month and '<option value="month" selected>' in month
+    # A value the API cannot read is its message on the page.
+    wrong = client.get(f"{base}?sold=someday")
+    assert wrong.status_code == 200 and 'role="alert"' in text(wrong) and "someday" in text(wrong)
 
 
 def test_without_collection_access_the_page_is_refused_and_names_nothing(app, admin, shop):
