@@ -242,11 +242,12 @@ def test_without_collection_access_the_page_is_refused_and_names_nothing(app, ad
     make_user(app)
     client = sign_in(app, "user@example.com", USER_PASSWORD)
     for path in (f"/question/{hidden}", f"/question/{hidden}-confidential-margins?view=table",
-                 f"/model/{hidden}"):
+                 f"/model/{hidden}", f"/question/{hidden}/values/t-place"):
         refused = client.get(path)
         assert refused.status_code == 403, path
         assert "Confidential" not in text(refused) and "Board only" not in text(refused)
     assert client.get("/question/999999").status_code == 404
+    assert client.get("/question/999999/values/t-place").status_code == 404
     assert client.get("/question/12abc").status_code == 404
     # Signed out: to the login page, and back here afterwards.
     anonymous = app.test_client()
@@ -477,6 +478,19 @@ def test_in_a_browser_switch_sort_page_and_open_an_adhoc_link(app, admin, shop):
         settle(browser, "location.search.includes('region=West')")
         assert set(first_column(browser, 1)) == {"West"}
         assert serious_violations(browser) == []
+        # The date widget's parts (static/filters.js) write its value into the URL, in Metabase's syntax.
+        browser.evaluate("""(function () {
+          var mode = document.getElementById('filter-day-mode');
+          mode.value = 'on'; mode.dispatchEvent(new Event('change', {bubbles: true}));
+          var start = document.getElementById('filter-day-start');
+          start.value = '2024-01-05'; start.dispatchEvent(new Event('change', {bubbles: true}));
+          return true; })()""")
+        assert browser.evaluate("document.getElementById('filter-day-start').offsetParent !== null")
+        click(browser, ".params button[type=submit]")
+        settle(browser, "location.search.includes('day=2024-01-05')")
+        assert [int(v) for v in first_column(browser, 0)] == [
+            i for i, r, _, d in SALES if r == "West" and d == "2024-01-05"]
+        assert "region=West" in browser.evaluate("location.search")
         browser.send("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1, mobile=False)
 
         # An ad-hoc link: the hash is read in the page, sorting keeps the link as it was.
