@@ -70,8 +70,7 @@ def draw(board: boards.Board, user):
     return page("app/dashboard.html", related=related_xrays(board.data), name="dashboard", title=board.name or "Dashboard", obj=board.data, user=user,
                 board=board, filters=current, tab_key=tab_key, tab_links=tab_links, frames=frames,
                 card_query=filters.query_string(current), clear_query=filters.query_string(cleared, tab=tab_key),
-                date_modes=filters.DATE_MODES, mode_labels=filters.MODE_LABELS,
-                units=filters.UNITS, date_parts=filters.date_parts, refresh_choices=REFRESH_CHOICES)
+                refresh_choices=REFRESH_CHOICES, **filters.widget_context())
 
 
 def _tab_key(tab: dict) -> str:
@@ -124,10 +123,7 @@ def draw_values(board: boards.Board, parameter_id: str):
     query = (request.args.get("q") or "").strip()
     answer = board.values(parameter, current, query or None)
     chosen = next(f for f in current if f.id == parameter_id)
-    listed = answer.body if answer.ok and isinstance(answer.body, dict) else {}
-    offered, more = filters.choices(chosen, listed, query)
-    return fragment("app/_filter_values.html", f=chosen, chosen=filters.chosen_values(chosen), offered=offered,
-                    more=more, failed=None if answer.ok else (answer.message or "The values could not be listed."))
+    return fragment("app/_filter_values.html", **filters.offer(chosen, answer, query))
 
 
 # -- saved dashboards ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""A dashboard page's filters: the values its URL carries (`?city=Oslo&city=Rome&date=past30days`, one
-key per parameter slug, repeated for a list, as Metabase's pages write them), the parameters the API is
-sent for them, and what each widget shows.
+"""The filters of a page (a dashboard, an x-ray, a native question's parameters): the values its URL
+carries (`?city=Oslo&city=Rome&date=past30days`, one key per parameter slug, repeated for a list, as
+Metabase's pages write them), the parameters the API is sent for them, and what each widget shows
+(templates/app/_filters.html draws them).
 
 Dates keep Metabase's date parameter syntax end to end ("past30days", "thismonth", "2024-01-01",
 "2024-01-01~2024-03-31", "~2024-01-01", "2024-03", "Q1-2024"): the URL holds it, the API parses it,
@@ -43,7 +44,8 @@ _SINGLE = ("date/", "temporal-unit")
 
 
 def kind(parameter: dict) -> str:
-    """The widget a parameter is drawn as: "date", "unit", "number", "id" or "choice" (a list of values)."""
+    """The widget a parameter is drawn as: "date", "unit", "number", "id", "text" (a box to type in, for a
+    parameter whose values are not listed: values_query_type "none") or "choice" (a list of values)."""
     ptype = str(parameter.get("type") or "category")
     if ptype.startswith("date"):
         return "date"
@@ -53,6 +55,8 @@ def kind(parameter: dict) -> str:
         return "number"
     if ptype == "id":
         return "id"
+    if parameter.get("values_query_type") == "none":
+        return "text"
     return "choice"
 
 
@@ -85,6 +89,10 @@ class Filter:
         return str(self.parameter.get("type") or "category")
 
     @property
+    def required(self) -> bool:
+        return bool(self.parameter.get("required"))
+
+    @property
     def has_default(self) -> bool:
         return self.parameter.get("default") not in (None, [], "")
 
@@ -97,6 +105,12 @@ def _number(text: str) -> int | float | None:
     if not math.isfinite(value):
         return None
     return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+
+
+def _number_or_text(text: str) -> int | float | str:
+    """A number, or the text itself when it is none: the API reads it and its refusal is what is shown."""
+    number = _number(text)
+    return text if number is None else number
 
 
 def _split(given: list[str]) -> list[str]:
@@ -117,10 +131,10 @@ def read_value(parameter: dict, given: list[str]) -> Any:
         if ptype == "number/between":
             # Two fields ("from", "to"), either may be empty; or one "low,high" text.
             ends = given if len(given) >= 2 else given[0].split(",")
-            low, high = ([_number(e.strip()) for e in ends] + [None, None])[:2]
+            low, high = ([_number_or_text(e.strip()) if e.strip() else None for e in ends] + [None, None])[:2]
             return None if low is None and high is None else [low, high]
-        numbers = [n for n in (_number(t) for t in _split(texts)) if n is not None]
-        return numbers[:1] if ptype in ("number/>=", "number/<=") and numbers else numbers or None
+        numbers = [_number_or_text(t) for t in _split(texts)]
+        return numbers[:1] if ptype in ("number/>=", "number/<=") else numbers
     if widget == "id":
         return [int(t) if t.isdigit() and len(t) < 19 else t for t in _split(texts)]
     return texts
@@ -191,6 +205,19 @@ def choices(f: Filter, listed: dict, query: str) -> tuple[list[tuple[str, str]],
     if query and not offered and query not in chosen:
         offered.append((query, f"“{query}”"))
     return offered[:SHOWN_VALUES], len(offered) > SHOWN_VALUES or bool(listed.get("has_more_values"))
+
+
+def offer(f: Filter, answer, query: str) -> dict:
+    """A value list's fragment (templates/app/_filter_values.html) from the API's answer listing its values."""
+    listed = answer.body if answer.ok and isinstance(answer.body, dict) else {}
+    offered, more = choices(f, listed, query)
+    return {"f": f, "chosen": chosen_values(f), "offered": offered, "more": more,
+            "failed": None if answer.ok else (answer.message or "The values could not be listed.")}
+
+
+def widget_context() -> dict:
+    """What the widget macro (templates/app/_filters.html) is given besides the filter."""
+    return {"date_modes": DATE_MODES, "mode_labels": MODE_LABELS, "units": UNITS, "date_parts": date_parts}
 
 
 def date_parts(value: Any) -> dict:

@@ -9,7 +9,9 @@ says the user may run it ad hoc, else POST /api/dataset/native, which checks the
 downloads (forms the browser posts straight to the API's export routes, which take form posts).
 
 The URL holds the page's state: view (chart or table), sort and dir, page, and a native question's
-parameter values by slug, so a sorted, filtered page can be sent to someone.
+parameter values by slug, so a sorted, filtered page can be sent to someone. The parameters are drawn
+and read as a dashboard's filters are (filters.py, templates/app/_filters.html); a value list asks
+<page>/values/<parameter id> for its values.
 
 Sorting, decided: an MBQL question the user may run ad hoc is asked again with one more stage that
 orders by the column (question_query.sorted_by), so the database sorts all its rows. A native
@@ -26,13 +28,14 @@ from urllib.parse import urlencode
 import orjson
 from flask import Response, request
 from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import NotFound
 
 from core.http.internal import Answer, call
 
-from . import question_params, results
+from . import filters, question_params, results
 from .question_query import BadLink, decode_adhoc, encode_query, is_mbql, sorted_by, source_table
 from .render import go, page, read, signed_in_user
-from .views import blueprint, id_of, slug
+from .views import blueprint, fragment, id_of, slug
 
 PAGE_SIZE = 50
 DOWNLOADS = ("csv", "xlsx", "json", "png")
@@ -89,7 +92,7 @@ class Shown:
     sql: str | None = None
     downloads: dict | None = None
     xray: str | None = None
-    widgets: list = field(default_factory=list)
+    filters: list = field(default_factory=list)
 
 
 def htmx() -> bool:
@@ -122,10 +125,9 @@ def saved(id_slug: str, kind: str) -> Response:
     except BadState as exc:
         return bad_state(str(exc), user)
     native = not is_mbql(card.get("dataset_query") or {})
-    widgets = question_params.widgets(card, request.args) if native else []
-    question_params.suggest(widgets)
-    parameters = question_params.api_parameters(widgets)
-    shown = Shown(view=state.view or default_view(card), shape=results.shape(card), widgets=widgets)
+    current = filters.from_url(question_params.parameters(card) if native else [], request.args)
+    parameters = question_params.api_parameters(current)
+    shown = Shown(view=state.view or default_view(card), shape=results.shape(card), filters=current)
     if shown.shape == "table":
         shown.view = "table"
     answer, presorted = run_saved(card, parameters, state, shown.view)
@@ -137,7 +139,24 @@ def saved(id_slug: str, kind: str) -> Response:
         if not native:  # the x-ray of a SQL question has only its saved columns to go on: not offered
             shown.xray = f"/auto/dashboard/{where}/{card_id}"
     return page("app/question.html", name="question", title=card.get("name") or "Question", obj=card, user=user,
-                card=card, state=state, shown=shown, kind=where, src=state.url())
+                card=card, state=state, shown=shown, kind=where, src=state.url(), **filters.widget_context())
+
+
+@blueprint.get("/question/<id_slug>/values/<parameter_id>")
+@blueprint.get("/model/<id_slug>/values/<parameter_id>")
+def question_values(id_slug: str, parameter_id: str):
+    """A native question's parameter's list of values (an htmx fragment): those chosen first, then the
+    API's list for what was typed."""
+    signed_in_user()
+    card = read(f"/api/card/{id_of(id_slug)}", ignore_view=True)
+    native = not is_mbql(card.get("dataset_query") or {})
+    current = filters.from_url(question_params.parameters(card) if native else [], request.args)
+    chosen = next((f for f in current if f.id == parameter_id and f.kind == "choice"), None)
+    if chosen is None:
+        raise NotFound()
+    query = (request.args.get("q") or "").strip()
+    answer = question_params.values(card, chosen.parameter, query or None)
+    return fragment("app/_filter_values.html", **filters.offer(chosen, answer, query))
 
 
 def default_view(card: dict) -> str:

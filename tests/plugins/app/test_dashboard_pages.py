@@ -252,6 +252,9 @@ def test_filter_values_in_the_url_change_what_the_cards_show(site):
     assert scalar(card(client, card_urls(page)[total])) == "–"
     this_year = text(client.get(f"{shop['path']}?date=thisyear"))
     assert '<option value="this" selected>' in this_year and '<option value="year" selected>this year' in this_year
+    # A number the page cannot read goes to the API as typed: the card shows the API's refusal.
+    refused = card(client, card_urls(text(client.get(f"{shop['path']}?amount=lots&amount=6")))[total])
+    assert "card-error" in refused and "lots" in refused
     # The table of invoices filtered by city: its rows, not only its status.
     listing = shop["dashcard"][shop["listing"]]
     oslo = card(client, card_urls(text(client.get(f"{shop['path']}?city=Oslo")))[listing])

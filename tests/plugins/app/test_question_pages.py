@@ -155,10 +155,18 @@ def test_native_parameters_in_the_url_change_the_result(app, admin, shop):
     assert "Rows 1–50 of 130" in everything
     for label in ("Least amount", "Region", "Place", "Day"):
         assert f">{label}" in everything
-    assert 'name="min" value="0"' in everything and 'type="number"' in everything
-    assert 'name="day" value="" type="date"' in everything
-    # The field filter offers the column's values, as the API gives them to this user.
-    assert all(f'<option value="{region}">' in everything for region in REGIONS)
+    # The widgets are the filters' (app/_filters.html): a number box showing the default, a text box for a
+    # text tag, a date in Metabase's date syntax (its hidden value, its parts), a value list for the field filter.
+    assert re.search(r'<input id="filter-min"[^>]* name="min" value="0"', everything)
+    assert re.search(r'<input id="filter-region" type="text" name="region" value="">', everything)
+    assert '<input type="hidden" name="day" value="" data-date-value>' in everything
+    assert re.search(r'<input id="filter-day-start" type="date"', everything)
+    assert f'hx-get="{base}/values/t-place"' in everything
+    # The field filter's list offers the column's values, as the API gives them to this user.
+    listed = text(client.get(f"{base}/values/t-place"))
+    assert all(f'name="place" value="{region}">' in listed for region in REGIONS)
+    assert re.findall(r'value="([^"]*)"', text(client.get(f"{base}/values/t-place?q=Nor"))) == ["North"]
+    assert client.get(f"{base}/values/t-nothing").status_code == 404
     # The SQL, to one who may run native queries.
     assert '<details class="sql">' in everything and "amount &gt;= {{min}}" in everything
 
@@ -187,6 +195,42 @@ def test_native_parameters_in_the_url_change_the_result(app, admin, shop):
     assert "X-ray this" not in sorted_two  # a SQL question's x-ray has only its saved columns: not offered
 
 
+def test_a_native_date_parameter_takes_metabases_date_syntax_through_the_shared_widget(app, admin, shop):
+    """A field filter on a date column is drawn as a dashboard's date filter: relative dates and ranges
+    in Metabase's syntax go from the URL to the API, and the widget shows the value's parts."""
+    tags = {"sold": {"id": "t-sold", "name": "sold", "display-name": "Sold", "type": "dimension",
+                     "dimension": ["field", shop["fields"]["sold_on"], None], "widget-type": "date/all-options"}}
+    card = ok(admin.post("/api/card", json={
+        "name": "Sales by day", "display": "table", "visualization_settings": {},
+        "dataset_query": {"database": shop["db"], "type": "native", "native": {
+            "query": "SELECT id, sold_on FROM sales [[WHERE {{sold}}]] ORDER BY id", "template-tags": tags}}}))["id"]
+    client = sign_in(app)
+    base = f"/question/{card}"
+    everything = text(client.get(base))
+    assert "Rows 1–50 of 130" in everything
+    assert '<input type="hidden" name="sold" value="" data-date-value>' in everything
+    assert '<option value="past">In the past</option>' in everything and '<option value="" selected' not in everything
+
+    between = text(client.get(f"{base}?view=table&sold=2024-01-03~2024-01-05"))
+    assert column(cells(between), 0, int) == [i for i, _, _, d in SALES if "2024-01-03" <= d <= "2024-01-05"]
+    assert '<option value="between" selected>' in between
+    assert 'id="filter-sold-start" type="date" data-local data-part="start" value="2024-01-03"' in between
+    assert 'id="filter-sold-end" type="date" data-local data-part="end" value="2024-01-05"' in between
+    assert '<input type="hidden" name="sold" value="2024-01-03~2024-01-05" data-date-value>' in between
+
+    # The sales are of January 2024: none in the past 30 days, all of them in the past ten years.
+    recent = text(client.get(f"{base}?view=table&sold=past30days"))
+    assert 'role="alert"' not in recent and "No rows." in recent
+    assert '<option value="past" selected>' in recent and 'data-part="amount" value="30"' in recent
+    decade = text(client.get(f"{base}?view=table&sold=past10years"))
+    assert column(cells(decade), 0, int) == list(range(1, 51)) and "Rows 1–50 of 130" in decade
+    month = text(client.get(f"{base}?view=table&sold=2024-01"))
+    assert "Rows 1–50 of 130" in month and '<option value="month" selected>' in month
+    # A value the API cannot read is its message on the page.
+    wrong = client.get(f"{base}?sold=someday")
+    assert wrong.status_code == 200 and 'role="alert"' in text(wrong) and "someday" in text(wrong)
+
+
 def test_without_collection_access_the_page_is_refused_and_names_nothing(app, admin, shop):
     secret = ok(admin.post("/api/collection", json={"name": "Board only", "color": "#509EE3"}))["id"]
     hidden = ok(admin.post("/api/card", json={
@@ -198,11 +242,12 @@ def test_without_collection_access_the_page_is_refused_and_names_nothing(app, ad
     make_user(app)
     client = sign_in(app, "user@example.com", USER_PASSWORD)
     for path in (f"/question/{hidden}", f"/question/{hidden}-confidential-margins?view=table",
-                 f"/model/{hidden}"):
+                 f"/model/{hidden}", f"/question/{hidden}/values/t-place"):
         refused = client.get(path)
         assert refused.status_code == 403, path
         assert "Confidential" not in text(refused) and "Board only" not in text(refused)
     assert client.get("/question/999999").status_code == 404
+    assert client.get("/question/999999/values/t-place").status_code == 404
     assert client.get("/question/12abc").status_code == 404
     # Signed out: to the login page, and back here afterwards.
     anonymous = app.test_client()
@@ -433,6 +478,19 @@ def test_in_a_browser_switch_sort_page_and_open_an_adhoc_link(app, admin, shop):
         settle(browser, "location.search.includes('region=West')")
         assert set(first_column(browser, 1)) == {"West"}
         assert serious_violations(browser) == []
+        # The date widget's parts (static/filters.js) write its value into the URL, in Metabase's syntax.
+        browser.evaluate("""(function () {
+          var mode = document.getElementById('filter-day-mode');
+          mode.value = 'on'; mode.dispatchEvent(new Event('change', {bubbles: true}));
+          var start = document.getElementById('filter-day-start');
+          start.value = '2024-01-05'; start.dispatchEvent(new Event('change', {bubbles: true}));
+          return true; })()""")
+        assert browser.evaluate("document.getElementById('filter-day-start').offsetParent !== null")
+        click(browser, ".params button[type=submit]")
+        settle(browser, "location.search.includes('day=2024-01-05')")
+        assert [int(v) for v in first_column(browser, 0)] == [
+            i for i, r, _, d in SALES if r == "West" and d == "2024-01-05"]
+        assert "region=West" in browser.evaluate("location.search")
         browser.send("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1, mobile=False)
 
         # An ad-hoc link: the hash is read in the page, sorting keeps the link as it was.
