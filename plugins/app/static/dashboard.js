@@ -12,20 +12,7 @@
     });
   }
 
-  // The downloads menu closes with Escape (focus back on its summary) or a click elsewhere.
-  document.addEventListener("keydown", function (event) {
-    if (event.key !== "Escape" || !(event.target instanceof Element)) return;
-    var open = event.target.closest("details.downloads[open]");
-    if (!open) return;
-    open.open = false;
-    open.querySelector("summary").focus();
-  });
-
-  document.addEventListener("click", function (event) {
-    document.querySelectorAll("details.downloads[open]").forEach(function (open) {
-      if (!(event.target instanceof Node) || !open.contains(event.target)) open.open = false;
-    });
-  });
+  // The downloads menu closes as a value list does (static/filters.js, details.downloads).
 
   // Auto-refresh: every card reloads itself (hx-trigger "refresh from:body"); the interval is kept in
   // the URL's fragment (#refresh=60), as Metabase keeps it.

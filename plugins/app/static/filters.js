@@ -85,17 +85,19 @@
     }
   }, true);
 
-  // A value list closes with Escape (focus back on its summary) or a click elsewhere.
+  // A value list or a card's downloads menu closes with Escape (focus back on its summary) or a click
+  // elsewhere.
+  var POPUPS = "details.choices[open], details.downloads[open]";
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape" || !(event.target instanceof Element)) return;
-    var open = event.target.closest("details.choices[open]");
+    var open = event.target.closest(POPUPS);
     if (!open) return;
     open.open = false;
     open.querySelector("summary").focus();
   });
 
   document.addEventListener("click", function (event) {
-    document.querySelectorAll("details.choices[open]").forEach(function (open) {
+    document.querySelectorAll(POPUPS).forEach(function (open) {
       if (!(event.target instanceof Node) || !open.contains(event.target)) open.open = false;
     });
   });

@@ -128,6 +128,15 @@ def test_a_dashboard_filters_sorts_switches_tabs_and_refreshes_in_a_browser(app,
         browser.evaluate("document.querySelector('[data-slug=city] summary').click()")
         browser.evaluate("document.querySelector('h1').click()")  # a click elsewhere closes it
         assert browser.evaluate("document.querySelector('[data-slug=city] details').open") is False
+        # A card's downloads menu closes the same ways.
+        browser.evaluate("document.querySelector('details.downloads summary').click()")
+        assert browser.evaluate("document.querySelector('details.downloads').open") is True
+        browser.evaluate("document.querySelector('details.downloads summary').focus()")
+        press(browser, "Escape")
+        assert browser.evaluate("document.querySelector('details.downloads').open") is False
+        browser.evaluate("document.querySelector('details.downloads summary').click()")
+        browser.evaluate("document.querySelector('h1').click()")
+        assert browser.evaluate("document.querySelector('details.downloads').open") is False
         settle(browser)
 
         # A date range from the date widget's parts, written in Metabase's syntax.

@@ -44,6 +44,13 @@ def ok(response, status=200):
     return response.json
 
 
+def block_data(admin, db_id: int) -> None:
+    """All Users may neither see this database's data nor query it."""
+    revision = ok(admin.get("/api/permissions/graph"))["revision"]
+    ok(admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
+        "1": {str(db_id): {"view-data": "blocked", "create-queries": "no"}}}}))
+
+
 def fields_of(admin, db_id: int) -> tuple[dict, dict]:
     tables = {t["name"]: t for t in ok(admin.get(f"/api/database/{db_id}/metadata"))["tables"]}
     return tables, {(t, f["name"]): f["id"] for t, table in tables.items() for f in table["fields"]}
@@ -432,9 +439,7 @@ def test_a_card_the_user_may_not_read_or_query_shows_no_data(site):
     ledger_db = ok(admin.post("/api/database", json={"name": "Ledger", "engine": "sqlite", "details": {"db": path}}))["id"]
     wait_for_sync(site.app)
     tables, _ = fields_of(admin, ledger_db)
-    revision = ok(admin.get("/api/permissions/graph"))["revision"]
-    ok(admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
-        "1": {str(ledger_db): {"view-data": "blocked", "create-queries": "no"}}}}))
+    block_data(admin, ledger_db)
 
     def ledger_card(name, collection_id):
         return ok(admin.post("/api/card", json={
@@ -553,9 +558,7 @@ def test_a_user_who_may_not_see_the_table_gets_no_xray(site):
     vault_db = ok(admin.post("/api/database", json={"name": "Vault", "engine": "sqlite", "details": {"db": path}}))["id"]
     wait_for_sync(site.app)
     vault = fields_of(admin, vault_db)[0]["vault"]["id"]
-    revision = ok(admin.get("/api/permissions/graph"))["revision"]
-    ok(admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
-        "1": {str(vault_db): {"view-data": "blocked", "create-queries": "no"}}}}))
+    block_data(admin, vault_db)
     make_user(site.app, email="visitor@example.com")
     client = sign_in(site.app, "visitor@example.com", USER_PASSWORD)
     response = client.get(f"/auto/dashboard/table/{vault}")
@@ -595,9 +598,7 @@ def test_a_dashcard_with_series_draws_its_cards_as_one_chart(site):
     takings_db = ok(admin.post("/api/database", json={"name": "Takings", "engine": "sqlite", "details": {"db": takings_path}}))["id"]
     wait_for_sync(site.app)
     takings_tables, takings_field = fields_of(admin, takings_db)
-    revision = ok(admin.get("/api/permissions/graph"))["revision"]
-    ok(admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
-        "1": {str(takings_db): {"view-data": "blocked", "create-queries": "no"}}}}))
+    block_data(admin, takings_db)
     takings = ok(admin.post("/api/card", json={
         "name": "Shop takings", "display": "line", "collection_id": shared, "visualization_settings": {},
         "dataset_query": {"database": takings_db, "type": "query", "query": {
