@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,10 @@ def test_two_instances_on_one_host_keep_to_their_own_control_socket():
         a.wait_ready()
         b.wait_ready()
         sockets = [tmp_path / "a" / "gunicorn.ctl", tmp_path / "b" / "gunicorn.ctl"]
+        # The arbiter binds its control socket beside its workers: a worker may answer first.
+        deadline = time.monotonic() + 15
+        while not all(path.is_socket() for path in sockets) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert all(path.is_socket() for path in sockets)
         assert str(a.port) in _listeners(sockets[0]) and str(b.port) not in _listeners(sockets[0])
         assert str(b.port) in _listeners(sockets[1])
