@@ -5,6 +5,7 @@ shows no data). Text and heading cards are Markdown with the filters' values put
 """
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,7 +77,11 @@ def frame(dashcard: dict, filters: list[Filter]) -> Frame | None:
         return Frame(dashcard["id"], shown, "", shown, f"{place} dashcard-{shown}", row, html)
     if shown == "link":
         return Frame(dashcard["id"], "link", "", shown, f"{place} dashcard-link", row, link(viz.get("link")))
-    if shown in ("action", "iframe", "placeholder"):
+    if shown == "iframe":
+        # The pages frame nothing (CSP default-src 'none'): the embedded page is offered as a link.
+        return Frame(dashcard["id"], "link", "", shown, f"{place} dashcard-link", row,
+                     link({"url": embedded_url(viz.get("iframe"))}))
+    if shown in ("action", "placeholder"):  # a button the app does not run yet; an editor's empty slot
         return None
     if not readable(dashcard):
         # Nothing of a card the user may not read: not even its name.
@@ -109,6 +114,16 @@ def with_values(text: str, dashcard: dict, filters: list[Filter]) -> str:
         return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
     return _VARIABLE.sub(put, text)
+
+
+_IFRAME_SRC = re.compile(r"""<iframe[^>]*\ssrc\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+
+
+def embedded_url(setting: Any) -> str:
+    """An iframe card's address: its setting is a URL or the <iframe ...> HTML Metabase keeps."""
+    text = str(setting or "").strip()
+    found = _IFRAME_SRC.search(text)
+    return html.unescape(found.group(1)) if found else text
 
 
 def link(setting: Any) -> Markup:

@@ -637,3 +637,18 @@ def test_a_dashcard_with_series_draws_its_cards_as_one_chart(site):
     assert 'aria-label="Monthly revenue"' in body and {"10", "5.5", "8"} <= set(words)
     assert "Revenue in mills" not in body and not {"10,000", "5,500", "8,000"} & set(words)
     assert "Shop takings" not in body and "0.25" not in words
+
+
+def test_an_iframe_card_offers_the_embedded_page_as_a_link():
+    from plugins.app.cards import frame
+
+    def drawn(setting):
+        return str(frame({"id": 5, "card": {"display": "iframe"}, "col": 0, "size_x": 6, "size_y": 4, "row": 0,
+                          "visualization_settings": {"iframe": setting, "virtual_card": {"display": "iframe"}}},
+                         []).html)
+
+    assert 'href="https://example.com/report?a=1&amp;b=2"' in drawn(
+        '<iframe src="https://example.com/report?a=1&amp;b=2" width="600"></iframe>')
+    assert 'href="https://maps.example.org/x"' in drawn("https://maps.example.org/x")
+    hostile = drawn('<iframe src="javascript:alert(1)"></iframe>')
+    assert "href" not in hostile and "javascript:alert(1)" in hostile  # shown as text, never a link
