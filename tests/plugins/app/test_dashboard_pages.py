@@ -51,6 +51,17 @@ def block_data(admin, db_id: int) -> None:
         "1": {str(db_id): {"view-data": "blocked", "create-queries": "no"}}}}))
 
 
+def blocked_database(site, name: str, sql: str) -> tuple[int, dict, dict]:
+    """A SQLite database of its own (made by `sql`), synced, whose data All Users may neither see nor query:
+    its id, tables and fields (as fields_of gives them)."""
+    path = sqlite_file(site.app, f"{name.lower()}.db", sql)
+    db_id = ok(site.admin.post("/api/database", json={"name": name, "engine": "sqlite", "details": {"db": path}}))["id"]
+    wait_for_sync(site.app)
+    tables, fields = fields_of(site.admin, db_id)
+    block_data(site.admin, db_id)
+    return db_id, tables, fields
+
+
 def fields_of(admin, db_id: int) -> tuple[dict, dict]:
     tables = {t["name"]: t for t in ok(admin.get(f"/api/database/{db_id}/metadata"))["tables"]}
     return tables, {(t, f["name"]): f["id"] for t, table in tables.items() for f in table["fields"]}
@@ -434,12 +445,8 @@ def test_a_card_the_user_may_not_read_or_query_shows_no_data(site):
     ok(admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {
         "1": {str(shared): "read", str(private): "none"}}}))
     # A database of its own, whose data All Users may not see (the shop's stays open to the other tests).
-    path = sqlite_file(site.app, "ledger.db", "CREATE TABLE ledger (id INTEGER PRIMARY KEY, amount REAL);"
-                                               "INSERT INTO ledger VALUES (1, 991.5), (2, 8.5);")
-    ledger_db = ok(admin.post("/api/database", json={"name": "Ledger", "engine": "sqlite", "details": {"db": path}}))["id"]
-    wait_for_sync(site.app)
-    tables, _ = fields_of(admin, ledger_db)
-    block_data(admin, ledger_db)
+    ledger_db, tables, _ = blocked_database(site, "Ledger", "CREATE TABLE ledger (id INTEGER PRIMARY KEY, amount REAL);"
+                                                            "INSERT INTO ledger VALUES (1, 991.5), (2, 8.5);")
 
     def ledger_card(name, collection_id):
         return ok(admin.post("/api/card", json={
@@ -552,13 +559,9 @@ def test_saving_an_xray_creates_the_dashboard_and_opens_it(site):
 
 
 def test_a_user_who_may_not_see_the_table_gets_no_xray(site):
-    admin = site.admin
-    path = sqlite_file(site.app, "vault.db", "CREATE TABLE vault (id INTEGER PRIMARY KEY, secret TEXT);"
-                                              "INSERT INTO vault VALUES (1, 'gold');")
-    vault_db = ok(admin.post("/api/database", json={"name": "Vault", "engine": "sqlite", "details": {"db": path}}))["id"]
-    wait_for_sync(site.app)
-    vault = fields_of(admin, vault_db)[0]["vault"]["id"]
-    block_data(admin, vault_db)
+    vault_db, vault_tables, _ = blocked_database(site, "Vault", "CREATE TABLE vault (id INTEGER PRIMARY KEY, secret TEXT);"
+                                                                "INSERT INTO vault VALUES (1, 'gold');")
+    vault = vault_tables["vault"]["id"]
     make_user(site.app, email="visitor@example.com")
     client = sign_in(site.app, "visitor@example.com", USER_PASSWORD)
     response = client.get(f"/auto/dashboard/table/{vault}")
@@ -593,12 +596,9 @@ def test_a_dashcard_with_series_draws_its_cards_as_one_chart(site):
     revenue = line_card("Monthly revenue", ["sum", amount], shared)
     scaled = line_card("Revenue in mills", ["sum", ["*", amount, 1000]], private)
     # A second series card the viewer may read but whose database's data All Users may not query.
-    takings_path = sqlite_file(site.app, "takings.db", "CREATE TABLE takings (id INTEGER PRIMARY KEY, amount REAL, "
-                                                      "created_at DATE); INSERT INTO takings VALUES (1, 0.25, '2024-02-03');")
-    takings_db = ok(admin.post("/api/database", json={"name": "Takings", "engine": "sqlite", "details": {"db": takings_path}}))["id"]
-    wait_for_sync(site.app)
-    takings_tables, takings_field = fields_of(admin, takings_db)
-    block_data(admin, takings_db)
+    takings_db, takings_tables, takings_field = blocked_database(
+        site, "Takings", "CREATE TABLE takings (id INTEGER PRIMARY KEY, amount REAL, created_at DATE);"
+                         "INSERT INTO takings VALUES (1, 0.25, '2024-02-03');")
     takings = ok(admin.post("/api/card", json={
         "name": "Shop takings", "display": "line", "collection_id": shared, "visualization_settings": {},
         "dataset_query": {"database": takings_db, "type": "query", "query": {
