@@ -1,0 +1,113 @@
+"""The columns a custom expression may name, for one query (plugins/app/expressions.py is the interface),
+read through the API as the signed-in user, so the editor offers only what that user may read:
+
+- the source table's fields (GET /api/table/:id/query_metadata) by display name, as ["field", id, null];
+- through each of its foreign keys, the target table's fields as "Product → Category"
+  (["field", id, {"source-field": fk id}]), the key's display name without its " ID", as Metabase does;
+- each join's fields as "<alias> → <field>" (["field", id, {"join-alias": alias}]);
+- the stage's custom columns (["expression", name]);
+- a saved question's or model's columns (GET /api/table/card__N/query_metadata) and a nested query's
+  result columns (POST /api/dataset of the inner query, one row) by name with their base type;
+- the table's segments for a filter and its metrics for a summary ([Segment name] -> ["segment", id]).
+
+Legacy MBQL (`type: query`), the form the app's question links carry.
+"""
+from __future__ import annotations
+
+import re
+
+from core.http.internal import call
+
+ARROW = " → "
+
+
+class ColumnsError(ValueError):
+    """The query's columns cannot be read: what the person (or the API) should know, with a status."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message, self.status = message, status
+
+
+def _metadata(table) -> dict:
+    answer = call("GET", f"/api/table/{table}/query_metadata")
+    if not answer.ok:
+        raise ColumnsError(answer.message or "The query's table cannot be read.", answer.status)
+    return answer.body
+
+
+def _group(fk_name: str) -> str:
+    return re.sub(r"(?i)[\s_-]*id$", "", fk_name).strip() or fk_name
+
+
+def _by_name(fields: list[dict]) -> dict:
+    return {str(f.get("display_name") or f.get("name")): ["field", f.get("name"), {"base-type": f.get("base_type") or "type/*"}]
+            for f in fields if f.get("name")}
+
+
+def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | None = None) -> dict:
+    """Display name -> MBQL reference of every column the query's last stage offers (see the module)."""
+    if not isinstance(dataset_query, dict) or dataset_query.get("type") != "query" \
+            or not isinstance(dataset_query.get("query"), dict):
+        raise ColumnsError("The expression editor reads an MBQL query (type \"query\") with a source table.")
+    inner = dataset_query["query"]
+    columns: dict = {}
+    source = inner.get("source-table")
+    if isinstance(source, int) and not isinstance(source, bool):
+        table = _metadata(source)
+        fields = [f for f in table.get("fields") or [] if f.get("visibility_type") not in ("sensitive", "retired")]
+        for f in fields:
+            columns.setdefault(str(f.get("display_name") or f["name"]), ["field", f["id"], None])
+        if kind == "filter":
+            for segment in table.get("segments") or []:
+                columns.setdefault(str(segment.get("name")), ["segment", segment["id"]])
+        if kind == "aggregation":
+            for metric in table.get("metrics") or []:
+                columns.setdefault(str(metric.get("name")), ["metric", metric["id"]])
+        _expressions(inner, columns, exclude)
+        for f in fields:
+            target = f.get("target") or {}
+            if f.get("semantic_type") == "type/FK" and target.get("table_id"):
+                answer = call("GET", f"/api/table/{target['table_id']}/query_metadata")
+                if not answer.ok:  # a table this user may not read: its columns are not offered
+                    continue
+                group = _group(str(f.get("display_name") or f["name"]))
+                for g in answer.body.get("fields") or []:
+                    columns.setdefault(f"{group}{ARROW}{g.get('display_name') or g['name']}",
+                                       ["field", g["id"], {"source-field": f["id"]}])
+    elif isinstance(source, str) and re.fullmatch(r"card__\d+", source):
+        columns.update(_by_name(_metadata(source).get("fields") or []))
+        _expressions(inner, columns, exclude)
+    elif isinstance(inner.get("source-query"), dict):
+        columns.update(_by_name(_result_columns(dataset_query)))
+        _expressions(inner, columns, exclude)
+    else:
+        raise ColumnsError("The query names no source table or saved question.")
+    for join in inner.get("joins") or []:
+        alias, table_id = join.get("alias"), join.get("source-table")
+        if not isinstance(alias, str) or not isinstance(table_id, int) or isinstance(table_id, bool):
+            continue
+        answer = call("GET", f"/api/table/{table_id}/query_metadata")
+        if answer.ok:
+            for g in answer.body.get("fields") or []:
+                columns.setdefault(f"{alias}{ARROW}{g.get('display_name') or g['name']}",
+                                   ["field", g["id"], {"join-alias": alias}])
+    return columns
+
+
+def _expressions(inner: dict, columns: dict, exclude: str | None) -> None:
+    for name in inner.get("expressions") or {}:
+        if name != exclude:
+            columns[str(name)] = ["expression", name]
+
+
+def _result_columns(dataset_query: dict) -> list[dict]:
+    """The columns a nested query's inner stage answers (one row asked: only the columns are read)."""
+    inner_stage = dict(dataset_query["query"]["source-query"])
+    inner_stage["limit"] = 1
+    answer = call("POST", "/api/dataset", json={**dataset_query, "query": inner_stage})
+    if not answer.ok or not isinstance(answer.body, dict) or answer.body.get("status") == "failed":
+        message = answer.body.get("error") if isinstance(answer.body, dict) else None
+        raise ColumnsError(str(message or answer.message or "The query's inner stage cannot run."),
+                           answer.status if not answer.ok else 400)
+    return (answer.body.get("data") or {}).get("cols") or []
