@@ -79,8 +79,8 @@ class Printer:
         if op in LEVELS:
             level = LEVELS[op]
             word = f" {op.upper()} " if op in ("and", "or") else f" {op} "
-            if level == COMPARE and len(args) != 2:
-                return self.call(op, args)
+            if op in ("=", "!=") and len(args) > 2:  # Metabase's "one of these values"
+                return self.call("in" if op == "=" else "not-in", args)
             parts = [self.text(args[0], level)] + [self.text(a, level + 1) for a in args[1:]]
             return word.join(parts), level
         if op == "not":
@@ -104,8 +104,6 @@ class Printer:
         for position, arg in enumerate(args):
             if isinstance(arg, dict):
                 shown.extend(self.options(op, arg))
-            elif position > 0 and op == "datetime" and isinstance(arg, dict):
-                shown.append(quote(arg.get("mode", "iso")))
             else:
                 shown.append(self.text(arg))
         return f"{function.name}({', '.join(shown)})", ATOM

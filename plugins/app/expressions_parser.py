@@ -194,7 +194,7 @@ class Parser:
         if self.token.kind == "(":
             function = BY_NAME.get(lower)
             if function is None:
-                close = difflib.get_close_matches(lower, list(BY_NAME), n=1, cutoff=0.7)
+                close = difflib.get_close_matches(lower, list(BY_NAME), n=1, cutoff=0.6)
                 hint = f" Did you mean {BY_NAME[close[0]].name}?" if close else ""
                 raise ExpressionError(f"Unknown function {token.text}.{hint}", token.start, token.end)
             return self.call(function, token)
