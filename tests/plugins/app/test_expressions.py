@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.query.arity import ARITY, MANY
+from core.query.arity import ARITY
 from plugins.app.expressions import FUNCTIONS, ExpressionError, Unprintable, complete, format, parse
 
 TOTAL, TAX, CREATED, NAME, EMAIL = (["field", 6, None], ["field", 5, None], ["field", 8, None],
