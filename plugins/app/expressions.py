@@ -26,7 +26,8 @@ the input with the wrong part marked. While the text is valid, the editor holds
 in; it is absent while the text is not valid. `name` is the custom column's own name when editing one
 (it is not offered as a column of itself; a summary's name is not needed). The page needs
 `/app/assets/expression.js` and `expression.css` in its head. An editor can also be fetched as a
-fragment: GET /question/notebook/expression/editor?q=&kind=&id=&label=&field=&text=&name=.
+fragment: GET /question/notebook/expression/editor?q=&kind=&id=&label=&field=&text=&name=, or with
+`clause=<MBQL as JSON>` instead of `text` to edit a clause the query holds (printed by `format`).
 
 Routes (expressions_views.py), each reading the query's columns through the API as the signed-in user:
 - GET /question/notebook/expression/validate?q=&kind=&text=&field=&name= -> the message fragment:

@@ -13,6 +13,7 @@ from core.http.internal import call
 
 from .expressions_columns import ColumnsError, columns_of
 from .expressions_complete import complete
+from .expressions_format import Unprintable, format_expression
 from .expressions_grammar import ExpressionError
 from .expressions_parser import KINDS, parse
 from .question_query import BadLink, decode_adhoc
@@ -69,6 +70,15 @@ def expression_editor_fragment():
     if not _NAME.fullmatch(element_id):
         return _refused("The editor's id is letters, digits, - and _, starting with a letter.")
     label = (request.args.get("label") or "Expression")[:_LABEL]
+    if request.args.get("clause"):  # an existing clause, shown as its text
+        try:
+            clause = orjson.loads(request.args["clause"])
+            text = format_expression(clause, columns_of(query, kind, exclude=name or None))
+        except orjson.JSONDecodeError:
+            return _refused("The clause is MBQL as JSON.")
+        except (ColumnsError, Unprintable) as exc:
+            status = getattr(exc, "status", 400)
+            return _refused(str(exc), status if 400 <= status < 500 else 400)
     return fragment("app/_expression_editor_fragment.html", id=element_id, label=label, kind=kind,
                     query=request.args.get("q", ""), field=field, text=text, name=name)
 

@@ -321,3 +321,34 @@ def test_a_table_the_user_may_not_read_offers_nothing(sample):
 def test_someone_not_signed_in_is_sent_to_sign_in(sample):
     response = sample.app.test_client().get(f"{BASE}/validate", query_string={"q": b64(sample.query()), "text": "1"})
     assert response.status_code in (302, 303) and "/auth/login" in response.headers["Location"]
+
+
+def test_a_query_on_a_summary_offers_the_summarys_columns(sample, browser_client):
+    category = ["field", sample.fields[("PRODUCTS", "CATEGORY")], {"source-field": sample.fields[("ORDERS", "PRODUCT_ID")]}]
+    summary = {"source-table": sample.tables["ORDERS"], "aggregation": [["count"]], "breakout": [category]}
+    nested = {"database": sample.db, "type": "query", "query": {"source-query": summary}}
+    names = [o["label"] for o in options(complete(browser_client, nested, "expression", "[", 1))]
+    assert names == ["Count", "Product → Category"]  # a related table's columns after the own ones
+    clause = clause_of(validate(browser_client, nested, "expression", "[Count] * 2"))
+    assert clause == ["*", ["field", "count", {"base-type": "type/BigInteger"}], 2]
+    query = {**nested, "query": {**nested["query"], "expressions": {"Twice": clause},
+                                 "order-by": [["asc", ["field", "CATEGORY", {"base-type": "type/Text"}]]]}}
+    want = sample.sql("SELECT p.CATEGORY, COUNT(*), COUNT(*) * 2 FROM ORDERS o JOIN PRODUCTS p ON p.ID = o.PRODUCT_ID "
+                      "GROUP BY p.CATEGORY ORDER BY p.CATEGORY")
+    same(rows(sample, query), [list(r) for r in want])
+
+
+def test_the_editor_shows_an_existing_clause_as_its_text(sample, browser_client):
+    product = sample.fields[("ORDERS", "PRODUCT_ID")]
+    clause = ["and", ["contains", ["field", sample.fields[("PRODUCTS", "CATEGORY")], {"source-field": product}], "adg"],
+              ["not", ["is-null", ["field", sample.fields[("ORDERS", "DISCOUNT")], None]]]]
+    response = browser_client.get(f"{BASE}/editor", query_string={
+        "q": b64(sample.query()), "kind": "filter", "id": "where", "clause": json.dumps(clause)}, headers=HTMX)
+    assert response.status_code == 200, text(response)
+    shown = html.unescape(re.search(r'id="where" type="text" name="expression_text" value="([^"]*)"', text(response)).group(1))
+    assert shown == 'contains([Product → Category], "adg") AND NOT isNull([Discount])'
+    assert clause_of(validate(browser_client, sample.query(), "filter", shown)) == clause
+    for bad in ("not json", json.dumps(["field", 999999, None])):
+        response = browser_client.get(f"{BASE}/editor", query_string={"q": b64(sample.query()), "clause": bad},
+                                      headers=HTMX)
+        assert response.status_code == 400 and 'class="form-error"' in text(response)
