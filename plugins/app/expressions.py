@@ -30,11 +30,12 @@ fragment: GET /question/notebook/expression/editor?q=&kind=&id=&label=&field=&te
 `clause=<MBQL as JSON>` instead of `text` to edit a clause the query holds (printed by `format`).
 
 Routes (expressions_views.py), each reading the query's columns through the API as the signed-in user:
-- GET /question/notebook/expression/validate?q=&kind=&text=&field=&name= -> the message fragment:
+- POST /question/notebook/expression/validate {q, kind, text, field, name} -> the message fragment:
   the error with the text's wrong part marked, or the hidden input with the MBQL. The clause is also
   compiled by the API (POST /api/dataset/native with the clause in the query) so a type error the API
   finds (a sum of text, a unit a database lacks) is shown too.
-- GET /question/notebook/expression/complete?q=&kind=&text=&cursor= -> the suggestion list fragment.
+- POST /question/notebook/expression/complete {q, kind, text, cursor, name, id} -> the suggestion list
+  fragment (options with ids `<id>-option-<n>`). Both take JSON bodies (the query may not fit a URL).
 A query that is not base64 JSON of an MBQL query, or an unknown kind, is a 400 `_form_error.html`.
 """
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """The expression editor's routes (the component is described in plugins/app/expressions.py): the editor
 as a fragment, the check of its text as it is typed, and the suggestions for the word at the cursor.
-Each reads the query's columns through the API as the signed-in user (expressions_columns)."""
+Each reads the query's columns through the API as the signed-in user (expressions_columns).
+
+The check and the suggestions are POSTs with JSON bodies although they change nothing: they carry the
+whole query, which a URL could not hold past a server's request-line limit (gunicorn's is 4 KB), and
+they pass the API's cross-site rule like any other htmx request of the app."""
 from __future__ import annotations
 
 import re
@@ -18,7 +22,7 @@ from .expressions_grammar import ExpressionError
 from .expressions_parser import KINDS, parse
 from .question_query import BadLink, decode_adhoc
 from .render import signed_in_user
-from .views import blueprint, fragment
+from .views import blueprint, fragment, posted
 
 BASE = "/question/notebook/expression"
 MAX_TEXT = 10_000
@@ -30,25 +34,33 @@ class BadRequest(ValueError):
     pass
 
 
-def _request() -> tuple[dict, str, str, str]:
+def _params() -> dict[str, str]:
+    """The request's parameters: the query string of a GET, the JSON body of a POST (text values only)."""
+    if request.method == "GET":
+        return request.args.to_dict()
+    return {key: value for key, value in posted().items() if isinstance(key, str) and isinstance(value, str)}
+
+
+def _request(params: dict) -> tuple[dict, str, str, str]:
     """The dataset query, kind, field name and expression name a request carries; BadRequest otherwise."""
     try:
-        query = decode_adhoc(request.args.get("q", ""))["dataset_query"]
+        query = decode_adhoc(params.get("q", ""))["dataset_query"]
     except BadLink as exc:
         raise BadRequest(str(exc)) from None
-    kind = request.args.get("kind") or "expression"
+    kind = params.get("kind") or "expression"
     if kind not in KINDS:
         raise BadRequest("The kind of expression is one of: " + ", ".join(KINDS) + ".")
-    field = request.args.get("field") or "expression"
+    field = params.get("field") or "expression"
     if not _NAME.fullmatch(field):
         raise BadRequest("The field name is letters, digits, - and _, starting with a letter.")
-    return query, kind, field, (request.args.get("name") or "")[:_LABEL]
+    return query, kind, field, (params.get("name") or "")[:_LABEL]
 
 
-def _text(field: str) -> str:
-    text = request.args.get("text")
+def _text(params: dict, field: str) -> str:
+    """The text, sent as `text` or (by the editor's input) as `<field>_text`."""
+    text = params.get("text")
     if text is None:
-        text = request.args.get(f"{field}_text", "")
+        text = params.get(f"{field}_text", "")
     if len(text) > MAX_TEXT:
         raise BadRequest(f"An expression is at most {MAX_TEXT:,} characters.")
     return text
@@ -61,9 +73,10 @@ def _refused(message: str, status: int = 400):
 @blueprint.get(f"{BASE}/editor")
 def expression_editor_fragment():
     signed_in_user()
+    params = _params()
     try:
-        query, kind, field, name = _request()
-        text = _text(field)
+        query, kind, field, name = _request(params)
+        text = _text(params, field)
     except BadRequest as exc:
         return _refused(str(exc))
     element_id = request.args.get("id") or f"{field}-editor"
@@ -83,12 +96,13 @@ def expression_editor_fragment():
                     query=request.args.get("q", ""), field=field, text=text, name=name)
 
 
-@blueprint.get(f"{BASE}/validate")
+@blueprint.post(f"{BASE}/validate")
 def expression_validate():
     signed_in_user()
+    params = _params()
     try:
-        query, kind, field, name = _request()
-        text = _text(field)
+        query, kind, field, name = _request(params)
+        text = _text(params, field)
     except BadRequest as exc:
         return _refused(str(exc))
     if not text.strip():
@@ -133,13 +147,14 @@ def compile_check(query: dict, kind: str, name: str, clause) -> str | None:
     return None
 
 
-@blueprint.get(f"{BASE}/complete")
+@blueprint.post(f"{BASE}/complete")
 def expression_complete():
     signed_in_user()
+    params = _params()
     try:
-        query, kind, field, name = _request()
-        text = _text(field)
-        cursor = int(request.args.get("cursor") or len(text))
+        query, kind, field, name = _request(params)
+        text = _text(params, field)
+        cursor = int(params.get("cursor") or len(text))
     except BadRequest as exc:
         return _refused(str(exc))
     except ValueError:
@@ -148,7 +163,7 @@ def expression_complete():
         columns = columns_of(query, kind, exclude=name or None)
     except ColumnsError as exc:
         return _refused(exc.message, exc.status if 400 <= exc.status < 500 else 400)
-    element_id = request.args.get("id") or "expression"
+    element_id = params.get("id") or "expression"
     if not _NAME.fullmatch(element_id):
         element_id = "expression"
     return fragment("app/_expression_complete.html", suggestions=complete(text, cursor, kind, columns),

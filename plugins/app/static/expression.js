@@ -59,11 +59,11 @@
     var list = listOf(input);
     if (!editor || !list) return;
     var before = input.value.slice(0, input.selectionStart);
-    var params = new URLSearchParams({q: editor.dataset.q, kind: editor.dataset.kind, name: editor.dataset.name || "",
-                                      text: input.value, cursor: String(points(before)), id: input.id});
+    var body = JSON.stringify({q: editor.dataset.q, kind: editor.dataset.kind, name: editor.dataset.name || "",
+                               text: input.value, cursor: String(points(before)), id: input.id});
     var asked = input.value;
-    fetch(editor.dataset.complete + "?" + params.toString(), {credentials: "same-origin",
-                                                             headers: {"HX-Request": "true"}})
+    fetch(editor.dataset.complete, {method: "POST", credentials: "same-origin", body: body,
+                                    headers: {"Content-Type": "application/json", "HX-Request": "true"}})
       .then(function (response) { return response.ok ? response.text() : ""; })
       .then(function (html) {
         if (input.value !== asked || document.activeElement !== input) return;

@@ -70,8 +70,8 @@ def b64(query: dict) -> str:
 
 
 def validate(client, query: dict, kind: str, expression: str, **extra):
-    return client.get(f"{BASE}/validate", query_string={"q": b64(query), "kind": kind, "text": expression,
-                                                         "field": "clause", **extra}, headers=HTMX)
+    return client.post(f"{BASE}/validate", json={"q": b64(query), "kind": kind, "text": expression,
+                                                  "field": "clause", **extra}, headers=HTMX)
 
 
 def clause_of(response):
@@ -246,9 +246,9 @@ def options(response) -> list[dict]:
 
 
 def complete(client, query, kind, expression, cursor=None):
-    return client.get(f"{BASE}/complete", query_string={"q": b64(query), "kind": kind, "text": expression,
-                                                         "cursor": len(expression) if cursor is None else cursor,
-                                                         "id": "formula"}, headers=HTMX)
+    return client.post(f"{BASE}/complete", json={"q": b64(query), "kind": kind, "text": expression,
+                                                  "cursor": str(len(expression) if cursor is None else cursor),
+                                                  "id": "formula"}, headers=HTMX)
 
 
 def test_suggestions_name_functions_with_signatures_and_the_querys_columns(sample, browser_client):
@@ -270,10 +270,10 @@ def test_the_editor_fragment_is_a_labelled_combobox_that_checks_itself(sample, b
     assert response.status_code == 200, body
     assert '<label for="where">Condition</label>' in body
     assert 'role="combobox"' in body and 'aria-controls="where-list"' in body and 'value="[Total] &gt; 50"' in body
-    assert 'hx-get="/question/notebook/expression/validate"' in body and 'hx-target="#where-result"' in body
+    assert 'hx-post="/question/notebook/expression/validate"' in body and 'hx-target="#where-result"' in body
     assert 'role="listbox"' in body
     # The input's own field name carries the text to the check.
-    clause = clause_of(browser_client.get(f"{BASE}/validate", query_string={
+    clause = clause_of(browser_client.post(f"{BASE}/validate", json={
         "q": b64(sample.query()), "kind": "filter", "field": "clause", "clause_text": "[Total] > 50"}, headers=HTMX))
     assert clause == [">", ["field", sample.fields[("ORDERS", "TOTAL")], None], 50]
 
@@ -291,12 +291,18 @@ def test_the_editor_fragment_is_a_labelled_combobox_that_checks_itself(sample, b
 ])
 def test_bad_requests_are_4xx_fragments(sample, browser_client, params, routes):
     for route in routes:
-        response = browser_client.get(f"{BASE}/{route}", query_string={"text": "1", **params}, headers=HTMX)
+        if route == "editor":
+            response = browser_client.get(f"{BASE}/{route}", query_string={"text": "1", **params}, headers=HTMX)
+        else:
+            response = browser_client.post(f"{BASE}/{route}", json={"text": "1", **params}, headers=HTMX)
         assert 400 <= response.status_code < 500, (route, params, text(response))
         assert 'class="form-error"' in text(response)
-    response = browser_client.get(f"{BASE}/complete", query_string={"q": b64(sample.query()), "text": "a",
-                                                                     "cursor": "x"}, headers=HTMX)
+    response = browser_client.post(f"{BASE}/complete", json={"q": b64(sample.query()), "text": "a", "cursor": "x"},
+                                   headers=HTMX)
     assert response.status_code == 400
+    # The cookie alone with a body that is not JSON: the API's cross-site rule refuses it.
+    response = browser_client.post(f"{BASE}/validate", data={"q": b64(sample.query()), "text": "1"}, headers=HTMX)
+    assert response.status_code == 403
 
 
 def test_a_table_the_user_may_not_read_offers_nothing(sample):
@@ -319,7 +325,7 @@ def test_a_table_the_user_may_not_read_offers_nothing(sample):
 
 
 def test_someone_not_signed_in_is_sent_to_sign_in(sample):
-    response = sample.app.test_client().get(f"{BASE}/validate", query_string={"q": b64(sample.query()), "text": "1"})
+    response = sample.app.test_client().post(f"{BASE}/validate", json={"q": b64(sample.query()), "text": "1"})
     assert response.status_code in (302, 303) and "/auth/login" in response.headers["Location"]
 
 
