@@ -10,6 +10,7 @@ left to right; parentheses keep their grouping.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 
 from core.query.temporal import INTERVAL_UNITS
@@ -49,11 +50,11 @@ class Node:
 
 
 def lookup(name: str, columns: dict) -> str | None:
-    """The column key `name` means: exact, then ignoring case, then with "." for Metabase's " → "."""
+    """The column key `name` means: exact, then ignoring case, then with "." or "->" for " → "."""
     if name in columns:
         return name
     folded = {key.lower(): key for key in columns}
-    for candidate in (name, name.replace(".", " → ", 1)):
+    for candidate in (name, name.replace(".", " → ", 1), re.sub(r"\s*->\s*", " → ", name)):
         if candidate.lower() in folded:
             return folded[candidate.lower()]
     return None
@@ -202,12 +203,14 @@ class Parser:
             return Node("boolean", token.start, token.end, lower == "true")
         if lower in KEYWORDS:
             raise ExpressionError(f"{token.text.upper()} needs something on its left.", token.start, token.end)
-        key = lookup(token.text, self.columns)
-        if key is not None:
-            return Node("column", token.start, token.end, key, ref=self.columns[key])
+        # A bare word is a function that takes no argument (Count, now) before it is a column: a column
+        # of the same name is still reachable in brackets, the function would not be.
         function = BY_NAME.get(lower)
         if function is not None and function.arity[0] == 0 and function.op not in ("case", "if"):
             return Node("call", token.start, token.end, function, [])
+        key = lookup(token.text, self.columns)
+        if key is not None:
+            return Node("column", token.start, token.end, key, ref=self.columns[key])
         if function is not None:
             raise ExpressionError(f"{function.name} needs its arguments in parentheses: {function.signature}.",
                                   token.start, token.end)

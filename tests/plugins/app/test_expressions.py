@@ -39,6 +39,7 @@ CASES = [
     ('datetimeDiff([Created At], now, "day")', "expression", ["datetime-diff", CREATED, ["now"], "day"]),
     ("[Product → Category]", "expression", CATEGORY),
     ("[Product.Category]", "expression", CATEGORY),
+    ("[product -> category]", "expression", CATEGORY),
     ("[products → price] * 2", "expression", ["*", JOINED, 2]),
     ("Total - Tax", "expression", ["-", TOTAL, TAX]),
     ("[Net] * 2", "expression", ["*", ["expression", "Net"], 2]),
@@ -168,6 +169,13 @@ def test_errors_say_what_is_wrong_and_where(text, kind, marked, words):
     error = caught.value
     assert words in error.message, error.message
     assert text[error.start:error.end] == marked, (error.start, error.end)
+
+
+def test_a_bare_word_is_a_function_taking_no_argument_before_a_column():
+    columns = {**COLUMNS, "Count": ["field", "count", {"base-type": "type/BigInteger"}]}
+    assert parse("Count + 1", "aggregation", columns) == ["+", ["count"], 1]
+    assert parse("[Count] + 1", "expression", columns) == ["+", ["field", "count", {"base-type": "type/BigInteger"}], 1]
+    assert format(["+", ["field", "count", {"base-type": "type/BigInteger"}], 1], columns) == "[Count] + 1"
 
 
 def test_an_unknown_kind_is_refused():
