@@ -7,6 +7,7 @@ Python interface (this module; the pieces are expressions_grammar / _parser / _f
 _columns, the routes expressions_views):
 
     columns = columns_of(dataset_query, kind, exclude=None)   # display name -> MBQL ref, read via the API
+        # (a dict; its `types` maps names to base types, which parse uses to refuse a sum of text)
     clause = parse(text, kind, columns)   # kind: "expression" | "aggregation" | "filter"
         # -> the MBQL clause; raises ExpressionError(message, start, end) (character offsets of `text`)
     text = format(clause, columns)        # -> the text; raises Unprintable for a clause it cannot write
@@ -40,7 +41,7 @@ A query that is not base64 JSON of an MBQL query, or an unknown kind, is a 400 `
 """
 from __future__ import annotations
 
-from .expressions_columns import ColumnsError, columns_of
+from .expressions_columns import Columns, ColumnsError, columns_of
 from .expressions_complete import Suggestion, complete
 from .expressions_format import Unprintable, format_expression
 from .expressions_grammar import FUNCTIONS, ExpressionError
@@ -52,5 +53,5 @@ def format(clause, columns: dict) -> str:  # noqa: A001 - the interface's name f
     return format_expression(clause, columns)
 
 
-__all__ = ["FUNCTIONS", "KINDS", "ColumnsError", "ExpressionError", "Suggestion", "Unprintable", "columns_of",
+__all__ = ["FUNCTIONS", "KINDS", "Columns", "ColumnsError", "ExpressionError", "Suggestion", "Unprintable", "columns_of",
            "complete", "format", "parse"]

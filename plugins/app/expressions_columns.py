@@ -21,6 +21,20 @@ from core.http.internal import call
 ARROW = " → "
 
 
+class Columns(dict):
+    """Display name -> MBQL reference, with `types`: display name -> base type where the API gives one."""
+
+    def __init__(self):
+        super().__init__()
+        self.types: dict[str, str] = {}
+
+    def add(self, name: str, ref, base_type: str | None = None) -> None:
+        if name not in self:
+            self[name] = ref
+            if base_type:
+                self.types[name] = base_type
+
+
 class ColumnsError(ValueError):
     """The query's columns cannot be read: what the person (or the API) should know, with a status."""
 
@@ -40,30 +54,32 @@ def _group(fk_name: str) -> str:
     return re.sub(r"(?i)[\s_-]*id$", "", fk_name).strip() or fk_name
 
 
-def _by_name(fields: list[dict]) -> dict:
-    return {str(f.get("display_name") or f.get("name")): ["field", f.get("name"), {"base-type": f.get("base_type") or "type/*"}]
-            for f in fields if f.get("name")}
+def _by_name(columns: Columns, fields: list[dict]) -> None:
+    for f in fields:
+        if f.get("name"):
+            base_type = f.get("base_type") or "type/*"
+            columns.add(str(f.get("display_name") or f["name"]), ["field", f["name"], {"base-type": base_type}], base_type)
 
 
-def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | None = None) -> dict:
+def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | None = None) -> Columns:
     """Display name -> MBQL reference of every column the query's last stage offers (see the module)."""
     if not isinstance(dataset_query, dict) or dataset_query.get("type") != "query" \
             or not isinstance(dataset_query.get("query"), dict):
         raise ColumnsError("The expression editor reads an MBQL query (type \"query\") with a source table.")
     inner = dataset_query["query"]
-    columns: dict = {}
+    columns = Columns()
     source = inner.get("source-table")
     if isinstance(source, int) and not isinstance(source, bool):
         table = _metadata(source)
         fields = [f for f in table.get("fields") or [] if f.get("visibility_type") not in ("sensitive", "retired")]
         for f in fields:
-            columns.setdefault(str(f.get("display_name") or f["name"]), ["field", f["id"], None])
+            columns.add(str(f.get("display_name") or f["name"]), ["field", f["id"], None], _type(f))
         if kind == "filter":
             for segment in table.get("segments") or []:
-                columns.setdefault(str(segment.get("name")), ["segment", segment["id"]])
+                columns.add(str(segment.get("name")), ["segment", segment["id"]])
         if kind == "aggregation":
             for metric in table.get("metrics") or []:
-                columns.setdefault(str(metric.get("name")), ["metric", metric["id"]])
+                columns.add(str(metric.get("name")), ["metric", metric["id"]])
         _expressions(inner, columns, exclude)
         for f in fields:
             target = f.get("target") or {}
@@ -73,13 +89,13 @@ def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | Non
                     continue
                 group = _group(str(f.get("display_name") or f["name"]))
                 for g in answer.body.get("fields") or []:
-                    columns.setdefault(f"{group}{ARROW}{g.get('display_name') or g['name']}",
-                                       ["field", g["id"], {"source-field": f["id"]}])
+                    columns.add(f"{group}{ARROW}{g.get('display_name') or g['name']}",
+                                ["field", g["id"], {"source-field": f["id"]}], _type(g))
     elif isinstance(source, str) and re.fullmatch(r"card__\d+", source):
-        columns.update(_by_name(_metadata(source).get("fields") or []))
+        _by_name(columns, _metadata(source).get("fields") or [])
         _expressions(inner, columns, exclude)
     elif isinstance(inner.get("source-query"), dict):
-        columns.update(_by_name(_result_columns(dataset_query)))
+        _by_name(columns, _result_columns(dataset_query))
         _expressions(inner, columns, exclude)
     else:
         raise ColumnsError("The query names no source table or saved question.")
@@ -90,15 +106,20 @@ def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | Non
         answer = call("GET", f"/api/table/{table_id}/query_metadata")
         if answer.ok:
             for g in answer.body.get("fields") or []:
-                columns.setdefault(f"{alias}{ARROW}{g.get('display_name') or g['name']}",
-                                   ["field", g["id"], {"join-alias": alias}])
+                columns.add(f"{alias}{ARROW}{g.get('display_name') or g['name']}",
+                            ["field", g["id"], {"join-alias": alias}], _type(g))
     return columns
 
 
-def _expressions(inner: dict, columns: dict, exclude: str | None) -> None:
+def _type(field: dict) -> str | None:
+    return field.get("effective_type") or field.get("base_type")
+
+
+def _expressions(inner: dict, columns: Columns, exclude: str | None) -> None:
     for name in inner.get("expressions") or {}:
         if name != exclude:
             columns[str(name)] = ["expression", name]
+            columns.types.pop(str(name), None)  # a custom column shadows a field of its name
 
 
 def _result_columns(dataset_query: dict) -> list[dict]:

@@ -26,6 +26,7 @@ from .expressions_grammar import (
     Token,
     tokenize,
 )
+from .expressions_types import Types
 
 KINDS = ("expression", "aggregation", "filter")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -371,6 +372,7 @@ def parse(text: str, kind: str, columns: dict):
     if kind not in KINDS:
         raise ValueError(f"kind is one of {', '.join(KINDS)}, not {kind!r}")
     tree = Parser(text, columns).parse()
+    Types(getattr(columns, "types", None) or {}).of(tree)
     builder = Builder(kind)
     clause = builder.build(tree)
     if kind == "filter" and not is_condition(tree):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.query.arity import ARITY
-from plugins.app.expressions import FUNCTIONS, ExpressionError, Unprintable, complete, format, parse
+from plugins.app.expressions import FUNCTIONS, Columns, ExpressionError, Unprintable, complete, format, parse
 
 TOTAL, TAX, CREATED, NAME, EMAIL = (["field", 6, None], ["field", 5, None], ["field", 8, None],
                                     ["field", 20, None], ["field", 21, None])
@@ -244,3 +244,37 @@ def test_no_completion_in_strings_after_operators_or_closed_references():
     assert complete("", 0, "expression", COLUMNS) == []
     # Completing a function name that already has its parenthesis inserts no second one.
     assert complete("up([Name])", 2, "expression", COLUMNS)[0].insert == "upper"
+
+
+def typed_columns() -> Columns:
+    columns = Columns()
+    for name, ref in COLUMNS.items():
+        columns.add(name, ref, {"Total": "type/Float", "Tax": "type/Float", "Created At": "type/DateTime",
+                                "Name": "type/Text", "Email": "type/Text", "Product → Category": "type/Text"}.get(name))
+    return columns
+
+
+@pytest.mark.parametrize(("text", "kind", "marked", "words"), [
+    ("[Total] + [Name]", "expression", "[Name]", "+ expects a number or a date, but this is text"),
+    ('[Total] * "2"', "expression", '"2"', "* expects a number"),
+    ("Sum([Product → Category])", "aggregation", "[Product → Category]", "Sum expects a number"),
+    ("[Total] AND [Tax] > 1", "filter", "[Total]", "AND expects a condition"),
+    ("NOT [Name]", "filter", "[Name]", "NOT expects a condition"),
+    ("CountIf([Total])", "aggregation", "[Total]", "CountIf expects a condition"),
+    ('case([Name], 1, 2)', "expression", "[Name]", "case expects a condition"),
+    ("-[Name]", "expression", "[Name]", "- expects a number"),
+])
+def test_the_columns_types_catch_a_value_of_the_wrong_kind(text, kind, marked, words):
+    with pytest.raises(ExpressionError) as caught:
+        parse(text, kind, typed_columns())
+    assert words in caught.value.message, caught.value.message
+    assert text[caught.value.start:caught.value.end] == marked
+
+
+def test_values_of_unknown_kind_and_dates_pass_the_type_check():
+    columns = typed_columns()
+    assert parse('[Created At] > "2024-01-01"', "filter", columns) == [">", CREATED, "2024-01-01"]
+    assert parse('[Created At] + timeSpan(1, "day")', "expression", columns) == ["+", CREATED, ["interval", 1, "day"]]
+    assert parse("[Net] * 2", "expression", columns) == ["*", ["expression", "Net"], 2]  # its type is not known
+    assert parse("Max([Name])", "aggregation", columns) == ["max", NAME]
+    assert parse("[Big orders] AND [Total] > 1", "filter", columns) == ["and", ["segment", 7], [">", TOTAL, 1]]

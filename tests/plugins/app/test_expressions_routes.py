@@ -225,6 +225,9 @@ def test_an_error_is_shown_with_its_place_marked(sample, browser_client):
     assert "aggregation" in message and marked == "Sum([Total])"
     message, marked = error_of(validate(browser_client, sample.query(), "expression", "concat([Total]"))
     assert "closing parenthesis" in message and marked == "concat("
+    # The columns' types come from the API: a sum of text is refused where it is written.
+    message, marked = error_of(validate(browser_client, sample.query(), "aggregation", "Sum([Product → Category])"))
+    assert message == "Sum expects a number, but this is text." and marked == "[Product → Category]"
     # Nothing typed: nothing to say, and no clause.
     assert text(validate(browser_client, sample.query(), "expression", "  ")).strip() == ""
 
