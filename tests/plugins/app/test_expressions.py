@@ -278,3 +278,30 @@ def test_values_of_unknown_kind_and_dates_pass_the_type_check():
     assert parse("[Net] * 2", "expression", columns) == ["*", ["expression", "Net"], 2]  # its type is not known
     assert parse("Max([Name])", "aggregation", columns) == ["max", NAME]
     assert parse("[Big orders] AND [Total] > 1", "filter", columns) == ["and", ["segment", 7], [">", TOTAL, 1]]
+
+
+PIECES = ["[Total]", "[Tax]", "[Name]", "[Product → Category]", "Sum(", "Count", "case(", "concat(", "NOT ", " AND ",
+          " OR ", "(", ")", ",", " + ", " - ", "*", "/", " = ", " > ", "<=", "1", "2.5", '"a"', "'b", "[", "]", "\\",
+          "True", "-", " ", "datetimeAdd(", '"day"', "between(", "isNull(", "foo(", "Total", "→", "\n", "e5"]
+
+
+@pytest.mark.parametrize("kind", ["expression", "aggregation", "filter"])
+def test_any_text_is_an_expression_or_an_error_that_points_into_it(kind):
+    import random
+
+    rng = random.Random(31 + len(kind))
+    columns = typed_columns()
+    parsed = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 9)))
+        try:
+            clause = parse(text, kind, columns)
+        except ExpressionError as error:
+            assert 0 <= error.start <= error.end <= len(text), (text, error.start, error.end)
+            assert error.message
+        else:
+            parsed += 1
+            assert parse(format(clause, columns), kind, columns) == clause, text
+        for cursor in (0, len(text) // 2, len(text)):
+            complete(text, cursor, kind, columns)
+    assert parsed > 5  # the texts are not all errors: the round trip was exercised
