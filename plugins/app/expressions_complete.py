@@ -48,7 +48,7 @@ def _columns(prefix: str, columns: dict, start: int, end: int) -> list[Suggestio
 def _functions(prefix: str, kind: str, start: int, end: int) -> list[Suggestion]:
     ranked = []
     for function in FUNCTIONS:
-        if function.aggregation and kind != "aggregation":
+        if function.summary_only and kind != "aggregation":
             continue
         rank = _matches(prefix, function.name)
         if rank is not None and rank < 2:

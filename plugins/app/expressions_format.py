@@ -98,6 +98,8 @@ class Printer:
             if "default" in opts:
                 flat.append(opts["default"])
             return f"case({', '.join(self.text(a) for a in flat)})", ATOM
+        if op == "offset" and args and not isinstance(args[0], dict):
+            args = [{}, *args]  # the normalised form, options left out
         if op in ("count", "cum-count") and not args:
             return function.name, ATOM
         shown = []

@@ -4,8 +4,7 @@ the functions people type, with the MBQL clause each one is, and the tokenizer.
 Names are Metabase's (its expression editor's display names, matched case-insensitively); how many
 arguments a function takes is core.query.arity's table for its MBQL clause, the one the compiler
 checks, so a function the editor accepts has the count the API accepts. Only clauses the compiler
-compiles are listed (Metabase's Offset, a window function, is not: the compiler takes it only in a
-form the notebook does not build).
+compiles are listed.
 """
 from __future__ import annotations
 
@@ -32,6 +31,11 @@ class Function:
     description: str
     returns: str        # "number", "string", "boolean", "datetime", "any"
     aggregation: bool = False
+    window: bool = False  # a summary's function over its rows (Offset): only in a summary, not nested
+
+    @property
+    def summary_only(self) -> bool:
+        return self.aggregation or self.window
 
     @property
     def arity(self) -> tuple[int, int]:
@@ -50,8 +54,8 @@ class Function:
         return f"{self.name}({', '.join(shown)})"
 
 
-def _f(op, name, args, description, returns, aggregation=False) -> Function:
-    return Function(op, name, tuple(args), description, returns, aggregation)
+def _f(op, name, args, description, returns, aggregation=False, window=False) -> Function:
+    return Function(op, name, tuple(args), description, returns, aggregation, window)
 
 
 FUNCTIONS: tuple[Function, ...] = (
@@ -75,6 +79,8 @@ FUNCTIONS: tuple[Function, ...] = (
        "holds.", "number", True),
     _f("distinct-where", "DistinctIf", ["value", "condition"], "The number of distinct values among the rows "
        "where the condition holds.", "number", True),
+    _f("offset", "Offset", ["value", "rows"], "The value of an aggregation in another row of the summary "
+       "(-1 the row before, 1 the row after).", "any", window=True),
     # logic
     _f("case", "case", ["condition", "value", "…"], "The value after the first condition that holds, else "
        "the last argument (optional default).", "any"),

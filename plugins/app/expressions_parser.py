@@ -298,8 +298,8 @@ class Builder:
     def aggregation_allowed(self, node: Node, inside: Function | None, what: str) -> None:
         if self.kind != "aggregation":
             place = "a filter" if self.kind == "filter" else "a custom column"
-            raise ExpressionError(f"{what} is an aggregation, which {place} cannot use: aggregations belong in "
-                                  "the summary (a custom aggregation).", node.start, node.end)
+            raise ExpressionError(f"{what} can only be used in a summary (a custom aggregation), not in {place}.",
+                                  node.start, node.end)
         if inside is not None:
             raise ExpressionError(f"{what} cannot be used inside {inside.name}(…): aggregations do not nest.",
                                   node.start, node.end)
@@ -311,6 +311,14 @@ class Builder:
             self.aggregation_allowed(node, inside, function.name)
             self.aggregated = True
             inside = function
+        if function.window:
+            self.aggregation_allowed(node, inside, function.name)
+            rows = self.build(args[1], inside)
+            if isinstance(rows, bool) or not isinstance(rows, int) or rows == 0:
+                raise ExpressionError("Offset's rows is a whole number other than 0 (-1 is the row before).",
+                                      args[1].start, args[1].end)
+            # Legacy MBQL's offset takes its options first.
+            return ["offset", {}, self.build(args[0], None), rows]
         if op in ("case", "if"):
             built = [self.build(a, inside) for a in args]
             pairs = [[built[i], built[i + 1]] for i in range(0, len(built) - 1, 2)]

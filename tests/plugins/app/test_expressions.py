@@ -64,6 +64,8 @@ CASES = [
     ("Percentile([Total], 0.9)", "aggregation", ["percentile", TOTAL, 0.9]),
     ("Distinct([Product → Category])", "aggregation", ["distinct", CATEGORY]),
     ("[Revenue] / 2", "aggregation", ["/", ["metric", 9], 2]),
+    ("Sum([Total]) - Offset(Sum([Total]), -1)", "aggregation",
+     ["-", ["sum", TOTAL], ["offset", {}, ["sum", TOTAL], -1]]),
     ("Sum(case([Total] > 50, [Total], 0))", "aggregation", ["sum", ["case", [[[">", TOTAL, 50], TOTAL]], {"default": 0}]]),
     ('contains([Name], "abc") AND NOT isnull([Email])', "filter",
      ["and", ["contains", NAME, "abc"], ["not", ["is-null", EMAIL]]]),
@@ -158,7 +160,10 @@ ERRORS = [
     ("NOT", "filter", "NOT", "needs a condition"),
     ("AND [Total] > 1", "filter", "AND", "on its left"),
     ("Sum", "aggregation", "Sum", "parentheses: Sum(value)"),
-    ("[Revenue] + 1", "expression", "[Revenue]", "aggregation"),
+    ("[Revenue] + 1", "expression", "[Revenue]", "only be used in a summary"),
+    ("Offset(Sum([Total]), 0)", "aggregation", "0", "other than 0"),
+    ("Offset([Total], 1)", "aggregation", "[Total]", "inside an aggregation"),
+    ("Offset(Sum([Total]), 1)", "expression", "Offset(Sum([Total]), 1)", "only be used in a summary"),
 ]
 
 

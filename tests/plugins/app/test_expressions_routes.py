@@ -361,3 +361,19 @@ def test_the_editor_shows_an_existing_clause_as_its_text(sample, browser_client)
         response = browser_client.get(f"{BASE}/editor", query_string={"q": b64(sample.query()), "clause": bad},
                                       headers=HTMX)
         assert response.status_code == 400 and 'class="form-error"' in text(response)
+
+
+def test_an_offset_runs_over_the_summarys_rows(sample, browser_client):
+    text_ = "Sum([Total]) - Offset(Sum([Total]), -1)"
+    # Without a breakout there are no rows to look back on: the API's refusal is shown.
+    message, marked = error_of(validate(browser_client, sample.query(), "aggregation", text_))
+    assert message == "offset needs breakouts or an order-by in the query." and marked == text_
+    total = ["field", sample.fields[("ORDERS", "TOTAL")], None]
+    year = ["field", sample.fields[("ORDERS", "CREATED_AT")], {"temporal-unit": "year"}]
+    by_year = sample.query(aggregation=[["sum", total]], breakout=[year])
+    clause = clause_of(validate(browser_client, by_year, "aggregation", text_))
+    assert clause == ["-", ["sum", total], ["offset", {}, ["sum", total], -1]]
+    got = rows(sample, sample.query(aggregation=[["sum", total], clause], breakout=[year]))
+    sums = [row[1] for row in got]
+    assert got[0][2] is None and len(got) > 2
+    assert all(close(row[2], sums[i] - sums[i - 1]) for i, row in enumerate(got) if i)
