@@ -8,7 +8,8 @@ read through the API as the signed-in user, so the editor offers only what that 
 - the stage's custom columns (["expression", name]);
 - a saved question's or model's columns (GET /api/table/card__N/query_metadata) and a nested query's
   result columns (POST /api/dataset of the inner query, one row) by name with their base type;
-- the table's segments for a filter and its metrics for a summary ([Segment name] -> ["segment", id]).
+- the table's segments for a filter or a summary's conditions, and its metrics for a summary
+  ([Segment name] -> ["segment", id], [Metric name] -> ["metric", id]).
 
 Legacy MBQL (`type: query`), the form the app's question links carry.
 """
@@ -74,7 +75,7 @@ def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | Non
         fields = [f for f in table.get("fields") or [] if f.get("visibility_type") not in ("sensitive", "retired")]
         for f in fields:
             columns.add(str(f.get("display_name") or f["name"]), ["field", f["id"], None], _type(f))
-        if kind == "filter":
+        if kind in ("filter", "aggregation"):  # a segment is a condition: a filter, or CountIf([Segment])
             for segment in table.get("segments") or []:
                 columns.add(str(segment.get("name")), ["segment", segment["id"]])
         if kind == "aggregation":

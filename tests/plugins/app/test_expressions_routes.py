@@ -377,3 +377,37 @@ def test_an_offset_runs_over_the_summarys_rows(sample, browser_client):
     sums = [row[1] for row in got]
     assert got[0][2] is None and len(got) > 2
     assert all(close(row[2], sums[i] - sums[i - 1]) for i, row in enumerate(got) if i)
+
+
+def test_a_segment_is_a_condition_of_filters_and_summaries(sample, browser_client):
+    total = ["field", sample.fields[("ORDERS", "TOTAL")], None]
+    segment = ok(sample.admin.post("/api/segment", json={
+        "name": "Big orders", "table_id": sample.tables["ORDERS"], "description": "Over 100",
+        "definition": {"source-table": sample.tables["ORDERS"], "filter": [">", total, 100]}}))["id"]
+    try:
+        counted = clause_of(validate(browser_client, sample.query(), "aggregation", "CountIf([Big orders])"))
+        assert counted == ["count-where", ["segment", segment]]
+        kept = clause_of(validate(browser_client, sample.query(), "filter", "[Big orders] AND [Tax] > 5"))
+        assert kept == ["and", ["segment", segment], [">", ["field", sample.fields[("ORDERS", "TAX")], None], 5]]
+        want_all = sample.sql("SELECT COUNT(*) FROM ORDERS WHERE TOTAL > 100")[0][0]
+        want_both = sample.sql("SELECT COUNT(*) FROM ORDERS WHERE TOTAL > 100 AND TAX > 5")[0][0]
+        assert rows(sample, sample.query(aggregation=[counted])) == [[want_all]]
+        assert rows(sample, sample.query(filter=kept, aggregation=[["count"]])) == [[want_both]]
+        # Not a column of a custom column.
+        message, _ = error_of(validate(browser_client, sample.query(), "expression", "[Big orders]"))
+        assert message.startswith("Unknown column [Big orders]")
+    finally:
+        sample.admin.delete(f"/api/segment/{segment}")
+
+
+def test_a_metric_is_an_aggregation_of_a_summary(sample, browser_client):
+    total = ["field", sample.fields[("ORDERS", "TOTAL")], None]
+    metric = ok(sample.admin.post("/api/card", json={
+        "name": "Revenue", "type": "metric", "display": "scalar", "visualization_settings": {},
+        "dataset_query": sample.query(aggregation=[["sum", total]])}))["id"]
+    clause = clause_of(validate(browser_client, sample.query(), "aggregation", "[Revenue] / Count"))
+    assert clause == ["/", ["metric", metric], ["count"]]
+    want = sample.sql("SELECT SUM(TOTAL) * 1.0 / COUNT(*) FROM ORDERS")
+    same(rows(sample, sample.query(aggregation=[clause])), [list(want[0])])
+    message, marked = error_of(validate(browser_client, sample.query(), "aggregation", "Sum([Revenue])"))
+    assert "do not nest" in message and marked == "[Revenue]"
