@@ -11,6 +11,7 @@ _columns, the routes expressions_views):
     clause = parse(text, kind, columns)   # kind: "expression" | "aggregation" | "filter"
         # -> the MBQL clause; raises ExpressionError(message, start, end) (character offsets of `text`)
     text = format(clause, columns)        # -> the text; raises Unprintable for a clause it cannot write
+        # (a named aggregation's name and a value's options are not part of the text: keep them aside)
     complete(text, cursor, kind, columns) # -> [Suggestion(kind, label, insert, start, end, signature,
                                           #      description)]: replace text[start:end] with `insert`
 

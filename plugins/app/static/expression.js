@@ -125,7 +125,7 @@
     var result = event.target;
     if (!(result instanceof Element) || !result.classList.contains("expression-result")) return;
     var input = result.closest("[data-expression-editor]").querySelector("[data-expression-input]");
-    if (result.querySelector(".expression-error")) input.setAttribute("aria-invalid", "true");
+    if (result.querySelector(".expression-error, .form-error")) input.setAttribute("aria-invalid", "true");
     else input.removeAttribute("aria-invalid");
   });
 })();
