@@ -175,7 +175,6 @@ BY_NAME = {f.name.lower(): f for f in FUNCTIONS}
 BY_OP = {f.op: f for f in FUNCTIONS if f.op != "if"}
 BOOLEAN_OPS = {"and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "segment",
                *(f.op for f in FUNCTIONS if f.returns == "boolean")}
-AGGREGATION_OPS = {f.op for f in FUNCTIONS if f.aggregation} | {"metric"}
 # Options that MBQL keeps in a map and the text writes as a last string argument.
 STRING_OPTIONS = {"contains", "does-not-contain", "starts-with", "ends-with"}
 KEYWORDS = {"and", "or", "not", "true", "false"}

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from core.query.temporal import INTERVAL_UNITS
 
 from .expressions_grammar import (
-    AGGREGATION_OPS,
     BOOLEAN_OPS,
     BY_NAME,
     KEYWORDS,
@@ -91,7 +90,7 @@ class Parser:
                                   "A comma or an operator may be missing.", token.start, token.end)
         return node
 
-    def binary(self, ops, operand, is_op) -> Node:
+    def binary(self, operand, is_op) -> Node:
         node = operand()
         while is_op(self.token):
             token = self.take()
@@ -107,10 +106,10 @@ class Parser:
         return node
 
     def disjunction(self) -> Node:
-        return self.binary(("or",), self.conjunction, lambda t: t.kind == "name" and t.text.lower() == "or")
+        return self.binary(self.conjunction, lambda t: t.kind == "name" and t.text.lower() == "or")
 
     def conjunction(self) -> Node:
-        return self.binary(("and",), self.negation, lambda t: t.kind == "name" and t.text.lower() == "and")
+        return self.binary(self.negation, lambda t: t.kind == "name" and t.text.lower() == "and")
 
     def negation(self) -> Node:
         if self.keyword("not"):
@@ -136,10 +135,10 @@ class Parser:
         return left
 
     def additive(self) -> Node:
-        return self.binary(("+", "-"), self.multiplicative, lambda t: t.kind == "op" and t.text in ("+", "-"))
+        return self.binary(self.multiplicative, lambda t: t.kind == "op" and t.text in ("+", "-"))
 
     def multiplicative(self) -> Node:
-        return self.binary(("*", "/"), self.unary, lambda t: t.kind == "op" and t.text in ("*", "/"))
+        return self.binary(self.unary, lambda t: t.kind == "op" and t.text in ("*", "/"))
 
     def unary(self) -> Node:
         if self.token.kind == "op" and self.token.text == "-":
@@ -396,4 +395,4 @@ def parse(text: str, kind: str, columns: dict):
     return clause
 
 
-__all__ = ["AGGREGATION_OPS", "KINDS", "parse"]
+__all__ = ["KINDS", "parse"]
