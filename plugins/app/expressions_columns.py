@@ -68,6 +68,8 @@ def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | Non
             or not isinstance(dataset_query.get("query"), dict):
         raise ColumnsError("The expression editor reads an MBQL query (type \"query\") with a source table.")
     inner = dataset_query["query"]
+    if not isinstance(inner.get("expressions") or {}, dict) or not isinstance(inner.get("joins") or [], list):
+        raise ColumnsError("The query's expressions must be a map and its joins a list.")
     columns = Columns()
     source = inner.get("source-table")
     if isinstance(source, int) and not isinstance(source, bool):
@@ -101,6 +103,8 @@ def columns_of(dataset_query: dict, kind: str = "expression", exclude: str | Non
     else:
         raise ColumnsError("The query names no source table or saved question.")
     for join in inner.get("joins") or []:
+        if not isinstance(join, dict):
+            continue
         alias, table_id = join.get("alias"), join.get("source-table")
         if not isinstance(alias, str) or not isinstance(table_id, int) or isinstance(table_id, bool):
             continue

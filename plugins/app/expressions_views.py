@@ -126,13 +126,14 @@ def expression_validate():
 
 def with_clause(query: dict, kind: str, name: str, clause) -> dict:
     """The query with the clause where its kind goes: a custom column, one more filter or aggregation."""
-    inner = dict(query["query"])
+    inner = dict(query["query"])  # its expressions and joins were checked by columns_of
     if kind == "expression":
         inner["expressions"] = {**(inner.get("expressions") or {}), name or "Expression": clause}
     elif kind == "filter":
         inner["filter"] = ["and", inner["filter"], clause] if inner.get("filter") else clause
     else:
-        inner["aggregation"] = [*(inner.get("aggregation") or []), clause]
+        given = inner.get("aggregation") or []
+        inner["aggregation"] = [*(given if isinstance(given, list) else [given]), clause]
     return {**query, "query": inner}
 
 

@@ -291,6 +291,12 @@ def test_the_editor_fragment_is_a_labelled_combobox_that_checks_itself(sample, b
      ("validate", "complete", "editor")),
     ({"q": b64({"database": 1, "type": "query", "query": {"source-table": 1}}), "text": "x" * 10_001},
      ("validate", "complete", "editor")),
+    ({"q": b64({"database": 1, "type": "query", "query": {"source-table": 1, "expressions": [1]}})},
+     ("validate", "complete")),
+    ({"q": b64({"database": 1, "type": "query", "query": {"source-table": 1, "joins": {"a": 1}}})},
+     ("validate", "complete")),
+    ({"q": b64({"database": 1, "type": "query", "query": {"source-table": "card__x"}})}, ("validate", "complete")),
+    ({"q": b64({"database": 1, "type": "query", "query": {"source-table": 999999}})}, ("validate", "complete")),
 ])
 def test_bad_requests_are_4xx_fragments(sample, browser_client, params, routes):
     for route in routes:
