@@ -32,8 +32,16 @@
 
   var language = window.Prism ? grammar() : null;
 
+  // The textarea grows with its text (never a scrollbar of its own, which would wrap its lines at
+  // another width than the picture's).
+  function grow() {
+    sql.style.height = "auto";
+    sql.style.height = sql.scrollHeight + 2 + "px";
+  }
+
   function highlight() {
     if (!language) return;
+    grow();
     // A last empty line is drawn too, so the picture keeps the textarea's height.
     code.innerHTML = window.Prism.highlight(sql.value, language, "sql") + "\n";
     code.parentElement.scrollTop = sql.scrollTop;
