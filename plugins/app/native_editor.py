@@ -105,7 +105,10 @@ def native_editor():
     allowed = databases()
     known = snippets()
     editor = editor_from(args, known)
-    if editor.database is None and allowed:
+    notice = None
+    if allowed and editor.database not in {db.get("id") for db in allowed}:
+        if editor.database is not None:  # a link's database this user may not write SQL for: said, not run
+            notice = f"You may not write SQL for database {editor.database}: choose one you may."
         editor.database = allowed[0]["id"]
     schema = tables(editor.database)
     current = values_of(editor, args)
@@ -113,7 +116,7 @@ def native_editor():
     return page("app/native.html", name="native", title="New SQL query", user=user, editor=editor,
                 allowed=allowed, schema=schema, snippets=known, fields_by_id=fields_by_id, current=current,
                 variable_types=native_state.VARIABLE_TYPES, widget_types=native_state.WIDGET_TYPES,
-                key=native_state.key, base=BASE, **filters.widget_context())
+                key=native_state.key, base=BASE, notice=notice, **filters.widget_context())
 
 
 def posted_args() -> MultiDict:

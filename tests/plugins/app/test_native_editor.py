@@ -72,6 +72,9 @@ def test_the_editor_opens_a_native_link_with_its_variables(app, admin, shop):  #
     mbql = link({"database": shop["db"], "type": "query", "query": {"source-table": shop["table"]}})
     moved = client.get(f"/question/native?q={mbql}")
     assert moved.status_code == 303 and moved.headers["Location"].startswith("/question/adhoc?q=")
+    # A database this user may not write SQL for is not silently kept: said, and another one chosen.
+    other = text(client.get("/question/native?native-db=999&native-sql=SELECT+1"))
+    assert "You may not write SQL for database 999" in other and f'<option value="{shop["db"]}" selected>' in other
     junk = client.get("/question/native?q=not-base64!")
     assert junk.status_code == 400 and 'role="alert"' in text(junk)
 

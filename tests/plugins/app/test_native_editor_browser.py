@@ -101,6 +101,12 @@ def test_write_run_and_cancel_sql_in_a_browser(app, admin, shop, caplog):  # noq
         assert [int(v) for v in first_column(browser, 0)] == [
             i for i, r, _, d in SALES if r == "North" and d == "2024-01-05"]
         assert "native-sql=" in browser.evaluate("location.search")
+        # The run posts the form once as JSON (each field once: the form is not included twice).
+        posted = [e["params"]["request"].get("postData") for e in browser.events
+                  if e.get("method") == "Network.requestWillBeSent"
+                  and e["params"]["request"]["url"].endswith("/question/native/run")]
+        body = json.loads(posted[-1])
+        assert body["native-sql"] == TYPED and body["region"] == "North" and body["day"] == "2024-01-05"
         assert serious_violations(browser) == []
         assert browser.errors() == []
 
@@ -158,3 +164,18 @@ def test_write_run_and_cancel_sql_in_a_browser(app, admin, shop, caplog):  # noq
             time.sleep(0.1)
         assert any("its query was cancelled" in r.getMessage() for r in caplog.records)
         assert "#native-result table" not in browser.evaluate("document.getElementById('native-result').innerHTML")
+
+        # Leaving the page while a query runs: the request is aborted and the statement cancelled.
+        caplog.clear()
+        browser.events.clear()
+        click(browser, "#native-run")
+        wait_for(browser, "!document.getElementById('native-cancel').hidden")
+        time.sleep(0.5)
+        browser.send("Page.navigate", url=f"{server.url}/collection/root")
+        wait_for(browser, "location.pathname === '/collection/root' && document.readyState === 'complete'")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any("its query was cancelled" in r.getMessage()
+                                                      for r in caplog.records):
+            time.sleep(0.1)
+        # (the old document's aborted load is not reported once it is gone: the server's log says it)
+        assert any("its query was cancelled" in r.getMessage() for r in caplog.records)
