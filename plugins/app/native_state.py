@@ -129,6 +129,9 @@ def from_question(dataset_query: dict) -> MultiDict:
     """The editor's fields for a native dataset_query (a link's, or a saved question's): its text,
     database and each variable's settings."""
     native = dataset_query.get("native") if isinstance(dataset_query.get("native"), dict) else {}
+    stages = dataset_query.get("stages")
+    if isinstance(stages, list) and stages and isinstance(stages[0], dict):  # MBQL 5: the native stage
+        native = {"query": stages[0].get("native"), "template-tags": stages[0].get("template-tags")}
     sql = native.get("query") if isinstance(native.get("query"), str) else ""
     database = dataset_query.get("database")
     pairs = [(SQL, sql)]

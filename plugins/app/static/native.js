@@ -16,13 +16,27 @@
   var status = document.getElementById("native-status");
   var dialect = form.querySelector(".code-editor").dataset.dialect || "";
 
+  // Prism's SQL is MySQL's reading: "#" comments, `backtick` identifiers, strings in either quote. The
+  // other engines quote identifiers with "double quotes", strings with 'single' ones, have no "#"
+  // comment ({{#12-orders}} is a card reference), and PostgreSQL and DuckDB add $tag$ strings.
+  var DOLLAR_QUOTES = { postgres: true, duckdb: true };
+
   function grammar() {
     var Prism = window.Prism;
-    var base = Prism.languages.sql;
-    // "#" starts a comment in MySQL only; elsewhere it is text ({{#12-orders}} is a card reference).
-    var comment = dialect === "mysql" ? base.comment
-      : { pattern: /(^|[^\\])(?:\/\*[\s\S]*?\*\/|--.*)/, lookbehind: true };
-    Prism.languages.tesseraSql = Prism.languages.extend("sql", { comment: comment });
+    if (dialect === "mysql" || dialect === "mariadb") {
+      Prism.languages.tesseraSql = Prism.languages.extend("sql", {});
+    } else {
+      Prism.languages.tesseraSql = Prism.languages.extend("sql", {
+        comment: { pattern: /(^|[^\\])(?:\/\*[\s\S]*?\*\/|--.*)/, lookbehind: true },
+        string: { pattern: /'(?:[^']|'')*'/, greedy: true },
+        identifier: { pattern: /"(?:[^"]|"")*"/, greedy: true }
+      });
+      if (DOLLAR_QUOTES[dialect]) {
+        Prism.languages.insertBefore("tesseraSql", "string", {
+          "dollar-string": { pattern: /\$([A-Za-z_]*)\$[\s\S]*?\$\1\$/, greedy: true, alias: "string" }
+        });
+      }
+    }
     Prism.languages.insertBefore("tesseraSql", "comment", {
       "template-tag": { pattern: /\{\{[^{}]*\}\}/, greedy: true },
       "optional-clause": /\[\[|\]\]/

@@ -12,7 +12,10 @@
     try {
       var question = JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/")));
       var query = question && (question.dataset_query || (question.database !== undefined ? question : null));
-      return !!query && query.type === "native";
+      var stages = query && Array.isArray(query.stages) ? query.stages : [];
+      return !!query && (query.type === "native" || stages.some(function (stage) {
+        return stage && stage["lib/type"] === "mbql.stage/native";
+      }));
     } catch (e) {
       return false;  // the server says what is wrong with it
     }

@@ -172,6 +172,8 @@ def test_without_native_permission_the_api_refuses(app, admin, shop):  # noqa: F
     api = admin_free_answer(app, shop["db"])
     assert refused.status_code == 403 and api in html.unescape(text(refused))
     assert "<tbody>" not in text(refused)
+    # Nor does their saved native question offer the editor.
+    assert "Open editor" not in text(client.get(f"/question/{shop['native']}"))
 
 
 def admin_free_answer(app, db: int) -> str:
@@ -198,3 +200,11 @@ def test_a_saved_native_question_offers_open_editor(app, admin, shop):  # noqa: 
 def test_signed_out_is_sent_to_sign_in(app, admin, path):
     response = app.test_client().get(path)
     assert response.status_code in (302, 303) and "/auth/login" in response.headers["Location"]
+
+
+def test_an_mbql5_native_link_opens_too(app, admin, shop):  # noqa: F811
+    query = {"lib/type": "mbql/query", "database": shop["db"], "stages": [
+        {"lib/type": "mbql.stage/native", "native": "SELECT id FROM sales WHERE id < {{top}}",
+         "template-tags": {"top": {"id": "x", "name": "top", "display-name": "Top", "type": "number"}}}]}
+    page = text(sign_in(app).get(f"/question/native?q={link(query)}"))
+    assert "WHERE id &lt; {{top}}" in page and '<option value="number" selected>' in page

@@ -125,10 +125,15 @@ def test_write_run_and_cancel_sql_in_a_browser(app, admin, shop, caplog):  # noq
         assert browser.evaluate("document.querySelector(\"select[name='tag-type.day']\").value") == "dimension"
 
         # A SQL error: the database's message where the rows would be.
-        type_sql(browser, "SELECT nope FROM sales")
+        type_sql(browser, "SELECT nope, \"region\" FROM sales WHERE region = 'x # y' -- why")
         click(browser, "#native-run")
         settle(browser, "document.querySelector('#native-result [role=alert]')")
         assert "no such column: nope" in browser.text()
+        # SQLite's dialect: "region" is a name, 'x # y' a string ("#" starts no comment), "--" a comment.
+        tokens = browser.evaluate("[...document.querySelectorAll('.code-highlight .token')]"
+                                  ".map(t => [t.className.replace('token ', ''), t.textContent])")
+        assert ["identifier", '"region"'] in tokens and ["string", "'x # y'"] in tokens
+        assert ["comment", "-- why"] in tokens
         assert all("400" in error for error in browser.errors())  # the failed run's answer, logged as a load
 
         # Dark theme and a phone's width: nothing wider than the screen, still no violation.
