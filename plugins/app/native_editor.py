@@ -33,7 +33,7 @@ from .native_state import DIR, PAGE, SORT, Editor
 from .question import Shown, State, draw_result, failure_text
 from .question_query import BadLink, decode_adhoc, is_mbql
 from .render import go, page, signed_in_user
-from .views import blueprint, fragment
+from .views import blueprint, fragment, posted
 
 BASE = "/question/native"
 NO_DATABASE = "Choose a database to run the SQL on."
@@ -112,17 +112,14 @@ def native_editor():
         editor.database = allowed[0]["id"]
     schema = tables(editor.database)
     current = values_of(editor, args)
-    fields_by_id = {f.get("id"): (t, f) for t in schema for f in t.get("fields") or []}
     return page("app/native.html", name="native", title="New SQL query", user=user, editor=editor,
-                allowed=allowed, schema=schema, snippets=known, fields_by_id=fields_by_id, current=current,
+                allowed=allowed, schema=schema, snippets=known, current=current,
                 variable_types=native_state.VARIABLE_TYPES, widget_types=native_state.WIDGET_TYPES,
                 key=native_state.key, base=BASE, notice=notice, **filters.widget_context())
 
 
 def posted_args() -> MultiDict:
     """The editor's form as json-enc posts it (a repeated field arrives as a list)."""
-    from .views import posted
-
     body = posted()
     pairs = []
     for name, value in body.items():
