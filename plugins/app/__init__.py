@@ -10,7 +10,9 @@ page again and every app URL is 404.
 """
 from core import Pages, hookimpl
 
-from . import account, browse, dashboard, expressions_views, question, setup_data  # noqa: F401 - their routes join the blueprint
+from . import (  # noqa: F401 - their routes join the blueprint
+    account, browse, dashboard, expressions_views, native_editor, question, setup_data,
+)
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
 

@@ -1,0 +1,162 @@
+"""The SQL editor's state (plugins/app/native_editor.py): the database, the SQL text and each template
+tag's settings, as the editor's form fields carry them and its URL keeps them, and the Metabase question
+they stand for (`dataset_query` of type "native" with its `template-tags`).
+
+Field names hold a "-" ("native-db", "native-sql", "tag-type.<name>"), which no tag name may (the API's
+tag names are [A-Za-z0-9_.]), so every other key of the URL is a parameter value by slug, as on a saved
+question's page. The tags are the API's own reading of the text (core.query.native.tag_names, the
+parser a run uses), never a second parser: `{{var}}`, `{{snippet: name}}`, `{{#N-slug}}`, inside
+`[[optional clauses]]` or not.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from werkzeug.datastructures import MultiDict
+
+from core.query import native as N
+from core.query.errors import QueryFailed
+
+DB, SQL = "native-db", "native-sql"
+# The result table's own state (sorting, paging) while the editor is open.
+SORT, DIR, PAGE = "native-sort", "native-dir", "native-page"
+SETTINGS = ("type", "label", "required", "default", "field", "widget")
+VARIABLE_TYPES = (("text", "Text"), ("number", "Number"), ("date", "Date"), ("dimension", "Field filter"))
+# A field filter's widget types, as Metabase's template-tag settings offer them.
+WIDGET_TYPES = (
+    ("category", "Dropdown list"), ("string/=", "Is"), ("string/!=", "Is not"), ("string/contains", "Contains"),
+    ("string/does-not-contain", "Does not contain"), ("string/starts-with", "Starts with"),
+    ("string/ends-with", "Ends with"), ("number/=", "Equal to"), ("number/!=", "Not equal to"),
+    ("number/between", "Between"), ("number/>=", "Greater than or equal to"),
+    ("number/<=", "Less than or equal to"), ("id", "ID"), ("date/single", "Single date"),
+    ("date/range", "Date range"), ("date/relative", "Relative date"), ("date/month-year", "Month and year"),
+    ("date/quarter-year", "Quarter and year"), ("date/all-options", "All options"))
+WIDGET_NAMES = frozenset(name for name, _ in WIDGET_TYPES)
+CARD_REF = re.compile(r"^#(\d+)")
+
+
+def key(setting: str, name: str) -> str:
+    return f"tag-{setting}.{name}"
+
+
+def display_name(name: str) -> str:
+    """A tag's name as Metabase's editor first names its widget ("min_amount" -> "Min Amount")."""
+    return " ".join(word.capitalize() for word in re.split(r"[_.\s]+", name) if word) or name
+
+
+@dataclass
+class Editor:
+    """What the editor holds: the database, the SQL, the template tags (Metabase's shape) and, when
+    the text cannot be read (an unclosed `{{`), the parser's message."""
+
+    database: int | None
+    sql: str
+    tags: dict = field(default_factory=dict)
+    problem: str | None = None
+
+    def dataset_query(self) -> dict:
+        return {"database": self.database, "type": "native",
+                "native": {"query": self.sql, "template-tags": self.tags}}
+
+    def fields(self) -> list[tuple[str, str]]:
+        """The editor's form fields for this state (what its URL keeps)."""
+        pairs = [(DB, str(self.database))] if self.database is not None else []
+        pairs.append((SQL, self.sql))
+        for name, tag in self.tags.items():
+            if tag["type"] in ("snippet", "card"):
+                continue
+            pairs.append((key("type", name), tag["type"]))
+            if tag.get("display-name") != display_name(name):
+                pairs.append((key("label", name), tag.get("display-name") or ""))
+            if tag.get("required"):
+                pairs.append((key("required", name), "true"))
+            if tag.get("default") not in (None, ""):
+                pairs.append((key("default", name), str(tag["default"])))
+            if tag["type"] == "dimension":
+                dimension = tag.get("dimension") or [None, None]
+                if dimension[1] is not None:
+                    pairs.append((key("field", name), str(dimension[1])))
+                pairs.append((key("widget", name), tag.get("widget-type") or "category"))
+        return pairs
+
+
+def _id(text: str | None) -> int | None:
+    text = (text or "").strip()
+    return int(text) if text.isdigit() and len(text) < 16 else None
+
+
+def from_fields(args: MultiDict, snippets: dict[str, int]) -> Editor:
+    """The editor's state from its form fields; `snippets` are the user's snippets' ids by name."""
+    sql = args.get(SQL) or ""
+    editor = Editor(_id(args.get(DB)), sql)
+    try:
+        names = N.tag_names(sql)
+    except QueryFailed as exc:
+        editor.problem = str(exc)
+        return editor
+    for name in names:
+        editor.tags[name] = _tag(name, args, snippets)
+    return editor
+
+
+def _tag(name: str, args: MultiDict, snippets: dict[str, int]) -> dict:
+    if name.startswith("snippet:"):
+        snippet = name.split(":", 1)[1].strip()
+        return {"id": name, "name": name, "display-name": snippet, "type": "snippet", "snippet-name": snippet,
+                "snippet-id": snippets.get(snippet)}
+    if name.startswith("#"):
+        match = CARD_REF.match(name)
+        return {"id": name, "name": name, "display-name": name, "type": "card",
+                "card-id": int(match.group(1)) if match else None}
+    kind = args.get(key("type", name)) or "text"
+    if kind not in {value for value, _ in VARIABLE_TYPES}:
+        kind = "text"
+    label = args.get(key("label", name))
+    tag = {"id": name, "name": name, "display-name": label.strip() if label and label.strip() else display_name(name),
+           "type": kind, "required": args.get(key("required", name)) in ("true", "on")}
+    default = (args.get(key("default", name)) or "").strip()
+    if default:
+        tag["default"] = default
+    if kind == "dimension":
+        tag["dimension"] = ["field", _id(args.get(key("field", name))), None]
+        widget = args.get(key("widget", name)) or "category"
+        tag["widget-type"] = widget if widget in WIDGET_NAMES else "category"
+    return tag
+
+
+def from_question(dataset_query: dict) -> MultiDict:
+    """The editor's fields for a native dataset_query (a link's, or a saved question's): its text,
+    database and each variable's settings."""
+    native = dataset_query.get("native") if isinstance(dataset_query.get("native"), dict) else {}
+    stages = dataset_query.get("stages")
+    if isinstance(stages, list) and stages and isinstance(stages[0], dict):  # MBQL 5: the native stage
+        native = {"query": stages[0].get("native"), "template-tags": stages[0].get("template-tags")}
+    sql = native.get("query") if isinstance(native.get("query"), str) else ""
+    database = dataset_query.get("database")
+    pairs = [(SQL, sql)]
+    if type(database) is int:
+        pairs.append((DB, str(database)))
+    tags = native.get("template-tags") if isinstance(native.get("template-tags"), dict) else {}
+    for name, tag in tags.items():
+        if not isinstance(tag, dict) or tag.get("type") in ("snippet", "card"):
+            continue
+        pairs.append((key("type", name), str(tag.get("type") or "text")))
+        if tag.get("display-name"):
+            pairs.append((key("label", name), str(tag["display-name"])))
+        if tag.get("required"):
+            pairs.append((key("required", name), "true"))
+        default = tag.get("default")
+        if default not in (None, "", []):
+            pairs.append((key("default", name), str(default[0] if isinstance(default, list) else default)))
+        dimension = tag.get("dimension")
+        if isinstance(dimension, list) and len(dimension) >= 2 and type(dimension[1]) is int:
+            pairs.append((key("field", name), str(dimension[1])))
+        if tag.get("widget-type"):
+            pairs.append((key("widget", name), str(tag["widget-type"])))
+    return MultiDict(pairs)
+
+
+def is_state_key(name: str) -> bool:
+    """Whether a URL key is the editor's own (every other one is a parameter value by slug)."""
+    return "-" in name
