@@ -204,6 +204,8 @@ def adhoc():
         return bad_state(str(exc), user)
     query = question["dataset_query"]
     mbql = is_mbql(query)
+    if not mbql:  # SQL a link carries is shown in the editor, never run by following the link
+        return go("/question/native?" + urlencode({"q": request.args["q"]}))
     card = {"name": question["name"] or adhoc_name(query), "display": question["display"],
             "visualization_settings": question["visualization_settings"]}
     shown = Shown(view=state.view or default_view(card), shape=results.shape(card))

@@ -72,6 +72,11 @@ def test_the_editor_opens_a_native_link_with_its_variables(app, admin, shop):  #
     mbql = link({"database": shop["db"], "type": "query", "query": {"source-table": shop["table"]}})
     moved = client.get(f"/question/native?q={mbql}")
     assert moved.status_code == 303 and moved.headers["Location"].startswith("/question/adhoc?q=")
+    # And the other way round: SQL in an ad-hoc link opens in the editor, not run by following the link
+    # (a link from anywhere must not run a query as whoever follows it, as Metabase stopped doing).
+    sql_link = link({"database": shop["db"], "type": "native", "native": {"query": "SELECT 1 AS one"}})
+    shown = client.get(f"/question/adhoc?q={sql_link}")
+    assert shown.status_code == 303 and shown.headers["Location"] == f"/question/native?q={sql_link}"
     # A database this user may not write SQL for is not silently kept: said, and another one chosen.
     other = text(client.get("/question/native?native-db=999&native-sql=SELECT+1"))
     assert "You may not write SQL for database 999" in other and f'<option value="{shop["db"]}" selected>' in other
