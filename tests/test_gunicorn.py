@@ -78,6 +78,16 @@ def call(port: int, method: str, path: str, body: dict | None = None, token: str
     return response.status, json.loads(data) if data else None
 
 
+def test_a_question_link_of_several_kilobytes_is_served(gunicorn):
+    # An unsaved question travels in its page's link: past gunicorn's default request line of 4094 bytes
+    # it would be refused before the app sees it.
+    assert call(gunicorn, "GET", "/api/health?q=" + "a" * 7000)[0] == 200
+    conn = http.client.HTTPConnection("127.0.0.1", gunicorn, timeout=30)
+    conn.request("GET", "/api/health?q=" + "a" * 9000)
+    assert conn.getresponse().status == 414  # still bounded
+    conn.close()
+
+
 @pytest.mark.parametrize("gunicorn", ["sync"], indirect=True)
 def test_throttling_counts_across_workers(gunicorn):
     # Sync workers serve one request at a time, so each pair of simultaneous failures reaches both workers:
