@@ -95,20 +95,30 @@ def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: li
     return {"layer": layers}
 
 
-def _visible(chart: ChartInput) -> list[int]:
-    """Columns the table shows: table.columns' enabled entries in their order when set, else all but
-    the pivot bookkeeping column."""
-    configured = chart.setting("table.columns")
+def visible_columns(cols: list[dict], settings: dict | None) -> list[int]:
+    """Indexes of the columns a table shows: table.columns' enabled entries in their order when set (a
+    column the list does not name, new in the result, follows at the end as Metabase shows it), else
+    all but the pivot bookkeeping column. Every table of a result (drawn, or the app's) shows these."""
+    configured = (settings or {}).get("table.columns")
+    names = [c.get("name") for c in cols]
+    shown = [i for i, name in enumerate(names) if name not in HIDDEN_COLUMNS]
     if isinstance(configured, list) and configured:
-        chosen = []
+        chosen, named = [], set()
         for entry in configured:
-            if isinstance(entry, dict) and entry.get("enabled", True):
-                index = chart.col_index(entry.get("name"))
-                if index is not None and index not in chosen:
-                    chosen.append(index)
+            if not isinstance(entry, dict) or entry.get("name") not in names:
+                continue
+            index = names.index(entry.get("name"))
+            named.add(index)
+            if entry.get("enabled", True) and index not in chosen:
+                chosen.append(index)
+        chosen += [i for i in shown if i not in named]
         if chosen:
             return chosen
-    return [i for i, c in enumerate(chart.cols) if c.get("name") not in HIDDEN_COLUMNS]
+    return shown
+
+
+def _visible(chart: ChartInput) -> list[int]:
+    return visible_columns(chart.cols, chart.settings)
 
 
 def _footer(shown: int, total: int) -> str | None:
