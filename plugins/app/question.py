@@ -138,7 +138,9 @@ def saved(id_slug: str, kind: str) -> Response:
             "parameters": orjson.dumps(parameters).decode()})
         if not native:  # the x-ray of a SQL question has only its saved columns to go on: not offered
             shown.xray = f"/auto/dashboard/{where}/{card_id}"
-    viz = viz_settings.panel(card, answer.body if answer.ok else None, card_id=card_id, view=state.view)
+    # A question that takes parameters keeps them: its ad-hoc view (what a settings change makes) has none.
+    viz = None if current else viz_settings.panel(card, answer.body if answer.ok else None, card_id=card_id,
+                                                  view=state.view)
     return page("app/question.html", name="question", title=card.get("name") or "Question", obj=card, user=user,
                 card=card, state=state, shown=shown, kind=where, src=state.url(), viz=viz, **filters.widget_context())
 
