@@ -309,7 +309,7 @@ def panel(card: dict, result, *, q: str | None = None, card_id: int | None = Non
                            "url": "/question/viz?" + _query({**base, "display": name})} for name in offered],
                "cols": [_column(index, col, settings) for index, col in enumerate(cols)],
                "graph": _graph(chart) if display in GRAPHS else None,
-               "table": _table(cols, settings), "rules": _rules(settings),
+               "table": _table(cols, settings), "rules": _rules(settings, cols),
                "operators": [(o, OPERATOR_NAMES[o]) for o in OPERATORS], "number_styles": NUMBER_STYLES,
                "currencies": sorted(CURRENCIES), "date_styles": DATE_STYLES, "time_enabled": TIME_ENABLED,
                "scales": SCALES, "x_scales": X_SCALES}
@@ -353,15 +353,19 @@ def _table(cols: list[dict], settings: dict) -> list[dict]:
              "enabled": i in shown} for i in order]
 
 
-def _rules(settings: dict) -> list[dict]:
+def _rules(settings: dict, cols: list[dict]) -> list[dict]:
+    """The stored rules in words, with their colours (swatches), columns by the names people read."""
+    labels = {str(c.get("name")): str(c.get("display_name") or c.get("name")) for c in cols}
     described = []
     for rule in rules(settings):
-        columns = ", ".join(str(c) for c in rule["columns"])
+        columns = ", ".join(labels.get(str(c), str(c)) for c in rule["columns"])
         if rule["type"] == "range":
-            text = f"{columns}: shaded from its smallest to its largest value"
+            text = f"{columns}: shaded from the smallest to the largest value"
+            colors = [c for c in (rule.get("colors") or [])[:2] if rgb(c)]
         else:
             operator = OPERATOR_NAMES.get(str(rule.get("operator")), str(rule.get("operator")))
             text = f"{columns} {operator} {rule.get('value', '')}".rstrip() + \
                 (" (whole row)" if rule.get("highlight_row") else "")
-        described.append({"text": text, "color": rule.get("color") or ", ".join(rule.get("colors") or [])})
+            colors = [rule["color"]] if rgb(rule.get("color")) else []
+        described.append({"text": text, "colors": colors})
     return described

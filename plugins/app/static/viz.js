@@ -6,9 +6,39 @@
 (function () {
   var open = null;
 
+  function channels(text) {
+    var found = /rgba?\(([^)]+)\)/.exec(text || "");
+    if (!found) return null;
+    var parts = found[1].split(",").map(parseFloat);
+    return { r: parts[0], g: parts[1], b: parts[2], a: parts.length > 3 ? parts[3] : 1 };
+  }
+
+  function luminance(c) {
+    function one(v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }
+    return 0.2126 * one(c.r) + 0.7152 * one(c.g) + 0.0722 * one(c.b);
+  }
+
+  // A rule's colour is see-through: over a dark page a light colour needs dark text, and the other way
+  // round, so the text is chosen for the colour as it shows over the table's own background.
+  function readable(cell, color) {
+    var over = channels(color), under = null, node = cell.parentElement;
+    while (node && !under) {
+      var bg = channels(getComputedStyle(node).backgroundColor);
+      if (bg && bg.a > 0) under = bg;
+      node = node.parentElement;
+    }
+    if (!over || !under) return;
+    var shown = { r: over.r * over.a + under.r * (1 - over.a), g: over.g * over.a + under.g * (1 - over.a),
+                  b: over.b * over.a + under.b * (1 - over.a) };
+    // Black or white, whichever contrasts more: one of them always reaches 4.5:1 (WCAG AA).
+    var light = luminance(shown);
+    cell.style.color = (light + 0.05) / 0.05 >= 1.05 / (light + 0.05) ? "#000000" : "#ffffff";
+  }
+
   function paint(root) {
     root.querySelectorAll("[data-cell-color]").forEach(function (cell) {
       cell.style.backgroundColor = cell.dataset.cellColor;
+      if (cell.tagName === "TD") readable(cell, cell.dataset.cellColor);
     });
   }
 

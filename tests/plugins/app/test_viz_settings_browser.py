@@ -94,4 +94,23 @@ def test_in_a_browser_switch_to_bars_stack_them_and_set_a_goal(app, admin, shop)
         click(browser, "[data-theme-toggle]")
         settle(browser, "document.documentElement.dataset.theme === 'dark'")
         assert serious_violations(browser) == []
+
+        # The rows, with a colour range on the sums: each cell painted, its text still readable (axe's
+        # contrast check runs over the painted cells).
+        browser.send("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1, mobile=False)
+        click(browser, ".switch a:nth-child(2)")
+        settle(browser, "document.querySelector('table.result')")
+        if not browser.evaluate("document.getElementById('viz-settings').open"):
+            click(browser, "#viz-settings > summary")
+        browser.evaluate("document.getElementById('viz-rules').open = true")
+        set_field(browser, "#viz-rule-column", "sum")
+        set_field(browser, "#viz-rule-type", "range")
+        assert browser.evaluate("document.querySelector('#viz-form input[name=view]').value") == "table"
+        click(browser, "#viz-add-rule")
+        settle(browser, "document.querySelector('table.result td[data-cell-color]')")
+        painted = browser.evaluate("[...document.querySelectorAll('table.result td[data-cell-color]')]"
+                                   ".map(td => td.style.backgroundColor)")
+        assert len(set(painted)) > 3 and all(painted)   # shades of the range, one per sum
+        assert browser.evaluate("document.querySelector('.viz-rules li').textContent").strip().startswith("Sum of")
+        assert serious_violations(browser) == []
         assert browser.errors() == []
