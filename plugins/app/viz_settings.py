@@ -184,7 +184,9 @@ def _apply_graph(out: dict, args: MultiDict) -> None:
     if metrics:
         out["graph.metrics"] = metrics
     stack = _choice(args, "stackable.stack_type", ("none", "stacked", "normalized"), "stacking")
-    if stack is not None:
+    # Written only when changed: the select shows the effective value, and a default stored as a choice
+    # would stop following the display (an area of several series stacks by default).
+    if stack is not None and stack != args.get("was.stackable.stack_type"):
         out["stackable.stack_type"] = None if stack == "none" else stack
         out.pop("stackable.stacked", None)
     for key in ("graph.show_goal", "graph.show_trendline", "graph.show_values"):
@@ -202,9 +204,11 @@ def _apply_graph(out: dict, args: MultiDict) -> None:
 def _apply_series(out: dict, args: MultiDict) -> None:
     series = {key: dict(value) for key, value in (out.get("series_settings") or {}).items()
               if isinstance(value, dict)}
-    for key, color in zip(args.getlist("series.key"), args.getlist("series.color")):
+    shown = args.getlist("series.was")
+    for position, (key, color) in enumerate(zip(args.getlist("series.key"), args.getlist("series.color"))):
         chosen = _color(color.strip() or None, f"colour of “{key}”")
-        if chosen is not None:
+        # Only a colour the person changed is stored: the theme's own colours differ by theme.
+        if chosen is not None and (position >= len(shown) or chosen.lower() != shown[position].lower()):
             series.setdefault(key, {})["color"] = chosen
     _put(out, "series_settings", {key: value for key, value in series.items() if value} or None)
 

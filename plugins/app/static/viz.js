@@ -57,6 +57,17 @@
     });
   });
 
+  // Empty fields mean the same as absent ones to /question/viz: left out, a wide table's settings stay
+  // within the server's request-line limit (gunicorn's 4 KB).
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (!event.detail.elt || event.detail.elt.id !== "viz-form") return;
+    var data = event.detail.formData, empty = [];
+    data.forEach(function (value, name) {
+      if (value === "" && data.getAll(name).every(function (one) { return one === ""; })) empty.push(name);
+    });
+    empty.forEach(function (name) { delete event.detail.parameters[name]; });
+  });
+
   document.addEventListener("change", function (event) {
     if (event.target.closest && event.target.closest("[data-draft]")) event.stopPropagation();
   }, true);

@@ -220,3 +220,21 @@ def test_bad_settings_are_a_clear_400(app, admin, shop):
         assert answer.status_code == 400 and message in html.unescape(text(answer)), fields
     assert client.get(f"/question/viz?q={adhoc(shop)}&display=nonsense").status_code == 400
     assert client.get("/question/viz?q=bm90IGpzb24").status_code == 400
+
+
+def test_only_what_was_changed_is_stored(app, admin, shop):
+    """The panel shows effective values (the theme's colours, the display's stacking); sent back unchanged
+    they are not written as choices, which would stop them following the theme or the display."""
+    client = sign_in(app)
+    _, q = change(client, {"q": adhoc(shop)}, [*GRAPH, ("stackable.stack_type", "none"),
+                                               ("was.stackable.stack_type", "none"), ("sections", "series"),
+                                               ("series.key", "sum"), ("series.color", "#509EE3"),
+                                               ("series.was", "#509ee3")])
+    stored = settings_of(q)["visualization_settings"]
+    assert "stackable.stack_type" not in stored and "series_settings" not in stored
+    _, q = change(client, {"q": adhoc(shop)}, [*GRAPH, ("stackable.stack_type", "stacked"),
+                                               ("was.stackable.stack_type", "none"), ("sections", "series"),
+                                               ("series.key", "sum"), ("series.color", "#112233"),
+                                               ("series.was", "#509ee3")])
+    stored = settings_of(q)["visualization_settings"]
+    assert stored["stackable.stack_type"] == "stacked" and stored["series_settings"] == {"sum": {"color": "#112233"}}
