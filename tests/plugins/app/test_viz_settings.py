@@ -238,3 +238,26 @@ def test_only_what_was_changed_is_stored(app, admin, shop):
                                                ("series.was", "#509ee3")])
     stored = settings_of(q)["visualization_settings"]
     assert stored["stackable.stack_type"] == "stacked" and stored["series_settings"] == {"sum": {"color": "#112233"}}
+
+
+def test_a_trend_line_and_value_labels(app, admin, shop):
+    client = sign_in(app)
+    plain, _ = change(client, {"q": adhoc(shop)}, GRAPH)
+    marked, _ = change(client, {"q": adhoc(shop)}, [*GRAPH, ("graph.show_trendline", "1"), ("graph.show_values", "1")])
+    assert 'stroke-dasharray="6,4"' not in svg(plain) and 'stroke-dasharray="6,4"' in svg(marked)
+    totals = {round(sum(a for _, r, a, _ in test_question_pages.SALES if r == region), 2)
+              for region in test_question_pages.REGIONS}
+    written = {float(label.replace(",", "")) for label in labels(svg(marked)) if re.fullmatch(r"[\d,]+\.\d+", label)}
+    assert totals <= written and not totals & {float(v.replace(",", "")) for v in labels(svg(plain))
+                                               if re.fullmatch(r"[\d,]+\.\d+", v)}
+
+
+def test_a_columns_date_style(app, admin, shop):
+    client = sign_in(app)
+    start = {"q": adhoc(shop, display="table", dataset_query={"database": shop["db"], "type": "query", "query": {
+        "source-table": shop["table"], "order-by": [["asc", ["field", shop["fields"]["id"], None]]], "limit": 3}})}
+    cols = ("id", "region", "amount", "sold_on")
+    page, q = change(client, start, [("sections", "columns"), ("col.3.kind", "date"),
+                                     ("col.3.date_style", "YYYY/M/D")], cols)
+    assert [row[3] for row in cells(page)] == [f"2024/1/{day}" for day in (2, 3, 4)]
+    assert settings_of(q)["visualization_settings"]["column_settings"] == {'["name","sold_on"]': {"date_style": "YYYY/M/D"}}
