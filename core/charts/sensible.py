@@ -35,8 +35,10 @@ def sensible(display: str, cols: list[dict], row_count: int) -> bool:
     """Whether `display` makes sense for a result of these columns and this many rows."""
     metrics = sum(1 for col in cols if _metric(col))
     dimensions = sum(1 for col in cols if _dimension(col))
-    if display in ("table", "object"):
+    if display == "table":
         return True
+    if display == "object":  # one record's fields
+        return row_count == 1
     if display in ("bar", "line", "area", "combo", "row"):
         return row_count > 1 and len(cols) >= 2 and dimensions > 0 and metrics > 0
     if display == "pie":
