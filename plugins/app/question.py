@@ -32,7 +32,7 @@ from werkzeug.exceptions import NotFound
 
 from core.http.internal import Answer, call
 
-from . import filters, question_params, results
+from . import filters, question_params, results, viz_settings
 from .question_query import BadLink, decode_adhoc, encode_query, is_mbql, sorted_by, source_table
 from .render import go, page, read, signed_in_user
 from .views import blueprint, fragment, id_of, slug
@@ -138,8 +138,11 @@ def saved(id_slug: str, kind: str) -> Response:
             "parameters": orjson.dumps(parameters).decode()})
         if not native:  # the x-ray of a SQL question has only its saved columns to go on: not offered
             shown.xray = f"/auto/dashboard/{where}/{card_id}"
+    # A question that takes parameters keeps them: its ad-hoc view (what a settings change makes) has none.
+    viz = None if current else viz_settings.panel(card, answer.body if answer.ok else None, card_id=card_id,
+                                                  view=state.view)
     return page("app/question.html", name="question", title=card.get("name") or "Question", obj=card, user=user,
-                card=card, state=state, shown=shown, kind=where, src=state.url(), **filters.widget_context())
+                card=card, state=state, shown=shown, kind=where, src=state.url(), viz=viz, **filters.widget_context())
 
 
 @blueprint.get("/question/<id_slug>/values/<parameter_id>")
@@ -223,8 +226,9 @@ def adhoc():
         source = source_table(query)
         if isinstance(source, int) or (isinstance(source, str) and source.startswith("card__")):
             shown.xray = f"/auto/dashboard/adhoc/{encode_query(query)}"
+    viz = viz_settings.panel(card, answer.body if answer.ok else None, q=request.args.get("q"), view=state.view)
     return page("app/question.html", name="question", title=card["name"], user=user, card=card, state=state,
-                shown=shown, kind="adhoc", src=state.url())
+                shown=shown, kind="adhoc", src=state.url(), viz=viz)
 
 
 def adhoc_name(query: dict) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from flask import request
 from markupsafe import Markup, escape
 
+from core.charts.conditional import cell_colors
+from core.charts.displays.table import visible_columns
 from core.charts.format import value_formatter
 from core.charts.render import render_card
 from core.export.formatting import formatter
@@ -130,8 +132,10 @@ def table_of(cols: list[dict], rows: list[list], *, sort: str | None, descending
     cells, links to the pages around it. `url(sort=, dir=, page=)` is the link for a change of state."""
     pages = page_count(len(rows), size)
     number = min(page, pages)
+    # table.columns' order and visibility, and table.column_formatting's colours, as a drawn table has them.
+    shown_cols = visible_columns(cols, viz)
     columns = []
-    for col in cols:
+    for col in (cols[i] for i in shown_cols):
         name = col.get("name")
         current = sort == name
         columns.append({"label": col.get("display_name") or name, "name": name,
@@ -142,9 +146,11 @@ def table_of(cols: list[dict], rows: list[list], *, sort: str | None, descending
     # Each value as the chart renderer and the exports write it: numbers grouped, dates in words,
     # identifiers plain, a time grouping by its name (core.charts.format).
     formats = [value_formatter(col, viz) for col in cols]
-    shown_rows = [[formats[i](value) if i < len(formats) else cell(value) for i, value in enumerate(row)]
-                  for row in page_rows(rows, number, size)]
-    return {"columns": columns, "rows": shown_rows, "total": len(rows), "page": number, "pages": pages,
+    raw = page_rows(rows, number, size)
+    shown_rows = [[formats[i](row[i]) if i < len(row) else "" for i in shown_cols] for row in raw]
+    colors = cell_colors(cols, raw, viz, bounds_rows=rows)
+    return {"columns": columns, "rows": shown_rows,
+            "colors": [[line[i] for i in shown_cols] for line in colors] if colors else None, "total": len(rows), "page": number, "pages": pages,
             "first": first + 1 if rows else 0, "last": first + len(shown_rows), "truncated": truncated,
             "previous": url(page=number - 1) if number > 1 else None,
             "next": url(page=number + 1) if number < pages else None}

@@ -20,13 +20,18 @@ def goal_layers(chart: ChartInput, value_channel: str = "y") -> list[dict]:
         return []
     label = chart.settings.get("graph.goal_label")
     label = label if isinstance(label, str) else "Goal"
-    rule = {"mark": {"type": "rule", "color": chart.theme.muted, "strokeDash": [5, 4], "strokeWidth": 1.5},
+    # One row of its own: layered under the chart's data, a datum mark is drawn once per row of it. The
+    # rule is left out of the accessibility tree (a graphics symbol without a name to screen readers);
+    # its label is the text mark.
+    one = {"values": [{}]}
+    rule = {"data": one, "mark": {"type": "rule", "color": chart.theme.muted, "strokeDash": [5, 4],
+                                  "strokeWidth": 1.5, "aria": False},
             "encoding": {value_channel: {"datum": goal, "type": "quantitative"}}}
     if value_channel == "y":
         text_mark = {"type": "text", "x": "width", "align": "right", "baseline": "bottom", "dy": -3}
     else:
         text_mark = {"type": "text", "y": 0, "align": "left", "baseline": "top", "dx": 4}
-    text = {"mark": {**text_mark, "color": chart.theme.muted, "fontSize": 11},
+    text = {"data": one, "mark": {**text_mark, "color": chart.theme.muted, "fontSize": 11},
             "encoding": {value_channel: {"datum": goal, "type": "quantitative"}, "text": {"value": label}}}
     return [rule, text]
 

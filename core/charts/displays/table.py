@@ -7,6 +7,7 @@ table mark, and measuring in Python keeps columns aligned the same way on every 
 """
 from __future__ import annotations
 
+from ..conditional import cell_colors
 from ..registry import ChartInput, display
 
 ROW_HEIGHT = 24
@@ -23,9 +24,10 @@ def _clip(text: str, width: float) -> str:
 
 
 def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: list[bool], footer: str | None,
-         bold_first: bool = False) -> dict:
+         bold_first: bool = False, fills: list[list[str | None]] | None = None) -> dict:
     """A spec drawing `headers` over `body` (already formatted text) in columns that fit `chart.width`,
-    numbers (`right`) right-aligned, and `footer` under it."""
+    numbers (`right`) right-aligned, and `footer` under it; `fills` are cells' backgrounds (rgba text or
+    None, body's shape: conditional formatting)."""
     theme = chart.theme
     widths = []
     for j, header in enumerate(headers):
@@ -40,9 +42,13 @@ def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: li
     if shown < len(headers):
         more = f"{len(headers) - shown} more column{'s' if len(headers) - shown != 1 else ''} not shown"
         footer = f"{footer} · {more}" if footer else more
-    cells, x = [], 0.0
+    cells, boxes, x = [], [], 0.0
     for j in range(shown):
         width = widths[j]
+        for i, row_fills in enumerate(fills or []):
+            if j < len(row_fills) and row_fills[j]:
+                boxes.append({"x": x, "x2": x + width, "y": ROW_HEIGHT * (i + 1), "y2": ROW_HEIGHT * (i + 2),
+                              "fill": row_fills[j]})
         anchor_x = x + width - CELL_PADDING if right[j] else x + CELL_PADDING
         align = "right" if right[j] else "left"
         cells.append({"x": anchor_x, "y": ROW_HEIGHT / 2, "t": _clip(headers[j], width), "a": align, "k": "head"})
@@ -55,6 +61,12 @@ def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: li
              for i in range(len(body) + 1)]
     pixel = {"type": "quantitative", "scale": None, "axis": None}
     layers = [
+        {"data": {"values": boxes}, "mark": {"type": "rect"},
+         "encoding": {"x": {"field": "x", **pixel}, "x2": {"field": "x2"}, "y": {"field": "y", **pixel},
+                      "y2": {"field": "y2"}, "color": {"field": "fill", "type": "nominal", "scale": None,
+                                                       "legend": None}}},
+    ] if boxes else []
+    layers += [
         {"data": {"values": rules}, "mark": {"type": "rule"},
          "encoding": {"x": {"field": "x", **pixel}, "x2": {"field": "x2"}, "y": {"field": "y", **pixel},
                       "color": {"field": "k", "type": "nominal", "legend": None,
@@ -83,20 +95,30 @@ def grid(chart: ChartInput, headers: list[str], body: list[list[str]], right: li
     return {"layer": layers}
 
 
-def _visible(chart: ChartInput) -> list[int]:
-    """Columns the table shows: table.columns' enabled entries in their order when set, else all but
-    the pivot bookkeeping column."""
-    configured = chart.setting("table.columns")
+def visible_columns(cols: list[dict], settings: dict | None) -> list[int]:
+    """Indexes of the columns a table shows: table.columns' enabled entries in their order when set (a
+    column the list does not name, new in the result, follows at the end as Metabase shows it), else
+    all but the pivot bookkeeping column. Every table of a result (drawn, or the app's) shows these."""
+    configured = (settings or {}).get("table.columns")
+    names = [c.get("name") for c in cols]
+    shown = [i for i, name in enumerate(names) if name not in HIDDEN_COLUMNS]
     if isinstance(configured, list) and configured:
-        chosen = []
+        chosen, named = [], set()
         for entry in configured:
-            if isinstance(entry, dict) and entry.get("enabled", True):
-                index = chart.col_index(entry.get("name"))
-                if index is not None and index not in chosen:
-                    chosen.append(index)
+            if not isinstance(entry, dict) or entry.get("name") not in names:
+                continue
+            index = names.index(entry.get("name"))
+            named.add(index)
+            if entry.get("enabled", True) and index not in chosen:
+                chosen.append(index)
+        chosen += [i for i in shown if i not in named]
         if chosen:
             return chosen
-    return [i for i, c in enumerate(chart.cols) if c.get("name") not in HIDDEN_COLUMNS]
+    return shown
+
+
+def _visible(chart: ChartInput) -> list[int]:
+    return visible_columns(chart.cols, chart.settings)
 
 
 def _footer(shown: int, total: int) -> str | None:
@@ -114,7 +136,10 @@ def table(chart: ChartInput) -> dict:
     rows = chart.rows[: min(fits, MAX_TABLE_ROWS)]
     body = [[chart.format_value(j, row[j]) if j < len(row) else "" for j in columns] for row in rows]
     right = [chart.is_number(j) for j in columns]
-    return grid(chart, [chart.title(j) for j in columns], body, right, _footer(len(rows), chart.row_count))
+    colors = cell_colors(chart.cols, rows, chart.settings, bounds_rows=chart.rows)
+    fills = [[row[j] for j in columns] for row in colors] if colors else None
+    return grid(chart, [chart.title(j) for j in columns], body, right, _footer(len(rows), chart.row_count),
+                fills=fills)
 
 
 @display("object")
