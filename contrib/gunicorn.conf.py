@@ -2,6 +2,8 @@
 import multiprocessing
 import os
 
+from core.assembly.server import LIMIT_REQUEST_LINE
+
 bind = os.environ.get("TESSERA_BIND", "0.0.0.0:3000")
 worker_class = "gthread"
 workers = int(os.environ.get("TESSERA_WORKERS", max(2, multiprocessing.cpu_count())))
@@ -9,10 +11,7 @@ threads = int(os.environ.get("TESSERA_THREADS", 8))
 # Exports stream for a long time; statement timeouts are enforced per database by the engine.
 timeout = 300
 graceful_timeout = 30
-# The app's pages keep an unsaved question in its link (/question/adhoc?q=<base64 of its query>), which a
-# question with joins, custom columns and chart settings takes past gunicorn's default of 4094 bytes:
-# 8190 is the most it takes short of no limit at all.
-limit_request_line = 8190
+limit_request_line = LIMIT_REQUEST_LINE  # core.assembly.server says why
 # One line per request on stdout (production default). TESSERA_ACCESS_LOG names another file, or is set
 # empty to turn it off: gunicorn formats every atom of a line (each header included) per request,
 # a measurable share of a 0.2 ms read; the error log and X-Request-Id stay either way.

@@ -3,6 +3,7 @@ TESSERA_PORT, its start line, and two instances side by side on one host (each w
 control socket)."""
 from __future__ import annotations
 
+import http.client
 import os
 import runpy
 import shutil
@@ -135,6 +136,11 @@ def test_two_instances_on_one_host_keep_to_their_own_control_socket():
         while not all(path.is_socket() for path in sockets) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert all(path.is_socket() for path in sockets)
+        # An unsaved question's link of several kilobytes reaches the app (gunicorn's default stops at 4094).
+        long_link = http.client.HTTPConnection("127.0.0.1", a.port, timeout=30)
+        long_link.request("GET", "/api/health?q=" + "a" * 7000)
+        assert long_link.getresponse().status == 200
+        long_link.close()
         assert str(a.port) in _listeners(sockets[0]) and str(b.port) not in _listeners(sockets[0])
         assert str(b.port) in _listeners(sockets[1])
         a.stop()

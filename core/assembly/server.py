@@ -83,6 +83,12 @@ def refuse_taken_address(address: str) -> None:
             raise
 
 
+# The app's pages keep an unsaved question in its link (/question/adhoc?q=<base64 of its query>), which a
+# question with joins, custom columns and chart settings takes past gunicorn's default of 4094 bytes:
+# 8190 is the most gunicorn takes short of no limit at all. contrib/gunicorn.conf.py uses it too.
+LIMIT_REQUEST_LINE = 8190
+
+
 def serve(app, host: str, port: int, workers: int = 2, threads: int = 8) -> None:
     TesseraServer(app, {
         "control_socket": control_socket(app.config),
@@ -95,4 +101,5 @@ def serve(app, host: str, port: int, workers: int = 2, threads: int = 8) -> None
         # Long exports stream for minutes; the per-query timeout is the engine's business.
         "timeout": 300,
         "accesslog": "-",
+        "limit_request_line": LIMIT_REQUEST_LINE,
     }).run()
