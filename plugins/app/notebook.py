@@ -76,6 +76,27 @@ def adhoc_link(query: dict, display: str = "table") -> str:
     return "/question#" + encode(question)
 
 
+@blueprint.app_template_global("notebook_link")
+def notebook_link(card: dict | None, kind: str | None) -> str | None:
+    """"Open in editor" from a question page: a saved question's own query, a model as the source of a
+    new one (as Metabase opens them), an ad-hoc question's query; none for SQL or for a user the card
+    says may not run its query ad hoc."""
+    if kind == "adhoc":
+        try:
+            return url_of(decode(request.args.get("q", "")))
+        except BadQuery:
+            return None
+    if not isinstance(card, dict) or not card.get("can_run_adhoc_query"):
+        return None
+    query = card.get("dataset_query") or {}
+    if kind == "model" and isinstance(query.get("database"), int) and isinstance(card.get("id"), int):
+        return url_of(new(query["database"], f"card__{card['id']}"))
+    try:
+        return url_of(decode(encode(query)))
+    except BadQuery:  # SQL, or a query in a form the builder does not edit
+        return None
+
+
 @blueprint.get(BASE)
 def notebook():
     user = signed_in_user()

@@ -1,0 +1,176 @@
+"""The question builder (plugins/app/notebook.py) through HTTP as a browser sends it: each step's form
+gives exactly the MBQL a client would post to POST /api/dataset for the same question (and the API runs
+it), the query lives in the URL, previews show a step's first rows, "open in editor" reaches the
+builder from the question pages, and bad input is a 4xx page or fragment, never a 500."""
+from __future__ import annotations
+
+import base64
+import html
+import re
+import time
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import orjson
+import pytest
+
+from core.testing import make_user, wait_for_sync
+from tests.plugins.app.test_pages import HTMX, sign_in, text
+
+BASE = "/question/notebook"
+
+
+def ok(response):
+    assert response.status_code in (200, 202), response.json
+    return response.json
+
+
+def b64(value: dict) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(value)).decode().rstrip("=")
+
+
+def unb64(text_: str) -> dict:
+    return orjson.loads(base64.urlsafe_b64decode(text_ + "=" * (-len(text_) % 4)))
+
+
+def js(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+@pytest.fixture
+def sample(app, admin, sample_database_file) -> dict:
+    """The sample database's ids: {"db": id, "ORDERS": {"id": table id, "TOTAL": field id, ...}, ...}."""
+    db = ok(admin.post("/api/database/sample_database"))["id"]
+    wait_for_sync(app)
+    out = {"db": db}
+    for table in ok(admin.get(f"/api/database/{db}/metadata"))["tables"]:
+        out[table["name"]] = {"id": table["id"], **{f["name"]: f["id"] for f in table["fields"]}}
+    return out
+
+
+@pytest.fixture
+def page(app, admin):
+    return sign_in(app)
+
+
+def field(fid, **options):
+    return ["field", fid, options or None]
+
+
+def table_query(sample, name: str, **inner) -> dict:
+    return {"database": sample["db"], "type": "query", "query": {"source-table": sample[name]["id"], **inner}}
+
+
+def change(page, query: dict, **params) -> dict:
+    """One step's form submitted: the builder answers 303 to the page of the changed query; its query."""
+    response = page.get(BASE + "?" + urlencode({"q": b64(query), **params}, doseq=True))
+    assert response.status_code == 303, text(response)
+    location = urlparse(response.headers["Location"])
+    assert location.path == BASE
+    return unb64(parse_qs(location.query)["q"][0])
+
+
+def refused(page, query: dict, **params) -> str:
+    response = page.get(BASE + "?" + urlencode({"q": b64(query), **params}, doseq=True))
+    assert response.status_code == 400, text(response)
+    body = text(response)
+    assert 'class="form-error" role="alert"' in body
+    return html.unescape(re.search(r'role="alert">(.*?)</p>', body, re.S).group(1))
+
+
+def runs(admin, query: dict) -> dict:
+    """What the API answers a client posting the query: it runs."""
+    body = ok(admin.post("/api/dataset", json=query))
+    assert not body.get("error"), body.get("error")
+    return body
+
+
+def shown(page, query: dict, **params) -> str:
+    response = page.get(BASE + "?" + urlencode({"q": b64(query), **params}))
+    assert response.status_code == 200, text(response)
+    return text(response)
+
+
+def options(body: str, select_id: str) -> list[tuple[str, str]]:
+    """A select's options (value, label) as the page draws them."""
+    select = re.search(rf'<select id="{re.escape(select_id)}"[^>]*>(.*?)</select>', body, re.S)
+    assert select, select_id
+    return [(html.unescape(v), html.unescape(label.strip()))
+            for v, label in re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select.group(1))]
+
+
+# -- 1. the page and its state -----------------------------------------------------------------------
+
+def test_the_query_is_the_url_and_an_htmx_change_pushes_the_new_one(page, admin, sample):
+    start = table_query(sample, "ORDERS")
+    body = html.unescape(shown(page, start))
+    assert "<h1>Editing: Orders</h1>" in body and "Table: Orders" in body
+    visualize = re.search(r'href="/question#([^"]+)" hx-boost="false">Visualize', body).group(1)
+    assert unb64(visualize) == {"dataset_query": start, "display": "table", "visualization_settings": {}}
+    # The same change asked by htmx: the new query's page, its URL pushed.
+    response = page.get(BASE + "?" + urlencode({"q": b64(start), "op": "limit", "stage": 0, "limit": "25"}),
+                        headers=HTMX)
+    assert response.status_code == 200
+    pushed = urlparse(response.headers["HX-Push-Url"])
+    assert unb64(parse_qs(pushed.query)["q"][0]) == table_query(sample, "ORDERS", limit=25)
+    assert 'id="notebook"' in text(response) and 'value="25"' in text(response)
+    # And that URL is the page again (a reload).
+    assert shown(page, table_query(sample, "ORDERS", limit=25)).count('name="limit" min="1" step="1" value="25"') == 1
+
+
+def test_bad_queries_and_changes_are_refused_with_a_page_not_a_500(app, page, admin, sample):
+    for junk in ("%%%", b64({"database": sample["db"], "type": "native", "native": {"query": "SELECT 1"}}),
+                 b64({"type": "query", "query": {"source-table": 1}}), b64([1, 2])):
+        response = page.get(BASE + "?q=" + junk)
+        assert response.status_code == 400 and "cannot be edited" in text(response)
+    missing = page.get(BASE + "?q=" + b64(table_query(sample, "ORDERS") | {"query": {"source-table": 9999}}))
+    assert missing.status_code == 404
+    start = table_query(sample, "ORDERS")
+    assert "Choose a column to filter on" in refused(page, start, op="filter", stage=0, column="[1]", operator="=")
+    assert "not a number" in refused(page, start, op="filter", stage=0, column=js(field(sample["ORDERS"]["TOTAL"])),
+                                     operator=">", value="lots")
+    assert "no such stage" in refused(page, start, op="limit", stage=3, limit="1")
+    assert "does not know" in refused(page, start, op="explode")
+    assert "whole number" in refused(page, start, op="limit", stage=0, limit="-4")
+    assert "summarize this stage first" in refused(page, start, op="stage")
+    # Nobody signed in is sent to sign in, and comes back to the same query.
+    anonymous = app.test_client().get(BASE + "?q=" + b64(start))
+    assert anonymous.status_code in (302, 303) and "/auth/login?redirect=" in anonymous.headers["Location"]
+
+
+def test_a_user_who_may_not_read_the_data_is_refused(app, admin, sample):
+    from core.appdb.models import ALL_USERS_GROUP_ID
+
+    graph = ok(admin.get("/api/permissions/graph"))
+    graph["groups"][str(ALL_USERS_GROUP_ID)] = {str(sample["db"]): {"view-data": "blocked", "create-queries": "no"}}
+    ok(admin.put("/api/permissions/graph", json=graph))
+    make_user(app, email="viewer@example.com", password="Ordinary-Us3r-Pass")
+    viewer = sign_in(app, "viewer@example.com", "Ordinary-Us3r-Pass")
+    response = viewer.get(BASE + "?q=" + b64(table_query(sample, "ORDERS")))
+    assert response.status_code in (403, 404), text(response)
+    assert "Orders" not in text(viewer.get(BASE + f"?db={sample['db']}"))
+
+
+# -- 2. pick data ------------------------------------------------------------------------------------
+
+def test_data_is_picked_from_a_database_s_tables_a_search_or_a_saved_question(page, admin, sample):
+    body = html.unescape(text(page.get(BASE)))
+    assert f'href="/question/notebook?db={sample["db"]}"' in body and "Sample Database" in body
+    tables = html.unescape(text(page.get(BASE + f"?db={sample['db']}")))
+    links = dict((name, href) for href, name in re.findall(r'<a href="(/question/notebook\?q=[^"]+)">([^<]+)</a>', tables))
+    assert set(links) >= {"Orders", "People", "Products", "Reviews"}
+    assert unb64(parse_qs(urlparse(links["Products"]).query)["q"][0]) == table_query(sample, "PRODUCTS")
+    narrowed = html.unescape(text(page.get(BASE + f"?db={sample['db']}&find=rev")))
+    assert ">Reviews</a>" in narrowed and ">Orders</a>" not in narrowed
+    model = ok(admin.post("/api/card", json={"name": "Big orders", "type": "model", "display": "table",
+                                             "visualization_settings": {},
+                                             "dataset_query": table_query(sample, "ORDERS")}))["id"]
+    found = html.unescape(text(page.get(BASE + "?find=big")))
+    href = re.search(r'<a href="(/question/notebook\?q=[^"]+)">Big orders</a> <span class="place">Model', found).group(1)
+    source = unb64(parse_qs(urlparse(href).query)["q"][0])
+    assert source == {"database": sample["db"], "type": "query", "query": {"source-table": f"card__{model}"}}
+    # The model's columns are its own (its metadata's refs), and a filter on them runs.
+    total = next(v for v, label in options(shown(page, source, filter_column=js(field(sample["ORDERS"]["TOTAL"]))),
+                                           "filter-column-0") if label == "Total")
+    filtered = change(page, source, op="filter", stage=0, column=total, operator="<", value="20")
+    assert filtered["query"] == {"source-table": f"card__{model}", "filter": ["<", field(sample["ORDERS"]["TOTAL"]), 20]}
+    runs(admin, filtered)
