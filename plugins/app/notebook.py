@@ -281,8 +281,9 @@ def alias_for(name: str, joins: list) -> str:
 
 # -- the page ----------------------------------------------------------------------------------------
 
-def labeller(columns: list[Column], stage: dict):
-    """Names for a stage's refs: a column by its label (with its grouping), an aggregation in words."""
+def labeller(columns: list[Column], stage: dict, grouped: bool = True):
+    """Names for a stage's refs: a column by its label (with its grouping unless `grouped` is false: a
+    filter's date says its own unit), an aggregation in words."""
     by_key = {ref_key(c.ref): c for c in columns}
     groupings = {orjson.dumps(r).decode(): label for c in columns for label, r in c.groupings}
     aggs = stage.get("aggregation") or []
@@ -291,7 +292,7 @@ def labeller(columns: list[Column], stage: dict):
         if isinstance(ref, list) and ref[:1] == ["aggregation"] and len(ref) > 1 and isinstance(ref[1], int):
             return agg_words(aggs[ref[1]], label) if ref[1] < len(aggs) else f"aggregation {ref[1] + 1}"
         text = orjson.dumps(ref).decode()
-        if text in groupings:
+        if grouped and text in groupings:
             return groupings[text]
         column = by_key.get(ref_key(ref))
         return column.label if column else (str(ref[1]) if isinstance(ref, list) and len(ref) > 1 else text)
@@ -326,13 +327,13 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
     shown = []
     for index, stage in enumerate(parts):
         columns = source.columns[index]
-        label = labeller(columns, stage)
+        label, plain = labeller(columns, stage), labeller(columns, stage, grouped=False)
         remove = lambda key, i, index=index: url_of(query, op="remove", stage=index, key=key, index=i)  # noqa: E731
         steps = {
             "join": [(f"{j.get('alias')}: {dict(join_types(source.features)).get(j.get('strategy'), j.get('strategy'))}"
-                      f" on {words(j.get('condition'), label).replace(' equal to ', ' = ').replace(' is ', ' = ')}",
+                      f" on {words(j.get('condition'), plain).replace(' is ', ' = ', 1)}",
                       remove("joins", i)) for i, j in enumerate(stage.get("joins") or []) if isinstance(j, dict)],
-            "filter": [(words(c, label), remove("filter", i)) for i, c in enumerate(filters_in(stage))],
+            "filter": [(words(c, plain), remove("filter", i)) for i, c in enumerate(filters_in(stage))],
             "aggregation": [(agg_words(a, label), remove("aggregation", i))
                             for i, a in enumerate(stage.get("aggregation") or [])],
             "breakout": [(label(b), remove("breakout", i)) for i, b in enumerate(stage.get("breakout") or [])],
@@ -377,11 +378,11 @@ def filtering(columns: list[Column], args: MultiDict, index: int) -> dict | None
     column = find(columns, args.get("filter_column"))
     if column is None:
         return None
-    out = {"column": column, "operators": OPERATORS[column.kind], "values": [], "values_error": None}
+    out = {"column": column, "operators": OPERATORS[column.kind], "listed": [], "values_error": None}
     if column.kind == "category":
         answer = call("GET", f"/api/field/{column.field_id}/values")
         if answer.ok and isinstance(answer.body, dict):
-            out["values"] = [str(v[0]) for v in answer.body.get("values") or [] if isinstance(v, list) and v
+            out["listed"] = [str(v[0]) for v in answer.body.get("values") or [] if isinstance(v, list) and v
                              and v[0] is not None][:200]
         else:
             out["values_error"] = "The column's values could not be listed; type one instead."

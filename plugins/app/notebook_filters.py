@@ -21,13 +21,17 @@ OPERATORS = {
     "text": (("=", "Is"), ("!=", "Is not"), ("contains", "Contains"), ("does-not-contain", "Does not contain"),
              ("starts-with", "Starts with"), ("ends-with", "Ends with"), ("is-empty", "Is empty"),
              ("not-empty", "Not empty")),
-    "category": (("=", "Is"), ("!=", "Is not"), ("is-empty", "Is empty"), ("not-empty", "Not empty")),
     "date": (("date", "In a time span"), ("is-null", "Is empty"), ("not-null", "Not empty")),
     "boolean": (("true", "Is true"), ("false", "Is false"), ("is-null", "Is empty"), ("not-null", "Not empty")),
 }
+# A column with a list of values compares as text does; its list is the widget of "is" and "is not".
+OPERATORS["category"] = OPERATORS["text"]
 NO_VALUE = ("is-null", "not-null", "is-empty", "not-empty")
 STRING_MATCH = ("contains", "does-not-contain", "starts-with", "ends-with")
-WORDS = {op: label.lower() for ops in OPERATORS.values() for op, label in ops}
+WORDS = {"=": "is", "!=": "is not", ">": "is greater than", "<": "is less than", ">=": "is at least",
+         "<=": "is at most", "contains": "contains", "does-not-contain": "does not contain",
+         "starts-with": "starts with", "ends-with": "ends with", "is-null": "is empty", "not-null": "is not empty",
+         "is-empty": "is empty", "not-empty": "is not empty"}
 _UNIT = {"minute", "hour", "day", "week", "month", "quarter", "year"}
 
 

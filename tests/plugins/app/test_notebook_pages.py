@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import html
 import re
-import time
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import orjson
@@ -174,3 +173,71 @@ def test_data_is_picked_from_a_database_s_tables_a_search_or_a_saved_question(pa
     filtered = change(page, source, op="filter", stage=0, column=total, operator="<", value="20")
     assert filtered["query"] == {"source-table": f"card__{model}", "filter": ["<", field(sample["ORDERS"]["TOTAL"]), 20]}
     runs(admin, filtered)
+
+
+# -- 3. filters ----------------------------------------------------------------------------------------
+
+def test_each_kind_of_column_has_its_filter_widget(page, sample):
+    orders, products = sample["ORDERS"], sample["PRODUCTS"]
+    number = shown(page, table_query(sample, "ORDERS"), stage=0, filter_column=js(field(orders["TOTAL"])))
+    assert [v for v, _ in options(number, "filter-operator-0")] == [
+        "=", "!=", ">", "<", ">=", "<=", "between", "is-null", "not-null"]
+    assert 'id="filter-value2-0" type="number"' in number
+    category = shown(page, table_query(sample, "PRODUCTS"), stage=0, filter_column=js(field(products["CATEGORY"])))
+    assert re.findall(r'name="value" value="([^"]+)"', category) == ["Doohickey", "Gadget", "Gizmo", "Widget"]
+    string = shown(page, table_query(sample, "PEOPLE"), stage=0, filter_column=js(field(sample["PEOPLE"]["ADDRESS"])))
+    assert 'type="checkbox"' not in string and 'id="filter-value-0" type="text"' in string
+    for body in (category, string):
+        assert [v for v, _ in options(body, "filter-operator-0")] == [
+        "=", "!=", "contains", "does-not-contain", "starts-with", "ends-with", "is-empty", "not-empty"]
+    date = shown(page, table_query(sample, "ORDERS"), stage=0, filter_column=js(field(orders["CREATED_AT"])))
+    # The dashboards' date widget (app/_filters.html), its value in Metabase's date syntax.
+    assert 'data-date data-slug="value"' in date and 'name="value" value="" data-date-value' in date
+    assert "In the past" in date and "Between two dates" in date
+
+
+def test_filters_give_the_mbql_a_client_posts_and_combine_with_and(page, admin, sample):
+    orders, products = sample["ORDERS"], sample["PRODUCTS"]
+    total, created, title, category = (field(orders["TOTAL"]), field(orders["CREATED_AT"]), field(products["TITLE"]),
+                                       field(products["CATEGORY"]))
+    cases = [
+        ("ORDERS", total, ">", ["50"], [">", total, 50]),
+        ("ORDERS", total, "between", ["80", "20.5"], ["between", total, 20.5, 80]),
+        ("ORDERS", total, "=", ["10", ""], ["=", total, 10]),
+        ("ORDERS", field(orders["DISCOUNT"]), "is-null", [], ["is-null", field(orders["DISCOUNT"])]),
+        ("PRODUCTS", title, "contains", ["lamp"], ["contains", title, "lamp", {"case-sensitive": False}]),
+        ("PRODUCTS", title, "starts-with", ["Awesome"], ["starts-with", title, "Awesome", {"case-sensitive": False}]),
+        ("PRODUCTS", title, "ends-with", ["Hat"], ["ends-with", title, "Hat", {"case-sensitive": False}]),
+        ("PRODUCTS", title, "not-empty", [], ["not-empty", title]),
+        ("PRODUCTS", category, "=", ["Gadget", "Widget", ""], ["=", category, "Gadget", "Widget"]),
+        ("ORDERS", created, "date", ["past30days"], ["time-interval", created, -30, "day"]),
+        ("ORDERS", created, "date", ["past3months~"], ["time-interval", created, -3, "month", {"include-current": True}]),
+        ("ORDERS", created, "date", ["thisyear"], ["time-interval", created, "current", "year"]),
+        ("ORDERS", created, "date", ["2024-01-01~2024-03-31"],
+         ["between", field(orders["CREATED_AT"], **{"temporal-unit": "day"}), "2024-01-01", "2024-03-31"]),
+        ("ORDERS", created, "date", ["~2024-01-01"], ["<", field(orders["CREATED_AT"], **{"temporal-unit": "day"}), "2024-01-01"]),
+        ("ORDERS", created, "date", ["2024-03"], ["=", field(orders["CREATED_AT"], **{"temporal-unit": "month"}), "2024-03-01"]),
+        ("ORDERS", created, "date", ["Q2-2024"], ["=", field(orders["CREATED_AT"], **{"temporal-unit": "quarter"}), "2024-04-01"]),
+    ]
+    for table, column, operator, values, expected in cases:
+        query = change(page, table_query(sample, table), op="filter", stage=0, column=js(column), operator=operator,
+                       value=values)
+        assert query == table_query(sample, table, filter=expected), (operator, values)
+        runs(admin, query)
+    # Two filters are one "and", as Metabase's notebook writes them; a third joins it; removing one keeps the rest.
+    one = change(page, table_query(sample, "ORDERS"), op="filter", stage=0, column=js(total), operator=">", value="50")
+    assert "time span" in refused(page, one, op="filter", stage=0, column=js(created), operator="date", value="2024")
+    two = change(page, one, op="filter", stage=0, column=js(created), operator="date", value="2024-03")
+    three = change(page, two, op="filter", stage=0, column=js(total), operator="<", value="100")
+    month = ["=", field(orders["CREATED_AT"], **{"temporal-unit": "month"}), "2024-03-01"]
+    assert three == table_query(sample, "ORDERS", filter=["and", [">", total, 50], month, ["<", total, 100]])
+    assert runs(admin, three)["row_count"] == runs(admin, table_query(sample, "ORDERS", filter=[
+        "and", [">", total, 50], month, ["<", total, 100]]))["row_count"] > 0
+    body = html.unescape(shown(page, three))
+    assert "Total is greater than 50" in body and "Created At is in the month of 2024-03-01" in body
+    assert change(page, three, op="remove", stage=0, key="filter", index="1") == table_query(
+        sample, "ORDERS", filter=["and", [">", total, 50], ["<", total, 100]])
+    assert change(page, one, op="remove", stage=0, key="filter", index="0") == table_query(sample, "ORDERS")
+    assert "no such clause" in refused(page, one, op="remove", stage=0, key="filter", index="4")
+    # A comparison that does not fit the column is refused.
+    assert "does not apply" in refused(page, one, op="filter", stage=0, column=js(total), operator="contains", value="1")
