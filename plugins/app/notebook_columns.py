@@ -188,7 +188,7 @@ AGGREGATIONS = (("count", "Count of rows", None), ("sum", "Sum of …", "number"
 # The database feature an aggregation needs beyond the basic ones.
 NEEDS = {"stddev": "standard-deviation-aggregations", "median": "percentile-aggregations",
          "percentile": "percentile-aggregations"}
-AGG_NAMES = {op: label.replace(" …", "").replace(" of rows", "") for op, label, _ in AGGREGATIONS}
+AGG_NAMES = {op: label.replace(" of …", "").replace(" of rows", "") for op, label, _ in AGGREGATIONS}
 
 
 def aggregations(features: tuple[str, ...]) -> list[tuple[str, str, str | None]]:

@@ -131,7 +131,7 @@ def words(clause_: list, label) -> str:
             return f"{name} is in the {'previous' if amount < 0 else 'next'} {span}{current}"
     unit = args[0][2].get("temporal-unit") if isinstance(args[0], list) and len(args[0]) == 3 and \
         isinstance(args[0][2], dict) else None
-    shown = [str(v) for v in rest]
+    shown = [label(v) if isinstance(v, list) and v[:1] == ["field"] else str(v) for v in rest]
     if unit in ("month", "quarter") and op == "=" and rest:
         return f"{name} is in the {unit} of {rest[0]}"
     if op == "between" and len(rest) == 2:

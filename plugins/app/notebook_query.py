@@ -130,8 +130,8 @@ def added(dataset_query: dict, index: int, key: str, clause) -> dict:
 
 
 def removed(dataset_query: dict, index: int, key: str, position: int) -> dict:
-    """The query without one clause; removing the last summary clause of a stage that another stage
-    reads removes the stages on top of it too (their columns were the summary's)."""
+    """The query without one clause; removing a summary clause (aggregation or grouping) of a stage that
+    another stage reads removes the stages on top of it too: their columns were the summary's."""
     if key == "limit":
         return changed(dataset_query, index, lambda stage: {k: v for k, v in stage.items() if k != "limit"})
     if key not in LISTS:
@@ -141,17 +141,18 @@ def removed(dataset_query: dict, index: int, key: str, position: int) -> dict:
         values = listed(stage, key)
         if not 0 <= position < len(values):
             raise BadQuery("There is no such clause in this step.")
-        values.pop(position)
+        gone = values.pop(position)
         out = with_list(stage, key, values)
+        if key == "breakout":  # a sort by the grouping goes with it
+            out = with_list(out, "order-by", [o for o in listed(out, "order-by") if o[1:] != [gone]])
         if key == "aggregation":  # a sort by a later aggregation moves down one; one by this one goes
             out = with_list(out, "order-by", [renumbered(o, position) for o in listed(out, "order-by")
                                               if not is_aggregation_ref(o[1], position)])
         return out
 
     query = changed(dataset_query, index, drop)
-    parts = stages(query)
-    if key in ("aggregation", "breakout") and not summarized(parts[index]):
-        query = rebuilt(query, parts[:index + 1])
+    if key in ("aggregation", "breakout"):
+        query = rebuilt(query, stages(query)[:index + 1])
     return query
 
 

@@ -97,6 +97,12 @@ def options(body: str, select_id: str) -> list[tuple[str, str]]:
             for v, label in re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select.group(1))]
 
 
+def selected(body: str, select_id: str) -> str | None:
+    select = re.search(rf'<select id="{re.escape(select_id)}"[^>]*>(.*?)</select>', body, re.S)
+    chosen = re.search(r'<option value="([^"]*)" selected>', select.group(1))
+    return html.unescape(chosen.group(1)) if chosen else None
+
+
 # -- 1. the page and its state -----------------------------------------------------------------------
 
 def test_the_query_is_the_url_and_an_htmx_change_pushes_the_new_one(page, admin, sample):
@@ -241,3 +247,129 @@ def test_filters_give_the_mbql_a_client_posts_and_combine_with_and(page, admin, 
     assert "no such clause" in refused(page, one, op="remove", stage=0, key="filter", index="4")
     # A comparison that does not fit the column is refused.
     assert "does not apply" in refused(page, one, op="filter", stage=0, column=js(total), operator="contains", value="1")
+
+
+# -- 4. summarize ----------------------------------------------------------------------------------------
+
+def test_summaries_are_what_the_database_computes_by_any_grouping(page, admin, sample):
+    orders, people = sample["ORDERS"], sample["PEOPLE"]
+    total, created = field(orders["TOTAL"]), field(orders["CREATED_AT"])
+    body = shown(page, table_query(sample, "ORDERS"))
+    # SQLite has no percentile aggregations in its features: no median or percentile is offered, nor taken.
+    assert [v for v, _ in options(body, "agg-operator-0")] == [
+        "count", "sum", "avg", "distinct", "cum-sum", "cum-count", "min", "max", "stddev"]
+    assert "Choose how to summarize" in refused(page, table_query(sample, "ORDERS"), op="aggregate", stage=0,
+                                                operator="median", column=js(total))
+    groupings = dict((label, orjson.loads(v)) for v, label in options(body, "group-column-0"))
+    assert groupings["Created At: Month"] == field(orders["CREATED_AT"], **{"temporal-unit": "month"})
+    assert groupings["Created At: Day of week"] == field(orders["CREATED_AT"], **{"temporal-unit": "day-of-week"})
+    assert groupings["Total: Auto binned"] == field(orders["TOTAL"], binning={"strategy": "default"})
+    assert groupings["Total: 10 bins"] == field(orders["TOTAL"], binning={"strategy": "num-bins", "num-bins": 10})
+    assert groupings["Product ID"] == field(orders["PRODUCT_ID"])  # a key is not binned
+    assert "Product ID: Auto binned" not in groupings
+    coordinates = dict((label, orjson.loads(v)) for v, label in options(shown(page, table_query(sample, "PEOPLE")),
+                                                                         "group-column-0"))
+    assert coordinates["Latitude: bins of 10°"] == field(people["LATITUDE"], binning={"strategy": "bin-width",
+                                                                                     "bin-width": 10})
+    query = table_query(sample, "ORDERS")
+    for operator, column in (("sum", total), ("count", None), ("cum-sum", total), ("distinct", field(orders["USER_ID"])),
+                             ("max", created)):
+        query = change(page, query, op="aggregate", stage=0, operator=operator, column=js(column) if column else "")
+    for grouping in (groupings["Created At: Year"], groupings["Total: 10 bins"]):
+        query = change(page, query, op="group", stage=0, column=js(grouping))
+    assert query == table_query(sample, "ORDERS", aggregation=[
+        ["sum", total], ["count"], ["cum-sum", total], ["distinct", field(orders["USER_ID"])], ["max", created]],
+        breakout=[field(orders["CREATED_AT"], **{"temporal-unit": "year"}),
+                  field(orders["TOTAL"], binning={"strategy": "num-bins", "num-bins": 10})])
+    assert runs(admin, query)["row_count"] > 5
+    words_ = html.unescape(shown(page, query))
+    assert "Sum of Total" in words_ and "Cumulative sum of Total" in words_ and "Created At: Year" in words_
+    # A sum needs a number; a grouping must be one offered.
+    assert "number column" in refused(page, query, op="aggregate", stage=0, operator="sum", column=js(created))
+    assert "group by" in refused(page, query, op="group", stage=0,
+                                 column=js(field(orders["TOTAL"], **{"temporal-unit": "month"})))
+
+
+# -- 5. sort, limit, a second stage ----------------------------------------------------------------------
+
+def test_sort_limit_and_a_second_stage_on_the_summary(page, admin, sample):
+    orders = sample["ORDERS"]
+    month = field(orders["CREATED_AT"], **{"temporal-unit": "month"})
+    summary = table_query(sample, "ORDERS", aggregation=[["count"]], breakout=[month])
+    body = shown(page, summary)
+    # A summary sorts by its groupings and aggregations.
+    assert options(body, "sort-column-0") == [(js(month), "Created At: Month"), ('["aggregation",0]', "Count")]
+    sorted_ = change(page, summary, op="sort", stage=0, column='["aggregation",0]', direction="desc")
+    limited = change(page, sorted_, op="limit", stage=0, limit="5")
+    assert limited == table_query(sample, "ORDERS", aggregation=[["count"]], breakout=[month],
+                                  **{"order-by": [["desc", ["aggregation", 0]]]}, limit=5)
+    assert runs(admin, limited)["row_count"] == 5
+    assert change(page, limited, op="limit", stage=0, limit="") == sorted_
+    # A second stage reads the summary's columns by name, as a client nests them.
+    two = change(page, summary, op="stage")
+    assert two["query"] == {"source-query": summary["query"]}
+    body = shown(page, two)
+    columns = dict((label, orjson.loads(v)) for v, label in options(body, "filter-column-1"))
+    assert columns == {"Created At: Month": ["field", "CREATED_AT", {"base-type": "type/DateTime"}],
+                       "Count": ["field", "count", {"base-type": "type/BigInteger"}]}
+    count = columns["Count"]
+    two = change(page, two, op="filter", stage=1, column=js(count), operator=">", value="300")
+    two = change(page, two, op="aggregate", stage=1, operator="avg", column=js(count))
+    assert two == {"database": sample["db"], "type": "query", "query": {
+        "source-query": summary["query"], "filter": [">", count, 300], "aggregation": [["avg", count]]}}
+    assert runs(admin, two)["data"]["rows"][0][0] > 300
+    # Removing the summary the second stage reads removes that stage too.
+    assert change(page, two, op="remove", stage=0, key="aggregation", index="0") == table_query(
+        sample, "ORDERS", breakout=[month])
+    bare = change(page, change(page, two, op="remove", stage=0, key="breakout", index="0"),
+                  op="remove", stage=0, key="aggregation", index="0")
+    assert bare == table_query(sample, "ORDERS")
+    # Removing an aggregation a sort uses removes that sort, and renumbers a later one.
+    both = table_query(sample, "ORDERS", aggregation=[["count"], ["sum", field(orders["TOTAL"])]], breakout=[month],
+                       **{"order-by": [["asc", ["aggregation", 0]], ["desc", ["aggregation", 1]]]})
+    assert change(page, both, op="remove", stage=0, key="aggregation", index="0") == table_query(
+        sample, "ORDERS", aggregation=[["sum", field(orders["TOTAL"])]], breakout=[month],
+        **{"order-by": [["desc", ["aggregation", 0]]]})
+    by_month = table_query(sample, "ORDERS", aggregation=[["count"]], breakout=[month], **{"order-by": [["asc", month]]})
+    assert change(page, by_month, op="remove", stage=0, key="breakout", index="0") == table_query(
+        sample, "ORDERS", aggregation=[["count"]])
+
+
+# -- 6. joins ----------------------------------------------------------------------------------------
+
+def test_a_join_proposes_the_foreign_key_and_its_columns_join_the_steps(page, admin, sample):
+    orders, products = sample["ORDERS"], sample["PRODUCTS"]
+    start = table_query(sample, "ORDERS")
+    body = shown(page, start)
+    assert [label for _, label in options(body, "join-table")] == ["Orders", "People", "Products", "Reviews"]
+    # SQLite's features: every join type.
+    chosen = shown(page, start, join_table=products["id"])
+    assert [v for v, _ in options(chosen, "join-strategy")] == ["left-join", "right-join", "inner-join", "full-join"]
+    assert selected(chosen, "join-left") == js(field(orders["PRODUCT_ID"]))
+    assert selected(chosen, "join-right") == str(products["ID"])
+    assert "The foreign key between the two tables is proposed." in chosen
+    # From the other side: REVIEWS.PRODUCT_ID points at PRODUCTS.ID.
+    reverse = shown(page, table_query(sample, "PRODUCTS"), join_table=sample["REVIEWS"]["id"])
+    assert selected(reverse, "join-left") == js(field(products["ID"]))
+    assert selected(reverse, "join-right") == str(sample["REVIEWS"]["PRODUCT_ID"])
+    joined = change(page, start, op="join", table=products["id"], strategy="left-join",
+                    left=js(field(orders["PRODUCT_ID"])), right=products["ID"])
+    clause = {"source-table": products["id"], "alias": "Products", "strategy": "left-join", "fields": "all",
+              "condition": ["=", field(orders["PRODUCT_ID"]), field(products["ID"], **{"join-alias": "Products"})]}
+    assert joined == table_query(sample, "ORDERS", joins=[clause])
+    assert len(runs(admin, joined)["data"]["cols"]) == 9 + 8
+    # The joined table's columns are offered under its alias; a second join of it gets its own alias.
+    body = html.unescape(shown(page, joined))
+    assert "Products: Left outer join on Product ID = Products → ID" in body
+    groupings = dict((label, orjson.loads(v)) for v, label in options(shown(page, joined), "group-column-0"))
+    assert groupings["Products → Category"] == field(products["CATEGORY"], **{"join-alias": "Products"})
+    again = change(page, joined, op="join", table=products["id"], strategy="inner-join",
+                   left=js(field(orders["PRODUCT_ID"])), right=products["ID"])
+    assert again["query"]["joins"][1]["alias"] == "Products 2"
+    # Refusals: a join type, table or column not offered.
+    assert "join type" in refused(page, start, op="join", table=products["id"], strategy="cross-join",
+                                  left=js(field(orders["PRODUCT_ID"])), right=products["ID"])
+    assert "Choose a table" in refused(page, start, op="join", table="x", strategy="left-join")
+    assert "column of each side" in refused(page, start, op="join", table=products["id"], strategy="left-join",
+                                            left=js(field(orders["PRODUCT_ID"])), right=orders["ID"])
+    assert change(page, joined, op="remove", stage=0, key="joins", index="0") == start
