@@ -150,10 +150,29 @@ def removed(dataset_query: dict, index: int, key: str, position: int) -> dict:
                                               if not is_aggregation_ref(o[1], position)])
         return out
 
+    before = stages(dataset_query)[index]
     query = changed(dataset_query, index, drop)
-    if key in ("aggregation", "breakout"):
+    if key == "joins":
+        gone = listed(before, "joins")[position]
+        query = changed(query, index, lambda stage: without_alias(stage, gone.get("alias") if isinstance(gone, dict) else None))
+    if key in ("aggregation", "breakout") or summary_of(stages(query)[index]) != summary_of(before):
         query = rebuilt(query, stages(query)[:index + 1])
     return query
+
+
+def summary_of(stage: dict):
+    return stage.get("aggregation"), stage.get("breakout")
+
+
+def without_alias(stage: dict, alias) -> dict:
+    """A stage without the clauses that read a removed join's columns (a filter, summary or sort on them)."""
+    if not isinstance(alias, str):
+        return stage
+    mark = orjson.dumps({"join-alias": alias}).decode()[1:-1]
+    out = stage
+    for key in ("filter", "aggregation", "breakout", "order-by"):
+        out = with_list(out, key, [c for c in listed(out, key) if mark not in orjson.dumps(c).decode()])
+    return out
 
 
 def is_aggregation_ref(ref, position: int) -> bool:

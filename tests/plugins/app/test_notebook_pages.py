@@ -128,6 +128,16 @@ def test_bad_queries_and_changes_are_refused_with_a_page_not_a_500(app, page, ad
                  b64({"type": "query", "query": {"source-table": 1}}), b64([1, 2])):
         response = page.get(BASE + "?q=" + junk)
         assert response.status_code == 400 and "cannot be edited" in text(response)
+    for inner in ({"source-table": sample["ORDERS"]["id"], "joins": "x"},
+                  {"source-table": sample["ORDERS"]["id"], "joins": [{"alias": "A"}]},
+                  {"source-table": sample["ORDERS"]["id"], "aggregation": "x", "breakout": [1, None], "order-by": [1, [2]],
+                   "filter": "x", "limit": "x"},
+                  {"source-table": "card__x"}, {"source-table": True}):
+        response = page.get(BASE + "?q=" + b64({"database": sample["db"], "type": "query", "query": inner}))
+        assert response.status_code in (200, 400), (inner, text(response))
+        response = page.get("/question/notebook/preview?" + urlencode({
+            "q": b64({"database": sample["db"], "type": "query", "query": inner}), "stage": 0, "step": "sort"}))
+        assert response.status_code in (200, 400, 404), (inner, text(response))
     missing = page.get(BASE + "?q=" + b64(table_query(sample, "ORDERS") | {"query": {"source-table": 9999}}))
     assert missing.status_code == 404
     start = table_query(sample, "ORDERS")
@@ -374,6 +384,13 @@ def test_a_join_proposes_the_foreign_key_and_its_columns_join_the_steps(page, ad
     assert "column of each side" in refused(page, start, op="join", table=products["id"], strategy="left-join",
                                             left=js(field(orders["PRODUCT_ID"])), right=orders["ID"])
     assert change(page, joined, op="remove", stage=0, key="joins", index="0") == start
+    # Removing a join removes what read its columns, and the stages on a summary that changed.
+    category = field(products["CATEGORY"], **{"join-alias": "Products"})
+    using = {**joined, "query": {"source-query": {**joined["query"], "filter": ["=", category, "Gadget"],
+                                                  "aggregation": [["count"]],
+                                                  "breakout": [category, field(orders["CREATED_AT"], **{"temporal-unit": "year"})]}}}
+    assert change(page, using, op="remove", stage=0, key="joins", index="0") == table_query(
+        sample, "ORDERS", aggregation=[["count"]], breakout=[field(orders["CREATED_AT"], **{"temporal-unit": "year"})])
 
 
 # -- 7. previews -------------------------------------------------------------------------------------
