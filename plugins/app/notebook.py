@@ -10,7 +10,7 @@ page of the new query under its own URL (a 303 to it, or for htmx the page with 
 forms offer is what the API says this user may read; what the builder writes is the MBQL a client
 would post. Each step's "Preview" runs the query cut after it through POST /api/dataset.
 
-Custom columns (expressions) are a step of their own, still to come: see CUSTOM_COLUMNS below.
+Custom columns (expressions) are a step of their own, still to come: see "Custom columns" below.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from .notebook_columns import (
 from .notebook_filters import NO_VALUE, OPERATORS, BadFilter, clause, words
 from .notebook_query import (
     PREVIEW_ROWS,
+    filters_of,
     STEPS,
     BadQuery,
     added,
@@ -59,10 +60,13 @@ from .render import page as draw_page
 from .views import blueprint, fragment
 
 BASE = "/question/notebook"
-# Custom columns (the `expressions` of a stage) plug in here once the expression parser exists: a step
-# between joins and filters, its clauses `{"name": expression}` and its columns ["expression", name].
-CUSTOM_COLUMNS = None
+# Custom columns (the `expressions` of a stage) plug in once the expression parser exists: an `op` in
+# `apply`, a step between joins and filters in templates/app/notebook.html (marked there), STEPS and
+# STEP_KEYS in notebook_query, and the stage's columns ["expression", name] in notebook_columns.describe.
 SEARCHED = 50  # tables and saved questions a picker search lists
+# Where a refused change's reason is shown: the step whose form asked it.
+ERROR_STEPS = {"join": "join", "filter": "filter", "aggregate": "summarize", "group": "summarize", "sort": "sort",
+               "limit": "limit", "remove": "top", "stage": "top"}
 
 
 def url_of(query: dict | None = None, **extra) -> str:
@@ -328,12 +332,14 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
     for index, stage in enumerate(parts):
         columns = source.columns[index]
         label, plain = labeller(columns, stage), labeller(columns, stage, grouped=False)
-        remove = lambda key, i, index=index: url_of(query, op="remove", stage=index, key=key, index=i)  # noqa: E731
+
+        def remove(key: str, position: int, index: int = index) -> str:
+            return url_of(query, op="remove", stage=index, key=key, index=position)
         steps = {
             "join": [(f"{j.get('alias')}: {dict(join_types(source.features)).get(j.get('strategy'), j.get('strategy'))}"
                       f" on {words(j.get('condition'), plain).replace(' is ', ' = ', 1)}",
                       remove("joins", i)) for i, j in enumerate(stage.get("joins") or []) if isinstance(j, dict)],
-            "filter": [(words(c, plain), remove("filter", i)) for i, c in enumerate(filters_in(stage))],
+            "filter": [(words(c, plain), remove("filter", i)) for i, c in enumerate(filters_of(stage))],
             "aggregation": [(agg_words(a, label), remove("aggregation", i))
                             for i, a in enumerate(stage.get("aggregation") or [])],
             "breakout": [(label(b), remove("breakout", i)) for i, b in enumerate(stage.get("breakout") or [])],
@@ -351,19 +357,22 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
                "visualize": adhoc_link(query, display_of(query)), "can_stage": summarized(parts[-1]),
                "new_stage": url_of(query, op="stage"), "error": error, "error_at": args.get("op"),
                "error_stage": args.get("stage") or "0", "source_name": source_name(parts[0], source),
-               "custom_columns": CUSTOM_COLUMNS, **filters.widget_context()}
+               "error_step": error_step(args, len(parts)), **filters.widget_context()}
     return draw_page("app/notebook.html", name="notebook", title=f"Editing: {title}", user=user,
                      status=status if error else 200, **context)
-
-
-def filters_in(stage: dict) -> list:
-    from .notebook_query import filters_of
-    return filters_of(stage)
 
 
 def source_name(first: dict, source: Source) -> str:
     kind = "Saved question" if is_card_source(first.get("source-table")) else "Table"
     return f"{kind}: {source.name}"
+
+
+def error_step(args: MultiDict, count: int) -> str:
+    """The step whose form asked a refused change ("top": above the stages)."""
+    stage = args.get("stage") or "0"
+    if not stage.isdigit() or int(stage) >= count:
+        return "top"
+    return ERROR_STEPS.get(args.get("op") or "", "top")
 
 
 def preview_url(query: dict, index: int, step: str) -> str:
@@ -375,7 +384,8 @@ def filtering(columns: list[Column], args: MultiDict, index: int) -> dict | None
     column's comparisons, its listed values (GET /api/field/:id/values) or its date widget."""
     if args.get("stage", "0") != str(index):
         return None
-    column = find(columns, args.get("filter_column"))
+    # A refused filter keeps its form open on its column.
+    column = find(columns, args.get("filter_column") or (args.get("column") if args.get("op") == "filter" else None))
     if column is None:
         return None
     out = {"column": column, "operators": OPERATORS[column.kind], "listed": [], "values_error": None}
@@ -397,7 +407,7 @@ def joining(query: dict, source: Source, args: MultiDict) -> dict:
     and the foreign key between it and the data already there, proposed as the condition."""
     tables = [t for t in read("/api/table") if t.get("db_id") == source.database and t.get("visibility_type") in (None, "")]
     out = {"tables": [(t["id"], t.get("display_name") or t.get("name")) for t in tables], "table": None}
-    chosen = args.get("join_table") or ""
+    chosen = args.get("join_table") or (args.get("table") if args.get("op") == "join" else None) or ""
     if not chosen.isdigit() or int(chosen) not in {t["id"] for t in tables}:
         return out
     table = metadata(int(chosen))

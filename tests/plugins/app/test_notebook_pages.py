@@ -258,6 +258,11 @@ def test_filters_give_the_mbql_a_client_posts_and_combine_with_and(page, admin, 
     assert "no such clause" in refused(page, one, op="remove", stage=0, key="filter", index="4")
     # A comparison that does not fit the column is refused.
     assert "does not apply" in refused(page, one, op="filter", stage=0, column=js(total), operator="contains", value="1")
+    # The reason is shown in the filter step, its form still open on the column.
+    body = text(page.get(BASE + "?" + urlencode({"q": b64(one), "op": "filter", "stage": 0, "column": js(total),
+                                                 "operator": ">", "value": "x"})))
+    step = body[body.index('id="step-0-filter"'):body.index('id="step-0-summarize"')]
+    assert "is not a number" in html.unescape(step) and 'id="filter-operator-0"' in step
 
 
 # -- 4. summarize ----------------------------------------------------------------------------------------
