@@ -39,13 +39,13 @@ from .notebook_columns import (
 from .notebook_filters import NO_VALUE, OPERATORS, BadFilter, clause, words
 from .notebook_query import (
     PREVIEW_ROWS,
-    filters_of,
     STEPS,
     BadQuery,
     added,
     cut,
     decode,
     encode,
+    filters_of,
     is_card_source,
     new,
     ref_key,
