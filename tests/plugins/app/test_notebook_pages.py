@@ -461,6 +461,12 @@ def test_a_preview_answers_within_300_ms_on_the_sample_database(page, sample):
         times.append(time.perf_counter() - started)
     print(f"preview of the summarize step: median {sorted(times)[2] * 1000:.0f} ms, best {min(times) * 1000:.0f} ms")
     assert sorted(times)[2] < 0.3
+    pages = []
+    for _ in range(5):
+        started = time.perf_counter()
+        shown(page, query)
+        pages.append(time.perf_counter() - started)
+    print(f"the builder's page of that question: median {sorted(pages)[2] * 1000:.0f} ms")
 
 
 # -- open in editor ----------------------------------------------------------------------------------
@@ -523,3 +529,30 @@ def test_built_step_by_step_the_question_is_the_one_a_client_posts(page, admin, 
                                              "visualization_settings": {}, "dataset_query": query}))
     assert saved["dataset_query"] == client
     assert ok(admin.post(f"/api/card/{saved['id']}/query"))["data"]["rows"] == runs(admin, client)["data"]["rows"]
+
+
+def test_median_and_percentile_where_the_database_computes_them(app, admin, page):
+    """DuckDB's features have percentile aggregations (SQLite's do not: see above)."""
+    duckdb = pytest.importorskip("duckdb")
+    from pathlib import Path
+
+    files = Path(app.config["TESSERA_DATA_DIR"]) / "files"
+    files.mkdir(exist_ok=True)
+    conn = duckdb.connect(str(files / "sales.duckdb"))
+    conn.execute("CREATE TABLE sales (id INTEGER PRIMARY KEY, amount DOUBLE); "
+                 "INSERT INTO sales SELECT i, i * 1.5 FROM range(1, 101) t(i)")
+    conn.close()
+    db = ok(admin.post("/api/database", json={"name": "Duck", "engine": "duckdb",
+                                              "details": {"database_file": str(files / "sales.duckdb")}}))["id"]
+    wait_for_sync(app)
+    table = next(t for t in ok(admin.get(f"/api/database/{db}/metadata"))["tables"] if t["name"] == "sales")
+    amount = field(next(f["id"] for f in table["fields"] if f["name"] == "amount"))
+    start = {"database": db, "type": "query", "query": {"source-table": table["id"]}}
+    offered = [v for v, _ in options(shown(page, start), "agg-operator-0")]
+    assert "median" in offered and "percentile" in offered
+    median = change(page, start, op="aggregate", stage=0, operator="median", column=js(amount))
+    both = change(page, median, op="aggregate", stage=0, operator="percentile", column=js(amount), percentile="0.9")
+    assert both["query"] == {"source-table": table["id"], "aggregation": [["median", amount], ["percentile", amount, 0.9]]}
+    assert runs(admin, both)["data"]["rows"][0][0] == pytest.approx(75.75)
+    assert "from 0 to 1" in refused(page, start, op="aggregate", stage=0, operator="percentile", column=js(amount),
+                                    percentile="90")
