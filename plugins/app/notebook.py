@@ -351,7 +351,7 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
                       "filtering": filtering(columns, args, index),
                       "preview": {step: preview_url(query, index, step) for step in STEPS}})
     title = source.name if not summarized(parts[-1]) else "New question"
-    context = {"query": query, "q": encode(query), "source": source, "stages": shown,
+    context = {"query": query, "encoded": encode(query), "source": source, "stages": shown,
                "aggregations": aggregations(source.features), "join_types": join_types(source.features),
                "joining": joining(query, source, args), "operators": OPERATORS, "no_value": NO_VALUE,
                "visualize": adhoc_link(query, display_of(query)), "can_stage": summarized(parts[-1]),

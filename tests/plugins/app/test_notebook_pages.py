@@ -110,6 +110,8 @@ def test_the_query_is_the_url_and_an_htmx_change_pushes_the_new_one(page, admin,
     start = table_query(sample, "ORDERS")
     body = html.unescape(shown(page, start))
     assert "<h1>Editing: Orders</h1>" in body and "Table: Orders" in body
+    # The query's text is the page's state, not something typed in the navigation's search box.
+    assert 'id="nav-search" type="search" name="q" placeholder="Search…" value=""' in body
     visualize = re.search(r'href="/question#([^"]+)" hx-boost="false">Visualize', body).group(1)
     assert unb64(visualize) == {"dataset_query": start, "display": "table", "visualization_settings": {}}
     # The same change asked by htmx: the new query's page, its URL pushed.
