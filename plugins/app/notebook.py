@@ -414,7 +414,7 @@ def joining(query: dict, source: Source, args: MultiDict) -> dict:
     fields = [f for f in table.get("fields") or [] if isinstance(f.get("id"), int)]
     ids = {f["id"] for f in fields}
     left, right = None, None
-    own = [c for c in source.columns[0] if not (c.ref[2] or {}).get("join-alias")]
+    own = [c for c in source.columns[0] if c.own]
     for column in own:  # the data's FK to the joined table
         if column.fk_target_field_id in ids:
             left, right = column.value, column.fk_target_field_id

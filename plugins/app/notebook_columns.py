@@ -57,6 +57,12 @@ class Column:
         return "category" if self.list_values and self.field_id is not None else "text"
 
     @property
+    def own(self) -> bool:
+        """A column of the data itself, not of a joined table nor reached through a foreign key."""
+        options = self.ref[2] if len(self.ref) > 2 and isinstance(self.ref[2], dict) else {}
+        return not options.get("join-alias") and not options.get("source-field")
+
+    @property
     def time_only(self) -> bool:
         return self.base_type.startswith("type/Time")
 
@@ -110,6 +116,33 @@ def field_columns(meta: dict, alias: str | None = None, stage_zero_binning: bool
     return out
 
 
+def linked_columns(columns: list[Column], tables: dict) -> list[Column]:
+    """The columns of the tables the data's foreign keys point at, reached without a join (Metabase's
+    implicit joins: `["field", target, {"source-field": fk}]`), named "Product → Category"."""
+    out = []
+    for column in columns:
+        if column.fk_target_field_id is None or column.field_id is None or not column.own:
+            continue
+        target = call("GET", f"/api/field/{column.fk_target_field_id}")
+        table_id = target.body.get("table_id") if target.ok and isinstance(target.body, dict) else None
+        if not isinstance(table_id, int):
+            continue  # a key to a table this user may not read offers nothing
+        if table_id not in tables:
+            answer = call("GET", f"/api/table/{table_id}/query_metadata")
+            if not answer.ok or not isinstance(answer.body, dict):
+                continue
+            tables[table_id] = answer.body
+        via = column.label[:-3] if column.label.endswith(" ID") else column.label
+        for linked in field_columns(tables[table_id]):
+            if linked.field_id is None:
+                continue
+            linked.ref = ["field", linked.field_id, {"source-field": column.field_id}]
+            linked.label = f"{via} → {linked.label}"
+            linked.fk_target_field_id = None
+            out.append(linked)
+    return out
+
+
 def result_columns(dataset_query: dict, index: int) -> list[Column]:
     """The columns stage `index` returns, as the API answers the query up to it with no rows."""
     from .notebook_query import rebuilt
@@ -137,6 +170,7 @@ def describe(dataset_query: dict) -> Source:
     features = tuple((source.get("db") or {}).get("features") or ())
     tables = {first["source-table"]: source}
     columns = field_columns(source)
+    columns += linked_columns(columns, tables)
     for join in first.get("joins") or []:
         if not isinstance(join, dict) or not join.get("source-table") or not join.get("alias"):
             raise BadQuery("A join of this query has no table or alias the builder can read.")

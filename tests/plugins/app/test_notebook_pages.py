@@ -558,3 +558,27 @@ def test_median_and_percentile_where_the_database_computes_them(app, admin, page
     assert runs(admin, both)["data"]["rows"][0][0] == pytest.approx(75.75)
     assert "from 0 to 1" in refused(page, start, op="aggregate", stage=0, operator="percentile", column=js(amount),
                                     percentile="90")
+
+
+def test_the_columns_a_foreign_key_reaches_are_offered_without_a_join(page, admin, sample):
+    """Metabase's implicit joins: ORDERS.PRODUCT_ID reaches the product's columns as `source-field` refs."""
+    orders, products = sample["ORDERS"], sample["PRODUCTS"]
+    start = table_query(sample, "ORDERS")
+    body = shown(page, start)
+    columns = dict((label, orjson.loads(v)) for v, label in options(body, "filter-column-0"))
+    assert columns["Product → Category"] == field(products["CATEGORY"], **{"source-field": orders["PRODUCT_ID"]})
+    assert columns["User → State"] == field(sample["PEOPLE"]["STATE"], **{"source-field": orders["USER_ID"]})
+    category = columns["Product → Category"]
+    values = shown(page, start, stage=0, filter_column=js(category))
+    assert re.findall(r'name="value" value="([^"]+)"', values) == ["Doohickey", "Gadget", "Gizmo", "Widget"]
+    query = change(page, start, op="filter", stage=0, column=js(category), operator="=", value=["Gizmo"])
+    query = change(page, query, op="aggregate", stage=0, operator="count", column="")
+    groupings = dict((label, v) for v, label in options(shown(page, query), "group-column-0"))
+    query = change(page, query, op="group", stage=0, column=groupings["Product → Created At: Year"])
+    assert query == table_query(sample, "ORDERS", filter=["=", category, "Gizmo"], aggregation=[["count"]], breakout=[
+        field(products["CREATED_AT"], **{"source-field": orders["PRODUCT_ID"], "temporal-unit": "year"})])
+    assert runs(admin, query)["row_count"] > 0
+    assert "Product → Category is Gizmo" in html.unescape(shown(page, query))
+    # A join's condition is on the data's own columns: Reviews joined to Orders by the product.
+    reviews = shown(page, start, join_table=sample["REVIEWS"]["id"])
+    assert not any("→" in label for _, label in options(reviews, "join-left"))
