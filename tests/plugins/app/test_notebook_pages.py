@@ -457,9 +457,10 @@ def test_a_preview_answers_within_300_ms_on_the_sample_database(page, sample):
                                   field(orders["CREATED_AT"], **{"temporal-unit": "month"})])
     assert preview(page, query, 0, "summarize").status_code == 200  # warms the metadata
     times = []
-    for _ in range(5):
+    for n in range(5):  # each time another threshold: nothing of the query's own work can be reused
+        other = {**query, "query": {**query["query"], "filter": [">", field(orders["TOTAL"]), 51 + n]}}
         started = time.perf_counter()
-        assert preview(page, query, 0, "summarize").status_code == 200
+        assert preview(page, other, 0, "summarize").status_code == 200
         times.append(time.perf_counter() - started)
     print(f"preview of the summarize step: median {sorted(times)[2] * 1000:.0f} ms, best {min(times) * 1000:.0f} ms")
     assert sorted(times)[2] < 0.3
