@@ -115,8 +115,9 @@ def notebook():
     except Unreadable as exc:
         return failed_page(user, exc.message, exc.status)
     if args.get("op"):
-        try:
+        try:  # the changed query is described before it is shown: a change it cannot take is refused here
             changed_query = apply(query, source, args)
+            changed_source = describe(changed_query)
         except (BadQuery, BadFilter) as exc:
             return notebook_page(user, query, source, args, error=str(exc))
         except Unreadable as exc:
@@ -124,10 +125,7 @@ def notebook():
         target = url_of(changed_query)
         if not request.headers.get("HX-Request"):
             return go(target)
-        try:
-            response = notebook_page(user, changed_query, describe(changed_query), MultiDict())
-        except (BadQuery, Unreadable) as exc:
-            return notebook_page(user, query, source, args, error=getattr(exc, "message", str(exc)))
+        response = notebook_page(user, changed_query, changed_source, MultiDict())
         response.headers["HX-Push-Url"] = target
         return response
     return notebook_page(user, query, source, args)
@@ -410,7 +408,10 @@ def joining(query: dict, source: Source, args: MultiDict) -> dict:
     chosen = args.get("join_table") or (args.get("table") if args.get("op") == "join" else None) or ""
     if not chosen.isdigit() or int(chosen) not in {t["id"] for t in tables}:
         return out
-    table = metadata(int(chosen))
+    try:
+        table = metadata(int(chosen))
+    except Unreadable:
+        return out
     fields = [f for f in table.get("fields") or [] if isinstance(f.get("id"), int)]
     ids = {f["id"] for f in fields}
     left, right = None, None
