@@ -583,3 +583,21 @@ def test_the_columns_a_foreign_key_reaches_are_offered_without_a_join(page, admi
     # A join's condition is on the data's own columns: Reviews joined to Orders by the product.
     reviews = shown(page, start, join_table=sample["REVIEWS"]["id"])
     assert not any("→" in label for _, label in options(reviews, "join-left"))
+
+
+def test_a_user_who_may_see_the_data_but_not_query_it_gets_the_apis_refusal(app, admin, sample):
+    from core.appdb.models import ALL_USERS_GROUP_ID
+
+    graph = ok(admin.get("/api/permissions/graph"))
+    graph["groups"][str(ALL_USERS_GROUP_ID)] = {str(sample["db"]): {"view-data": "unrestricted", "create-queries": "no"}}
+    ok(admin.put("/api/permissions/graph", json=graph))
+    make_user(app, email="looker@example.com", password="Ordinary-Us3r-Pass")
+    looker = sign_in(app, "looker@example.com", "Ordinary-Us3r-Pass")
+    summary = table_query(sample, "ORDERS", aggregation=[["count"]])
+    response = looker.get(BASE + "?q=" + b64(summary))
+    # The API does not describe the table to a user who may not query it: neither does the builder.
+    assert response.status_code == 403 and "You may not read this data" in text(response)
+    refused_preview = preview(looker, summary, 0, "summarize")
+    assert refused_preview.status_code == 403 and "You may not read this data." in text(refused_preview)
+    stage = looker.get(BASE + "?" + urlencode({"q": b64(summary), "op": "stage"}))
+    assert 400 <= stage.status_code < 500 and 'role="alert"' in text(stage)
