@@ -42,6 +42,7 @@ from .notebook_query import (
     STEPS,
     BadQuery,
     added,
+    cleaned,
     cut,
     decode,
     encode,
@@ -76,7 +77,7 @@ def url_of(query: dict | None = None, **extra) -> str:
 
 
 def adhoc_link(query: dict, display: str = "table") -> str:
-    question = {"dataset_query": query, "display": display, "visualization_settings": {}}
+    question = {"dataset_query": cleaned(query), "display": display, "visualization_settings": {}}
     return "/question#" + encode(question)
 
 
@@ -352,7 +353,7 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
     context = {"query": query, "encoded": encode(query), "source": source, "stages": shown,
                "aggregations": aggregations(source.features), "join_types": join_types(source.features),
                "joining": joining(query, source, args), "operators": OPERATORS, "no_value": NO_VALUE,
-               "visualize": adhoc_link(query, display_of(query)), "can_stage": summarized(parts[-1]),
+               "visualize": adhoc_link(query, display_of(cleaned(query))), "can_stage": summarized(parts[-1]),
                "new_stage": url_of(query, op="stage"), "error": error, "error_at": args.get("op"),
                "error_stage": args.get("stage") or "0", "source_name": source_name(parts[0], source),
                "error_step": error_step(args, len(parts)), **filters.widget_context()}

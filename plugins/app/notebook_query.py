@@ -80,6 +80,15 @@ def rebuilt(dataset_query: dict, parts: list[dict]) -> dict:
     return {**dataset_query, "query": inner}
 
 
+def cleaned(dataset_query: dict) -> dict:
+    """The query without empty stages on top (a stage just added and not used yet), as Metabase drops
+    them before a query runs or is saved."""
+    parts = stages(dataset_query)
+    while len(parts) > 1 and not parts[-1]:
+        parts.pop()
+    return rebuilt(dataset_query, parts)
+
+
 def new(database: int, source) -> dict:
     return {"database": database, "type": "query", "query": {"source-table": source}}
 
