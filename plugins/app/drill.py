@@ -48,6 +48,22 @@ def _inner(dataset_query: dict) -> dict:
     return copy.deepcopy(dataset_query["query"])
 
 
+def with_sources(dataset_query: dict, cols: list[dict]) -> list[dict]:
+    """The columns with `source` ("breakout", "aggregation", "fields"), which a card's result_metadata
+    leaves out (as Metabase's does): read from their field_ref against the query's breakouts."""
+    breakouts = ((dataset_query.get("query") or {}).get("breakout") or []) if isinstance(dataset_query, dict) else []
+    out = []
+    for col in cols:
+        ref = col.get("field_ref")
+        if col.get("source"):
+            out.append(col)
+        elif isinstance(ref, list) and ref[:1] == ["aggregation"]:
+            out.append({**col, "source": "aggregation"})
+        else:
+            out.append({**col, "source": "breakout" if ref in breakouts else "fields"})
+    return out
+
+
 def _ref(col: dict) -> list:
     ref = col.get("field_ref")
     if not isinstance(ref, list) or not ref or ref[0] not in ("field", "expression"):

@@ -53,6 +53,8 @@ def drill_through():
     signed_in_user()
     try:
         question, cols = source()
+        if cols is not None:
+            cols = drill.with_sources(question.get("dataset_query") or {}, cols)
         clicked = click(request.args.get("at", ""), cols)
     except (BadLink, BadClick) as exc:
         return fragment("app/_form_error.html", status=400, message=str(exc))
