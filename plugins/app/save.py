@@ -218,7 +218,10 @@ def with_card(dashboard: dict, card: dict) -> dict:
            "series": [], "parameter_mappings": [], "visualization_settings": {}}
     if tab is not None:
         new["dashboard_tab_id"] = tab
-    return {"dashcards": [{"id": one["id"]} for one in dashcards] + [new]}
+    # An existing dashcard is sent with its place (required); what is not sent is kept as it is.
+    kept = [{key: one[key] for key in ("id", "row", "col", "size_x", "size_y", "dashboard_tab_id") if key in one}
+            for one in dashcards]
+    return {"dashcards": kept + [new]}
 
 
 def free_spot(dashcards: list[dict], width: int, height: int) -> tuple[int, int]:
