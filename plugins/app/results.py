@@ -50,7 +50,9 @@ def chart_svg(card: dict, result: dict, *, width: int | None = None, height: int
     svg = _XML_DECLARATION.sub("", svg)
     names = [str(one.get("name") or "") for one in (card, *(extra for extra, _ in series))]
     label = escape(", ".join(name for name in names if name) or "Chart")
-    return Markup(svg.replace("<svg", f'<svg role="img" aria-label="{label}"', 1))
+    # A picture whose marks are focusable (drill) is a group: an image's children are not reachable.
+    role = "group" if drill and 'class="drill-mark"' in svg else "img"
+    return Markup(svg.replace("<svg", f'<svg role="{role}" aria-label="{label}"', 1))
 
 
 def columns(result: dict) -> list[dict]:
