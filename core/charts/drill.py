@@ -6,7 +6,7 @@ Exports and e-mails never ask for it, so their SVG, PNG and PDF are unchanged.
 Vega draws no custom attributes, but it wraps an item whose `href` channel is set in `<a xlink:href>`:
 the spec's drillable layers get an href naming the item's payload (`drill-N`), and the drawn SVG's
 anchors are then replaced by the attributes on the mark itself (lines and areas are unwrapped: a point
-on them is the thing to click). The aria-label Vega writes from the encoding loses the href field.
+on them is the thing to click, drawn unseen when the line has no markers). The aria-label Vega writes from the encoding loses the href field.
 """
 from __future__ import annotations
 
@@ -56,6 +56,11 @@ def _href_layers(node: dict) -> None:
         kind = mark.get("type") if isinstance(mark, dict) else mark
         if kind in ("bar", "line", "area", "point") and "data" not in layer:
             layer.setdefault("encoding", {})["href"] = {"field": FIELD}
+            if kind in ("line", "area") and not (isinstance(mark, dict) and mark.get("point")):
+                # A line drawn without markers still needs something to click: unseen points (the
+                # page's style shows one when it is hovered or focused).
+                layer["mark"] = {**(mark if isinstance(mark, dict) else {"type": kind}),
+                                 "point": {"filled": True, "size": 60, "opacity": 0}}
 
 
 def mark_svg(svg: str, payloads: list[dict]) -> str:

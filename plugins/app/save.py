@@ -100,7 +100,9 @@ def save_panel():
         question, original = question_from(request.args)
     except Refused as exc:
         return fragment("app/_form_error.html", status=400, message=str(exc))
-    replaceable = original if original and original.get("can_write") and not original.get("archived") else None
+    # Only a question changed from a saved one (a drill's link) may replace it; a saved page saves a copy.
+    replaceable = original if (request.args.get("q") and original and original.get("can_write")
+                               and not original.get("archived")) else None
     current = (original or {}).get("collection_id") if original else None
     return fragment("app/_save_dialog.html", question=question, original=replaceable,
                     source={"card": request.args.get("card") or "", "q": request.args.get("q") or ""},
@@ -114,7 +116,7 @@ def save_question():
     body = posted()
     try:
         question, original = question_from(body)
-        if body.get("replace") == "replace":
+        if body.get("replace") == "replace" and not body.get("card"):
             return replace(question, original)
         card = new_card(question, body)
     except Refused as exc:

@@ -175,3 +175,24 @@ def test_a_bad_click_is_a_400_and_sql_has_nothing_to_drill(app, admin, shop):  #
     assert "data-drill=" not in native
     menu = client.get("/question/drill", query_string={"card": shop["native"], "at": '{"dims": []}'})
     assert menu.status_code == 200 and "nothing to drill" in text(menu)
+
+
+def test_chart_marks_carry_their_rows_only_when_asked():
+    from core.charts.render import render_card
+
+    cols = [{"name": "month", "base_type": "type/Date", "source": "breakout", "unit": "month"},
+            {"name": "region", "base_type": "type/Text", "source": "breakout"},
+            {"name": "count", "base_type": "type/Integer", "source": "aggregation"}]
+    rows = [["2024-01-01", "North", 3], ["2024-01-01", "South", 4], ["2024-02-01", "North", 5]]
+    result = {"data": {"cols": cols, "rows": rows}}
+    for display, settings in (("bar", {"stackable.stack_type": "stacked"}), ("line", {}), ("area", {})):
+        card = {"display": display, "visualization_settings": settings}
+        plain = render_card(card, result, "svg")
+        assert b"drill" not in plain and b"<a " not in plain  # exports and e-mails: unchanged
+        drawn = render_card(card, result, "svg", drill=True).decode()
+        assert "<a " not in drawn and "drill_ref" not in drawn
+        found = sorted((one["dims"][0][1], one["dims"][1][1], one["col"], one["value"]) for one in marks(drawn))
+        assert found == [("2024-01-01", "North", 2, 3), ("2024-01-01", "South", 2, 4),
+                         ("2024-02-01", "North", 2, 5)], display
+        assert drawn.count('role="button"') == 3
+    assert render_card({"display": "bar"}, result, "png", drill=True)[:4] == b"\x89PNG"
