@@ -64,6 +64,22 @@ def test_click_a_bar_view_its_rows_and_save_them(app, admin, shop):  # noqa: F81
         settle(browser, "location.pathname.startsWith('/question/') && document.querySelector('h1')"
                         " && document.querySelector('h1').textContent === 'North sales'")
         assert serious_violations(browser) == []
+
+        # At a phone's width, a table cell by keyboard: one cell in the tab order, the arrows move, Enter
+        # opens the menu with "Filter by this value", which fits the screen.
+        browser.send("Emulation.setDeviceMetricsOverride", width=390, height=900, deviceScaleFactor=1, mobile=True)
+        settle(browser, "document.querySelector('td.drill-cell[tabindex=\"0\"]')")
+        assert browser.evaluate("document.querySelectorAll('td.drill-cell[tabindex=\"0\"]').length") == 1
+        browser.evaluate("document.querySelector('td.drill-cell[tabindex=\"0\"]').focus(), true")
+        press(browser, "ArrowDown")
+        assert browser.evaluate("document.activeElement.parentElement.sectionRowIndex") == 1
+        press(browser, "Enter")
+        settle(browser, "document.querySelector('.drill-menu .drill-group')")
+        assert "Filter by this value" in browser.evaluate("document.querySelector('.drill-menu').textContent")
+        assert browser.evaluate("document.querySelector('.drill-menu').getBoundingClientRect().right <= innerWidth")
+        assert browser.evaluate("document.documentElement.scrollWidth <= innerWidth + 1")
+        assert serious_violations(browser) == []
+        press(browser, "Escape")
         assert browser.errors() == []
     items = ok(admin.get(f"/api/collection/{shelf}/items"))["data"]
     assert [one["name"] for one in items] == ["North sales"]
