@@ -21,7 +21,8 @@ from core.http.internal import call
 
 from . import drill
 from .question_query import BadLink, decode_adhoc, encode_query
-from .render import read, signed_in_user
+from .render import signed_in_user
+from .save import Refused, read_card
 from .views import blueprint, fragment
 
 SYMBOLS = {"=": "=", "!=": "≠", "<": "<", ">": ">"}
@@ -58,6 +59,8 @@ def drill_through():
         clicked = click(request.args.get("at", ""), cols)
     except (BadLink, BadClick) as exc:
         return fragment("app/_form_error.html", status=400, message=str(exc))
+    except Refused as exc:
+        return fragment("app/_form_error.html", status=exc.status, message=str(exc))
     if cols is None:
         return fragment("app/_drill_menu.html", offers=[], note="The question's result could not be read.")
     offers = offers_for(question, *clicked)
@@ -70,7 +73,7 @@ def source() -> tuple[dict, list[dict] | None]:
         card_id = request.args["card"]
         if not card_id.isdigit() or len(card_id) > 15:
             raise BadClick("The card is named by its id, a whole number.")
-        card = read(f"/api/card/{card_id}", ignore_view=True)
+        card = read_card(card_id)
         question = {key: card.get(key) for key in ("dataset_query", "display", "visualization_settings")}
         question["original_card_id"] = card.get("id")
         cols = card.get("result_metadata")

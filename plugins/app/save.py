@@ -10,12 +10,14 @@ and visualization_settings its link carries are stored as they are) or a saved c
 """
 from __future__ import annotations
 
+import functools
+
 from flask import request
 
 from core.http.internal import Answer, call
 
 from .question_query import BadLink, decode_adhoc
-from .render import go, read, signed_in_user
+from .render import go, signed_in_user
 from .views import blueprint, fragment, id_of, posted, slug
 
 GRID_WIDTH = 24
@@ -26,7 +28,33 @@ CHART_SIZE = (12, 6)
 
 
 class Refused(ValueError):
-    """Input the panel can name before asking the API (a missing name, an unknown collection)."""
+    """What the panel says instead (a missing name, a question that cannot be read), with its status."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def refusals(view):
+    """The view, with a Refused drawn as the panel's error fragment (never a whole error page in a panel)."""
+
+    @functools.wraps(view)
+    def wrapped(*args, **kwargs):
+        try:
+            return view(*args, **kwargs)
+        except Refused as exc:
+            return fragment("app/_form_error.html", status=exc.status, message=str(exc))
+
+    return wrapped
+
+
+def read_card(card_id) -> dict:
+    """GET /api/card/:id for this user (no view counted), or its refusal."""
+    answer = call("GET", f"/api/card/{card_id}", query={"ignore_view": True})
+    if not answer.ok or not isinstance(answer.body, dict):
+        status = answer.status if 400 <= answer.status < 500 else 400
+        raise Refused(api_message(answer) or "That question could not be read.", status)
+    return answer.body
 
 
 def card_path(card: dict) -> str:
@@ -61,7 +89,7 @@ def question_from(values) -> tuple[dict, dict | None]:
     if card_id:
         if not card_id.isdigit() or len(card_id) > 15:
             raise Refused("The question is named by its id, a whole number.")
-        card = read(f"/api/card/{card_id}", ignore_view=True)
+        card = read_card(card_id)
         question = {key: card.get(key) for key in ("dataset_query", "display", "visualization_settings", "name")}
         return question, card
     try:
@@ -94,12 +122,10 @@ def writable_collections() -> list[dict]:
 # -- save as new, or replace ------------------------------------------------------------------------------
 
 @blueprint.get("/question/save")
+@refusals
 def save_panel():
     signed_in_user()
-    try:
-        question, original = question_from(request.args)
-    except Refused as exc:
-        return fragment("app/_form_error.html", status=400, message=str(exc))
+    question, original = question_from(request.args)
     # Only a question changed from a saved one (a drill's link) may replace it; a saved page saves a copy.
     replaceable = original if (request.args.get("q") and original and original.get("can_write")
                                and not original.get("archived")) else None
@@ -111,16 +137,14 @@ def save_panel():
 
 
 @blueprint.post("/question/save")
+@refusals
 def save_question():
     signed_in_user()
     body = posted()
-    try:
-        question, original = question_from(body)
-        if body.get("replace") == "replace" and not body.get("card"):
-            return replace(question, original)
-        card = new_card(question, body)
-    except Refused as exc:
-        return fragment("app/_form_error.html", status=400, message=str(exc))
+    question, original = question_from(body)
+    if body.get("replace") == "replace" and not body.get("card"):
+        return replace(question, original)
+    card = new_card(question, body)
     answer = call("POST", "/api/card", json=card)
     if not answer.ok or not isinstance(answer.body, dict):
         return refusal(answer, "The question could not be saved.")
@@ -158,6 +182,7 @@ def replace(question: dict, original: dict | None):
 # -- a question becomes a model ---------------------------------------------------------------------------
 
 @blueprint.post("/question/<id_slug>/model")
+@refusals
 def turn_into_model(id_slug: str):
     signed_in_user()
     posted()
@@ -171,9 +196,10 @@ def turn_into_model(id_slug: str):
 
 @blueprint.get("/question/<id_slug>/dashboards")
 @blueprint.get("/model/<id_slug>/dashboards")
+@refusals
 def dashboard_panel(id_slug: str):
     signed_in_user()
-    card = read(f"/api/card/{id_of(id_slug)}", ignore_view=True)
+    card = read_card(id_of(id_slug))
     return fragment("app/_save_dashboard.html", card=card, dashboards=writable_dashboards())
 
 
@@ -189,10 +215,11 @@ def writable_dashboards() -> list[dict]:
 
 @blueprint.post("/question/<id_slug>/dashboards")
 @blueprint.post("/model/<id_slug>/dashboards")
+@refusals
 def add_to_dashboard(id_slug: str):
     signed_in_user()
     body = posted()
-    card = read(f"/api/card/{id_of(id_slug)}", ignore_view=True)
+    card = read_card(id_of(id_slug))
     chosen = str(body.get("dashboard_id") or "")
     if not chosen.isdigit() or len(chosen) > 15:
         return fragment("app/_form_error.html", status=400, message="Pick a dashboard from the list.")

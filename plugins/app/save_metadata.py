@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from core.http.internal import call
 
-from .render import go, read, signed_in_user
-from .save import card_path, refusal
+from .render import go, signed_in_user
+from .save import card_path, read_card, refusal, refusals
 from .views import blueprint, fragment, id_of, posted
 
 # The semantic types Metabase's metadata editor offers most (type/* names), with their labels.
@@ -28,19 +28,21 @@ KNOWN = {value for value, _ in SEMANTIC_TYPES}
 
 
 @blueprint.get("/model/<id_slug>/metadata")
+@refusals
 def metadata_panel(id_slug: str):
     signed_in_user()
-    card = read(f"/api/card/{id_of(id_slug)}", ignore_view=True)
+    card = read_card(id_of(id_slug))
     return fragment("app/_save_metadata.html", card=card, columns=card.get("result_metadata") or [],
                     semantic_types=SEMANTIC_TYPES)
 
 
 @blueprint.post("/model/<id_slug>/metadata")
+@refusals
 def save_metadata(id_slug: str):
     signed_in_user()
     body = posted()
     card_id = id_of(id_slug)
-    card = read(f"/api/card/{card_id}", ignore_view=True)
+    card = read_card(card_id)
     columns = [dict(column) for column in card.get("result_metadata") or [] if isinstance(column, dict)]
     for index, column in enumerate(columns):
         name = str(body.get(f"display_name-{index}") or "").strip()

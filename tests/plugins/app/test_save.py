@@ -89,6 +89,17 @@ def test_a_drilled_question_replaces_its_original_and_refusals_show_in_the_panel
     assert sneaky.status_code == 403 and ok(admin.get(f"/api/card/{original}"))["dataset_query"]["query"] == \
         monthly(shop)["query"]
     assert len(ok(admin.get("/api/card"))) == before
+    # A question the user may not read: the refusal is the panel's (a fragment), not a whole error page.
+    hidden = ok(admin.post("/api/collection", json={"name": "Hidden"}))["id"]
+    graph = ok(admin.get("/api/collection/graph"))
+    ok(admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {"1": {str(hidden): "none"}}}))
+    secret = ok(admin.post("/api/card", json={"name": "Secret", "display": "table", "visualization_settings": {},
+                                              "collection_id": hidden, "dataset_query": monthly(shop)}))["id"]
+    for path in (f"/question/save?card={secret}", f"/question/{secret}/dashboards",
+                 f"/question/drill?card={secret}&at={{}}"):
+        answer = reader.get(path, headers=HTMX)
+        assert answer.status_code in (403, 404) and "<!doctype" not in text(answer).lower(), path
+        assert 'role="alert"' in text(answer) and "Secret" not in text(answer), path
     # Writes with the cookie must be JSON, as for the API.
     assert client.post("/question/save", data={"q": q, "name": "x"}).status_code == 403
 
