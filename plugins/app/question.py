@@ -132,7 +132,7 @@ def saved(id_slug: str, kind: str) -> Response:
     shown = Shown(view=state.view or default_view(card), shape=results.shape(card), filters=current)
     if shown.shape == "table":
         shown.view = "table"
-    if drill.drillable(card.get("dataset_query") or {}):
+    if drill.drillable(card.get("dataset_query") or {}) and card.get("can_run_adhoc_query"):  # drills are ad hoc
         shown.drill = f"/question/drill?card={card_id}"
     answer, presorted = run_saved(card, parameters, state, shown.view)
     draw_result(shown, card, answer, state, presorted)

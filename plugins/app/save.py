@@ -16,6 +16,7 @@ from flask import request
 
 from core.http.internal import Answer, call
 
+from .question import adhoc_name
 from .question_query import BadLink, decode_adhoc
 from .render import go, signed_in_user
 from .views import blueprint, fragment, id_of, posted, slug
@@ -104,6 +105,12 @@ def question_from(values) -> tuple[dict, dict | None]:
     return question, card
 
 
+def suggested_name(question: dict) -> str:
+    """An unsaved question's name to start from: its table's, as the ad-hoc page titles it."""
+    query = question.get("dataset_query") or {}
+    return "" if query.get("type") != "query" else adhoc_name(query)
+
+
 def writable_collections() -> list[dict]:
     """The collections this user may save into (GET /api/collection, the root first), with their depth."""
     answer = call("GET", "/api/collection", query={"exclude-archived": True})
@@ -133,7 +140,7 @@ def save_panel():
     return fragment("app/_save_dialog.html", question=question, original=replaceable,
                     source={"card": request.args.get("card") or "", "q": request.args.get("q") or ""},
                     collections=writable_collections(), current=current,
-                    name=question.get("name") or "")
+                    name=question.get("name") or suggested_name(question))
 
 
 @blueprint.post("/question/save")

@@ -196,3 +196,16 @@ def test_chart_marks_carry_their_rows_only_when_asked():
                          ("2024-02-01", "North", 2, 5)], display
         assert drawn.count('role="button"') == 3
     assert render_card({"display": "bar"}, result, "png", drill=True)[:4] == b"\x89PNG"
+
+
+def test_no_drill_for_one_who_may_not_ask_ad_hoc_questions(app, admin, shop):  # noqa: F811
+    from core.testing import USER_PASSWORD, make_user
+
+    graph = ok(admin.get("/api/permissions/graph"))
+    ok(admin.put("/api/permissions/graph", json={"revision": graph["revision"], "groups": {
+        "1": {str(shop["db"]): {"view-data": "unrestricted", "create-queries": "no"}}}}))
+    make_user(app, "viewer@example.com")
+    viewer = sign_in(app, "viewer@example.com", USER_PASSWORD)
+    page = text(viewer.get(f"/question/{shop['by_region']}"))
+    assert "<svg" in page and "data-drill" not in page and 'class="drill-mark"' not in page
+    assert 'role="img"' in page

@@ -38,6 +38,7 @@ def test_an_adhoc_question_is_saved_into_a_collection_with_its_view(app, admin, 
     assert 'hx-get="/question/save?q=' in page and 'id="save-panel"' in page
     panel = text(client.get("/question/save", query_string={"q": q}, headers=HTMX))
     assert '<label for="save-name">Name</label>' in panel and 'name="replace"' not in panel
+    assert 'name="name" value="Sales"' in panel  # the table's name to start from
     assert re.search(rf'<option value="{shelf}"[^>]*>[^<]*Shelf</option>', panel)
     assert re.search(r'<option value="root" selected>', panel)
 
