@@ -105,13 +105,18 @@ def click(text: str, cols: list[dict] | None) -> tuple[list[tuple[dict, Any]], d
             raise BadClick("The click names a column the question's result does not have.")
         return cols[index]
 
+    def value(found):
+        if found is not None and not isinstance(found, (str, int, float, bool)):
+            raise BadClick("A clicked value is a text, a number, true, false or null.")
+        return found
+
     dims = []
     for pair in at.get("dims") or []:
         if not isinstance(pair, list) or len(pair) != 2:
             raise BadClick("Each clicked dimension is a [column, value] pair.")
-        dims.append((column(pair[0]), pair[1]))
+        dims.append((column(pair[0]), value(pair[1])))
     col = column(at["col"]) if at.get("col") is not None else None
-    return dims, col, at.get("value"), at.get("cell") is True
+    return dims, col, value(at.get("value")), at.get("cell") is True
 
 
 def offers_for(question: dict, dims: list, col: dict | None, value: Any, cell: bool) -> list[Offer]:

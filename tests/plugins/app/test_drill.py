@@ -166,7 +166,8 @@ def test_zoom_in_on_a_month_and_filter_by_a_cell(app, admin, shop):  # noqa: F81
 
 def test_a_bad_click_is_a_400_and_sql_has_nothing_to_drill(app, admin, shop):  # noqa: F811 - the imported fixture
     client = sign_in(app)
-    for at in ("nope", '{"dims": [[99, 1]]}', '{"dims": "x"}', '{"col": true}'):
+    for at in ("nope", '{"dims": [[99, 1]]}', '{"dims": "x"}', '{"col": true}', '{"dims": [[0, {"a": 1}]]}',
+               '{"col": 1, "value": [1]}'):
         answer = client.get("/question/drill", query_string={"card": shop["by_region"], "at": at})
         assert answer.status_code == 400 and 'role="alert"' in text(answer), at
     assert client.get("/question/drill?card=abc&at={}").status_code == 400
