@@ -23,8 +23,8 @@
     menu.setAttribute("role", "dialog");
     menu.setAttribute("aria-label", "Drill into this");
     menu.innerHTML = '<p class="status" role="status">Looking at what was clicked…</p>';
-    document.body.appendChild(menu);
     place(target);
+    document.body.appendChild(menu);
     var opened = menu;
     fetch(question.dataset.drill + "&at=" + encodeURIComponent(JSON.stringify(at)),
           { headers: { "HX-Request": "true" }, credentials: "same-origin" })
@@ -114,5 +114,6 @@
 
   document.addEventListener("DOMContentLoaded", prepare);
   document.addEventListener("htmx:afterSettle", prepare);
-  window.addEventListener("resize", function () { close(false); });
+  // A resize moves the menu with what it belongs to (a phone's browser resizes as content changes).
+  window.addEventListener("resize", function () { if (menu && opener && document.contains(opener)) place(opener); });
 })();
