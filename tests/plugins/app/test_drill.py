@@ -210,3 +210,20 @@ def test_no_drill_for_one_who_may_not_ask_ad_hoc_questions(app, admin, shop):  #
     page = text(viewer.get(f"/question/{shop['by_region']}"))
     assert "<svg" in page and "data-drill" not in page and 'class="drill-mark"' not in page
     assert 'role="img"' in page
+
+
+def test_a_summary_cell_offers_its_rows_and_filters_the_summary(app, admin, shop):  # noqa: F811
+    client = sign_in(app)
+    page = text(client.get(f"/question/{shop['by_region']}?view=table"))
+    raw = orjson.loads(html.unescape(re.search(r'class="drill-rows">(.*?)</script>', page, re.S).group(1)))
+    row = next(one for one in raw if one[0] == "South")
+    at = {"dims": [[0, "South"], [1, row[1]]], "col": 1, "value": row[1], "cell": True}
+    links = menu_links(text(client.get("/question/drill", query_string={"card": shop["by_region"],
+                                                                      "at": orjson.dumps(at).decode()})))
+    assert decoded(links["View these rows"])["dataset_query"]["query"]["filter"] == [
+        "=", ["field", shop["fields"]["region"], None], "South"]
+    bigger = decoded(links["> this value"])["dataset_query"]
+    assert bigger["query"]["filter"] == [">", ["field", "sum", {"base-type": "type/Float"}], row[1]]
+    totals = {region: sum(a for _, r, a, _ in SALES if r == region) for region in REGIONS}
+    shown = ok(admin.post("/api/dataset", json=bigger))["data"]["rows"]
+    assert sorted(one[0] for one in shown) == sorted(r for r, total in totals.items() if total > row[1])
