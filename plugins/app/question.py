@@ -94,7 +94,7 @@ class Shown:
     xray: str | None = None
     filters: list = field(default_factory=list)
     drill: str | None = None      # the drill-through menu's route for this question (drill_menu.py)
-    drill_rows: list | None = None  # the shown page's rows as the API gave them, for a cell's menu
+    drill_rows: dict | None = None  # the shown page's rows as the API gave them, for a cell's menu
 
 
 def htmx() -> bool:
@@ -274,8 +274,10 @@ def draw_result(shown: Shown, card: dict, answer: Answer, state: State, presorte
     shown.table = table_of(cols, rows, state, (result.get("data") or {}).get("rows_truncated"),
                            card.get("visualization_settings"))
     shown.table["sorted_here"] = bool(state.sort) and not presorted
-    if shown.drill:
-        shown.drill_rows = results.page_rows(rows, shown.table["page"], PAGE_SIZE)
+    if shown.drill:  # the shown page's raw rows, and which result column each shown column is
+        names = [col.get("name") for col in cols]
+        shown.drill_rows = {"rows": results.page_rows(rows, shown.table["page"], PAGE_SIZE),
+                            "cols": [names.index(col["name"]) for col in shown.table["columns"]]}
 
 
 def failure_text(answer: Answer) -> str:

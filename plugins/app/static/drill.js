@@ -3,6 +3,8 @@
 // the page's JSON block of raw values (.drill-rows), one cell in the tab order and arrows to move. A
 // click, Enter or Space asks the page's drill route (#question's data-drill) for the menu of ad-hoc
 // questions; Escape, a click elsewhere or a new page closes it and focus returns to what was clicked.
+// The rows block is {rows: the page's rows as the API gave them, cols: the result column of each shown
+// column} (a table may show its columns reordered or hidden).
 (function () {
   var menu = null, opener = null;
 
@@ -62,11 +64,12 @@
   }
 
   function cellClick(cell) {
-    var rows = rowsOf(cell);
-    var row = rows && rows[cell.parentElement.sectionRowIndex];
-    if (!row) return;
+    var shown = rowsOf(cell);
+    var row = shown && shown.rows[cell.parentElement.sectionRowIndex];
+    var col = shown && shown.cols[cell.cellIndex];
+    if (!row || col === undefined) return;
     var dims = row.map(function (value, index) { return [index, value]; });
-    open(cell, { dims: dims, col: cell.cellIndex, value: row[cell.cellIndex], cell: true });
+    open(cell, { dims: dims, col: col, value: row[col], cell: true });
   }
 
   function drillCell(node) {

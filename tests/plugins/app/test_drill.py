@@ -146,9 +146,10 @@ def test_zoom_in_on_a_month_and_filter_by_a_cell(app, admin, shop):  # noqa: F81
 
     # A table cell: its row's raw values are on the page; "<" on an amount filters the rows.
     every = text(client.get(f"/question/{shop['every_sale']}"))
-    raw = orjson.loads(html.unescape(re.search(r'<script type="application/json" class="drill-rows">(.*?)</script>',
-                                               every, re.S).group(1)))
-    assert raw[0][:3] == [1, SALES[0][1], SALES[0][2]]
+    block = orjson.loads(html.unescape(re.search(r'<script type="application/json" class="drill-rows">(.*?)</script>',
+                                                 every, re.S).group(1)))
+    raw = block["rows"]
+    assert raw[0][:3] == [1, SALES[0][1], SALES[0][2]] and block["cols"] == [0, 1, 2, 3]
     at = {"dims": [[i, v] for i, v in enumerate(raw[0])], "col": 2, "value": raw[0][2], "cell": True}
     cell_links = menu_links(text(client.get("/question/drill", query_string={"card": shop["every_sale"],
                                             "at": orjson.dumps(at).decode()})))
@@ -215,7 +216,7 @@ def test_no_drill_for_one_who_may_not_ask_ad_hoc_questions(app, admin, shop):  #
 def test_a_summary_cell_offers_its_rows_and_filters_the_summary(app, admin, shop):  # noqa: F811
     client = sign_in(app)
     page = text(client.get(f"/question/{shop['by_region']}?view=table"))
-    raw = orjson.loads(html.unescape(re.search(r'class="drill-rows">(.*?)</script>', page, re.S).group(1)))
+    raw = orjson.loads(html.unescape(re.search(r'class="drill-rows">(.*?)</script>', page, re.S).group(1)))["rows"]
     row = next(one for one in raw if one[0] == "South")
     at = {"dims": [[0, "South"], [1, row[1]]], "col": 1, "value": row[1], "cell": True}
     links = menu_links(text(client.get("/question/drill", query_string={"card": shop["by_region"],
