@@ -23,8 +23,9 @@ from typing import Any
 # Metabase's zoom-in order (lib.drill-thru.zoom-in-timeseries).
 FINER = {"year": "quarter", "quarter": "month", "month": "week", "week": "day", "day": "hour", "hour": "minute"}
 OPERATORS = ("=", "!=", "<", ">")
-ORDERED_TYPES = ("type/Number", "type/Integer", "type/BigInteger", "type/Float", "type/Decimal", "type/Date",
-                 "type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ", "type/Time", "type/Instant")
+TIME_TYPES = frozenset({"type/Date", "type/DateTime", "type/DateTimeWithTZ", "type/DateTimeWithLocalTZ", "type/Time",
+                        "type/Instant"})
+ORDERED_TYPES = frozenset({"type/Number", "type/Integer", "type/BigInteger", "type/Float", "type/Decimal"}) | TIME_TYPES
 
 
 class NotDrillable(ValueError):
@@ -32,6 +33,7 @@ class NotDrillable(ValueError):
 
 
 def drillable(dataset_query: Any) -> bool:
+    """A legacy MBQL query of one stage over a table or a saved question (source-table "card__N")."""
     inner = dataset_query.get("query") if isinstance(dataset_query, dict) else None
     return (dataset_query.get("type") == "query" and isinstance(inner, dict) and "source-query" not in inner
             and ("source-table" in inner))
@@ -177,7 +179,6 @@ def _compare(operator: str, ref: list, value: Any) -> list:
 
 # -- the columns a summary can be broken out by ----------------------------------------------------------
 
-TIME_TYPES = frozenset(ORDERED_TYPES[5:])
 LOCATION = frozenset({"type/City", "type/State", "type/Country", "type/ZipCode", "type/Address"})
 COORDINATES = frozenset({"type/Latitude", "type/Longitude"})
 CATEGORY = frozenset({"type/Category", "type/Name", "type/Title", "type/Product", "type/Company",
@@ -196,7 +197,7 @@ def breakout_choices(fields: list[dict], taken: list[list]) -> dict[str, list[tu
         semantic = one.get("semantic_type") or ""
         kind = one.get("effective_type") or one.get("base_type") or ""
         name = str(one.get("display_name") or one.get("name"))
-        if kind in TIME_TYPES:
+        if kind in TIME_TYPES and kind != "type/Time":  # a time of day has no months
             groups["Time"].append((name, ["field", one["id"], {"temporal-unit": "month"}]))
         elif semantic in COORDINATES:
             groups["Location"].append((name, ["field", one["id"], {"binning": {"strategy": "default"}}]))
