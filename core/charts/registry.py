@@ -35,6 +35,7 @@ class ChartInput:
     theme: Theme
     width: int
     height: int
+    drill: bool = False         # marks carry the row they draw (core.charts.drill), for pages that drill
     _formatters: dict = field(default_factory=dict, compare=False, repr=False)
 
     def col_index(self, name: str | None) -> int | None:

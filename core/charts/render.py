@@ -14,6 +14,7 @@ import decimal
 import math
 import threading
 import uuid
+from dataclasses import replace
 from typing import Any, Iterable
 
 import orjson
@@ -22,6 +23,7 @@ from core.query.results import infer_base_types
 
 from . import thin
 from .combine import card_name, combined
+from .drill import link_marks, mark_svg
 from .registry import ChartInput, spec_for
 from .theme import theme_named
 
@@ -163,11 +165,12 @@ def _merge(base: dict, over: dict) -> dict:
 
 
 def chart_spec(card: dict, result, *, width: int | None = None, height: int | None = None, theme="light",
-               series: Iterable[tuple[Any, Any]] = ()) -> dict:
+               series: Iterable[tuple[Any, Any]] = (), drill: bool = False) -> dict:
     """The complete Vega-Lite spec drawing `card` over `result`, with the results of `series` ((card,
-    result) pairs: a dashcard's extra cards) combined into its chart when its display combines cards."""
+    result) pairs: a dashcard's extra cards) combined into its chart when its display combines cards;
+    with `drill`, a graph's data rows carry what their marks draw (core.charts.drill)."""
     size = {"width": width, "height": height, "theme": theme}
-    chart = thin.for_chart(chart_input(card, result, **size))
+    chart = thin.for_chart(replace(chart_input(card, result, **size), drill=drill and not series))
     extras = [(card_name(extra), thin.for_chart(chart_input(extra, extra_result, **size)), _display_of(extra))
               for extra, extra_result in series]
     if extras:
@@ -212,11 +215,16 @@ def draw(spec: dict, fmt: str, scale: float = 1) -> bytes:
 
 
 def render_card(card: dict, result, fmt: str, *, width: int | None = None, height: int | None = None,
-                theme="light", scale: float = 1, series: Iterable[tuple[Any, Any]] = ()) -> bytes:
+                theme="light", scale: float = 1, series: Iterable[tuple[Any, Any]] = (),
+                drill: bool = False) -> bytes:
     """`card` (a dict with display and visualization_settings) over `result` (a query-result dict or a
     core.query Result) drawn as svg, png or pdf, with `series` ((card, result) pairs) combined into it
-    (chart_spec)."""
-    return draw(chart_spec(card, result, width=width, height=height, theme=theme, series=series), fmt, scale)
+    (chart_spec). `drill` (svg only: a page's chart) puts on each bar and point the row it draws."""
+    drill = drill and fmt == "svg"
+    spec = chart_spec(card, result, width=width, height=height, theme=theme, series=series, drill=drill)
+    payloads = link_marks(spec) if drill else []
+    out = draw(spec, fmt, scale)
+    return mark_svg(out.decode(), payloads).encode() if payloads else out
 
 
 def writer(fmt: str):

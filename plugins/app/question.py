@@ -32,7 +32,7 @@ from werkzeug.exceptions import NotFound
 
 from core.http.internal import Answer, call
 
-from . import filters, question_params, results, viz_settings
+from . import drill, filters, question_params, results, viz_settings
 from .question_query import BadLink, decode_adhoc, encode_query, is_mbql, sorted_by, source_table
 from .render import go, page, read, signed_in_user
 from .views import blueprint, fragment, id_of, slug
@@ -93,6 +93,8 @@ class Shown:
     downloads: dict | None = None
     xray: str | None = None
     filters: list = field(default_factory=list)
+    drill: str | None = None      # the drill-through menu's route for this question (drill_menu.py)
+    drill_rows: dict | None = None  # the shown page's rows as the API gave them, for a cell's menu
 
 
 def htmx() -> bool:
@@ -130,6 +132,8 @@ def saved(id_slug: str, kind: str) -> Response:
     shown = Shown(view=state.view or default_view(card), shape=results.shape(card), filters=current)
     if shown.shape == "table":
         shown.view = "table"
+    if drill.drillable(card.get("dataset_query") or {}) and card.get("can_run_adhoc_query"):  # drills are ad hoc
+        shown.drill = f"/question/drill?card={card_id}"
     answer, presorted = run_saved(card, parameters, state, shown.view)
     draw_result(shown, card, answer, state, presorted)
     if answer.ok:
@@ -214,6 +218,8 @@ def adhoc():
     shown = Shown(view=state.view or default_view(card), shape=results.shape(card))
     if shown.shape == "table":
         shown.view = "table"
+    if drill.drillable(query):
+        shown.drill = "/question/drill?" + urlencode({"q": request.args.get("q", "")})
     presorted = shown.view == "table" and bool(state.sort) and mbql
     run = sorted_by(query, {"name": state.sort}, state.descending) if presorted else query
     answer = call("POST", "/api/dataset", json=run)
@@ -262,7 +268,7 @@ def draw_result(shown: Shown, card: dict, answer: Answer, state: State, presorte
         if shown.shape == "number":
             shown.number = results.cell(results.number(result))
         else:
-            shown.chart = results.chart_svg(card, result, width=960, height=420)
+            shown.chart = results.chart_svg(card, result, width=960, height=420, drill=bool(shown.drill))
         return
     cols, rows = results.columns(result), results.rows(result)
     if state.sort and not presorted:
@@ -274,6 +280,10 @@ def draw_result(shown: Shown, card: dict, answer: Answer, state: State, presorte
     shown.table = table_of(cols, rows, state, (result.get("data") or {}).get("rows_truncated"),
                            card.get("visualization_settings"))
     shown.table["sorted_here"] = bool(state.sort) and not presorted
+    if shown.drill:  # the shown page's raw rows, and which result column each shown column is
+        names = [col.get("name") for col in cols]
+        shown.drill_rows = {"rows": results.page_rows(rows, shown.table["page"], PAGE_SIZE),
+                            "cols": [names.index(col["name"]) for col in shown.table["columns"]]}
 
 
 def failure_text(answer: Answer) -> str:

@@ -25,7 +25,7 @@ class BadLink(ValueError):
 
 def decode_adhoc(text: str) -> dict:
     """The question a link's hash carries: {"dataset_query", "display", "visualization_settings",
-    "name"?}. Standard or URL-safe base64, padding optional; a bare dataset_query is taken too."""
+    "name"?, "original_card_id"?}. Standard or URL-safe base64, padding optional; a bare dataset_query is taken too."""
     # A "+" of base64 put in a query string unescaped arrives as a space.
     text = (text or "").strip().replace(" ", "+")
     if not text:
@@ -42,10 +42,13 @@ def decode_adhoc(text: str) -> dict:
     settings = value.get("visualization_settings")
     display = value.get("display")
     name = value.get("name")
+    original = value.get("original_card_id")  # the saved question a drill or an edit started from
     return {"dataset_query": value["dataset_query"],
             "display": display if isinstance(display, str) and display else "table",
             "visualization_settings": settings if isinstance(settings, dict) else {},
-            "name": name if isinstance(name, str) and name.strip() else None}
+            "name": name if isinstance(name, str) and name.strip() else None,
+            "original_card_id": original if isinstance(original, int) and not isinstance(original, bool)
+            and 0 < original < 10**15 else None}
 
 
 def encode_query(dataset_query: dict) -> str:

@@ -43,15 +43,18 @@ def shape(card: dict) -> str:
 
 
 def chart_svg(card: dict, result: dict, *, width: int | None = None, height: int | None = None,
-              series: list[tuple[dict, dict]] = ()) -> Markup:
+              series: list[tuple[dict, dict]] = (), drill: bool = False) -> Markup:
     """The card's chart over `result` (the API's query answer) as inline SVG, named for screen readers,
-    with a dashcard's `series` ((card, result) pairs) combined into it as more series."""
+    with a dashcard's `series` ((card, result) pairs) combined into it as more series; with `drill`,
+    its bars and points carry the rows they draw (core.charts.drill)."""
     svg = render_card(card, result, "svg", width=width, height=height, theme=theme(),
-                      series=series).decode("utf-8")
+                      series=series, drill=drill).decode("utf-8")
     svg = _XML_DECLARATION.sub("", svg)
     names = [str(one.get("name") or "") for one in (card, *(extra for extra, _ in series))]
     label = escape(", ".join(name for name in names if name) or "Chart")
-    return Markup(svg.replace("<svg", f'<svg role="img" aria-label="{label}"', 1))
+    # A picture whose marks are focusable (drill) is a group: an image's children are not reachable.
+    role = "group" if drill and 'class="drill-mark"' in svg else "img"
+    return Markup(svg.replace("<svg", f'<svg role="{role}" aria-label="{label}"', 1))
 
 
 def columns(result: dict) -> list[dict]:

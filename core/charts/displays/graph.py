@@ -5,6 +5,7 @@ displays.series, axes from displays.axes, the overlays from displays.overlays.
 """
 from __future__ import annotations
 
+from ..drill import drill_payload
 from ..registry import DISPLAYS, FALLBACK, ChartInput, display
 from .axes import XAxis, x_axis, y_encoding
 from .overlays import empty_spec, goal_layers, trend_layer, trend_rows
@@ -56,11 +57,13 @@ def _titles(graph: Graph) -> list[str]:
 def _data(chart: ChartInput, graph: Graph, axis: XAxis, show_values: bool) -> list[dict]:
     rows = []
     for order, one in enumerate(graph.series):
-        for raw, y in one.points:
+        for (raw, y), at in zip(one.points, one.rows):
             x = axis.value(chart, graph.x, raw)
             if x is None or y is None:
                 continue  # a null is a gap, as Metabase draws it
             row = {"x": x, "y": y, "series": one.title, "order": order}
+            if chart.drill:
+                row["drill"] = drill_payload(chart, [graph.x, graph.breakout], one.metric, at)
             if show_values:
                 row["label"] = label_text(chart, one.metric, y)
             rows.append(row)
