@@ -102,7 +102,10 @@ def test_a_question_built_in_the_notebook_and_visualized(app, sample, browser): 
         swapped(browser, "Created At: Month")
 
         # The summary's preview: its first rows under the step.
-        browser.evaluate("document.querySelector('[hx-target=\"#preview-0-summarize\"]').click() || true")
+        # Clicked once htmx has bound the swapped-in button (on a loaded machine the test can be quicker).
+        button = "document.querySelector('[hx-target=\"#preview-0-summarize\"]')"
+        wait_for(browser, f"!!(({button} || {{}})['htmx-internal-data'] || {{}}).listenerInfos")
+        browser.evaluate(f"{button}.click() || true")
         wait_for(browser, "document.querySelectorAll('#preview-0-summarize tbody tr').length === 10")
         checked(browser, "the built question with a preview")
         assert "Doohickey" in browser.evaluate("document.getElementById('preview-0-summarize').innerText")
