@@ -215,3 +215,18 @@ def test_series_order_reorders_and_hides_breakout_series():
     (bar,) = marks(chart_spec(card("bar", **{"graph.series_order": order}), BY_CATEGORY), "bar")
     assert bar["encoding"]["color"]["scale"]["domain"] == ["Gizmo", "Widget"]
     assert "Gadget" not in texts(svg("bar", BY_CATEGORY, **{"graph.series_order": order}))
+
+
+def test_a_crowded_category_axis_offers_only_labels_that_can_show():
+    # Vega measures every label it is given before dropping the overlapping ones (365 bars took seconds):
+    # it is given every k-th of them, the first one included, and draws no other.
+    many = result([CATEGORY, COUNT], [[f"product {n:03}", n] for n in range(365)])
+    axis = marks(chart_spec(card("bar"), many), "bar")[0]["encoding"]["x"]["axis"]
+    offered = axis["values"]
+    step = int(offered[1].split()[1])
+    assert 2 <= len(offered) <= 25 and step > 1
+    assert offered == [f"product {n:03}" for n in range(0, 365, step)]
+    shown = texts(svg("bar", many))
+    assert offered[1] in shown and "product 001" not in shown
+    # A few categories keep every label.
+    assert "values" not in marks(chart_spec(card("bar"), BY_CATEGORY), "bar")[0]["encoding"]["x"]["axis"]

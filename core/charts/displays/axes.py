@@ -75,6 +75,10 @@ def _visible(chart: ChartInput, axis: str) -> bool:
     return chart.settings.get(f"graph.{axis}_axis.axis_enabled") is not False
 
 
+# The least room an angled x label takes along the axis, in pixels (its 11-pixel font's line, and a gap).
+LABEL_SPACING = 24
+
+
 def x_axis(chart: ChartInput, graph: Graph, has_bars: bool) -> XAxis:
     kind = x_kind(chart, graph, has_bars)
     x = graph.x
@@ -94,6 +98,11 @@ def x_axis(chart: ChartInput, graph: Graph, has_bars: bool) -> XAxis:
         fits = len(domain) * (longest * CHAR_WIDTH + 8) <= chart.width * (0.5 if chart.display == "row" else 0.9)
         axis["labelAngle"] = 0 if fits or chart.display == "row" else -45
         axis["labelLimit"] = 120
+        shown = max(2, int(chart.width // LABEL_SPACING))
+        if not fits and chart.display != "row" and len(domain) > shown:
+            # Vega measures every label before its overlap pass drops most of them: 365 bars took
+            # seconds to draw. Offered every k-th label only, it measures what can show (and may thin more).
+            axis["values"] = domain[::-(-len(domain) // shown)]
         encoding["scale"] = {"domain": domain}
         if has_bars:
             # Said outright: layered with lines (a combo), Vega-Lite would otherwise lose the bars' padding.
