@@ -221,7 +221,7 @@ def test_a_crowded_category_axis_offers_only_labels_that_can_show():
     # Vega measures every label it is given before dropping the overlapping ones (365 bars took seconds):
     # it is given every k-th of them, the first one included, and draws no other.
     many = result([CATEGORY, COUNT], [[f"product {n:03}", n] for n in range(365)])
-    axis = marks(chart_spec(card("bar"), many), "bar")[0]["encoding"]["x"]["axis"]
+    axis = marks(chart_spec(card("bar"), many, width=480, height=300), "bar")[0]["encoding"]["x"]["axis"]
     offered = axis["values"]
     step = int(offered[1].split()[1])
     assert 2 <= len(offered) <= 25 and step > 1
