@@ -11,7 +11,17 @@ page again and every app URL is 404.
 from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
-    account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data,
+    account,
+    admin_databases,
+    admin_datamodel,
+    admin_datamodel_fields,
+    browse,
+    dashboard,
+    expressions_views,
+    native_editor,
+    notebook,
+    question,
+    setup_data,
 )
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
