@@ -42,16 +42,16 @@ def admin_path(database: dict) -> str:
 def admin_databases_list():
     user = administrator()
     listed = read("/api/database").get("data", [])
-    return page("app/admin/databases.html", name="admin-databases", title="Databases", user=user,
-                databases=listed)
+    return page("app/admin/databases.html", admin_section="databases", name="admin-databases", title="Databases",
+                user=user, databases=listed)
 
 
 @blueprint.get("/admin/databases/create")
 def admin_database_new():
     user = administrator()
     chosen_engine = next((e for e in engines() if e["engine"] == request.args.get("engine")), None)
-    return page("app/admin/databases_edit.html", name="admin-database-new", title="Add a database", user=user,
-                engines=engines(), engine=chosen_engine, database=None)
+    return page("app/admin/databases_edit.html", admin_section="databases", name="admin-database-new",
+                title="Add a database", user=user, engines=engines(), engine=chosen_engine, database=None)
 
 
 @blueprint.post("/admin/databases/create")
@@ -73,9 +73,10 @@ def admin_database_edit(database_id: int):
     user = administrator()
     database = read(f"/api/database/{database_id}")
     engine = next((e for e in engines() if e["engine"] == database.get("engine")), None)
-    return page("app/admin/databases_edit.html", name="admin-database", title=database.get("name") or "Database",
-                obj=database, user=user, engines=engines(), engine=engine, database=database,
-                schedules=schedule_forms(database), scan=scan_choice(database), days=DAYS, frames=FRAMES)
+    return page("app/admin/databases_edit.html", admin_section="databases", name="admin-database",
+                title=database.get("name") or "Database", obj=database, user=user, engines=engines(), engine=engine,
+                database=database, schedules=schedule_forms(database), scan=scan_choice(database), days=DAYS,
+                frames=FRAMES)
 
 
 def scan_choice(database: dict) -> str:
@@ -186,7 +187,7 @@ def admin_database_confirm_removal(database_id: int):
     database = read(f"/api/database/{database_id}")
     usage = read(f"/api/database/{database_id}/usage_info")
     affected = [f"{usage.get(key, 0)} {one if usage.get(key, 0) == 1 else many}" for key, one, many in USAGE]
-    return page("app/admin/databases_remove.html", name="admin-database-remove",
+    return page("app/admin/databases_remove.html", admin_section="databases", name="admin-database-remove",
                 title=f"Remove {database.get('name')}", obj=database, user=user, database=database,
                 affected=affected, total=sum(usage.get(key, 0) for key, _, _ in USAGE))
 

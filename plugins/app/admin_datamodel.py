@@ -34,8 +34,8 @@ def semantic_name(semantic_type: str | None) -> str:
 def datamodel_databases():
     user = administrator()
     listed = read("/api/database", include_editable_data_model=True).get("data", [])
-    return page("app/admin/datamodel.html", name="admin-datamodel", title="Table metadata", user=user,
-                databases=listed)
+    return page("app/admin/datamodel.html", admin_section="datamodel", name="admin-datamodel",
+                title="Table metadata", user=user, databases=listed)
 
 
 @blueprint.get(f"{PREFIX}/<int:database_id>")
@@ -46,7 +46,7 @@ def datamodel_database_tables(database_id: int):
     schemas: dict[str, list] = {}
     for table in database.get("tables", []):
         schemas.setdefault(table.get("schema") or "", []).append(table)
-    return page("app/admin/datamodel_database.html", name="admin-datamodel-database",
+    return page("app/admin/datamodel_database.html", admin_section="datamodel", name="admin-datamodel-database",
                 title=f"{database.get('name')}: tables", obj=database, user=user, database=database,
                 schemas=sorted(schemas.items()), visibility=dict(TABLE_VISIBILITY))
 
@@ -58,7 +58,7 @@ def datamodel_table(database_id: int, table_id: int):
                  include_hidden_fields="true", include_editable_data_model="true")
     if shown.get("db_id") != database_id:
         raise Failed(Answer(404, None))
-    return page("app/admin/datamodel_table.html", name="admin-datamodel-table",
+    return page("app/admin/datamodel_table.html", admin_section="datamodel", name="admin-datamodel-table",
                 title=shown.get("display_name") or shown.get("name"), obj=shown, user=user, table=shown,
                 table_visibility=TABLE_VISIBILITY, field_visibility=FIELD_VISIBILITY,
                 semantic_types=SEMANTIC_CHOICES)

@@ -43,7 +43,7 @@ def datamodel_field_page(database_id: int, table_id: int, field_id: int):
     values = call("GET", f"/api/field/{field_id}/values")
     listed = values.body.get("values", []) if values.ok else []
     dimension = (field.get("dimensions") or [None])[0]
-    return page("app/admin/datamodel_field.html", name="admin-datamodel-field",
+    return page("app/admin/datamodel_field.html", admin_section="datamodel", name="admin-datamodel-field",
                 title=field.get("display_name") or field.get("name"), obj=field, user=user, field=field,
                 table=field.get("table") or {}, targets=targets, display_columns=display_columns,
                 values=listed[:MAX_NAMED_VALUES], dimension=dimension, field_visibility=FIELD_VISIBILITY,
