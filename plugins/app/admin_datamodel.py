@@ -12,7 +12,7 @@ from __future__ import annotations
 from core.http.internal import call
 from core.sync.semantic_types import SEMANTIC_TYPES
 
-from .render import Answer, Failed, page, read
+from .render import Answer, Failed, go, page, read
 from .setup_data import administrator, error
 from .views import blueprint, fragment, posted
 
@@ -98,6 +98,8 @@ def datamodel_save_field(database_id: int, table_id: int, field_id: int):
     answer = call("PUT", f"/api/field/{field_id}", json=changes)
     if not answer.ok:
         return error(answer.status, answer.message or "The field could not be saved.")
+    if body.get("then") == "reload":  # the field's page: its remapping choices depend on what was saved
+        return go(f"{PREFIX}/{database_id}/table/{table_id}/field/{field_id}")
     return fragment("app/_form_done.html", message=f"Saved {answer.body.get('display_name')}.")
 
 

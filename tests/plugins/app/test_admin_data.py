@@ -156,8 +156,9 @@ def test_the_data_model_editor_writes_through_the_api(app, admin):
     # The FK target, then the FK shown as the customer's name (an external dimension).
     customer_id, customers_pk = fields[("orders", "customer_id")]["id"], fields[("customers", "id")]["id"]
     customer_page = f"{orders}/field/{customer_id}"
-    assert client.post(customer_page, json={"semantic_type": "type/FK", "fk_target_field_id": str(customers_pk)},
-                       headers=HTMX).status_code == 200
+    keyed = client.post(customer_page, json={"semantic_type": "type/FK", "fk_target_field_id": str(customers_pk),
+                                             "then": "reload"}, headers=HTMX)
+    assert keyed.headers["HX-Redirect"] == customer_page  # the field's page again, with its new choices
     assert admin.get(f"/api/field/{customer_id}").json["fk_target_field_id"] == customers_pk
     name = fields[("customers", "name")]["id"]
     page = body(client.get(customer_page))
