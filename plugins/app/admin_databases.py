@@ -34,6 +34,19 @@ def details_mask() -> str:
     return MASK
 
 
+def text(value) -> str:
+    """A posted text, stripped; anything else a form cannot send is no text."""
+    return value.strip() if isinstance(value, str) else ""
+
+
+def posted_id(value) -> int | str | None:
+    """An id a select posted, as a number when it is one JSON can carry; other text goes to the API as
+    sent (its refusal names the field), nothing as None."""
+    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+        return int(value)
+    return value if value not in ("", None) else None
+
+
 def admin_path(database: dict) -> str:
     return f"/admin/databases/{database['id']}"
 
@@ -61,7 +74,7 @@ def admin_database_create():
     engine, details = chosen(body)
     if engine is None:
         return error(400, "Choose the kind of database first.")
-    answer = call("POST", "/api/database", json={"engine": engine["engine"], "name": (body.get("name") or "").strip(),
+    answer = call("POST", "/api/database", json={"engine": engine["engine"], "name": text(body.get("name")),
                                                  "details": details})
     if not answer.ok:
         return error(answer.status, answer.message or "The database could not be added.")
@@ -101,7 +114,7 @@ def schedules_from(body: dict) -> dict:
         schedule = {"schedule_type": kind}
         for part in ("schedule_minute", "schedule_hour"):
             value = body.get(f"{key}.{part}")
-            if isinstance(value, str) and value.strip().isdigit():
+            if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 10:
                 schedule[part] = int(value)
             elif value not in (None, ""):
                 schedule[part] = value  # the API's refusal names the part
@@ -126,7 +139,7 @@ def admin_database_save(database_id: int):
     # Details the form does not draw (hidden ones, keys a client added) go back as the API showed them.
     drawn = {field.get("name") for field in engine["fields"] if field.get("type") not in ("hidden", "section", "info")}
     kept = {key: value for key, value in (stored.body.get("details") or {}).items() if key not in drawn}
-    changes = {"engine": engine["engine"], "name": (body.get("name") or "").strip(), "details": {**kept, **details}}
+    changes = {"engine": engine["engine"], "name": text(body.get("name")), "details": {**kept, **details}}
     answer = call("PUT", f"/api/database/{database_id}", json=changes)
     if not answer.ok:
         return error(answer.status, answer.message or "The database could not be saved.")
@@ -137,7 +150,7 @@ def admin_database_save(database_id: int):
 def admin_database_save_schedules(database_id: int):
     administrator()
     body = posted()
-    full_sync, on_demand = SCANS.get(body.get("scan"), SCANS["full"])
+    full_sync, on_demand = SCANS.get(text(body.get("scan")), SCANS["full"])
     changes = {"schedules": schedules_from(body), "is_full_sync": full_sync, "is_on_demand": on_demand}
     answer = call("PUT", f"/api/database/{database_id}", json=changes)
     if not answer.ok:
@@ -199,7 +212,7 @@ def admin_database_remove(database_id: int):
     found = call("GET", f"/api/database/{database_id}")
     if not found.ok:
         return error(found.status, found.message or "There is no such database.")
-    if (body.get("confirm") or "").strip() != found.body.get("name"):
+    if text(body.get("confirm")) != found.body.get("name"):
         return error(400, "Type the database's name exactly to confirm the removal.")
     answer = call("DELETE", f"/api/database/{database_id}")
     if not answer.ok:

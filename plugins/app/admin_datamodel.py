@@ -12,6 +12,7 @@ from __future__ import annotations
 from core.http.internal import call
 from core.sync.semantic_types import SEMANTIC_TYPES
 
+from .admin_databases import posted_id
 from .render import Answer, Failed, go, page, read
 from .setup_data import administrator, error
 from .views import blueprint, fragment, posted
@@ -93,8 +94,7 @@ def datamodel_save_field(database_id: int, table_id: int, field_id: int):
     if "semantic_type" in body:
         changes["semantic_type"] = body.get("semantic_type") or None
     if "fk_target_field_id" in body:
-        target = body.get("fk_target_field_id")
-        changes["fk_target_field_id"] = int(target) if isinstance(target, str) and target.isdigit() else target or None
+        changes["fk_target_field_id"] = posted_id(body.get("fk_target_field_id"))
     answer = call("PUT", f"/api/field/{field_id}", json=changes)
     if not answer.ok:
         return error(answer.status, answer.message or "The field could not be saved.")

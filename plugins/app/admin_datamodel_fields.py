@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from core.http.internal import call
 
+from .admin_databases import posted_id, text
 from .admin_datamodel import FIELD_VISIBILITY, SEMANTIC_CHOICES, TABLE
 from .render import Answer, Failed, page, read
 from .setup_data import administrator, error
@@ -61,13 +62,13 @@ def datamodel_field_remap(database_id: int, table_id: int, field_id: int):
         if not answer.ok:
             return error(answer.status, answer.message or "The remapping could not be removed.")
         return fragment("app/_form_done.html", message="Values are shown as they are.")
-    name = (body.get("name") or "").strip()
+    name = text(body.get("name"))
     if kind == "external":
-        shown_field = body.get("human_readable_field_id")
-        if not (isinstance(shown_field, str) and shown_field.isdigit()):
+        shown_field = posted_id(body.get("human_readable_field_id"))
+        if shown_field is None:
             return error(400, "Choose the column to show instead.")
         answer = call("POST", f"/api/field/{field_id}/dimension", json={
-            "type": "external", "name": name, "human_readable_field_id": int(shown_field)})
+            "type": "external", "name": name, "human_readable_field_id": shown_field})
         if not answer.ok:
             return error(answer.status, answer.message or "The remapping could not be saved.")
         return fragment("app/_form_done.html", message="Saved: the chosen column is shown instead of this one.")
@@ -77,7 +78,7 @@ def datamodel_field_remap(database_id: int, table_id: int, field_id: int):
             return error(current.status, current.message or "This field's values could not be read.")
         pairs = []
         for index, pair in enumerate(current.body.get("values", [])[:MAX_NAMED_VALUES]):
-            label = (body.get(f"value.{index}") or "").strip()
+            label = text(body.get(f"value.{index}"))
             pairs.append([pair[0], label or str(pair[0])])
         # The names first: a field whose values the API will not name gets no dimension either.
         answer = call("POST", f"/api/field/{field_id}/values", json={"values": pairs})

@@ -281,3 +281,27 @@ def test_secrets_never_reach_a_page_and_an_unchanged_one_is_kept(app, admin):
         # Removed before its source is dropped, so no sync holds a connection to it.
         assert client.post(f"/admin/databases/{db_id}/remove", json={"confirm": "Warehouse 2"},
                            headers=HTMX).headers["HX-Redirect"] == "/admin/databases"
+
+
+def test_junk_writes_are_refused_as_form_errors_never_500(app, admin):
+    client = sign_in(app)
+    db_id = add_shop(app, client)
+    table = admin.get(f"/api/database/{db_id}/metadata").json["tables"][0]
+    field = table["fields"][0]["id"]
+    table_path = f"/admin/datamodel/database/{db_id}/table/{table['id']}"
+    junk = ({"name": 5, "engine": ["sqlite"], "details.db": {"x": 1}}, {"confirm": [1], "scan": ["full"]},
+            {"metadata_sync.schedule_type": "daily", "metadata_sync.schedule_minute": "soon"},
+            {"cache_field_values.schedule_type": {"a": 1}, "scan": {"b": 2}},
+            {"display_name": 7, "visibility_type": ["hidden"], "semantic_type": 3, "fk_target_field_id": "x"},
+            {"remap": "external", "name": ["n"], "human_readable_field_id": "99999999999999999999999"},
+            {"remap": "internal", "name": "", "value.0": 4}, {"remap": ["none"]},
+            {"engine": "postgres", "name": "P", "details.host": "localhost", "details.port": "9" * 30,
+             "details.dbname": "x", "details.user": "x"})
+    routes = ("/admin/databases/create", f"/admin/databases/{db_id}", f"/admin/databases/{db_id}/schedules",
+              f"/admin/databases/{db_id}/validate", f"/admin/databases/{db_id}/remove", table_path,
+              f"{table_path}/field/{field}", f"{table_path}/field/{field}/remap")
+    for route in routes:
+        for payload in junk:
+            answer = client.post(route, json=payload, headers=HTMX)
+            assert answer.status_code < 500, (route, payload, body(answer))
+    assert admin.get(f"/api/database/{db_id}").json["name"] == "Shop"
