@@ -12,6 +12,9 @@ from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
     account,
+    admin_databases,
+    admin_datamodel,
+    admin_datamodel_fields,
     browse,
     dashboard,
     drill_menu,

@@ -44,7 +44,8 @@ def details_from(body: dict, fields: list[dict]) -> dict:
             details[name] = value in (True, "true", "on")
         elif value in (None, ""):
             continue
-        elif kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        elif kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit() \
+                and len(value.strip()) < 19:  # past 64 bits it goes as typed: the API refuses it, JSON can't carry it
             details[name] = int(value)
         else:
             details[name] = value
