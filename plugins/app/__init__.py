@@ -11,11 +11,12 @@ page again and every app URL is 404.
 from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
-    account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data,
+    account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data, sharing,
 )
+from .sharing_preview import PREVIEW_PAGES
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
 
 @hookimpl
 def register_pages():
-    return [Pages("/", blueprint, None, CONTENT_SECURITY_POLICY)]
+    return [Pages("/", blueprint, None, CONTENT_SECURITY_POLICY), PREVIEW_PAGES]
