@@ -12,6 +12,7 @@ from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
     account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data, sharing,
+    subscriptions,
 )
 from .sharing_preview import PREVIEW_PAGES
 from .views import CONTENT_SECURITY_POLICY, blueprint
