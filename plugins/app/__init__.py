@@ -11,7 +11,15 @@ page again and every app URL is 404.
 from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
-    account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data, sharing,
+    account,
+    browse,
+    dashboard,
+    expressions_views,
+    native_editor,
+    notebook,
+    question,
+    setup_data,
+    sharing,
     subscriptions,
 )
 from .sharing_preview import PREVIEW_PAGES

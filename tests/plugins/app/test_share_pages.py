@@ -12,7 +12,7 @@ from html import unescape
 import pytest
 
 from core.testing import USER_PASSWORD, make_user, setup_admin
-from tests.plugins.app.test_dashboard_pages import build_shop, card_urls, ok
+from tests.plugins.app.test_dashboard_pages import build_shop, ok
 from tests.plugins.app.test_pages import HTMX, sign_in, text
 from tests.support import module_app
 
