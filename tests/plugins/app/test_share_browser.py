@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from core.testing.app import set_setting
-from tests.plugins.app.test_dashboard_browser import go, settle, set_value, signed_in, wait_for, width
+from tests.plugins.app.test_dashboard_browser import go, set_value, settle, signed_in, wait_for, width
 from tests.plugins.app.test_dashboard_pages import build_shop, ok
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
 from tests.plugins.sharing.test_pages_browser import serious_violations

@@ -4,6 +4,7 @@ unsubscribe, a webhook channel, and the API's refusals shown for someone who may
 subscription."""
 from __future__ import annotations
 
+import json
 import re
 from html import unescape
 
@@ -145,3 +146,25 @@ def test_a_recipient_unsubscribes_and_may_not_change_anothers(site):  # noqa: F8
         r.get("id") != user_id for c in after["channels"] for r in c["recipients"])
     assert f"{path}/{pulse['id']}/unsubscribe" not in text(reader.get(path))
     admin.post(f"{path}/{pulse['id']}/delete", json={}, headers=HTMX)
+
+
+def test_a_webhook_subscription_is_offered_saved_and_sent(site, http_server):  # noqa: F811
+    set_setting(site.app, "http-actions-allowed-cidrs", "127.0.0.1/32")
+    hook = site.admin.post("/api/channel", json={"name": "Team hook", "type": "channel/http", "details": {
+        "url": f"{http_server.url}/hook", "auth-method": "none", "fe-form-type": "none"}}).json
+    client = sign_in(site.app)
+    path = site.shop["path"] + "/subscriptions"
+    assert f'href="{path}?new=http"' in text(client.get(path))
+    new = text(client.get(path + "?new=http"))
+    assert f'<option value="{hook["id"]}">Team hook</option>' in new and 'name="emails"' not in new
+    body = {"channel_type": "http", "channel_id": str(hook["id"]), "schedule_type": "hourly"}
+    sent = client.post(path + "/send", json=body, headers=HTMX)
+    assert sent.status_code == 200, text(sent)
+    [request] = [r for r in http_server.requests if r.path == "/hook"]
+    assert json.loads(request.body)["type"] == "dashboard_subscription"
+    assert client.post(path + "/save", json=body, headers=HTMX).status_code == 200
+    [pulse] = subscriptions(site)
+    [channel] = pulse["channels"]
+    assert (channel["channel_type"], channel["channel_id"], channel["schedule_type"]) == ("http", hook["id"], "hourly")
+    assert "Webhook" in text(client.get(path)) and "Hourly" in text(client.get(path))
+    site.admin.put(f"/api/channel/{hook['id']}", json={"active": False})
