@@ -182,3 +182,12 @@ def test_someone_not_an_administrator_is_refused_as_by_the_api(site):
     src = preview_src(text(admin.get(site.shop["path"] + "/share")))
     assert client.get(src).status_code == 403
     assert site.app.test_client().get(src).status_code in (302, 303)  # signed out: to the sign-in page
+
+
+def test_a_preview_of_a_token_that_is_not_one_is_the_apis_refusal(site):
+    client = sign_in(site.app)
+    for path in ("/embed-preview/dashboard/junk", "/embed-preview/question/junk",
+                 "/embed-preview/dashboard/junk/card/1", "/embed-preview/dashboard/junk/values/p_city",
+                 "/embed-preview/dashboard/" + "x" * 9000):
+        response = client.get(path)
+        assert 400 <= response.status_code < 500, (path, response.status_code)

@@ -48,7 +48,7 @@ def form(site, **extra):  # noqa: F811
     return {"channel_type": "email", "user_ids": [str(admin_id)], "emails": "ann@example.com, bob@example.com",
             "schedule_type": "weekly", "schedule_day": "mon", "schedule_hour": "9", "schedule_frame": "first",
             f"attach.{shop['dashcard'][shop['chart']]}": "csv", f"attach.{shop['dashcard'][shop['total']]}": "xlsx",
-            **extra}
+            "param.p_city": "Oslo", "param.p_amount": "1, 8", "param.p_date": "", **extra}
 
 
 def test_a_subscription_is_made_as_the_api_takes_it_then_edited_and_deleted(site):  # noqa: F811
@@ -77,12 +77,16 @@ def test_a_subscription_is_made_as_the_api_takes_it_then_edited_and_deleted(site
         "schedule_day": "mon", "schedule_frame": None}
     assert sorted((r.get("id") or r["email"] for r in channel["recipients"]), key=str) == sorted(
         [admin_id, "ann@example.com", "bob@example.com"], key=str)
+    # The subscription's own filter values, as the dashboard's parameters with a value.
+    assert [(p["id"], p["slug"], p["type"], p["value"]) for p in pulse["parameters"]] == [
+        ("p_city", "city", "string/=", ["Oslo"]), ("p_amount", "amount", "number/between", [1, 8])]
     listing = text(client.get(path))
     assert "Weekly on Monday at 9:00 AM" in listing and "ann@example.com" in listing
 
     # Editing changes the same channel (its id kept): monthly, the last Friday, at 18:00; no files.
     edit = text(client.get(f"{path}?edit={pulse['id']}"))
     assert unescape(re.search(r'name="emails"[^>]*>([^<]*)<', edit).group(1)) == "ann@example.com, bob@example.com"
+    assert 'name="param.p_city" value="Oslo"' in edit and 'name="param.p_amount" value="1, 8"' in edit
     changed = form(site, id=str(pulse["id"]), channel_row_id=str(channel["id"]), schedule_type="monthly",
                    schedule_frame="last", schedule_day="fri", schedule_hour="18", emails="ann@example.com")
     changed = {k: v for k, v in changed.items() if not k.startswith("attach.")}
@@ -94,6 +98,7 @@ def test_a_subscription_is_made_as_the_api_takes_it_then_edited_and_deleted(site
         "monthly", "last", "fri", 18)
     assert sorted(r.get("email") for r in after["recipients"] if not r.get("id")) == ["ann@example.com"]
     assert not any(c["include_csv"] or c["include_xls"] for c in pulse["cards"])
+    assert [p["id"] for p in pulse["parameters"]] == ["p_city", "p_amount"]
     assert "Monthly on the last Friday of the month at 6:00 PM" in text(client.get(path))
 
     deleted = client.post(f"{path}/{pulse['id']}/delete", json={}, headers=HTMX)
