@@ -31,6 +31,13 @@ def assets():
     return {"asset_version": ASSETS.version}
 
 
+@preview_blueprint.after_request
+def not_cached(response):
+    response.headers["Cache-Control"] = "no-store"  # the user's data, and a token in the URL
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
 @preview_blueprint.errorhandler(Redirect)
 def redirected(exc: Redirect):
     return go(exc.location)

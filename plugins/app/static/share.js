@@ -18,3 +18,10 @@ document.addEventListener("click", function (event) {
     done();
   }
 });
+
+// A subscription's schedule shows the fields its frequency uses (share.css reads data-schedule).
+document.addEventListener("change", function (event) {
+  if (event.target.id !== "sub-schedule") return;
+  var fieldset = event.target.closest(".schedule");
+  if (fieldset) fieldset.dataset.schedule = event.target.value;
+});

@@ -148,6 +148,7 @@ def test_the_preview_is_a_valid_token_and_its_page_applies_the_locked_filter(sit
     assert preview.status_code == 200, text(preview)
     assert "frame-ancestors 'self'" in preview.headers["Content-Security-Policy"]
     assert "X-Frame-Options" not in preview.headers
+    assert preview.headers["Cache-Control"] == "no-store" and preview.headers["Referrer-Policy"] == "no-referrer"
     html = text(preview)
     assert 'data-slug="name"' in html and 'data-slug="city"' not in html  # the editable filter only
     total = site.shop["dashcard"][site.shop["total"]]
