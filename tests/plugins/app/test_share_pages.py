@@ -192,3 +192,19 @@ def test_a_preview_of_a_token_that_is_not_one_is_the_apis_refusal(site):
                  "/embed-preview/dashboard/" + "x" * 9000):
         response = client.get(path)
         assert 400 <= response.status_code < 500, (path, response.status_code)
+
+
+def test_a_section_shows_only_while_the_apis_toggle_is_on(site):
+    client = sign_in(site.app)
+    try:
+        ok(site.admin.put("/api/setting/enable-public-sharing", json={"value": False}), 204)
+        page = text(client.get(site.shop["path"] + "/share"))
+        assert "Public link" not in page and "Static embedding" in page
+        refused = client.post(site.shop["path"] + "/share/public-link", json={"public": "on"}, headers=HTMX)
+        assert refused.status_code == 400 and "Public sharing is not enabled." in text(refused)
+        ok(site.admin.put("/api/setting/enable-embedding-static", json={"value": False}), 204)
+        page = text(client.get(site.shop["path"] + "/share"))
+        assert "Static embedding" not in page and "embed-preview" not in page and "both off" in page
+    finally:
+        ok(site.admin.put("/api/setting/enable-public-sharing", json={"value": True}), 204)
+        ok(site.admin.put("/api/setting/enable-embedding-static", json={"value": True}), 204)
