@@ -25,10 +25,13 @@ from . import (  # noqa: F401 - their routes join the blueprint
     save,
     save_metadata,
     setup_data,
+    sharing,
+    subscriptions,
 )
+from .sharing_preview import PREVIEW_PAGES
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
 
 @hookimpl
 def register_pages():
-    return [Pages("/", blueprint, None, CONTENT_SECURITY_POLICY)]
+    return [Pages("/", blueprint, None, CONTENT_SECURITY_POLICY), PREVIEW_PAGES]

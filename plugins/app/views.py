@@ -23,9 +23,10 @@ HERE = Path(__file__).parent
 STATIC = HERE / "static"
 ASSETS = Assets(STATIC)
 
-# Scripts and styles come from Tessera alone and none is inline; charts are SVG pictures of our own.
+# Scripts and styles come from Tessera alone and none is inline; charts are SVG pictures of our own; the
+# only frame is the share page's embed preview (sharing_preview.py), served here too.
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                           "connect-src 'self'; form-action 'self'; base-uri 'none'")
+                           "connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'")
 
 blueprint = Blueprint("app", __name__, template_folder="templates")
 
