@@ -77,8 +77,14 @@ def slots(page: str, obj, user) -> Markup:
 def page(template: str, *, name: str, title: str, obj=None, user=None, status: int = 200, **context) -> Response:
     """A full page (or, for an htmx request, the same template: htmx swaps the part it asked for)."""
     settings = properties()
-    # Setup scripts read the setup token from "/" as they do from Metabase's (its bootstrap JSON).
-    bootstrap = Markup(orjson.dumps(settings).decode().replace("</", "<\\/"))
+    # Setup scripts read the setup token from "/" as they do from Metabase's (its bootstrap JSON). Only
+    # the public settings, as Metabase's: an admin's properties hold secrets (the embedding key), and
+    # page HTML is kept by browsers, proxies and screenshots.
+    from core.http.auth import tessera
+
+    public = {definition.key for definition in tessera().settings.readable("public")}
+    bootstrap = Markup(orjson.dumps({key: value for key, value in settings.items() if key in public})
+                       .decode().replace("</", "<\\/"))
     html = render_template(template, page=name, title=title, obj=obj, user=user,
                            nav=nav_links(user) if user is not None else [],
                            slots=slots(name, obj, user) if user is not None else Markup(""),

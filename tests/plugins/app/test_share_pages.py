@@ -100,10 +100,10 @@ def test_embedding_rules_are_stored_and_the_code_names_no_secret(site):
                                              "amount": "disabled", "invoice": "disabled"}
     page = text(client.get(site.shop["path"] + "/share?value.city=Oslo"))
     secret = ok(site.admin.get("/api/setting/embedding-secret-key"))
-    # (An administrator's pages carry the settings the API gives them, the key among them, in the
-    # bootstrap JSON as Metabase's do; what the page shows and offers to copy never holds it.)
-    shown = page.split('<main id="main"', 1)[1].split("</main>", 1)[0]
-    assert isinstance(secret, str) and len(secret) == 64 and secret not in shown
+    # Nowhere in the page: not in what it shows and offers to copy, nor in its bootstrap JSON (the
+    # public settings only, as Metabase's).
+    assert isinstance(secret, str) and len(secret) == 64 and secret not in page
+    assert '"site-name"' in page.split('id="_metabaseBootstrap">', 1)[1].split("</script>", 1)[0]
     python = field_text(page, "code-python")
     assert python == (
         "# You will need to install via 'pip install pyjwt' or in a similar manner\n"
