@@ -154,16 +154,21 @@ class SettingsRegistry:
         return [d for d in self.definitions.values() if VISIBILITY_ORDER[d.visibility] <= limit]
 
     def properties(self, session: Session, visibility: str) -> dict:
-        """The flat map of /api/session/properties: every setting readable at `visibility`."""
-        return {d.key: self.get(session, d.key) for d in self.readable(visibility)
+        """The flat map of /api/session/properties: every setting readable at `visibility`, a sensitive
+        one (readable by admins only) masked as GET /api/setting masks it: the map goes into every
+        page and client that asks, and a secret is read on purpose, by its own key."""
+        return {d.key: self._masked(d, self.get(session, d.key)) for d in self.readable(visibility)
                 if not d.sensitive or visibility == "admin"}
+
+    @staticmethod
+    def _masked(definition: SettingDef, value: Any) -> Any:
+        return "**********" + str(value)[-2:] if definition.sensitive and value else value
 
     def describe(self, session: Session, definition: SettingDef) -> dict:
         """One row of GET /api/setting."""
         env = self.env_value(definition)
         value = None if env is not None else self.get(session, definition.key)
-        if definition.sensitive and value:
-            value = "**********" + str(value)[-2:]
+        value = self._masked(definition, value)
         return {
             "key": definition.key,
             "value": value,

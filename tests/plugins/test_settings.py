@@ -63,3 +63,14 @@ def test_properties_visibility(client, user, admin):
     assert authenticated["admin-email"] == "admin@example.com"
     assert "session-cookie-samesite" not in authenticated
     assert admin.get("/api/session/properties").json["session-cookie-samesite"] == "lax"
+
+
+def test_properties_mask_secrets_even_for_admins(admin):
+    # The map every page and client reads: a secret is read on purpose, by its own key (GET /api/setting/:key).
+    assert admin.put("/api/setting/email-smtp-password", json={"value": "hunter2-smtp"}).status_code == 204
+    secret = "ab" * 32
+    assert admin.put("/api/setting/embedding-secret-key", json={"value": secret}).status_code == 204
+    assert admin.get("/api/setting/embedding-secret-key").json == secret
+    shown = admin.get("/api/session/properties").json
+    assert shown["email-smtp-password"] == "**********tp"
+    assert shown["embedding-secret-key"] == "**********ab"
