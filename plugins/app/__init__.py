@@ -11,7 +11,7 @@ page again and every app URL is 404.
 from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
-    account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data,
+    account, admin, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data,
 )
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
