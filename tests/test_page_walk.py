@@ -25,7 +25,8 @@ pytestmark = pytest.mark.xdist_group("page-walk")
 # The path segment before a parameter -> the create_content id that fills it (objects hidden from the
 # plain user, each carrying the marker).
 PARAMETERS = {"collection": "collection", "dashboard": "dashboard", "question": "card", "model": "model",
-              "databases": "db", "table": "table", "card": "card", "dashcard": "dashcard"}
+              "databases": "db", "table": "table", "card": "card", "dashcard": "dashcard",
+              "people": "user", "groups": "group", "group": "group", "database": "db", "api-keys": "api_key"}
 # Pages made for someone not signed in (or for nobody in particular).
 OPEN_PAGES = ("/auth/login", "/auth/forgot_password", "/auth/reset_password", "/setup", "/app/assets/")
 PARAM = re.compile(r"<(?:[a-z_]+(?:\([^)]*\))?:)?([a-z_]+)>")

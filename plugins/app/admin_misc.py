@@ -32,7 +32,7 @@ def admin_tasks():
     total = found.get("total", 0)
     return admin_page("app/admin/tasks.html", section="tasks", user=user, title="Tasks", tasks=found.get("data", []),
                       total=total, page_number=page_number, last_page=max((total + PAGE - 1) // PAGE, 1),
-                      status=status if status in statuses else "", statuses=statuses)
+                      task_status=status if status in statuses else "", statuses=statuses)
 
 
 @blueprint.get("/admin/tools/jobs")

@@ -116,6 +116,8 @@ def admin_settings_submit(section: str):
     for key, label, kind, _ in SECTIONS[section][1]:
         if key not in values or values[key].get("is_env_setting"):
             continue
+        if kind != "bool" and key not in body:
+            continue  # a field the form did not send (an unticked box is the only one left out on purpose)
         new = wanted_value(kind, body.get(key), bool(body.get(key)))
         if kind == "password" and new is None:
             continue  # the page never shows a secret: empty keeps it
