@@ -108,6 +108,8 @@ def wanted_value(field_kind, raw, checked: bool):
 def admin_settings_submit(section: str):
     signed_in_user()
     body = posted()
+    if section == "email":
+        return email_submit(body)
     current = call("GET", "/api/setting")
     if not current.ok:
         return refused(current)
@@ -130,6 +132,38 @@ def admin_settings_submit(section: str):
             return fragment("app/_form_error.html", status=answer.status, message=f"{label}: {reason(answer)}{done}")
         saved.append(label)
     return fragment("app/_form_done.html", message="Saved." if saved else "Nothing was changed.")
+
+
+def email_submit(body: dict):
+    """The SMTP settings in one PUT /api/email, which tries the server with them before storing them."""
+    sent = {key: (body.get(key) or "").strip() or None if isinstance(body.get(key), str) else body.get(key)
+            for key, _, kind, _ in SECTIONS["email"][1] if key in body}
+    if not sent.get("email-smtp-password"):
+        sent.pop("email-smtp-password", None)  # empty keeps the stored password
+    answer = call("PUT", "/api/email", json=sent)
+    if not answer.ok:
+        body = answer.body if isinstance(answer.body, dict) else {}
+        return fragment("app/_form_error.html", status=answer.status, message=body.get("message") or reason(answer))
+    return fragment("app/_form_done.html", message="Saved: the SMTP server accepted these settings.")
+
+
+@blueprint.post("/admin/settings/email/test")
+def admin_email_test():
+    signed_in_user()
+    posted()
+    answer = call("POST", "/api/email/test")
+    if not answer.ok:
+        return refused(answer)
+    me = call("GET", "/api/user/current")
+    return fragment("app/_form_done.html", message=f"A test e-mail was sent to {me.body.get('email') if me.ok else 'you'}.")
+
+
+@blueprint.post("/admin/settings/email/clear")
+def admin_email_clear():
+    signed_in_user()
+    posted()
+    answer = call("DELETE", "/api/email")
+    return refused(answer) if not answer.ok else go("/admin/settings/email")
 
 
 # One route per section, so that an unknown section is the app's 404 like any unknown page.

@@ -50,25 +50,40 @@ def test_general_localization_and_caching_settings_go_through_the_settings_api(a
     assert admin.get("/admin/settings").headers["Location"].endswith("/admin/settings/general")
 
 
-def test_email_settings_keep_the_password_unless_a_new_one_is_typed(app, admin):
+def test_email_settings_are_tried_then_kept_and_a_test_message_sent(app, admin, smtp_server):
     page = text(admin.get("/admin/settings/email"))
-    assert "SMTP host" in page and 'type="password"' in page
+    assert "SMTP host" in page and 'type="password"' in page and "Send a test e-mail" in page
+    unreachable = admin.post("/admin/settings/email", headers=HTMX, json={
+        "email-smtp-host": "127.0.0.1", "email-smtp-port": "1", "email-from-address": "bi@example.com"})
+    assert unreachable.status_code == 400 and "Wrong host or port" in text(unreachable)
+    assert admin.get("/api/setting/email-smtp-host").json is None
     ok = admin.post("/admin/settings/email", headers=HTMX, json={
-        "email-smtp-host": "smtp.example.com", "email-smtp-port": "2525", "email-smtp-security": "starttls",
-        "email-smtp-password": "s3cret", "email-from-address": "bi@example.com"})
+        "email-smtp-host": smtp_server.host, "email-smtp-port": str(smtp_server.port), "email-smtp-security": "none",
+        "email-smtp-username": "robot", "email-smtp-password": "s3cret", "email-from-address": "bi@example.com"})
     assert ok.status_code == 200, text(ok)
-    assert admin.get("/api/setting/email-smtp-port").json == 2525
+    assert admin.get("/api/setting/email-smtp-port").json == smtp_server.port
     assert admin.get("/api/setting/email-smtp-password").json == "s3cret"
     form = text(admin.get("/admin/settings/email"))
     password_input = re.search(r'<input id="setting-email-smtp-password"[^>]*>', form).group(0)
     assert "s3cret" not in password_input and 'placeholder="Set"' in password_input
-    admin.post("/admin/settings/email", headers=HTMX, json={"email-smtp-host": "smtp2.example.com",
-                                                            "email-smtp-password": ""})
+    admin.post("/admin/settings/email", headers=HTMX, json={
+        "email-smtp-host": smtp_server.host, "email-smtp-port": str(smtp_server.port), "email-smtp-password": "",
+        "email-from-name": "BI"})
     assert admin.get("/api/setting/email-smtp-password").json == "s3cret"
+    assert admin.get("/api/setting/email-from-name").json == "BI"
     port = admin.post("/admin/settings/email", headers=HTMX, json={"email-smtp-port": "70000"})
-    assert port.status_code == 400 and "SMTP port: Invalid value for email-smtp-port" in text(port)
-    sender = admin.post("/admin/settings/email", headers=HTMX, json={"email-from-address": "nobody"})
-    assert sender.status_code == 400 and "From address" in text(sender)
+    assert port.status_code == 400 and "port" in text(port)
+    sent = admin.post("/admin/settings/email/test", headers=HTMX)
+    assert sent.status_code == 200 and "admin@example.com" in text(sent)
+    assert smtp_server.messages[-1]["to"] == ["admin@example.com"]
+    # With e-mail on, a reset sends the link instead of showing a password.
+    person = admin.post("/api/user", json={"email": "reset-me@example.com"}).json
+    reset = admin.post(f"/admin/people/{person['id']}/reset_password", headers=HTMX)
+    assert reset.status_code == 200 and "e-mailed to reset-me@example.com" in text(reset)
+    assert "data-secret" not in text(reset)
+    cleared = admin.post("/admin/settings/email/clear", headers=HTMX)
+    assert cleared.headers["HX-Redirect"] == "/admin/settings/email"
+    assert admin.get("/api/setting/email-smtp-host").json is None
 
 
 def test_public_sharing_and_the_embedding_secret(app, admin):
