@@ -30,9 +30,11 @@ def admin_tasks():
     found = read("/api/task", limit=PAGE, offset=(page_number - 1) * PAGE,
                  status=status if status in statuses else None)
     total = found.get("total", 0)
+    databases = read("/api/database")
+    names = {d["id"]: d["name"] for d in (databases.get("data", []) if isinstance(databases, dict) else databases)}
     return admin_page("app/admin/tasks.html", section="tasks", user=user, title="Tasks", tasks=found.get("data", []),
                       total=total, page_number=page_number, last_page=max((total + PAGE - 1) // PAGE, 1),
-                      task_status=status if status in statuses else "", statuses=statuses)
+                      task_status=status if status in statuses else "", statuses=statuses, database_names=names)
 
 
 @blueprint.get("/admin/tools/jobs")

@@ -130,10 +130,19 @@ def test_api_keys_are_shown_once_regenerated_and_deleted(app, admin, user):
 
 
 def test_the_task_history_and_the_jobs(app, admin, user, warehouse):
+    from core.appdb.models import TaskHistory
+
+    with app.app_context(), app.extensions["tessera"].db.session() as session:  # a run, as the scheduler records
+        session.add(TaskHistory(task="sync-fields", db_id=warehouse["db"], duration=1234, status="failed",
+                                task_details={"error": "disk gone"}))
+        session.commit()
     tasks = admin.get("/admin/tools/tasks")
     assert tasks.status_code == 200 and "Task history" in text(tasks)
     total = admin.get("/api/task").json["total"]
     assert f"{total} task run" in text(tasks)
+    assert "sync-fields" in text(tasks) and "Warehouse" in text(tasks) and "disk gone" in text(tasks)
+    failed = text(admin.get("/admin/tools/tasks?status=success"))
+    assert "sync-fields" not in failed
     assert admin.get("/admin/tools/tasks?status=failed&page=x").status_code == 200
     jobs = admin.get("/admin/tools/jobs")
     assert jobs.status_code == 200 and "scheduler mode" in text(jobs)
