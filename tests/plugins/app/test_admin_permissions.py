@@ -107,3 +107,55 @@ def test_bad_grid_input_and_other_people(app, admin, user, warehouse):
     refused = user.post("/admin/permissions/data", headers=HTMX, json={"revision": revision, name: "blocked"})
     assert refused.status_code == 403
     assert admin.get("/admin/permissions/data/group/999").status_code == 404
+
+
+def two_schema_database(app) -> dict:
+    """A database whose tables sit in two schemas (rows of the app DB, as a sync of PostgreSQL leaves them)."""
+    from core.appdb.models import Database, Table
+    from core.driver.crypto import encrypt_details
+
+    state = app.extensions["tessera"]
+    with app.app_context(), state.db.session() as session:
+        database = Database(name="Lake", engine="sqlite", details=encrypt_details({"db": "/nonexistent.db"}),
+                            initial_sync_status="complete")
+        session.add(database)
+        session.flush()
+        ids = {"db": database.id}
+        for schema, name in (("sales", "deals"), ("sales", "leads"), ("hr", "staff")):
+            table = Table(db_id=database.id, schema=schema, name=name, display_name=name.title(),
+                          initial_sync_status="complete")
+            session.add(table)
+            session.flush()
+            ids[name] = table.id
+        session.commit()
+    return ids
+
+
+def test_the_grid_drills_through_schemas_and_saves_one_schema(app, admin):
+    lake = two_schema_database(app)
+    db = lake["db"]
+    group = admin.post("/api/permissions/group", json={"name": "HR"}).json["id"]
+    schemas = admin.get(f"/admin/permissions/data/group/{group}/database/{db}")
+    assert schemas.status_code == 200
+    body = text(schemas)
+    assert f'href="/admin/permissions/data/group/{group}/database/{db}/schema/sales"' in body and ">hr<" in body
+    name = cell("schema", group, db, "data-model", "hr")
+    saved = admin.post("/admin/permissions/data", headers=HTMX, json={
+        "revision": revision_of(body), name: "all", "was" + name: "none"})
+    assert saved.status_code == 200, text(saved)
+    entry = admin.get("/api/permissions/graph-v2").json["groups"][str(group)][str(db)]
+    assert entry["data-model"] == {"schemas": {"hr": "all", "sales": "none"}}
+
+    tables = admin.get(f"/admin/permissions/data/group/{group}/database/{db}/schema/sales")
+    body = text(tables)
+    assert "Deals" in body and "Leads" in body and "Staff" not in body
+    one = cell("table", group, db, "download", "sales", lake["leads"])
+    saved = admin.post("/admin/permissions/data", headers=HTMX, json={
+        "revision": revision_of(body), one: "limited", "was" + one: "none"})
+    assert saved.status_code == 200, text(saved)
+    entry = admin.get("/api/permissions/graph-v2").json["groups"][str(group)][str(db)]
+    assert entry["download"]["schemas"]["sales"] == {str(lake["deals"]): "none", str(lake["leads"]): "limited"}
+    # A schema whose tables differ shows as granular one level up.
+    body = text(admin.get(f"/admin/permissions/data/group/{group}/database/{db}"))
+    sales_download = cell("schema", group, db, "download", "sales")
+    assert f'name="{escape(sales_download)}" data-was="granular"' in body
