@@ -63,7 +63,7 @@ def temporary_password() -> str:
     """A password an administrator hands on once (Metabase's manual reset): long and random, with every
     kind of character the complexity rules may ask for."""
     alphabet = string.ascii_letters + string.digits
-    return "".join(secrets.choice(alphabet) for _ in range(14)) + secrets.choice("!@#$%^&*") + "a7Q"
+    return "".join(secrets.choice(alphabet) for _ in range(14)) + secrets.choice("!@#$%^*-") + "a7Q"
 
 
 def positive_id(value) -> int | None:

@@ -4,6 +4,7 @@ a key is shown once, and people who are not administrators get the API's 403."""
 from __future__ import annotations
 
 import re
+from html import unescape
 
 HTMX = {"HX-Request": "true"}
 
@@ -110,14 +111,14 @@ def test_api_keys_are_shown_once_regenerated_and_deleted(app, admin, user):
     nameless = admin.post("/admin/settings/authentication/api-keys", headers=HTMX, json={"name": "", "group_id": group})
     assert nameless.status_code == 400 and 'role="alert"' in text(nameless)
     made = admin.post("/admin/settings/authentication/api-keys", headers=HTMX, json={"name": "ETL", "group_id": str(group)})
-    key = re.search(r"data-secret>([^<]+)<", text(made)).group(1)
+    key = unescape(re.search(r"data-secret>([^<]+)<", text(made)).group(1))
     assert app.test_client().get("/api/user/current", headers={"X-API-Key": key}).status_code == 200
     listed = admin.get("/api/api-key").json
     assert [(k["name"], k["group_id"]) for k in listed] == [("ETL", group)]
     page = text(admin.get("/admin/settings/authentication/api-keys"))
     assert "ETL" in page and key not in page and listed[0]["masked_key"] in page
     again = admin.post(f"/admin/settings/authentication/api-keys/{listed[0]['id']}/regenerate", headers=HTMX)
-    new_key = re.search(r"data-secret>([^<]+)<", text(again)).group(1)
+    new_key = unescape(re.search(r"data-secret>([^<]+)<", text(again)).group(1))
     assert new_key != key
     assert app.test_client().get("/api/user/current", headers={"X-API-Key": key}).status_code == 401
     assert app.test_client().get("/api/user/current", headers={"X-API-Key": new_key}).status_code == 200
