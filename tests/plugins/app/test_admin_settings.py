@@ -77,7 +77,10 @@ def test_email_settings_are_tried_then_kept_and_a_test_message_sent(app, admin, 
     sent = admin.post("/admin/settings/email/test", headers=HTMX)
     assert sent.status_code == 200 and "admin@example.com" in text(sent)
     assert smtp_server.messages[-1]["to"] == ["admin@example.com"]
-    # With e-mail on, a reset sends the link instead of showing a password.
+    # With e-mail on, an invitation is e-mailed and no password is shown; a reset sends the link.
+    invited = admin.post("/admin/people", headers=HTMX, json={"email": "newbie@example.com", "first_name": "Nell"})
+    assert invited.status_code == 200 and "invited by e-mail" in text(invited) and "data-secret" not in text(invited)
+    assert smtp_server.messages[-1]["to"] == ["newbie@example.com"]
     person = admin.post("/api/user", json={"email": "reset-me@example.com"}).json
     reset = admin.post(f"/admin/people/{person['id']}/reset_password", headers=HTMX)
     assert reset.status_code == 200 and "e-mailed to reset-me@example.com" in text(reset)
