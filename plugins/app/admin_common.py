@@ -13,7 +13,7 @@ import string
 from core.http.internal import Answer
 
 from .render import page
-from .views import fragment
+from .views import blueprint, fragment
 
 # (section key, label, path): every admin page of the app, including those other modules draw
 # (databases and the data model are admin_data's, collection permissions the collections pages').
@@ -31,10 +31,17 @@ SECTIONS = (
 )
 
 
+@blueprint.context_processor
+def admin_navigation() -> dict:
+    """Every template may draw the admin navigation (app/admin/_nav.html): pages of other modules that call
+    render.page themselves include it, given their `admin_section`."""
+    return {"admin_sections": SECTIONS}
+
+
 def admin_page(template: str, *, section: str, title: str, user, status: int = 200, **context):
     """An admin page: the app's frame, the admin navigation with `section` current, then `template`."""
-    return page(template, name=f"admin-{section}", title=title, user=user, status=status,
-                admin_sections=SECTIONS, admin_section=section, **context)
+    return page(template, name=f"admin-{section}", title=title, user=user, status=status, admin_section=section,
+                **context)
 
 
 def reason(answer: Answer) -> str:
