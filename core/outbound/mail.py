@@ -62,7 +62,7 @@ def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject
         raise MailNotConfigured("E-mail is not configured: set the SMTP settings first.")
     host = _get(registry, session, "email-smtp-host")
     security = (_get(registry, session, "email-smtp-security") or "none").lower()
-    port = _get(registry, session, "email-smtp-port") or (465 if security == "ssl" else 587 if security in ("tls", "starttls") else 25)
+    port = _get(registry, session, "email-smtp-port") or _default_port(security)
     username = _get(registry, session, "email-smtp-username")
     password = _get(registry, session, "email-smtp-password")
     message = EmailMessage()
@@ -83,6 +83,26 @@ def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject
     for part in attachments:
         maintype, subtype = part.content_type.split("/", 1)
         message.add_attachment(part.data, maintype=maintype, subtype=subtype, filename=part.name)
+    _session(host, port, security, username, password, lambda client: client.send_message(message))
+
+
+def check(values: dict) -> None:
+    """Connect and log in with these email-* values (nothing is sent): MailError when that fails. The caller
+    passes the values it is about to store, so a server that cannot be reached is refused before saving."""
+    if not values.get("email-smtp-host"):
+        raise MailNotConfigured("E-mail is not configured: set the SMTP settings first.")
+    security = (values.get("email-smtp-security") or "none").lower()
+    port = values.get("email-smtp-port") or _default_port(security)
+    _session(values["email-smtp-host"], port, security, values.get("email-smtp-username"),
+             values.get("email-smtp-password"), lambda client: client.noop())
+
+
+def _default_port(security: str) -> int:
+    return 465 if security == "ssl" else 587 if security in ("tls", "starttls") else 25
+
+
+def _session(host, port, security: str, username, password, work) -> None:
+    """One SMTP connection (SSL, STARTTLS or plain), logged in when a user name is set, doing `work`."""
     try:
         if security == "ssl":
             client = smtplib.SMTP_SSL(host, int(port), timeout=SMTP_TIMEOUT_SECONDS, context=ssl.create_default_context())
@@ -93,7 +113,7 @@ def send(registry: SettingsRegistry, session: Session, *, to: list[str], subject
                 client.starttls(context=ssl.create_default_context())
             if username:
                 client.login(username, password or "")
-            client.send_message(message)
+            work(client)
     except (smtplib.SMTPException, OSError) as exc:
         raise MailError(f"{type(exc).__name__}: {exc}", transient=_transient(exc)) from exc
 

@@ -12,6 +12,7 @@ from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
     account,
+    admin,
     admin_databases,
     admin_datamodel,
     admin_datamodel_fields,

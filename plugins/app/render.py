@@ -62,6 +62,10 @@ def nav_links(user) -> list[NavLink]:
     from core.http.auth import tessera
 
     links = [NavLink(label, href) for label, href in OWN_LINKS]
+    # The admin area for superusers and group managers (who manage their groups' members there); each
+    # admin page still reads through the API, which decides what it may show.
+    if user.is_superuser or any(m.is_group_manager for m in user.memberships):
+        links.append(NavLink("Admin", "/admin/people" if not user.is_superuser else "/admin"))
     for contributed in tessera().pm.hook.app_nav_links(user=user):
         links.extend(contributed or ())
     return links

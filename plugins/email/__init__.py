@@ -1,6 +1,5 @@
-"""E-mail: the SMTP settings that core.outbound.mail sends with (invitations now, subscriptions later).
-
-Only the settings for now; the /api/email endpoints are not built (absent, 404).
+"""E-mail: the SMTP settings that core.outbound.mail sends with (invitations, resets, subscriptions), and
+/api/email (views.py), which checks them against the server before storing them and sends a test message.
 """
 from core import SettingDef, hookimpl
 from core.http.errors import Invalid
@@ -34,6 +33,13 @@ def _configured(session):
     from core.outbound import mail
 
     return mail.is_configured(current_app.extensions["tessera"].settings, session)
+
+
+@hookimpl
+def register_routes():
+    from .views import email_api
+
+    return [email_api]
 
 
 @hookimpl

@@ -1,0 +1,229 @@
+"""The admin settings pages (Metabase's /admin/settings/<section>): general, localization, e-mail (the SMTP
+settings), public sharing, embedding (its toggle and secret key), caching; and the API keys
+(/admin/settings/authentication/api-keys: list, create showing the key once, regenerate, delete).
+
+Settings are read from GET /api/setting and written one by one through PUT /api/setting/:key, so each
+refusal is the API's validation message under the field's label. Only the fields that changed are sent
+(a masked secret left blank keeps its value).
+"""
+from __future__ import annotations
+
+import zoneinfo
+
+from core.http.internal import call
+
+from . import render
+from .admin_common import admin_page, bad_input, positive_id, reason, refused
+from .render import go, read, signed_in_user
+from .views import blueprint, fragment, posted
+
+WEEKDAYS = [(day, day.capitalize()) for day in ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday",
+                                                 "saturday")]
+SECURITY = [("none", "None"), ("ssl", "SSL"), ("tls", "TLS"), ("starttls", "STARTTLS")]
+VISIBILITY = [("all", "Everyone"), ("group", "People in the same groups"), ("none", "Nobody")]
+
+# section slug -> (title, [(key, label, kind, help)]); kind: text, url, email, number, password, bool, or a
+# list of (value, label) choices; "zones" and "locales" are lists read when drawn.
+SECTIONS = {
+    "general": ("General", [
+        ("site-name", "Site name", "text", "Shown in the page titles and e-mails."),
+        ("site-url", "Site URL", "url", "The address people reach this server at, for links in e-mails."),
+        ("admin-email", "Email address for help requests", "email", ""),
+        ("user-visibility", "Who people may see in lists of users", VISIBILITY, ""),
+    ]),
+    "localization": ("Localization", [
+        ("site-locale", "Instance language", "locales", ""),
+        ("report-timezone", "Report time zone", "zones", "The time zone queries run in (empty: each database's own)."),
+        ("start-of-week", "First day of the week", WEEKDAYS, ""),
+    ]),
+    "email": ("E-mail", [
+        ("email-smtp-host", "SMTP host", "text", ""),
+        ("email-smtp-port", "SMTP port", "number", ""),
+        ("email-smtp-security", "SMTP security", SECURITY, ""),
+        ("email-smtp-username", "SMTP user name", "text", ""),
+        ("email-smtp-password", "SMTP password", "password", "Leave empty to keep the password set now."),
+        ("email-from-address", "From address", "email", ""),
+        ("email-from-name", "From name", "text", ""),
+    ]),
+    "public-sharing": ("Public sharing", [
+        ("enable-public-sharing", "Allow public links to questions and dashboards", "bool",
+         "Anyone with such a link sees the item without signing in."),
+    ]),
+    "embedding-in-other-applications": ("Embedding", [
+        ("enable-embedding-static", "Allow static embedding (signed with the secret key below)", "bool", ""),
+    ]),
+    "caching": ("Caching", [
+        ("enable-query-caching", "Cache the results of slow queries", "bool", ""),
+        ("query-caching-min-ttl", "Minimum query duration to cache (seconds)", "number", ""),
+        ("query-caching-ttl-ratio", "Cache time-to-live multiplier", "number",
+         "A result is kept this many times as long as its query took."),
+        ("query-caching-max-kb", "Largest result to cache (kB)", "number", ""),
+    ]),
+}
+
+
+def settings_by_key() -> dict:
+    return {row["key"]: row for row in read("/api/setting")}
+
+
+def choices(kind) -> list | None:
+    if kind == "zones":
+        return [("", "Each database's own")] + [(zone, zone) for zone in sorted(zoneinfo.available_timezones())]
+    if kind == "locales":
+        locales = render.properties().get("available-locales") or []
+        return [(code, name) for code, name in locales] or [("en", "English")]
+    return kind if isinstance(kind, list) else None
+
+
+@blueprint.get("/admin/settings")
+def admin_settings_home():
+    signed_in_user()
+    return go("/admin/settings/general")
+
+
+def admin_settings_section(section: str):
+    user = signed_in_user()
+    values = settings_by_key()
+    title, spec = SECTIONS[section]
+    fields = [{"key": key, "label": label, "kind": kind if not choices(kind) else "choice", "choices": choices(kind),
+               "help": help_text, "value": (values.get(key) or {}).get("value"),
+               "env": (values.get(key) or {}).get("is_env_setting"), "default": (values.get(key) or {}).get("default")}
+              for key, label, kind, help_text in spec if key in values]
+    secret = None
+    if section == "embedding-in-other-applications":
+        answer = call("GET", "/api/setting/embedding-secret-key")
+        secret = answer.body if answer.ok else None
+    return admin_page("app/admin/settings.html", section="settings", user=user, title=f"Settings: {title}",
+                      fields=fields, slug=section, sections=[(slug, t) for slug, (t, _) in SECTIONS.items()],
+                      secret=secret)
+
+
+def wanted_value(field_kind, raw, checked: bool):
+    if field_kind == "bool":
+        return checked
+    text = raw.strip() if isinstance(raw, str) else raw
+    return None if text in ("", None) else text
+
+
+def admin_settings_submit(section: str):
+    signed_in_user()
+    body = posted()
+    if section == "email":
+        return email_submit(body)
+    current = call("GET", "/api/setting")
+    if not current.ok:
+        return refused(current)
+    values = {row["key"]: row for row in current.body}
+    saved = []
+    for key, label, kind, _ in SECTIONS[section][1]:
+        if key not in values or values[key].get("is_env_setting"):
+            continue
+        if kind != "bool" and key not in body:
+            continue  # a field the form did not send (an unticked box is the only one left out on purpose)
+        new = wanted_value(kind, body.get(key), bool(body.get(key)))
+        if kind == "password" and new is None:
+            continue  # the page never shows a secret: empty keeps it
+        old = values[key].get("value")
+        if new == old or (isinstance(old, (int, float)) and not isinstance(old, bool) and str(new) == str(old)):
+            continue
+        answer = call("PUT", f"/api/setting/{key}", json={"value": new})
+        if not answer.ok:
+            done = f" ({', '.join(saved)} saved)" if saved else ""
+            return fragment("app/_form_error.html", status=answer.status, message=f"{label}: {reason(answer)}{done}")
+        saved.append(label)
+    return fragment("app/_form_done.html", message="Saved." if saved else "Nothing was changed.")
+
+
+def email_submit(body: dict):
+    """The SMTP settings in one PUT /api/email, which tries the server with them before storing them."""
+    sent = {key: (body.get(key) or "").strip() or None if isinstance(body.get(key), str) else body.get(key)
+            for key, _, kind, _ in SECTIONS["email"][1] if key in body}
+    if not sent.get("email-smtp-password"):
+        sent.pop("email-smtp-password", None)  # empty keeps the stored password
+    answer = call("PUT", "/api/email", json=sent)
+    if not answer.ok:
+        body = answer.body if isinstance(answer.body, dict) else {}
+        return fragment("app/_form_error.html", status=answer.status, message=body.get("message") or reason(answer))
+    return fragment("app/_form_done.html", message="Saved: the SMTP server accepted these settings.")
+
+
+@blueprint.post("/admin/settings/email/test")
+def admin_email_test():
+    signed_in_user()
+    posted()
+    answer = call("POST", "/api/email/test")
+    if not answer.ok:
+        return refused(answer)
+    me = call("GET", "/api/user/current")
+    return fragment("app/_form_done.html", message=f"A test e-mail was sent to {me.body.get('email') if me.ok else 'you'}.")
+
+
+@blueprint.post("/admin/settings/email/clear")
+def admin_email_clear():
+    signed_in_user()
+    posted()
+    answer = call("DELETE", "/api/email")
+    return refused(answer) if not answer.ok else go("/admin/settings/email")
+
+
+# One route per section, so that an unknown section is the app's 404 like any unknown page.
+for _slug in SECTIONS:
+    blueprint.add_url_rule(f"/admin/settings/{_slug}", f"admin_settings_{_slug}", admin_settings_section,
+                           defaults={"section": _slug}, methods=["GET"])
+    blueprint.add_url_rule(f"/admin/settings/{_slug}", f"admin_settings_{_slug}_save", admin_settings_submit,
+                           defaults={"section": _slug}, methods=["POST"])
+
+
+@blueprint.post("/admin/settings/embedding-in-other-applications/secret")
+def admin_new_embedding_secret():
+    signed_in_user()
+    posted()
+    token = call("GET", "/api/util/random_token")
+    if not token.ok:
+        return refused(token)
+    value = token.body.get("token") if isinstance(token.body, dict) else token.body
+    answer = call("PUT", "/api/setting/embedding-secret-key", json={"value": value})
+    return refused(answer) if not answer.ok else go("/admin/settings/embedding-in-other-applications")
+
+
+# -- API keys ------------------------------------------------------------------------------------------
+
+KEYS = "/admin/settings/authentication/api-keys"
+
+
+@blueprint.get(KEYS)
+def admin_api_keys():
+    user = signed_in_user()
+    keys = read("/api/api-key")
+    groups = read("/api/permissions/group")
+    return admin_page("app/admin/api_keys.html", section="api-keys", user=user, title="API keys", keys=keys,
+                      groups=groups)
+
+
+@blueprint.post(KEYS)
+def admin_create_api_key():
+    signed_in_user()
+    body = posted()
+    group_id = positive_id(body.get("group_id"))
+    if group_id is None:
+        return bad_input("Choose the group whose permissions the key has.")
+    answer = call("POST", "/api/api-key", json={"name": (body.get("name") or "").strip(), "group_id": group_id})
+    if not answer.ok:
+        return refused(answer)
+    return fragment("app/admin/_api_key.html", key=answer.body, created=True)
+
+
+@blueprint.post(f"{KEYS}/<int:key_id>/regenerate")
+def admin_regenerate_api_key(key_id: int):
+    signed_in_user()
+    posted()
+    answer = call("PUT", f"/api/api-key/{key_id}/regenerate")
+    return refused(answer) if not answer.ok else fragment("app/admin/_api_key.html", key=answer.body, created=False)
+
+
+@blueprint.post(f"{KEYS}/<int:key_id>/delete")
+def admin_delete_api_key(key_id: int):
+    signed_in_user()
+    posted()
+    answer = call("DELETE", f"/api/api-key/{key_id}")
+    return refused(answer) if not answer.ok else go(KEYS)
