@@ -11,9 +11,19 @@ page again and every app URL is 404.
 from core import Pages, hookimpl
 
 from . import (  # noqa: F401 - their routes join the blueprint
-    account, browse, dashboard, expressions_views, native_editor, notebook, question, setup_data,
+    account,
+    bookmarks,
+    browse,
+    collection_permissions,
+    collections_edit,
+    collections_edit_items,
+    dashboard,
+    expressions_views,
+    native_editor,
+    notebook,
+    question,
+    setup_data,
 )
-from . import bookmarks, collection_permissions, collections_edit, collections_edit_items  # noqa: F401
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
 
