@@ -211,3 +211,34 @@ def deleted_items():
     return apply_each(keys, lambda kind, number: ("DELETE", f"/api/{kind}/{number}", None)) \
         or go("/collection/trash")
 
+
+
+# -- the trash: what was archived anywhere ----------------------------------------------------------------
+
+def trash_items() -> list[dict]:
+    """What this user sees in the trash: the top level's archived items (GET /api/collection/root/items
+    ?archived=true), and those archived inside collections that are not archived themselves, found by GET
+    /api/search?archived=true and listed through each such collection's own archived items (which carry
+    `can_restore`/`can_delete`). What was archived with its collection comes back with it, so it is shown
+    as that collection."""
+    items = read("/api/collection/root/items", archived=True).get("data", [])
+    found = call("GET", "/api/search", query={"archived": "true"})
+    results = found.body.get("data", []) if found.ok and isinstance(found.body, dict) else []
+    archived_collections = {r["id"] for r in results if r.get("model") == "collection"}
+    holders = {}
+    for result in results:
+        if result.get("model") == "collection":  # a collection's search result names itself: its parent holds it
+            parents = [int(p) for p in (result.get("location") or "/").strip("/").split("/") if p.isdigit()]
+            place = {"id": parents[-1], "name": None} if parents else {}
+        else:
+            place = result.get("collection") or {}
+        if isinstance(place.get("id"), int) and place["id"] not in archived_collections:
+            holders[place["id"]] = holders.get(place["id"]) or place.get("name")
+    for collection_id, name in sorted(holders.items()):
+        answer = call("GET", f"/api/collection/{collection_id}/items", query={"archived": "true"})
+        if answer.ok and isinstance(answer.body, dict):
+            if name is None:
+                holder = call("GET", f"/api/collection/{collection_id}")
+                name = holder.body.get("name") if holder.ok else None
+            items += [{**item, "collection": {"id": collection_id, "name": name}} for item in answer.body.get("data", [])]
+    return items

@@ -123,7 +123,12 @@ def test_items_move_archive_pin_duplicate_and_delete_from_the_trash(app, admin):
     assert admin.get(f"/api/dashboard/{board['id']}").json["archived"] is True
     assert admin.get(f"/api/card/{two['id']}").json["archived"] is True
 
-    # The trash page lists what was archived at the top level (GET /api/collection/root/items?archived=true).
+    # The trash lists what was archived inside a collection too, and where it was.
+    trash = text(client.get("/collection/trash"))
+    assert re.search(r">Board</a>\s*<span class=\"place\">in Shelf</span>", trash)
+    assert f"/collection/trash/delete?item=dashboard-{board['id']}" in trash
+    restored = client.post("/collection/trash/restore", json={"model": "card", "id": two["id"]}, headers=HTMX)
+    assert restored.status_code == 200 and admin.get(f"/api/card/{two['id']}").json["archived"] is False
     board = admin.post("/api/dashboard", json={"name": "Root board", "collection_id": None}).json
     two = card(admin, "Root card")
     for path in (f"/api/dashboard/{board['id']}", f"/api/card/{two['id']}"):
@@ -152,6 +157,8 @@ def test_a_collection_archive_counts_what_it_holds_and_collections_in_a_bulk_arc
     done = client.post(f"/collection/{outer['id']}/items/archive", json={"item": f"collection-{inner['id']}"},
                        headers=HTMX)
     assert done.status_code == 200 and admin.get(f"/api/collection/{inner['id']}").json["archived"] is True
+    trash = text(client.get("/collection/trash"))  # the collection, not what went with it
+    assert re.search(r">Inner</a>\s*<span class=\"place\">in Outer</span>", trash) and "Deep" not in trash
 
 
 def test_a_user_without_write_access_sees_no_controls_and_gets_the_apis_403(app, admin):
