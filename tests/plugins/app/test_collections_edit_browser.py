@@ -109,7 +109,8 @@ def test_create_move_pin_bookmark_archive_and_restore(app, admin):
         checked(browser, "the collection at 390 px")
 
 
-def test_the_permissions_grid_and_bookmarks_page(app, admin):
+def test_bulk_archive_the_permissions_grid_and_the_bookmarks_page(app, admin):
+    first, second = card(admin, "North sales"), card(admin, "South sales")
     admin.post("/api/collection", json={"name": "Shared shelf"})
     admin.post("/api/permissions/group", json={"name": "Analysts"})
     with Browser(chromium_path(), width=1400) as browser, Server(app) as server:
@@ -119,6 +120,19 @@ def test_the_permissions_grid_and_bookmarks_page(app, admin):
                          f"document.getElementById('password').value = {ADMIN_PASSWORD!r};"
                          "document.querySelector(\"form[hx-post='/auth/login']\").requestSubmit() || true")
         wait_for(browser, "location.pathname === '/'")
+        go(browser, server.url + "/collection/root")
+        assert browser.evaluate("document.querySelector('#bulk [data-needs-selection]').disabled")
+        for question in (first, second):
+            browser.evaluate(f"document.querySelector('input[value=\"card-{question['id']}\"]').click() || true")
+        assert browser.evaluate("document.querySelector('[data-selected-count]').textContent") == "2 selected"
+        open_dialog(browser, "#bulk button[formaction$='/items/archive']")
+        shown = browser.evaluate("document.getElementById('action-dialog').innerText")
+        assert "These 2 items go to the trash" in shown and "North sales" in shown and "South sales" in shown
+        checked(browser, "the bulk archive confirmation")
+        click(browser, "#action-dialog button.primary")
+        wait_for(browser, "!document.body.innerText.includes('North sales')")
+        assert all(admin.get(f"/api/card/{q['id']}").json["archived"] for q in (first, second))
+
         go(browser, server.url + "/admin/permissions/collections")
         assert "Shared shelf" in browser.text()
         checked(browser, "the permissions grid")
