@@ -37,7 +37,7 @@ def writable_targets(moving: set[int] | None = None) -> list[dict]:
     """Where something may go: the collections this user may write, each with its path, never an
     archived one, nor (for a collection being moved) itself or what lies below it."""
     moving = moving or set()
-    collections = read("/api/collection")
+    collections = read("/api/collection", **{"exclude-other-user-collections": "true"})
     names = {c["id"]: c.get("name") or "" for c in collections if isinstance(c.get("id"), int)}
     out = []
     for c in collections:
@@ -46,7 +46,7 @@ def writable_targets(moving: set[int] | None = None) -> list[dict]:
         ancestors = [int(p) for p in (c.get("location") or "/").strip("/").split("/") if p]
         if c["id"] in moving or moving.intersection(ancestors):
             continue
-        path = ["Our analytics"] if c["id"] != "root" else []
+        path = ["Our analytics"] if c["id"] != "root" and not c.get("is_personal") else []
         path += [names.get(a, "…") for a in ancestors]
         out.append({"id": c["id"], "label": " / ".join([*path, c.get("name") or ""])})
     return sorted(out, key=lambda c: (c["id"] != "root", c["label"].lower()))

@@ -47,6 +47,8 @@ def test_create_edit_move_archive_and_restore_a_collection(app, admin):
     child = client.post("/collection/new", json={"name": "Q1", "parent_id": str(sales_id)}, headers=HTMX)
     q1_id = int(re.search(r"/collection/(\d+)", child.headers["HX-Redirect"]).group(1))
     assert admin.get(f"/api/collection/{q1_id}").json["location"] == f"/{sales_id}/"
+    picker = text(client.get("/collection/new"))  # each place by its path; a personal collection is its own top
+    assert ">Our analytics / Sales / Q1</option>" in picker and ">Ada Admin&#39;s Personal Collection</option>" in picker
     refused = client.post("/collection/new", json={"name": "", "parent_id": "root"}, headers=HTMX)
     assert refused.status_code == 400 and 'role="alert"' in text(refused)
 
