@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from core.http.internal import call
+from core.http.internal import Answer, call
 
-from .render import page, read, signed_in_user
+from .render import Failed, page, read, signed_in_user
 from .views import blueprint, fragment, go, id_of, posted, slug
 
 
@@ -67,6 +67,14 @@ def action_page(template: str, title: str, user, **context) -> Response:
     return page(template, name="collection-action", title=title, user=user, **context)
 
 
+def writable(id_slug: str) -> dict:
+    """The collection, when the API says this user may change it (otherwise its 403 page, before any form)."""
+    collection = read(f"/api/collection/{id_of(id_slug)}")
+    if not collection.get("can_write"):
+        raise Failed(Answer(403, {"message": "You don't have permissions to do that."}, []))
+    return collection
+
+
 # -- create --------------------------------------------------------------------------------------------
 
 @blueprint.get("/collection/new")
@@ -100,7 +108,7 @@ def create_collection():
 @blueprint.get("/collection/<id_slug>/edit")
 def edit_collection(id_slug: str):
     user = signed_in_user()
-    collection = read(f"/api/collection/{id_of(id_slug)}")
+    collection = writable(id_slug)
     return action_page("app/collection_form.html", f"Edit {collection.get('name')}", user, mode="edit",
                        collection=collection, back=collection_url(collection))
 
@@ -121,7 +129,7 @@ def save_collection(id_slug: str):
 @blueprint.get("/collection/<id_slug>/move")
 def move_collection(id_slug: str):
     user = signed_in_user()
-    collection = read(f"/api/collection/{id_of(id_slug)}")
+    collection = writable(id_slug)
     return action_page("app/collection_move.html", f"Move {collection.get('name')}", user,
                        things=[collection], action=f"/collection/{collection['id']}/move",
                        targets=writable_targets({collection["id"]}), current=collection.get("parent_id") or "root",
@@ -156,7 +164,7 @@ def contents(collection_id: int) -> dict:
 @blueprint.get("/collection/<id_slug>/archive")
 def archive_collection(id_slug: str):
     user = signed_in_user()
-    collection = read(f"/api/collection/{id_of(id_slug)}")
+    collection = writable(id_slug)
     return action_page("app/collection_archive.html", f"Archive {collection.get('name')}", user,
                        collection=collection, held=contents(collection["id"]), back=collection_url(collection))
 

@@ -176,6 +176,8 @@ def test_a_user_without_write_access_sees_no_controls_and_gets_the_apis_403(app,
     for control in ('id="bulk"', "/edit", "/move", "/archive", "items/pin", "/permissions", "New collection"):
         assert control not in page, control
     assert "Bookmark" in page  # reading is enough to bookmark
+    for action in ("edit", "move", "archive"):
+        assert client.get(f"/collection/{shelf['id']}/{action}").status_code == 403
     for path, body in ((f"/collection/{shelf['id']}/edit", {"name": "Mine now"}),
                        (f"/collection/{shelf['id']}/move", {"collection": "root"}),
                        (f"/collection/{shelf['id']}/archive", {}),
