@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from flask import Response
 
+from core.appdb.models import ADMIN_GROUP_ID
 from core.http.internal import call
 
 from .collections_edit import collection_url, refused
@@ -20,7 +21,7 @@ from .render import page, read, signed_in_user
 from .views import blueprint, fragment, go, id_of, posted
 
 LEVELS = (("write", "Curate"), ("read", "View"), ("none", "No access"))
-ADMINISTRATORS = 2  # Metabase's fixed id of the Administrators group
+ADMINISTRATORS = ADMIN_GROUP_ID  # the API ignores this group's cells: it curates everything
 
 
 def graph_context() -> dict:
