@@ -84,7 +84,7 @@ def apply_each(keys: list[tuple[str, int]], change) -> Response | None:
         method, path, body = change(kind, number)
         answer = call(method, path, json=body)
         if not answer.ok:
-            prefix = f"{len(done)} of {len(keys)} done before this one was refused: " if done else ""
+            prefix = f"{len(done)} of {len(keys)} done; the {kind} with id {number} was refused: " if done else ""
             return fragment("app/_form_error.html", status=answer.status if answer.status >= 400 else 400,
                             message=prefix + (answer.message or "The server refused this change."))
         done.append(number)

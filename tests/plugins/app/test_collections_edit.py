@@ -166,6 +166,8 @@ def test_a_collection_archive_counts_what_it_holds_and_collections_in_a_bulk_arc
 def test_a_user_without_write_access_sees_no_controls_and_gets_the_apis_403(app, admin):
     shelf = collection(admin, "Read only shelf")
     question = card(admin, "Look only", shelf["id"])
+    open_shelf, other_shelf = collection(admin, "Open shelf"), collection(admin, "Other open shelf")
+    mine = card(admin, "Writable", open_shelf["id"])
     graph = admin.get("/api/collection/graph").json
     admin.put("/api/collection/graph", json={"revision": graph["revision"],
                                              "groups": {"1": {str(shelf["id"]): "read", "root": "read"}}})
@@ -188,6 +190,11 @@ def test_a_user_without_write_access_sees_no_controls_and_gets_the_apis_403(app,
                        ("/collection/new", {"name": "Nope", "parent_id": str(shelf["id"])})):
         refused = client.post(path, json=body, headers=HTMX)
         assert refused.status_code == 403 and 'role="alert"' in text(refused), path
+    # A partial bulk move says what was done before the refusal.
+    partial = client.post(f"/collection/{open_shelf['id']}/items/move", json={
+        "item": [f"card-{mine['id']}", f"card-{question['id']}"], "collection": str(other_shelf["id"])},
+        headers=HTMX)
+    assert partial.status_code == 403 and f"1 of 2 done; the card with id {question['id']} was refused" in text(partial)
     assert admin.get(f"/api/collection/{shelf['id']}").json["name"] == "Read only shelf"
     assert admin.get(f"/api/card/{question['id']}").json["archived"] is False
     assert admin.get(f"/api/card/{question['id']}").json["collection_position"] is None
