@@ -92,8 +92,17 @@ def page(template: str, *, name: str, title: str, obj=None, user=None, status: i
     html = render_template(template, page=name, title=title, obj=obj, user=user,
                            nav=nav_links(user) if user is not None else [],
                            slots=slots(name, obj, user) if user is not None else Markup(""),
+                           bookmarks=bookmarks(user),
                            site_name=settings.get("site-name") or "Tessera", bootstrap=bootstrap, **context)
     return Response(html, status=status, mimetype="text/html")
+
+
+def bookmarks(user) -> list[dict]:
+    """The signed-in user's bookmarks for the navigation (GET /api/bookmark; none without the plugin)."""
+    if user is None:
+        return []
+    answer = call("GET", "/api/bookmark")
+    return answer.body if answer.ok and isinstance(answer.body, list) else []
 
 
 def error_page(status: int, message: str, user=None) -> Response:

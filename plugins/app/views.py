@@ -267,9 +267,10 @@ def collection(id_slug: str):
 
 
 def trash(user):
-    items = read("/api/collection/root/items", archived=True)
+    from .collections_edit_items import trash_items  # the trash reaches into every collection
+
     return page("app/collection.html", name="collection", title="Trash", obj={"name": "Trash", "archived": True},
-                user=user, items=items.get("data", []), collection_key="trash")
+                user=user, items=trash_items(), collection_key="trash")
 
 
 @blueprint.get("/search")
