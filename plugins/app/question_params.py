@@ -1,4 +1,4 @@
-"""A native question's parameters as the page's filters (filters.py reads their values from the URL and
+"""A native question's parameters (a saved one's, or an ad-hoc native query's) as the page's filters (filters.py reads their values from the URL and
 templates/app/_filters.html draws them): the card's own `parameters`, as Metabase's editor saves them,
 and for a template tag none of them targets, one made from the tag as Metabase's editor would make it.
 Also what is the question's own: each parameter's target in a run of the card, and where a field
@@ -17,6 +17,8 @@ from . import filters
 
 # Tag types that are not values a person gives (another card's query, a snippet of SQL).
 NOT_WIDGETS = frozenset({"card", "snippet"})
+# A plain `date` tag takes one date: the API refuses ranges and relative dates for it (Metabase's
+# substitution parses a single date there too), so its widget offers "On a date" alone.
 TAG_PARAMETER_TYPES = {"text": "category", "number": "number/=", "date": "date/single"}
 VALUES_SOURCE_KEYS = ("values_source_type", "values_source_config")
 
