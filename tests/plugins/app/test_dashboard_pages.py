@@ -652,3 +652,36 @@ def test_an_iframe_card_offers_the_embedded_page_as_a_link():
     assert 'href="https://maps.example.org/x"' in drawn("https://maps.example.org/x")
     hostile = drawn('<iframe src="javascript:alert(1)"></iframe>')
     assert "href" not in hostile and "javascript:alert(1)" in hostile  # shown as text, never a link
+
+
+
+def test_an_xrays_value_lists_are_chained_by_the_other_filters(site):
+    """As a saved dashboard's: the states listed are those of people with orders on the chosen day, and of
+    the chosen source; searching keeps the chain."""
+    xray = ok(site.admin.get(f"/api/automagic-dashboards/table/{site.orders}"))
+    state = next(p for p in xray["parameters"] if p["slug"] == "userstate")
+    sample = ok(site.admin.get(f"/api/table/{site.orders}"))["db_id"]
+
+    def sql(text):
+        return [row[0] for row in ok(site.admin.post("/api/dataset", json={
+            "database": sample, "type": "native", "native": {"query": text}}), 202)["data"]["rows"]]
+
+    day = sql("SELECT MIN(substr(CREATED_AT, 1, 10)) FROM ORDERS WHERE CREATED_AT >= '2024-06-01'")[0]
+    on_day = sorted(sql(f"SELECT DISTINCT p.STATE FROM ORDERS o JOIN PEOPLE p ON o.USER_ID = p.ID "
+                        f"WHERE substr(o.CREATED_AT, 1, 10) = '{day}'"))
+    by_ads = sorted(sql(f"SELECT DISTINCT p.STATE FROM ORDERS o JOIN PEOPLE p ON o.USER_ID = p.ID "
+                        f"WHERE substr(o.CREATED_AT, 1, 10) = '{day}' AND p.SOURCE = 'Facebook'"))
+    everywhere = sorted(sql("SELECT DISTINCT STATE FROM PEOPLE WHERE STATE IS NOT NULL"))
+    assert 0 < len(by_ads) < len(on_day) < len(everywhere)
+
+    client = sign_in(site.app)
+    base = f"/auto/dashboard/table/{site.orders}/values/{state['id']}"
+
+    def listed(query):
+        return sorted(re.findall(r'name="userstate" value="([^"]*)"', card(client, f"{base}?{query}")))
+
+    assert listed("") == everywhere
+    assert listed(f"timestamp={day}") == on_day
+    assert listed(f"timestamp={day}&usersource=Facebook") == by_ads
+    some = by_ads[0][:1]
+    assert listed(f"timestamp={day}&usersource=Facebook&q={some}") == [s for s in by_ads if some.lower() in s.lower()]
