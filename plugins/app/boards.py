@@ -233,8 +233,8 @@ def saved(dashboard_id: int, *, count_view: bool = True) -> SavedBoard:
     return SavedBoard(data, f"/dashboard/{data['id']}-{slug(data.get('name'))}".rstrip("-"))
 
 
-def xray(entity: str, entity_id: str) -> XrayBoard:
-    """The x-ray of a table, question, model, segment, field or ad-hoc query (`entity_id` already
-    checked by the route), as GET /api/automagic-dashboards/:entity/:id gives it to the signed-in user."""
-    data = render.read(f"/api/automagic-dashboards/{entity}/{entity_id}")
-    return XrayBoard(data, f"/auto/dashboard/{entity}/{entity_id}")
+def xray(path: str) -> XrayBoard:
+    """The x-ray at `path` ("table/5", "adhoc/<base64>", with a "/cell/<base64>" and a "/compare/..."
+    part: checked by the route), as GET /api/automagic-dashboards/<path> gives it to the signed-in user."""
+    data = render.read(f"/api/automagic-dashboards/{path}")
+    return XrayBoard(data, f"/auto/dashboard/{path}")

@@ -685,3 +685,39 @@ def test_an_xrays_value_lists_are_chained_by_the_other_filters(site):
     assert listed(f"timestamp={day}&usersource=Facebook") == by_ads
     some = by_ads[0][:1]
     assert listed(f"timestamp={day}&usersource=Facebook&q={some}") == [s for s in by_ads if some.lower() in s.lower()]
+
+
+def test_an_xrays_cell_and_comparison_are_pages_of_their_own(site):
+    """The x-ray API's cell (a base64 filter clause) and comparison views: each a page whose cards run,
+    whose related links (its comparison) open, and whose junk cell is a 4xx."""
+    import base64
+
+    import orjson
+
+    fields = {f["name"]: f["id"] for f in ok(site.admin.get(f"/api/table/{site.orders}/query_metadata"))["fields"]}
+    clause = ["<", ["field", fields["TOTAL"], None], 20]
+    cell = base64.urlsafe_b64encode(orjson.dumps(clause)).decode().rstrip("=")
+    client = sign_in(site.app)
+    path = f"/auto/dashboard/table/{site.orders}/cell/{cell}"
+    api = ok(site.admin.get(f"/api/automagic-dashboards/table/{site.orders}/cell/{cell}"))
+    page = text(client.get(path))
+    assert f"<h1>{unescape(api['name'])}</h1>" in unescape(page) and "Save this" in page
+    count = next(d["id"] for d in api["dashcards"] if (d.get("card") or {}).get("name") == "Total transactions")
+    small = scalar(card(client, f"{path}/card/{count}"))
+    sample = ok(site.admin.get(f"/api/table/{site.orders}"))["db_id"]
+    expected = ok(site.admin.post("/api/dataset", json={"database": sample, "type": "query", "query": {
+        "source-table": site.orders, "aggregation": [["count"]], "filter": clause}}), 202)
+    assert small == f"{expected['data']['rows'][0][0]:,}" and small != "18,760"
+    # Its comparison with the whole table is offered, and opens with its own cards.
+    compare = next(item["url"] for item in api["related"]["compare"])
+    assert compare == f"{path}/compare/table/{site.orders}" and f'<a href="{compare}">' in page
+    compared = client.get(compare)
+    assert compared.status_code == 200
+    compared_api = ok(site.admin.get(f"/api/automagic-dashboards/table/{site.orders}/cell/{cell}/compare/table/{site.orders}"))
+    queried = [d for d in compared_api["dashcards"] if (d.get("card") or {}).get("dataset_query")]
+    assert queried and f"{compare}/card/{queried[0]['id']}" in unescape(text(compared))
+    assert client.get(f"{compare}/card/{queried[0]['id']}", headers=HTMX).status_code == 200
+    # The table compared with itself, and junk.
+    assert client.get(f"/auto/dashboard/table/{site.orders}/compare/table/{site.orders}").status_code in (200, 400)
+    assert client.get(f"/auto/dashboard/table/{site.orders}/cell/bm90IGpzb24").status_code == 400
+    assert client.get(f"/auto/dashboard/table/{site.orders}/cell/a%20b").status_code == 404
