@@ -18,7 +18,7 @@ from core.query.access import SharedGrant
 from . import params
 from .dashcards import Layout, load_layout
 from .models import Dashboard
-from .queries import card_on, resolve_parameters
+from .queries import card_on, resolve_parameters, series_results
 from .serialize import tab_json
 
 # The query log's context of a public run (an embed passes its own in SharedQuery.context).
@@ -121,20 +121,11 @@ def export(session: Session, dashboard: Dashboard, query: SharedQuery, export_fo
 
 
 def _series(session: Session, viewer: SharedGrant, dashboard: Dashboard, dashcard, query: SharedQuery) -> list:
-    """The dashcard's series cards with their results under the page's filters ((card, result) pairs), for
-    its chart to draw them combined as the dashboard shows it (core.charts.combine); a series card whose
-    query fails is left out, as the app's dashboard leaves it out."""
-    found = []
-    for card_id in load_layout(session, dashboard.id).series.get(dashcard.id, []):
-        _, card = card_on(session, dashboard, dashcard.id, card_id)
-        envelope, status = processor.run_query(
-            session, viewer, card.dataset_query, context=query.context or CONTEXT, card_id=card.id,
-            dashboard_id=dashboard.id, parameters=_parameters(dashboard, dashcard, card.id, query),
-            ignore_cache=False, cache_ttl=card.cache_ttl, **_constraints(query))
-        if status < 300 and isinstance(envelope, dict) and envelope.get("status") != "failed":
-            found.append(({"name": card.name, "display": card.display,
-                           "visualization_settings": card.visualization_settings or {}}, envelope))
-    return found
+    """The dashcard's series cards with their results under the page's filters (queries.series_results)."""
+    return series_results(session, dashboard, dashcard, lambda card: processor.run_query(
+        session, viewer, card.dataset_query, context=query.context or CONTEXT, card_id=card.id,
+        dashboard_id=dashboard.id, parameters=_parameters(dashboard, dashcard, card.id, query),
+        ignore_cache=False, cache_ttl=card.cache_ttl, **_constraints(query)))
 
 
 def param_values(session: Session, dashboard: Dashboard, param_key: str, constraints: dict,

@@ -45,3 +45,29 @@ def test_a_public_dashcards_chart_draws_its_series_cards(client, app, admin, war
     assert {"41", "85", "€41,000", "€85,000"} <= filtered and not {"36", "€36,000"} & filtered
     # The JSON run and the data downloads stay the card's own.
     assert client.get(f"{base}/api").json["data"]["rows"] == [["Ada", 36], ["Alan", 41], ["Grace", 85]]
+
+
+def test_a_dashcards_own_picture_download_draws_the_series_its_user_may_read(client, app, admin, user, warehouse):
+    """The signed-in export route (what a dashboard page's PNG download posts to) combines the series the
+    same way; a series card in a collection the user may not read is left out, with nothing of it."""
+    name, age = ["field", warehouse["people.first_name"], None], ["field", warehouse["people.age"], None]
+    hidden = admin.post("/api/collection", json={"name": "Hidden series"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    assert admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {
+        "1": {str(hidden): "none"}}}).status_code == 200
+
+    def bars(title, aggregation, **extra):
+        return make_card(admin, title, mbql_query(warehouse["db"], **{
+            "source-table": warehouse["people"], "aggregation": [aggregation], "breakout": [name]}),
+            display="bar", **extra)
+
+    ages, doubled = bars("Ages", ["sum", age]), bars("Doubled ages", ["sum", ["*", age, 2]])
+    secret = bars("Secret ages", ["sum", ["*", age, 3]], collection_id=hidden)
+    made = make_dashboard(app, admin.user["id"], [], [{"card_id": ages, "series": [doubled, secret]}])
+    path = f"/api/dashboard/{made['id']}/dashcard/{made['dashcards'][0]}/card/{ages}/query/svg"
+    got = admin.post(path, data={"parameters": "[]"})
+    assert got.status_code == 200 and {"Ages", "Doubled ages", "Secret ages"} <= set(texts(got.data))
+    seen = user.post(path, data={"parameters": "[]"})
+    assert seen.status_code == 200
+    words = set(texts(seen.data))
+    assert {"Ages", "Doubled ages"} <= words and "Secret ages" not in words
