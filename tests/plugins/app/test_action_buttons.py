@@ -173,7 +173,7 @@ def test_a_button_whose_database_runs_no_actions_is_drawn_disabled(site):
 
 
 def test_a_button_opens_its_form_and_runs_in_a_browser(site):
-    from tests.plugins.app.test_dashboard_browser import go, settle, wait_for
+    from tests.plugins.app.test_dashboard_browser import go, wait_for
     from tests.plugins.sharing.browser import Browser, Server, chromium_path
     from tests.plugins.sharing.test_pages_browser import press, serious_violations
 
