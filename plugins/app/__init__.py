@@ -10,7 +10,7 @@ page again and every app URL is 404.
 """
 from core import Pages, hookimpl
 
-from . import account, browse, buttons, dashboard, question, setup_data  # noqa: F401 - their routes join the blueprint
+from . import account, browse, dashboard, question, setup_data  # noqa: F401 - their routes join the blueprint
 from .views import CONTENT_SECURITY_POLICY, blueprint
 
 

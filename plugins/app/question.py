@@ -206,11 +206,7 @@ def adhoc():
     mbql = is_mbql(query)
     card = {"name": question["name"] or adhoc_name(query), "display": question["display"],
             "visualization_settings": question["visualization_settings"]}
-    # A native query's template tags are its parameters, drawn and sent as a saved native question's are.
-    current = [] if mbql else filters.from_url(question_params.parameters({"dataset_query": query}), request.args)
-    if current:
-        query = {**query, "parameters": question_params.api_parameters(current)}
-    shown = Shown(view=state.view or default_view(card), shape=results.shape(card), filters=current)
+    shown = Shown(view=state.view or default_view(card), shape=results.shape(card))
     if shown.shape == "table":
         shown.view = "table"
     presorted = shown.view == "table" and bool(state.sort) and mbql
@@ -226,34 +222,7 @@ def adhoc():
         if isinstance(source, int) or (isinstance(source, str) and source.startswith("card__")):
             shown.xray = f"/auto/dashboard/adhoc/{encode_query(query)}"
     return page("app/question.html", name="question", title=card["name"], user=user, card=card, state=state,
-                shown=shown, kind="adhoc", src=state.url(), **filters.widget_context())
-
-
-@blueprint.get("/question/adhoc/values/<parameter_id>")
-def adhoc_values(parameter_id: str):
-    """An ad-hoc native query's parameter's list of values (an htmx fragment), as a saved question's."""
-    signed_in_user()
-    # `q` is both the page's question (the filters form's hidden field) and a value list's search box:
-    # the one that decodes is the question, another one the text typed.
-    question, typed = None, ""
-    for given in request.args.getlist("q"):
-        try:
-            decoded = decode_adhoc(given)
-        except BadLink:
-            typed = given
-            continue
-        question = question or decoded
-    if question is None:
-        raise NotFound()
-    card = {"dataset_query": question["dataset_query"]}
-    native = not is_mbql(card["dataset_query"])
-    current = filters.from_url(question_params.parameters(card) if native else [], request.args)
-    chosen = next((f for f in current if f.id == parameter_id and f.kind == "choice"), None)
-    if chosen is None:
-        raise NotFound()
-    query = typed.strip()
-    answer = question_params.values(card, chosen.parameter, query or None)
-    return fragment("app/_filter_values.html", **filters.offer(chosen, answer, query))
+                shown=shown, kind="adhoc", src=state.url())
 
 
 def adhoc_name(query: dict) -> str:

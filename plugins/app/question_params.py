@@ -1,4 +1,4 @@
-"""A native question's parameters (a saved one's, or an ad-hoc native query's) as the page's filters (filters.py reads their values from the URL and
+"""A native question's parameters as the page's filters (filters.py reads their values from the URL and
 templates/app/_filters.html draws them): the card's own `parameters`, as Metabase's editor saves them,
 and for a template tag none of them targets, one made from the tag as Metabase's editor would make it.
 Also what is the question's own: each parameter's target in a run of the card, and where a field

@@ -190,7 +190,7 @@ def test_a_button_opens_its_form_and_runs_in_a_browser(site):
         browser.evaluate(f"document.getElementById('dashcard-{site.update}-title').click()")
         wait_for(browser, "!!document.querySelector('dialog.action-dialog[open] form')")
         # The row the filter names, prefilled; the focus in the form's first input.
-        assert browser.evaluate("document.activeElement.name") == "param:name"
+        wait_for(browser, "document.activeElement && document.activeElement.name === 'param:name'")
         assert browser.evaluate("document.activeElement.value") == "Ada"
         assert serious_violations(browser) == []
         browser.evaluate("document.activeElement.value = 'Ada L.'")
