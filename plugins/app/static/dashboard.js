@@ -64,9 +64,10 @@
     });
   });
 
-  // An action button's form comes into its <dialog> (htmx), which then opens as a modal; Close or
-  // Escape closes it and the browser gives focus back to the button.
-  document.addEventListener("htmx:afterSwap", function (event) {
+  // An action button's form comes into its <dialog> (htmx), which opens as a modal once htmx has
+  // settled it (its hx-post is bound only then: a submit before that would be a plain GET of the page);
+  // Close or Escape closes it and the browser gives focus back to the button.
+  document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail && event.detail.target;
     if (target instanceof HTMLDialogElement && target.matches(".action-dialog") && !target.open) {
       target.showModal();
