@@ -123,6 +123,25 @@ class SQLiteDriver(SQLDriver):
 
     read_before_write = True
 
+    # SQLite keeps no statistics a sync can read (sqlite_stat1 only after ANALYZE): a table's rows are
+    # counted, up to this many; a bigger table has no estimate rather than costing a whole scan.
+    COUNT_BOUND = 1_000_000
+
+    @classmethod
+    def estimate_row_counts(cls, engine, tables):
+        counts = {}
+        with engine.connect() as conn:
+            kinds = dict(conn.exec_driver_sql("SELECT name, type FROM sqlite_master").all())
+            quote = conn.dialect.identifier_preparer.quote
+            for table in tables:
+                if kinds.get(table.name) != "table":
+                    continue  # a view's count is its query's cost
+                count = conn.exec_driver_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM {quote(table.name)} "
+                                             f"LIMIT {cls.COUNT_BOUND + 1})").scalar()
+                if count <= cls.COUNT_BOUND:
+                    counts[(table.schema or "", table.name)] = count
+        return counts
+
     @classmethod
     @contextlib.contextmanager
     def writable(cls, engine, details, timeout=None):

@@ -93,8 +93,12 @@ def fill(rule: str, ids: dict) -> str | None:
             value = str(ids["dashcard"])
         elif match.group(1) == "entity":  # an x-ray's: the hidden table's (its id fills entity_id)
             value = "table"
-        elif match.group(1) == "entity_id":
+        elif match.group(1) in ("entity_id", "versus_id"):
             value = str(ids["table"])
+        elif match.group(1) == "versus":  # an x-ray compared with the hidden table
+            value = "table"
+        elif match.group(1) == "cell":  # an x-ray's cell: a base64 filter clause (["not-null", id column])
+            value = "WyJub3QtbnVsbCIsWyJmaWVsZCIsMSxudWxsXV0"
         elif match.group(1) == "parameter_id":  # the hidden dashboard's filter (tests/support._dashboard)
             value = "p"
         elif key is None or key not in ids:

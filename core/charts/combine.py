@@ -1,11 +1,13 @@
 """Several cards drawn as one chart, as a Metabase dashcard with `series` draws them: each card's series
 become series of the main card's chart, named by their card (the card's name, or "card: series" when a
-card has several), on the main card's axes, display and settings.
+card has several), on the main card's x axis, display and settings.
 
-The cards are stacked into one input with a synthetic breakout column holding each point's series name,
-so the graph displays draw the combination with the breakout machinery they already have (colours,
-series_settings by name, stacking, legends). Each card's points come from its own graph columns
-(displays.series.build_graph over its own settings), so cards with different column names combine.
+The cards are laid into one input with one metric column per series (a row per point, the other series'
+cells null, which the graph displays skip), so each series keeps its own card's column: its type and
+its number format (the card's column settings go with the column), and the graph displays' auto split
+(graph.y_axis.auto_split) gives series of very different sizes a second y axis, as Metabase does. Each
+card's points come from its own graph columns (displays.series.build_graph over its own settings), so
+cards with different column names combine.
 """
 from __future__ import annotations
 
@@ -32,10 +34,10 @@ def combined(main_name: str, main: ChartInput, extras: list[tuple[str, ChartInpu
     if main_graph is None:
         return main
     stored = main.settings.get("series_settings") if isinstance(main.settings.get("series_settings"), dict) else {}
-    series_settings: dict = {}
-    rows: list[list] = []
-    parts = [(main_name, main_graph, None)] + [(name, build_graph(chart), display) for name, chart, display in extras]
-    for name, graph, display in parts:
+    drawn: list[tuple[ChartInput, object, str, dict]] = []  # (its input, its series, title, series settings)
+    parts = [(main_name, main, main_graph, None)] + [(name, chart, build_graph(chart), display)
+                                                     for name, chart, display in extras]
+    for name, chart, graph, display in parts:
         if graph is None:
             continue
         several = len(graph.series) > 1
@@ -45,12 +47,25 @@ def combined(main_name: str, main: ChartInput, extras: list[tuple[str, ChartInpu
             # series' default display, the main card's series keep their own settings.
             own = one.settings if display is None else (
                 {"display": display} if display in SERIES_DISPLAYS else {})
-            series_settings[title] = {**own, **(stored.get(title) or {})}
-            rows.extend([x, title, y] for x, y in one.points)
-    x_col, metric_col = main.cols[main_graph.x], main.cols[main_graph.metrics[0]]
-    series_col = {"name": SERIES_COLUMN, "display_name": "Series", "base_type": "type/Text",
-                  "effective_type": "type/Text", "source": "breakout"}
-    settings = {**main.settings, "series_settings": series_settings,
-                "graph.dimensions": [x_col.get("name"), SERIES_COLUMN], "graph.metrics": [metric_col.get("name")]}
-    return replace(main, settings=settings, cols=[x_col, series_col, metric_col], rows=rows,
+            drawn.append((chart, one, title, {"title": title, **own, **(stored.get(title) or {})}))
+    x_col = main.cols[main_graph.x]
+    cols, series_settings = [x_col], {}
+    for position, (chart, one, _title, entry) in enumerate(drawn):
+        name = f"{SERIES_COLUMN}_{position}"
+        source = chart.cols[one.metric]
+        # The series' column as its card has it, with that card's formatting; no field ref or id, so that
+        # the main card's column settings (keyed by name or ref) never reach another card's column.
+        cols.append({key: value for key, value in source.items() if key not in ("field_ref", "id", "name")}
+                    | {"name": name, "source": "aggregation", "settings": chart.column_settings(one.metric)})
+        series_settings[name] = entry
+    rows: list[list] = []
+    width = len(drawn)
+    for position, (_chart, one, _title, _entry) in enumerate(drawn):
+        for x, y in one.points:
+            row = [x] + [None] * width
+            row[position + 1] = y
+            rows.append(row)
+    settings = {**main.settings, "series_settings": series_settings, "graph.dimensions": [x_col.get("name")],
+                "graph.metrics": [col["name"] for col in cols[1:]]}
+    return replace(main, settings=settings, cols=cols, rows=rows,
                    row_count=main.row_count + sum(chart.row_count for _, chart, _ in extras), _formatters={})

@@ -230,13 +230,14 @@ def render_card(card: dict, result, fmt: str, *, width: int | None = None, heigh
 def writer(fmt: str):
     """The `write(cols, rows, options)` of the `fmt` download (a core Exporter): the chart of
     options' display (a table when absent) and visualization_settings, sized and themed by options'
-    width, height, theme and scale (core.export.response.chart_options)."""
+    width, height, theme and scale (core.export.response.chart_options), with options' `series` ((card,
+    result) pairs: a dashcard's series cards) combined into it, its own series named by options' `name`."""
 
     def write(cols: list[dict], rows: Iterable, options: dict):
-        card = {"display": options.get("display") or "table",
+        card = {"display": options.get("display") or "table", "name": options.get("name"),
                 "visualization_settings": options.get("visualization_settings") or {}}
         yield render_card(card, {"data": {"cols": cols, "rows": rows}}, fmt, width=options.get("width"),
                           height=options.get("height"), theme=options.get("theme") or "light",
-                          scale=options.get("scale") or 1)
+                          scale=options.get("scale") or 1, series=options.get("series") or ())
 
     return write

@@ -352,6 +352,13 @@ class SQLDriver(QueryDialect, Driver):
         return fks
 
     @classmethod
+    def estimate_row_counts(cls, engine: Engine, tables: list[TableMeta]) -> dict[tuple[str, str], int]:
+        """Rows per table by (schema or "", name), where the engine keeps a cheap estimate (its catalog's
+        statistics); a table it has none for is left out. The sync stores them as the tables'
+        estimated_row_count. Never a scan of a big table: an engine without statistics gives {}."""
+        return {}
+
+    @classmethod
     def dbms_version(cls, engine: Engine) -> dict:
         """Metabase's `dbms_version` of a database: flavor, version and semantic-version."""
         with engine.connect() as conn:

@@ -190,7 +190,8 @@ def card_download(session, user, exporters: dict, export_format: str, card, opti
     cap = download_cap(access.download_level(session, user, card.database_id, card.table_id))
     viz = merged_settings(card.visualization_settings, options.get("visualization_settings"))
     return query_download(session, user, exporter, export_format, card.dataset_query, api_context=api_context,
-                          options={**options, "visualization_settings": viz, "display": card.display},
+                          options={**options, "visualization_settings": viz, "display": card.display,
+                                   "name": card.name},
                           pivot=card.display == "pivot",
                           column_split=pivot_column_split(card), card_id=card.id, **run_options, **cap)
 

@@ -265,6 +265,7 @@ def _run(state, database, tables: dict, strategy: str, modes: tuple[bool, bool, 
     engine = connections.engine_for(database)
     phase = time.monotonic()
     merge_metadata(tables, driver, engine, strategy)
+    _estimate_rows(tables, driver, engine)
     timings["introspect"], phase = time.monotonic() - phase, time.monotonic()
     if full:
         analyze_tables(tables, driver, engine, refingerprint, scan_values=scan_values)
@@ -319,6 +320,24 @@ def _scan_only(tables: dict, driver, engine) -> None:
             _scan(table, active, driver, engine, complete=False)
         except Exception as exc:
             log.warning("value scan of table %s failed: %s", table.values["name"], exc)
+
+
+def _estimate_rows(tables: dict, driver, engine) -> None:
+    """Each active table's estimated_row_count, as the driver's engine estimates it (None where it has
+    no estimate); a failure leaves the counts as they were: they are informative."""
+    from core.driver.records import TableMeta
+
+    active = [t for t in tables.values() if t.values.get("active")]
+    try:
+        counts = driver.estimate_row_counts(engine, [TableMeta(name=t.values["name"], schema=t.values["schema"])
+                                                     for t in active])
+    except Exception as exc:
+        log.warning("row count estimates failed: %s", exc)
+        return
+    for table in active:
+        count = counts.get(table.key)
+        table.values.setdefault("estimated_row_count", None)  # a new table's row has every column
+        table.set("estimated_row_count", int(count) if isinstance(count, (int, float)) and count >= 0 else None)
 
 
 def _dbms_version(driver, engine) -> dict | None:

@@ -54,7 +54,7 @@ FIELD_COLUMNS = ("id", "table_id", "name", "display_name", "description", "datab
                  "database_is_auto_increment", "database_required", "fingerprint", "fingerprint_version",
                  "preview_display", "parent_id")
 TABLE_COLUMNS = ("id", "schema", "name", "display_name", "description", "entity_type", "active",
-                 "initial_sync_status")
+                 "initial_sync_status", "estimated_row_count")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ filters, where a filter's list of values comes from, and where a card's download
 Saved dashboards run their cards through the dashcard query endpoints (the server maps each filter
 onto the card); an x-ray's cards are not saved, so they run as ad-hoc queries (POST /api/dataset)
 with each filter's target taken from the dashcard's parameter_mappings, as Metabase's frontend does.
+An x-ray's value list is chained by the other filters' values as a saved dashboard's is: the distinct
+values of the filter's column, asked as an ad-hoc query with the other filters as its parameters.
 A dashcard's series cards (drawn combined with its card) run the same way, each as its own query.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from .views import slug
 
 # Virtual cards: drawn from the dashcard's own settings, never run.
 VIRTUAL = frozenset({"text", "heading", "link", "placeholder", "iframe", "action"})
+# A chained value list's length, as the API's parameter value lists (more is `has_more_values`).
+VALUES_LIMIT = 1000
 
 
 class Board(ABC):
@@ -151,6 +155,9 @@ class XrayBoard(Board):
         return call("POST", "/api/dataset", json=self._query({"card": card, "parameter_mappings": mappings}, filters))
 
     def values(self, parameter, filters, query):
+        chained = self._chained_values(parameter, filters, query)
+        if chained is not None:
+            return chained
         # The fields the filter is wired to on any card (Metabase asks for an unsaved dashboard's values so).
         mappings = [m for d in self.data.get("dashcards") or [] if isinstance(d, dict)
                     for m in d.get("parameter_mappings") or []
@@ -160,6 +167,42 @@ class XrayBoard(Board):
         path = f"/api/dataset/parameter/search/{quote(query, safe='')}" if query else "/api/dataset/parameter/values"
         return call("POST", path, json=body)
 
+    def _chained_values(self, parameter: dict, filters: list[Filter], query: str | None) -> Answer | None:
+        """The filter's values where the other filters' values hold, as a saved dashboard's lists are
+        chained: the distinct values of its column (POST /api/dataset, the card's table with the other
+        filters mapped onto the same card as its parameters). None while no other filter has a value, or
+        when no card maps this filter and another one with a value (the plain list is given then)."""
+        others = [f for f in filters if f.id != parameter["id"] and f.value is not None]
+        if not others:
+            return None
+        for dashcard in self.data.get("dashcards") or []:
+            if not isinstance(dashcard, dict):
+                continue
+            source = ((dashcard.get("card") or {}).get("dataset_query") or {})
+            inner = source.get("query") if isinstance(source.get("query"), dict) else None
+            target = next((m.get("target") for m in dashcard.get("parameter_mappings") or []
+                           if isinstance(m, dict) and m.get("parameter_id") == parameter["id"]), None)
+            chained = self._parameters(dashcard, others)
+            if inner is None or "source-table" not in inner or _field_ref(target) is None or not chained:
+                continue
+            column = _field_ref(target)
+            stage: dict = {"source-table": inner["source-table"], "breakout": [column],
+                           "order-by": [["asc", column]], "limit": VALUES_LIMIT + 1}
+            if query and str(parameter.get("type") or "").startswith(("string", "category")):
+                stage["filter"] = ["contains", column, query, {"case-sensitive": False}]
+            answer = call("POST", "/api/dataset", json={"database": source.get("database"), "type": "query",
+                                                         "query": stage, "parameters": chained})
+            result = answer.body if isinstance(answer.body, dict) else {}
+            if not answer.ok or result.get("status") == "failed":
+                return Answer(answer.status if answer.status >= 400 else 400,
+                              {"message": str(result.get("error") or answer.message or "")})
+            rows = [row for row in (result.get("data") or {}).get("rows") or [] if row and row[0] is not None]
+            if query:
+                rows = [row for row in rows if query.lower() in str(row[0]).lower()]
+            return Answer(200, {"values": [[row[0]] for row in rows[:VALUES_LIMIT]],
+                                "has_more_values": len(rows) > VALUES_LIMIT})
+        return None
+
     def download(self, dashcard, filters, export_format):
         card = dashcard.get("card") or {}
         settings = {**(card.get("visualization_settings") or {}), **(dashcard.get("visualization_settings") or {})}
@@ -167,6 +210,13 @@ class XrayBoard(Board):
             "query": orjson.dumps(self._query(dashcard, filters)).decode(),
             "visualization_settings": orjson.dumps(settings).decode(),
             "display": str(card.get("display") or "table"), "format_rows": "true"}
+
+
+def _field_ref(target) -> list | None:
+    """The field reference of a ["dimension", ["field", ...]] target (None for anything else)."""
+    if isinstance(target, list) and len(target) >= 2 and isinstance(target[1], list) and target[1][:1] == ["field"]:
+        return target[1]
+    return None
 
 
 def _field_id(target) -> int | None:
@@ -183,8 +233,8 @@ def saved(dashboard_id: int, *, count_view: bool = True) -> SavedBoard:
     return SavedBoard(data, f"/dashboard/{data['id']}-{slug(data.get('name'))}".rstrip("-"))
 
 
-def xray(entity: str, entity_id: str) -> XrayBoard:
-    """The x-ray of a table, question, model, segment, field or ad-hoc query (`entity_id` already
-    checked by the route), as GET /api/automagic-dashboards/:entity/:id gives it to the signed-in user."""
-    data = render.read(f"/api/automagic-dashboards/{entity}/{entity_id}")
-    return XrayBoard(data, f"/auto/dashboard/{entity}/{entity_id}")
+def xray(path: str) -> XrayBoard:
+    """The x-ray at `path` ("table/5", "adhoc/<base64>", with a "/cell/<base64>" and a "/compare/..."
+    part: checked by the route), as GET /api/automagic-dashboards/<path> gives it to the signed-in user."""
+    data = render.read(f"/api/automagic-dashboards/{path}")
+    return XrayBoard(data, f"/auto/dashboard/{path}")

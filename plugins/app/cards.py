@@ -17,7 +17,7 @@ from markupsafe import Markup
 from core.charts.combine import COMBINABLE
 from core.http.internal import Answer
 
-from . import results
+from . import buttons, results
 from .filters import Filter
 from .markdown import to_html
 from .views import item_url
@@ -34,6 +34,8 @@ def settings(dashcard: dict) -> dict:
 
 
 def display(dashcard: dict) -> str:
+    if dashcard.get("action_id") is not None:
+        return "action"  # a button, whatever card (a model) Metabase's older dashcards also name
     virtual = (dashcard.get("visualization_settings") or {}).get("virtual_card")
     if dashcard.get("card_id") is None and isinstance(virtual, dict):
         return str(virtual.get("display") or "text")
@@ -53,17 +55,19 @@ class Frame:
     """What the page draws of a dashcard before its data comes."""
 
     id: int
-    kind: str            # "query", "text", "heading", "link" or "hidden"
+    kind: str            # "query", "text", "heading", "link", "action" or "hidden"
     title: str
     display: str
     classes: str         # the grid placement (col-N w-N h-N) and the kind
     row: int
     html: Markup | None  # the drawn content of a text, heading or link card
     card_id: int | None = None  # a saved question's: the title opens it
+    enabled: bool = True        # an action button whose database runs actions
 
 
 def frame(dashcard: dict, filters: list[Filter]) -> Frame | None:
-    """The dashcard's frame, or None for cards this page does not draw (actions, iframes)."""
+    """The dashcard's frame, or None for cards this page does not draw (an editor's empty slot, a button
+    whose action the user may not see)."""
     shown = display(dashcard)
     col = min(max(int(dashcard.get("col") or 0), 0), GRID_COLUMNS - 1)
     width = min(max(int(dashcard.get("size_x") or 4), 1), GRID_COLUMNS - col)
@@ -81,7 +85,14 @@ def frame(dashcard: dict, filters: list[Filter]) -> Frame | None:
         # The pages frame nothing (CSP default-src 'none'): the embedded page is offered as a link.
         return Frame(dashcard["id"], "link", "", shown, f"{place} dashcard-link", row,
                      link({"url": embedded_url(viz.get("iframe"))}))
-    if shown in ("action", "placeholder"):  # a button the app does not run yet; an editor's empty slot
+    if shown == "action":
+        # The API shows the action only to those who may read its model; the button opens its form (buttons.py).
+        action = dashcard.get("action")
+        if dashcard.get("action_id") is None or not isinstance(action, dict):
+            return None
+        return Frame(dashcard["id"], "action", buttons.label(dashcard), shown, f"{place} dashcard-action", row, None,
+                     enabled=action.get("database_enabled_actions") is not False)
+    if shown == "placeholder":  # an editor's empty slot
         return None
     if not readable(dashcard):
         # Nothing of a card the user may not read: not even its name.

@@ -1,5 +1,6 @@
-"""The dashboard pages: a saved dashboard (/dashboard/:id-slug) and the x-ray of a table
-(/auto/dashboard/table/:id, with its "Save this"), drawn by one template from a board (boards.py).
+"""The dashboard pages: a saved dashboard (/dashboard/:id-slug) and an x-ray (/auto/dashboard/table/:id
+and the other entities, their cells and comparisons, with "Save this"), drawn by one template from a
+board (boards.py).
 
 The page holds the filters, the tabs and each card's frame; every query card then loads its body with
 htmx (GET <page>/card/<dashcard id>?<filters>), so cards draw in parallel and a filter change redraws
@@ -41,9 +42,11 @@ def _dashcard_id(text: str) -> int:
     return int(text)
 
 
-# The x-ray API's related links this app opens (its cell and comparison links it does not draw yet).
-RELATED_KINDS = (("zoom-in", "Zoom in"), ("zoom-out", "Zoom out"), ("related", "Related"))
-OPENED = re.compile(r"/auto/dashboard/(table|question|model|segment|field|adhoc)/[A-Za-z0-9+/_=-]+")
+# The x-ray API's related links, each an x-ray page of this app (an entity, a cell, a comparison).
+RELATED_KINDS = (("zoom-in", "Zoom in"), ("zoom-out", "Zoom out"), ("related", "Related"), ("compare", "Compare"))
+_ID = r"[A-Za-z0-9+_=-]+"
+OPENED = re.compile(rf"/auto/dashboard/(table|question|model|segment|field|adhoc)/{_ID}(/cell/{_ID})?"
+                    rf"(/compare/(table|segment|adhoc)/{_ID})?")
 
 
 def related_xrays(data: dict) -> list[tuple[str, list[dict]]]:
@@ -147,46 +150,71 @@ def dashboard_values(id_slug: str, parameter_id: str):
     return draw_values(boards.saved(id_of(id_slug), count_view=False), parameter_id)
 
 
-# -- the x-ray of a table ---------------------------------------------------------------------------------
+# -- x-rays -------------------------------------------------------------------------------------------
 
-# Metabase's x-ray URLs: /auto/dashboard/<entity>/<id>, an ad-hoc query's id being its base64 MBQL.
+# Metabase's x-ray URLs: /auto/dashboard/<entity>/<id>, an ad-hoc query's id being its base64 MBQL; and the
+# x-ray API's narrower views of one: a cell (a base64 filter clause), a comparison with a table, segment or
+# ad-hoc query, or both. Each is a page (and its cards, value lists and "Save this") at the same path.
 XRAYED = "<any(table, question, model, segment, field, adhoc):entity>/<entity_id>"
+VERSUS = "compare/<any(table, segment, adhoc):versus>/<versus_id>"
+XRAY_PATHS = (XRAYED, f"{XRAYED}/cell/<cell>", f"{XRAYED}/cell/<cell>/{VERSUS}", f"{XRAYED}/{VERSUS}")
 ADHOC_ID = re.compile(r"[A-Za-z0-9+/_=-]{1,8000}")
 
 
-def xray_board(entity: str, entity_id: str):
+def _xray_routes(suffix: str, method: str = "get"):
+    """Register a view at `suffix` under every x-ray path."""
+    def register(view):
+        for path in XRAY_PATHS:
+            view = getattr(blueprint, method)(f"/auto/dashboard/{path}{suffix}")(view)
+        return view
+    return register
+
+
+def _entity_path(entity: str, entity_id: str) -> str:
     if entity == "adhoc":
         if not ADHOC_ID.fullmatch(entity_id):
             raise NotFound()
-        return boards.xray(entity, entity_id)
-    return boards.xray(entity, str(id_of(entity_id)))
+        return f"adhoc/{entity_id}"
+    return f"{entity}/{id_of(entity_id)}"
 
 
-@blueprint.get(f"/auto/dashboard/{XRAYED}")
-def xray(entity: str, entity_id: str):
+def xray_board(entity: str, entity_id: str, cell: str | None = None, versus: str | None = None,
+               versus_id: str | None = None):
+    path = _entity_path(entity, entity_id)
+    if cell is not None:
+        if not ADHOC_ID.fullmatch(cell):
+            raise NotFound()
+        path += f"/cell/{cell}"
+    if versus is not None and versus_id is not None:
+        path += f"/compare/{_entity_path(versus, versus_id)}"
+    return boards.xray(path)
+
+
+@_xray_routes("")
+def xray(**where):
     user = signed_in_user()
-    return draw(xray_board(entity, entity_id), user)
+    return draw(xray_board(**where), user)
 
 
-@blueprint.get(f"/auto/dashboard/{XRAYED}/card/<dashcard_id>")
-def xray_card(entity: str, entity_id: str, dashcard_id: str):
+@_xray_routes("/card/<dashcard_id>")
+def xray_card(dashcard_id: str, **where):
     signed_in_user()
-    return draw_card(xray_board(entity, entity_id), dashcard_id)
+    return draw_card(xray_board(**where), dashcard_id)
 
 
-@blueprint.get(f"/auto/dashboard/{XRAYED}/values/<parameter_id>")
-def xray_values(entity: str, entity_id: str, parameter_id: str):
+@_xray_routes("/values/<parameter_id>")
+def xray_values(parameter_id: str, **where):
     signed_in_user()
-    return draw_values(xray_board(entity, entity_id), parameter_id)
+    return draw_values(xray_board(**where), parameter_id)
 
 
-@blueprint.post(f"/auto/dashboard/{XRAYED}/save")
-def xray_save(entity: str, entity_id: str):
+@_xray_routes("/save", "post")
+def xray_save(**where):
     """Save the x-ray as Metabase's "Save this" does (POST /api/dashboard/save with the dashboard the
     x-ray endpoint gives), then open the saved dashboard."""
     signed_in_user()
     posted()
-    board = xray_board(entity, entity_id)
+    board = xray_board(**where)
     answer = call("POST", "/api/dashboard/save", json=board.data)
     if not answer.ok or not isinstance(answer.body, dict):
         return fragment("app/_form_error.html", status=answer.status if answer.status >= 400 else 500,

@@ -17,6 +17,8 @@ from . import filters
 
 # Tag types that are not values a person gives (another card's query, a snippet of SQL).
 NOT_WIDGETS = frozenset({"card", "snippet"})
+# A plain `date` tag takes one date: the API refuses ranges and relative dates for it (Metabase's
+# substitution parses a single date there too), so its widget offers "On a date" alone.
 TAG_PARAMETER_TYPES = {"text": "category", "number": "number/=", "date": "date/single"}
 VALUES_SOURCE_KEYS = ("values_source_type", "values_source_config")
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from core.appdb import memo, rows
 from core.appdb.models import Card, User
 from core.content.cards import pivot_column_split
-from core.export.response import card_download
+from core.export.response import PICTURE_FORMATS, card_download
 from core.http.api import json_response
 from core.http.errors import Forbidden, Invalid, NotFound, check_404
 from core.policy import audience
@@ -170,9 +170,37 @@ def export(session: Session, user: User, exporters: dict, ids: tuple[int, int, i
            parameters: list | None, options: dict):
     dashboard, dashcard, card = dashcard_card(session, user, *ids)
     options = {**options, "visualization_settings": dashcard.visualization_settings}
+    if export_format in PICTURE_FORMATS and card.id == dashcard.card_id:
+        def run(series_card: Card):
+            if not perms.can_read_item(session, user, series_card.collection_id):
+                return None  # a series card the user may not read is left out, as the dashboard shows it
+            return processor.run_query(
+                session, user, series_card.dataset_query, context="dashboard", card_id=series_card.id,
+                dashboard_id=dashboard.id, ignore_cache=False, cache_ttl=series_card.cache_ttl,
+                parameters=resolve_parameters(dashboard, dashcard, series_card.id, parameters))
+        options["series"] = series_results(session, dashboard, dashcard, run)
     return card_download(session, user, exporters, export_format, card, options, api_context="dashboard",
                          dashboard_id=dashboard.id,
                          parameters=resolve_parameters(dashboard, dashcard, card.id, parameters))
+
+
+def series_results(session: Session, dashboard: Dashboard, dashcard: DashboardCard, run) -> list[tuple[dict, dict]]:
+    """The dashcard's series cards with their results ((card, result) pairs), for its chart picture to draw
+    them combined with its card as the dashboard shows it (core.charts.combine). `run(card)` answers the
+    processor's (envelope, status), or None for a card left out; a failed run is left out too."""
+    from .dashcards import load_layout
+
+    found = []
+    for card_id in load_layout(session, dashboard.id).series.get(dashcard.id, []):
+        _, card = card_on(session, dashboard, dashcard.id, card_id)
+        ran = run(card)
+        if ran is None:
+            continue
+        envelope, status = ran
+        if status < 300 and isinstance(envelope, dict) and envelope.get("status") != "failed":
+            found.append(({"name": card.name, "display": card.display,
+                           "visualization_settings": card.visualization_settings or {}}, envelope))
+    return found
 
 
 def pivot(session: Session, user: User, ids: tuple[int, int, int], parameters: list | None):

@@ -1,7 +1,8 @@
 """A dashboard as a shared object (core.assembly.records.Shareable "dashboard"): what plugins.sharing
 serves of it for a public link or an embed. The viewer has no account: the dashboard's
 core.query.access.SharedGrant runs its cards (each only on a dashcard of this dashboard: 404 otherwise)
-and lists the values of the fields its filters are wired to, through core.query.processor."""
+and lists the values of the fields its filters are wired to, through core.query.processor. A dashcard's
+chart picture (png, svg, pdf) draws its series cards combined with its card, as the dashboard shows it."""
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
@@ -9,7 +10,7 @@ from sqlalchemy.orm import Session
 from core import Shareable, SharedQuery
 from core.content import public
 from core.content.cards import pivot_column_split
-from core.export.response import card_download
+from core.export.response import PICTURE_FORMATS, card_download
 from core.query import pivot as pivot_query
 from core.query import processor
 from core.query.access import SharedGrant
@@ -17,7 +18,7 @@ from core.query.access import SharedGrant
 from . import params
 from .dashcards import Layout, load_layout
 from .models import Dashboard
-from .queries import card_on, resolve_parameters
+from .queries import card_on, resolve_parameters, series_results
 from .serialize import tab_json
 
 # The query log's context of a public run (an embed passes its own in SharedQuery.context).
@@ -112,9 +113,19 @@ def export(session: Session, dashboard: Dashboard, query: SharedQuery, export_fo
         body, status = public.result(envelope, status)
         return json_response(orjson.Fragment(body), status)
     options = {**query.options, "visualization_settings": dashcard.visualization_settings}
+    if export_format in PICTURE_FORMATS and card.id == dashcard.card_id:
+        options["series"] = _series(session, viewer, dashboard, dashcard, query)
     return card_download(session, viewer, tessera().exporters, export_format, card, options,
                          api_context=query.context or CONTEXT, dashboard_id=dashboard.id, parameters=parameters,
                          **_constraints(query))
+
+
+def _series(session: Session, viewer: SharedGrant, dashboard: Dashboard, dashcard, query: SharedQuery) -> list:
+    """The dashcard's series cards with their results under the page's filters (queries.series_results)."""
+    return series_results(session, dashboard, dashcard, lambda card: processor.run_query(
+        session, viewer, card.dataset_query, context=query.context or CONTEXT, card_id=card.id,
+        dashboard_id=dashboard.id, parameters=_parameters(dashboard, dashcard, card.id, query),
+        ignore_cache=False, cache_ttl=card.cache_ttl, **_constraints(query)))
 
 
 def param_values(session: Session, dashboard: Dashboard, param_key: str, constraints: dict,

@@ -64,6 +64,24 @@
     });
   });
 
+  // An action button's form comes into its <dialog> (htmx), which opens as a modal once htmx has
+  // settled it (its hx-post is bound only then: a submit before that would be a plain GET of the page);
+  // Close or Escape closes it and the browser gives focus back to the button.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail && event.detail.target;
+    if (target instanceof HTMLDialogElement && target.matches(".action-dialog") && !target.open) {
+      target.showModal();
+      var first = target.querySelector("input, select, textarea, button[type=submit]");
+      if (first) first.focus();
+    }
+  });
+
+  document.addEventListener("click", function (event) {
+    var close = event.target instanceof Element ? event.target.closest("[data-dialog-close]") : null;
+    var dialog = close ? close.closest("dialog") : null;
+    if (dialog) dialog.close();
+  });
+
   // New content (the board after a filter change or tab switch) gets its rows too.
   document.addEventListener("htmx:load", function (event) {
     if (event.target instanceof Element) place(event.target);

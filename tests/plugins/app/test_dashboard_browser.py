@@ -7,6 +7,8 @@ error on the way, and axe-core finds no serious or critical violation in either 
 Skipped, naming the package, when Debian's `chromium` is not installed (`make test-setup`)."""
 from __future__ import annotations
 
+import base64
+import json
 import time
 
 import pytest
@@ -220,4 +222,17 @@ def test_an_xray_is_drawn_and_saved_in_a_browser(app, admin, sample_database_fil
         assert ok(admin.get(f"/api/dashboard/{saved}?ignore_view=true"))["name"] == browser.evaluate(
             "document.querySelector('h1').textContent")
         assert browser.evaluate("document.querySelectorAll('.chart svg').length") == charts
+        # A cell of the x-ray (orders under 20) and its comparison with the whole table: pages of their own.
+        total = next(f["id"] for f in fields_of(admin, sample)[0]["ORDERS"]["fields"] if f["name"] == "TOTAL")
+        cell = base64.urlsafe_b64encode(json.dumps(["<", ["field", total, None], 20]).encode()).decode().rstrip("=")
+        go(browser, f"{server.url}/auto/dashboard/table/{orders}/cell/{cell}")
+        assert browser.evaluate("document.querySelectorAll('.chart svg, .scalar').length") >= 4
+        assert browser.evaluate("document.querySelectorAll('.card-error').length") == 0
+        assert serious_violations(browser) == []
+        browser.evaluate("[...document.querySelectorAll('.related-xrays a')].find(a => a.href.includes('/compare/')).click()")
+        wait_for(browser, "location.pathname.includes('/compare/table/')")
+        settle(browser)
+        assert browser.evaluate("document.querySelectorAll('.chart svg, .scalar').length") >= 2
+        assert browser.evaluate("document.querySelectorAll('.card-error').length") == 0
+        assert serious_violations(browser) == []
     assert browser.errors() == []

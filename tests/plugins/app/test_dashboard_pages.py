@@ -652,3 +652,72 @@ def test_an_iframe_card_offers_the_embedded_page_as_a_link():
     assert 'href="https://maps.example.org/x"' in drawn("https://maps.example.org/x")
     hostile = drawn('<iframe src="javascript:alert(1)"></iframe>')
     assert "href" not in hostile and "javascript:alert(1)" in hostile  # shown as text, never a link
+
+
+
+def test_an_xrays_value_lists_are_chained_by_the_other_filters(site):
+    """As a saved dashboard's: the states listed are those of people with orders on the chosen day, and of
+    the chosen source; searching keeps the chain."""
+    xray = ok(site.admin.get(f"/api/automagic-dashboards/table/{site.orders}"))
+    state = next(p for p in xray["parameters"] if p["slug"] == "userstate")
+    sample = ok(site.admin.get(f"/api/table/{site.orders}"))["db_id"]
+
+    def sql(text):
+        return [row[0] for row in ok(site.admin.post("/api/dataset", json={
+            "database": sample, "type": "native", "native": {"query": text}}), 202)["data"]["rows"]]
+
+    day = sql("SELECT MIN(substr(CREATED_AT, 1, 10)) FROM ORDERS WHERE CREATED_AT >= '2024-06-01'")[0]
+    on_day = sorted(sql(f"SELECT DISTINCT p.STATE FROM ORDERS o JOIN PEOPLE p ON o.USER_ID = p.ID "
+                        f"WHERE substr(o.CREATED_AT, 1, 10) = '{day}'"))
+    by_ads = sorted(sql(f"SELECT DISTINCT p.STATE FROM ORDERS o JOIN PEOPLE p ON o.USER_ID = p.ID "
+                        f"WHERE substr(o.CREATED_AT, 1, 10) = '{day}' AND p.SOURCE = 'Facebook'"))
+    everywhere = sorted(sql("SELECT DISTINCT STATE FROM PEOPLE WHERE STATE IS NOT NULL"))
+    assert 0 < len(by_ads) < len(on_day) < len(everywhere)
+
+    client = sign_in(site.app)
+    base = f"/auto/dashboard/table/{site.orders}/values/{state['id']}"
+
+    def listed(query):
+        return sorted(re.findall(r'name="userstate" value="([^"]*)"', card(client, f"{base}?{query}")))
+
+    assert listed("") == everywhere
+    assert listed(f"timestamp={day}") == on_day
+    assert listed(f"timestamp={day}&usersource=Facebook") == by_ads
+    some = by_ads[0][:1]
+    assert listed(f"timestamp={day}&usersource=Facebook&q={some}") == [s for s in by_ads if some.lower() in s.lower()]
+
+
+def test_an_xrays_cell_and_comparison_are_pages_of_their_own(site):
+    """The x-ray API's cell (a base64 filter clause) and comparison views: each a page whose cards run,
+    whose related links (its comparison) open, and whose junk cell is a 4xx."""
+    import base64
+
+    import orjson
+
+    fields = {f["name"]: f["id"] for f in ok(site.admin.get(f"/api/table/{site.orders}/query_metadata"))["fields"]}
+    clause = ["<", ["field", fields["TOTAL"], None], 20]
+    cell = base64.urlsafe_b64encode(orjson.dumps(clause)).decode().rstrip("=")
+    client = sign_in(site.app)
+    path = f"/auto/dashboard/table/{site.orders}/cell/{cell}"
+    api = ok(site.admin.get(f"/api/automagic-dashboards/table/{site.orders}/cell/{cell}"))
+    page = text(client.get(path))
+    assert f"<h1>{unescape(api['name'])}</h1>" in unescape(page) and "Save this" in page
+    count = next(d["id"] for d in api["dashcards"] if (d.get("card") or {}).get("name") == "Total transactions")
+    small = scalar(card(client, f"{path}/card/{count}"))
+    sample = ok(site.admin.get(f"/api/table/{site.orders}"))["db_id"]
+    expected = ok(site.admin.post("/api/dataset", json={"database": sample, "type": "query", "query": {
+        "source-table": site.orders, "aggregation": [["count"]], "filter": clause}}), 202)
+    assert small == f"{expected['data']['rows'][0][0]:,}" and small != "18,760"
+    # Its comparison with the whole table is offered, and opens with its own cards.
+    compare = next(item["url"] for item in api["related"]["compare"])
+    assert compare == f"{path}/compare/table/{site.orders}" and f'<a href="{compare}">' in page
+    compared = client.get(compare)
+    assert compared.status_code == 200
+    compared_api = ok(site.admin.get(f"/api/automagic-dashboards/table/{site.orders}/cell/{cell}/compare/table/{site.orders}"))
+    queried = [d for d in compared_api["dashcards"] if (d.get("card") or {}).get("dataset_query")]
+    assert queried and f"{compare}/card/{queried[0]['id']}" in unescape(text(compared))
+    assert client.get(f"{compare}/card/{queried[0]['id']}", headers=HTMX).status_code == 200
+    # The table compared with itself, and junk.
+    assert client.get(f"/auto/dashboard/table/{site.orders}/compare/table/{site.orders}").status_code in (200, 400)
+    assert client.get(f"/auto/dashboard/table/{site.orders}/cell/bm90IGpzb24").status_code == 400
+    assert client.get(f"/auto/dashboard/table/{site.orders}/cell/a%20b").status_code == 404
