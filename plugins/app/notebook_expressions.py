@@ -147,13 +147,21 @@ def sayer(query: dict, index: int, words):
     return say
 
 
+def _printed(clause, query: dict, index: int, kind: str, exclude: str | None = None) -> dict:
+    """{"text": the clause as the editor shows it}, or {"problem": why it cannot be shown as text}."""
+    try:
+        return {"text": format(clause, _columns(query, index, kind, exclude))}
+    except (BadQuery, Unprintable) as exc:
+        return {"problem": f"This cannot be edited as an expression: {exc}"}
+
+
 def editors(query: dict, index: int, args: MultiDict, error: bool) -> dict:
     """What the stage's three editors show: the query they are written against (`q`), and for each kind
     the text, name and position being edited — an existing clause printed back (`edit_column`,
     `edit_aggregation`, `edit_filter`), or after a refused change the text the person sent."""
     stage = stages(query)[index]
     mine = args.get("stage", "0") == str(index)
-    out = {"q": encode(stage_query(query, index)), "column": {}, "aggregation": {}, "filter": {}, "problem": None}
+    out = {"q": encode(stage_query(query, index)), "column": {}, "aggregation": {}, "filter": {}}
     if not mine:
         return out
     op = args.get("op")
@@ -165,24 +173,16 @@ def editors(query: dict, index: int, args: MultiDict, error: bool) -> dict:
                               "text": args.get("aggregation_text") or "", "position": args.get("position") or ""}
     elif error and op == "custom-filter":
         out["filter"] = {"open": True, "text": args.get("condition_text") or "", "position": args.get("position") or ""}
-    try:
-        if args.get("edit_column") in expressions_of(stage):
-            name = args["edit_column"]
-            columns = _columns(query, index, "expression", exclude=name)
-            out["column"] = {"open": True, "name": name, "original": name,
-                             "text": format(expressions_of(stage)[name], columns)}
-        aggs = stage.get("aggregation") or []
-        position = args.get("edit_aggregation") or ""
-        if position.isdigit() and int(position) < len(aggs):
-            agg = aggs[int(position)]
-            inner = agg[1] if aggregation_name(agg) else agg
-            out["aggregation"] = {"open": True, "name": aggregation_name(agg) or "", "position": position,
-                                  "text": format(inner, _columns(query, index, "aggregation"))}
-        filters = filters_of(stage)
-        position = args.get("edit_filter") or ""
-        if position.isdigit() and int(position) < len(filters):
-            out["filter"] = {"open": True, "position": position,
-                             "text": format(filters[int(position)], _columns(query, index, "filter"))}
-    except (BadQuery, Unprintable) as exc:
-        out["problem"] = str(exc)
+    aggs, filters = stage.get("aggregation") or [], filters_of(stage)
+    name, position, condition = args.get("edit_column"), args.get("edit_aggregation") or "", args.get("edit_filter") or ""
+    if name in expressions_of(stage):
+        out["column"] = {"open": True, "name": name, "original": name}
+        out["column"].update(_printed(expressions_of(stage)[name], query, index, "expression", exclude=name))
+    if position.isdigit() and int(position) < len(aggs):
+        agg = aggs[int(position)]
+        out["aggregation"] = {"open": True, "name": aggregation_name(agg) or "", "position": position}
+        out["aggregation"].update(_printed(agg[1] if aggregation_name(agg) else agg, query, index, "aggregation"))
+    if condition.isdigit() and int(condition) < len(filters):
+        out["filter"] = {"open": True, "position": condition}
+        out["filter"].update(_printed(filters[int(condition)], query, index, "filter"))
     return out

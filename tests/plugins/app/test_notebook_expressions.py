@@ -215,6 +215,11 @@ def test_errors_are_shown_in_the_step_with_the_text_kept(page, sample):
     assert refused(page, start, op="custom-aggregate", stage=0, aggregation_name="A", aggregation_text="Sum([User → Name])")
     assert "name" in refused(page, start, op="custom-aggregate", stage=0, aggregation_name="", aggregation_text="Count")
     assert "no such clause" in refused(page, start, op="custom-filter", stage=0, position=3, condition_text="[Total] > 1")
+    # A clause the language cannot print opens the editor with the reason, in its own step.
+    odd = table_query(sample, "ORDERS", filter=[">", field(999999), 5])
+    body = html.unescape(shown(page, odd, stage=0, edit_filter=0))
+    step = re.search(r'aria-labelledby="step-0-filter">(.*?)</section>', body, re.S).group(1)
+    assert "This cannot be edited as an expression" in step and 'id="condition-0" type="text" name="condition_text" value=""' in step
     # Editing a custom column that is not there.
     assert "no such custom column" in refused(page, start, op="expression", stage=0, original="Gone",
                                               column_name="X", expression_text="[Tax]")
