@@ -1,6 +1,7 @@
 """The question builder's custom column in headless Chromium (tests/plugins/sharing/browser.py): on ORDERS a
 person adds Net = [Total] - [Tax] by typing in the expression editor and taking its suggestions by keyboard,
-sees a bad expression refused in the step, sums Net by Product → Category, visualizes it, and the ad-hoc
+sees a bad expression refused in the step, sums Net by Product → Category, filters Net > 50 with a custom
+filter, opens Net again (its text printed back into the editor), visualizes the question, and the ad-hoc
 question is the MBQL a client would post. axe-core finds no serious or critical violation, at 1400 and
 390 px, light and dark, and the page reports no console error.
 
@@ -109,6 +110,20 @@ def test_a_custom_column_typed_in_the_editor_used_in_a_summary_and_visualized(ap
         assert "Widget" in browser.evaluate("document.getElementById('preview-0-summarize').innerText")
         checked(browser, "the summary of the custom column with its preview")
 
+        # A custom filter written in the editor, then the custom column opened again: its text printed back.
+        browser.evaluate("document.getElementById('condition-0').closest('details').open = true")
+        browser.evaluate("document.getElementById('condition-0').focus() || true")
+        typed(browser, "[Net] > 50")
+        wait_for(browser, "!!document.querySelector('#condition-0-result input[name=condition]')")
+        submit_form_of(browser, "condition-0")
+        swapped(browser, "Net is greater than 50")
+        browser.evaluate("document.querySelector('a.nb-edit[aria-label=\"Edit custom column: Net\"]').click() || true")
+        wait_for(browser, "(document.getElementById('expression-0') || {}).value === '[Total] - [Tax]'"
+                          " && document.getElementById('expression-0').closest('details').open")
+        wait_for(browser, "!!document.querySelector('#expression-0-result input[name=expression]')")
+        assert browser.evaluate("document.getElementById('column-name-0').value") == "Net"
+        checked(browser, "a custom column opened for editing")
+
         browser.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=1, mobile=True)
         try:
             load(browser, browser.evaluate("location.href"))
@@ -131,6 +146,7 @@ def test_a_custom_column_typed_in_the_editor_used_in_a_summary_and_visualized(ap
         assert question["dataset_query"] == {"database": sample["db"], "type": "query", "query": {
             "source-table": orders["id"],
             "expressions": {"Net": ["-", ["field", orders["TOTAL"], None], ["field", orders["TAX"], None]]},
+            "filter": [">", ["expression", "Net"], 50],
             "aggregation": [["sum", ["expression", "Net"]]],
             "breakout": [["field", products["CATEGORY"], {"source-field": orders["PRODUCT_ID"]}]]}}
         assert question["display"] == "bar"
