@@ -50,7 +50,8 @@ def swapped(browser, text: str, where: str = ".nb-chips li") -> None:
     processed it (htmx processes swapped content in its settle step, 20 ms later: a click before that is lost)."""
     wait_for(browser, f"[...document.querySelectorAll({where!r})].some(e => e.innerText.includes({text!r}))"
                       " && !document.querySelector('.htmx-request')"
-                      " && !!(document.getElementById('notebook')['htmx-internal-data'] || {}).initHash")
+                      " && [...document.querySelectorAll('#notebook form, #notebook [hx-get]')]"
+                      ".every(e => !!(e['htmx-internal-data'] || {}).initHash)")
 
 
 def test_a_question_built_in_the_notebook_and_visualized(app, sample, browser):  # noqa: F811 - the fixture
