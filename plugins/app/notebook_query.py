@@ -163,7 +163,13 @@ def removed(dataset_query: dict, index: int, key: str, position: int) -> dict:
     query = changed(dataset_query, index, drop)
     if key == "joins":
         gone = listed(before, "joins")[position]
-        query = changed(query, index, lambda stage: without_alias(stage, gone.get("alias") if isinstance(gone, dict) else None))
+        alias = gone.get("alias") if isinstance(gone, dict) else None
+        query = changed(query, index, lambda stage: without_alias(stage, alias))
+        if isinstance(alias, str):  # a custom column on the join's columns goes, with what reads it
+            mark = orjson.dumps({"join-alias": alias}).decode()[1:-1]
+            for name, clause in expressions_of(stages(query)[index]).items():
+                if mark in orjson.dumps(clause).decode() and name in expressions_of(stages(query)[index]):
+                    query = expression_removed(query, index, name)
     if key in ("aggregation", "breakout") or summary_of(stages(query)[index]) != summary_of(before):
         query = rebuilt(query, stages(query)[:index + 1])
     return query

@@ -183,6 +183,15 @@ def test_removing_a_custom_column_removes_what_reads_it(page, admin, sample):
                                 breakout=[["field", orders["CREATED_AT"], {"temporal-unit": "year"}]],
                                 **{"order-by": [["desc", ["aggregation", 1]]]})
     assert runs(admin, after)["data"]["rows"]
+    # A removed join takes the custom columns on its columns, and what reads them.
+    products = sample["PRODUCTS"]
+    joined = change(page, table_query(sample, "ORDERS"), op="join", table=products["id"], strategy="left-join",
+                    left=js(field(orders["PRODUCT_ID"])), right=str(products["ID"]))
+    joined = change(page, joined, op="expression", stage=0, column_name="Markup", expression_text="[Total] - [Products → Price]")
+    joined = change(page, joined, op="expression", stage=0, column_name="Own", expression_text="[Total] * 2")
+    joined = change(page, joined, op="custom-filter", stage=0, condition_text="[Markup] > 0")
+    assert change(page, joined, op="remove", stage=0, key="joins", index=0) == table_query(
+        sample, "ORDERS", expressions={"Own": ["*", field(orders["TOTAL"]), 2]})
     # A column nothing reads goes alone.
     lone = change(page, net_column(page, sample), op="limit", stage=0, limit="5")
     assert change(page, lone, op="remove-expression", stage=0, name="Net") == table_query(sample, "ORDERS", limit=5)
