@@ -41,7 +41,7 @@ def chosen(browser, list_id: str) -> str:
 def test_a_custom_column_typed_in_the_editor_used_in_a_summary_and_visualized(app, sample):
     orders, products = sample["ORDERS"], sample["PRODUCTS"]
     start = pages.b64(pages.table_query(sample, "ORDERS"))
-    with Server(app) as server, Browser(chromium_path()) as browser:
+    with Server(app) as server, Browser(chromium_path(), width=1400) as browser:
         browser.watch_errors()
         load(browser, server.url + "/auth/login")
         fill(browser, {"#username": ADMIN_EMAIL, "#password": ADMIN_PASSWORD})
