@@ -10,7 +10,9 @@ page of the new query under its own URL (a 303 to it, or for htmx the page with 
 forms offer is what the API says this user may read; what the builder writes is the MBQL a client
 would post. Each step's "Preview" runs the query cut after it through POST /api/dataset.
 
-Custom columns (expressions) are a step of their own, still to come: see "Custom columns" below.
+Custom columns, custom aggregations and custom filters are written in the expression language with its
+editor widget (notebook_expressions; plugins/app/expressions.py): a stage's custom columns are offered
+as `["expression", name]` wherever the stage's columns are.
 """
 from __future__ import annotations
 
@@ -36,6 +38,15 @@ from .notebook_columns import (
     join_types,
     metadata,
 )
+from .notebook_expressions import (
+    aggregation_name,
+    custom_aggregation,
+    custom_column,
+    custom_filter,
+    editors,
+    removed_column,
+    sayer,
+)
 from .notebook_filters import NO_VALUE, OPERATORS, BadFilter, clause, words
 from .notebook_query import (
     PREVIEW_ROWS,
@@ -46,6 +57,7 @@ from .notebook_query import (
     cut,
     decode,
     encode,
+    expressions_of,
     filters_of,
     is_card_source,
     new,
@@ -61,13 +73,11 @@ from .render import page as draw_page
 from .views import blueprint, fragment
 
 BASE = "/question/notebook"
-# Custom columns (the `expressions` of a stage) plug in once the expression parser exists: an `op` in
-# `apply`, a step between joins and filters in templates/app/notebook.html (marked there), STEPS and
-# STEP_KEYS in notebook_query, and the stage's columns ["expression", name] in notebook_columns.describe.
 SEARCHED = 50  # tables and saved questions a picker search lists
 # Where a refused change's reason is shown: the step whose form asked it.
 ERROR_STEPS = {"join": "join", "filter": "filter", "aggregate": "summarize", "group": "summarize", "sort": "sort",
-               "limit": "limit", "remove": "top", "stage": "top"}
+               "limit": "limit", "remove": "top", "stage": "top", "expression": "expression",
+               "remove-expression": "expression", "custom-aggregate": "summarize", "custom-filter": "filter"}
 
 
 def url_of(query: dict | None = None, **extra) -> str:
@@ -189,6 +199,14 @@ def apply(query: dict, source: Source, args: MultiDict) -> dict:
         if not position.isdigit():
             raise BadQuery("Say which clause to remove.")
         return removed(query, index, args.get("key") or "", int(position))
+    if op == "expression":
+        return custom_column(query, index, args)
+    if op == "remove-expression":
+        return removed_column(query, index, args)
+    if op == "custom-aggregate":
+        return custom_aggregation(query, index, args)
+    if op == "custom-filter":
+        return custom_filter(query, index, args)
     if op == "filter":
         column = find(columns, args.get("column"))
         if column is None:
@@ -303,6 +321,8 @@ def labeller(columns: list[Column], stage: dict, grouped: bool = True):
 
 
 def agg_words(agg, label) -> str:
+    if aggregation_name(agg):
+        return aggregation_name(agg)
     if not isinstance(agg, list) or not agg:
         return str(agg)
     name = AGG_NAMES.get(agg[0], str(agg[0]))
@@ -331,15 +351,21 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
     for index, stage in enumerate(parts):
         columns = source.columns[index]
         label, plain = labeller(columns, stage), labeller(columns, stage, grouped=False)
+        say = sayer(query, index, lambda c, plain=plain: words(c, plain))
 
         def remove(key: str, position: int, index: int = index) -> str:
             return url_of(query, op="remove", stage=index, key=key, index=position)
+
+        def edit(what: str, value, index: int = index) -> str:
+            return url_of(query, stage=index, **{f"edit_{what}": value})
         steps = {
             "join": [(f"{j.get('alias')}: {dict(join_types(source.features)).get(j.get('strategy'), j.get('strategy'))}"
                       f" on {words(j.get('condition'), plain).replace(' is ', ' = ', 1)}",
                       remove("joins", i)) for i, j in enumerate(stage.get("joins") or []) if isinstance(j, dict)],
-            "filter": [(words(c, plain), remove("filter", i)) for i, c in enumerate(filters_of(stage))],
-            "aggregation": [(agg_words(a, label), remove("aggregation", i))
+            "expression": [(name, edit("column", name), url_of(query, op="remove-expression", stage=index, name=name))
+                           for name in expressions_of(stage)],
+            "filter": [(say(c), edit("filter", i), remove("filter", i)) for i, c in enumerate(filters_of(stage))],
+            "aggregation": [(agg_words(a, label), edit("aggregation", i), remove("aggregation", i))
                             for i, a in enumerate(stage.get("aggregation") or [])],
             "breakout": [(label(b), remove("breakout", i)) for i, b in enumerate(stage.get("breakout") or [])],
             "sort": [(f"{label(o[1])}, {'descending' if o[0] == 'desc' else 'ascending'}", remove("order-by", i))
@@ -348,9 +374,10 @@ def notebook_page(user, query: dict, source: Source, args: MultiDict, error: str
         shown.append({"index": index, "stage": stage, "columns": columns, "steps": steps,
                       "sorts": [(lbl, orjson.dumps(r).decode()) for lbl, r in sort_options(stage, columns)],
                       "filtering": filtering(columns, args, index),
+                      "editors": editors(query, index, args, error is not None),
                       "preview": {step: preview_url(query, index, step) for step in STEPS}})
     title = source.name if not summarized(parts[-1]) else "New question"
-    context = {"query": query, "encoded": encode(query), "source": source, "stages": shown,
+    context = {"query": query, "encoded": encode(query), "here": url_of(query), "source": source, "stages": shown,
                "aggregations": aggregations(source.features), "join_types": join_types(source.features),
                "joining": joining(query, source, args), "operators": OPERATORS, "no_value": NO_VALUE,
                "visualize": adhoc_link(query, display_of(cleaned(query))), "can_stage": summarized(parts[-1]),

@@ -60,7 +60,7 @@ class Column:
     def own(self) -> bool:
         """A column of the data itself, not of a joined table nor reached through a foreign key."""
         options = self.ref[2] if len(self.ref) > 2 and isinstance(self.ref[2], dict) else {}
-        return not options.get("join-alias") and not options.get("source-field")
+        return self.ref[0] == "field" and not options.get("join-alias") and not options.get("source-field")
 
     @property
     def time_only(self) -> bool:
@@ -160,6 +160,31 @@ def result_columns(dataset_query: dict, index: int) -> list[Column]:
                    semantic_type=c.get("semantic_type")) for c in cols]
 
 
+def expression_columns(dataset_query: dict, index: int) -> list[Column]:
+    """Stage `index`'s custom columns (["expression", name]), typed as the API answers the stage's data,
+    joins and custom columns with no rows; its refusal (a clause it cannot compile) is Unreadable."""
+    from .notebook_query import expressions_of, rebuilt
+
+    parts = stages(dataset_query)
+    names = list(expressions_of(parts[index]))
+    if not names:
+        return []
+    kept = {k: v for k, v in parts[index].items() if k in ("source-table", "joins", "expressions")}
+    query = rebuilt(dataset_query, [*parts[:index], {**kept, "fields": [["expression", n] for n in names], "limit": 0}])
+    answer = call("POST", "/api/dataset", json=query)
+    body = answer.body if isinstance(answer.body, dict) else {}
+    if not answer.ok or body.get("error"):
+        raise Unreadable(answer.status if 400 <= answer.status < 500 else 400,
+                         "A custom column cannot be computed: " + str(body.get("error") or answer.message or "the query was refused."))
+    cols = {c.get("name"): c for c in (body.get("data") or {}).get("cols") or [] if isinstance(c, dict)}
+    out = []
+    for name in names:
+        col = cols.get(name) or {}
+        base_type = str(col.get("base_type") or "type/*")
+        out.append(Column(ref=["expression", name], label=str(name), base_type=base_type))
+    return out
+
+
 def describe(dataset_query: dict) -> Source:
     """The database's features and each stage's columns, with the groupings each column offers."""
     parts = stages(dataset_query)
@@ -177,9 +202,9 @@ def describe(dataset_query: dict) -> Source:
         meta = tables.get(join["source-table"]) or metadata(join["source-table"])
         tables[join["source-table"]] = meta
         columns += field_columns(meta, alias=str(join["alias"]))
-    by_stage = [columns]
+    by_stage = [columns + expression_columns(dataset_query, 0)]
     for index in range(1, len(parts)):
-        by_stage.append(result_columns(dataset_query, index - 1))
+        by_stage.append(result_columns(dataset_query, index - 1) + expression_columns(dataset_query, index))
     binning = "binning" in features
     for index, stage_columns in enumerate(by_stage):
         for column in stage_columns:
@@ -192,7 +217,7 @@ def groupings(column: Column, binning: bool) -> list[tuple[str, list]]:
     """A breakout's choices for a column: (label, ref) — time units for dates, bins for numbers and
     coordinates (where the driver bins), the column as it is otherwise."""
     def with_options(**options):
-        return ["field", column.ref[1], {**(column.ref[2] or {}), **options}]
+        return [column.ref[0], column.ref[1], {**((column.ref[2] if len(column.ref) > 2 else None) or {}), **options}]
 
     if column.kind == "date":
         units = TIME_UNITS if column.time_only else (
@@ -200,7 +225,8 @@ def groupings(column: Column, binning: bool) -> list[tuple[str, list]]:
         return [(f"{column.label}: {UNIT_LABELS.get(u, u.capitalize())}", with_options(**{"temporal-unit": u}))
                 for u in units]
     plain = [(column.label, column.ref)]
-    if column.kind != "number" or not binning or column.semantic_type in ("type/PK", "type/FK"):
+    if column.kind != "number" or not binning or column.semantic_type in ("type/PK", "type/FK") \
+            or column.ref[0] != "field":  # a custom column is grouped as it is, as Metabase offers it
         return plain
     if column.semantic_type in COORDINATES:
         return plain + [(f"{column.label}: Auto binned", with_options(binning={"strategy": "default"}))] + [

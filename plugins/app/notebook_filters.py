@@ -84,8 +84,8 @@ def date_clause(ref: list, text: str) -> list:
     parts = date_parts(text)
     mode = parts["mode"]
 
-    def bucketed(unit):
-        return ["field", ref[1], {**(ref[2] or {}), "temporal-unit": unit}]
+    def bucketed(unit):  # a field or a custom column (["expression", name]), on a unit
+        return [ref[0], ref[1], {**((ref[2] if len(ref) > 2 else None) or {}), "temporal-unit": unit}]
 
     if mode in ("past", "next") and parts.get("unit") in _UNIT:
         amount = parts["amount"] if mode == "next" else -parts["amount"]

@@ -4,7 +4,7 @@ clause at a time.
 
 A query is `{"database", "type": "query", "query": inner}`; a stage on top of another is the inner
 query's `source-query`, as a client nests it. Within a stage the steps come in Metabase's notebook
-order (data, joins, filters, summarize, sort, limit); a step's preview is the query cut after it.
+order (data, joins, custom columns, filters, summarize, sort, limit); a step's preview is the query cut after it.
 Several filters are one `["and", ...]` clause, as Metabase's notebook writes them. Nothing here calls
 the API: what a clause may hold is checked by the caller against the columns the API described.
 """
@@ -15,9 +15,9 @@ import binascii
 
 import orjson
 
-STEPS = ("data", "join", "filter", "summarize", "sort", "limit")
+STEPS = ("data", "join", "expression", "filter", "summarize", "sort", "limit")
 # The inner query's keys each step owns.
-STEP_KEYS = {"data": ("source-table",), "join": ("joins",), "filter": ("filter",),
+STEP_KEYS = {"data": ("source-table",), "join": ("joins",), "expression": ("expressions",), "filter": ("filter",),
              "summarize": ("aggregation", "breakout"), "sort": ("order-by",), "limit": ("limit",)}
 # The keys of a stage a clause can be removed from, by index (a limit is one value).
 LISTS = ("joins", "filter", "aggregation", "breakout", "order-by")
@@ -163,10 +163,129 @@ def removed(dataset_query: dict, index: int, key: str, position: int) -> dict:
     query = changed(dataset_query, index, drop)
     if key == "joins":
         gone = listed(before, "joins")[position]
-        query = changed(query, index, lambda stage: without_alias(stage, gone.get("alias") if isinstance(gone, dict) else None))
+        alias = gone.get("alias") if isinstance(gone, dict) else None
+        query = changed(query, index, lambda stage: without_alias(stage, alias))
+        if isinstance(alias, str):  # a custom column on the join's columns goes, with what reads it
+            mark = orjson.dumps({"join-alias": alias}).decode()[1:-1]
+            for name, clause in expressions_of(stages(query)[index]).items():
+                if mark in orjson.dumps(clause).decode() and name in expressions_of(stages(query)[index]):
+                    query = expression_removed(query, index, name)
     if key in ("aggregation", "breakout") or summary_of(stages(query)[index]) != summary_of(before):
         query = rebuilt(query, stages(query)[:index + 1])
     return query
+
+
+def expressions_of(stage: dict) -> dict:
+    value = stage.get("expressions")
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def reads_expression(clause, name: str) -> bool:
+    """Whether a clause reads the custom column `name` (["expression", name] with or without options)."""
+    mark, text = orjson.dumps(["expression", name]).decode()[:-1], orjson.dumps(clause).decode()
+    return mark + "]" in text or mark + "," in text
+
+
+def with_expression(dataset_query: dict, index: int, name: str, clause, original: str | None = None) -> dict:
+    """The query with the custom column `name` of stage `index` set to `clause`; given the `original` name
+    of one it replaces, a rename: the stage's clauses that read it read the new name, and so does the
+    stage on top where it was a grouping (its result column is named after it)."""
+    def put(stage):
+        given = expressions_of(stage)
+        out = {}
+        for key, value in given.items():  # a renamed column keeps its place among the others
+            if key == original:
+                out[name] = clause
+            elif key != name:
+                out[key] = value
+        if original not in given:
+            out[name] = clause
+        stage = {**stage, "expressions": out}
+        if original and original != name:
+            stage = renamed_refs(stage, ["expression", original], ["expression", name])
+        return stage
+
+    before = stages(dataset_query)[index]
+    query = changed(dataset_query, index, put)
+    grouped = any(reads_expression(b, original) for b in listed(before, "breakout")) if original else False
+    if original and original != name and grouped and index + 1 < len(stages(query)):
+        query = changed(query, index + 1, lambda stage: renamed_result(stage, original, name))
+    return query
+
+
+def renamed_refs(stage: dict, old: list, new: list) -> dict:
+    def walk(x):
+        if isinstance(x, list):
+            if x[:2] == old:
+                return [*new, *x[2:]]
+            return [walk(v) for v in x]
+        if isinstance(x, dict):
+            return {k: walk(v) for k, v in x.items()}
+        return x
+    return walk(stage)
+
+
+def renamed_result(stage: dict, old: str, new: str) -> dict:
+    def walk(x):
+        if isinstance(x, list):
+            if len(x) == 3 and x[0] == "field" and x[1] == old and (x[2] is None or isinstance(x[2], dict)):
+                return ["field", new, x[2]]
+            return [walk(v) for v in x]
+        if isinstance(x, dict):
+            return {k: walk(v) for k, v in x.items()}
+        return x
+    return walk(stage)
+
+
+def expression_removed(dataset_query: dict, index: int, name: str) -> dict:
+    """The query without the custom column `name` of stage `index` and the clauses that read it (other
+    custom columns, filters, summaries, groupings, sorts), as a removed join takes its columns' clauses;
+    a changed summary takes the stages on top with it."""
+    before = stages(dataset_query)[index]
+    if name not in expressions_of(before):
+        raise BadQuery("There is no such custom column in this stage.")
+
+    def drop(stage):
+        gone, left = {name}, expressions_of(stage)
+        left.pop(name)
+        while True:  # a custom column built on a removed one goes too
+            more = {k for k, v in left.items() if any(reads_expression(v, g) for g in gone)}
+            if not more:
+                break
+            gone |= more
+            left = {k: v for k, v in left.items() if k not in more}
+        out = {k: v for k, v in stage.items() if k != "expressions"}
+        if left:
+            out["expressions"] = left
+        aggregations = listed(out, "aggregation")
+        dropped = [i for i, a in enumerate(aggregations) if any(reads_expression(a, g) for g in gone)]
+        for key in ("filter", "aggregation", "breakout", "order-by"):
+            out = with_list(out, key, [c for c in listed(out, key) if not any(reads_expression(c, g) for g in gone)])
+        for position in reversed(dropped):  # sorts by a later aggregation move down
+            out = with_list(out, "order-by", [renumbered(o, position) for o in listed(out, "order-by")
+                                              if not is_aggregation_ref(o[1], position)])
+        return out
+
+    query = changed(dataset_query, index, drop)
+    if summary_of(stages(query)[index]) != summary_of(before):
+        query = rebuilt(query, stages(query)[:index + 1])
+    return query
+
+
+def replaced(dataset_query: dict, index: int, key: str, position: int, clause) -> dict:
+    """The query with one filter or aggregation of a stage replaced (an edited custom one)."""
+    def put(stage):
+        values = listed(stage, key)
+        if not 0 <= position < len(values):
+            raise BadQuery("There is no such clause in this step.")
+        values[position] = clause
+        return with_list(stage, key, values)
+    return changed(dataset_query, index, put)
+
+
+def stage_query(dataset_query: dict, index: int) -> dict:
+    """The query as far as stage `index` (all of it): what an expression of that stage is written against."""
+    return rebuilt(dataset_query, stages(dataset_query)[:index + 1])
 
 
 def summary_of(stage: dict):

@@ -46,9 +46,12 @@ def submit_form_of(browser, element_id: str) -> None:
 
 
 def swapped(browser, text: str, where: str = ".nb-chips li") -> None:
-    """Wait until the swapped page shows `text` in one of `where` (by default the steps' clauses)."""
+    """Wait until the swapped page shows `text` in one of `where` (by default the steps' clauses) and htmx has
+    processed it (htmx processes swapped content in its settle step, 20 ms later: a click before that is lost)."""
     wait_for(browser, f"[...document.querySelectorAll({where!r})].some(e => e.innerText.includes({text!r}))"
-                      " && !document.querySelector('.htmx-request')")
+                      " && !document.querySelector('.htmx-request')"
+                      " && [...document.querySelectorAll('#notebook form, #notebook [hx-get]')]"
+                      ".every(e => !!(e['htmx-internal-data'] || {}).initHash)")
 
 
 def test_a_question_built_in_the_notebook_and_visualized(app, sample, browser):  # noqa: F811 - the fixture
