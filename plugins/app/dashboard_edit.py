@@ -189,9 +189,13 @@ def sync(draft: Draft, body: dict) -> None:
             p.pop("default", None)
         else:
             p["default"] = value
-        p["required"] = bool(body.get(f"prequired.{pid}"))
+        # Keys a filter never had stay absent, so an unchanged save stores it as it was.
+        if body.get(f"prequired.{pid}") or p.get("required"):
+            p["required"] = bool(body.get(f"prequired.{pid}"))
         linked = [str(x) for x in _listed(body.get(f"plinked.{pid}"))]
-        p["filteringParameters"] = [q.get("id") for q in draft.parameters if q.get("id") in linked and q is not p]
+        linked = [q.get("id") for q in draft.parameters if q.get("id") in linked and q is not p]
+        if linked or "filteringParameters" in p:
+            p["filteringParameters"] = linked
         for d in draft.dashcards:
             field = f"wire.{pid}.{d['id']}"
             if d.get("card_id") and field in body:
