@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from flask import request
 
+from core.charts.combine import COMBINABLE
 from core.http.internal import Answer, call
 
 from . import dashboard_edit_columns as columns
@@ -115,11 +116,24 @@ def editor(draft: Draft, path: str, announce: str = "") -> dict:
             current = draft.target_of(p.get("id"), d)
             wiring[(p.get("id"), d["id"])] = ([(c[0], columns.key(c[1])) for c in offered],
                                               columns.key(current) if current is not None else "")
-    return {"draft": draft, "draft_json": draft.dumps(), "tab": tab, "shown": shown, "query_cards": query_cards,
+    return {"draft": draft, "draft_json": draft.dumps(), "combinable": combinable(draft, shown), "tab": tab, "shown": shown, "query_cards": query_cards,
             "wiring": wiring, "suggestions": {p.get("id"): suggestions(draft, p) for p in draft.parameters},
             "filter_types": [(k, v[2]) for k, v in FILTER_TYPES.items()], "virtual_kinds": VIRTUAL_KINDS,
             "display_names": DISPLAY_NAMES, "edit_path": path + "/edit", "announce": announce,
             "defaults": {p.get("id"): default_text(p) for p in draft.parameters}}
+
+
+def combinable(draft: Draft, shown: list[dict]) -> dict:
+    """dashcard id -> (id, name) of the questions the user may read that may be drawn on it (Metabase's
+    series: a bar, line, area or combo chart takes questions of those displays), read once per change."""
+    charts = [d for d in shown if d.get("card_id") and draft.card_info(d).get("display") in COMBINABLE]
+    if not charts:
+        return {}
+    found = call("GET", "/api/search", query={"models": "card"})
+    items = [(i["id"], str(i.get("name"))) for i in (found.body.get("data") or [] if found.ok and isinstance(found.body, dict) else [])
+             if isinstance(i, dict) and i.get("model") == "card" and i.get("display") in COMBINABLE and not i.get("archived")]
+    return {d["id"]: [(card_id, name) for card_id, name in items if card_id != d["card_id"]
+                      and card_id not in {x["id"] for x in d["series"]}] for d in charts}
 
 
 def default_text(parameter: dict) -> str:
@@ -279,6 +293,20 @@ def change(draft: Draft, op: str, body: dict) -> str:
         for d, target in found:
             draft.wire(parameter["id"], d, target)
         return f"Wired {parameter.get('name')} to {len(found)} more cards."
+    if verb == "add-series":
+        card = str(body.get(f"series.{arg}") or "")
+        info = columns.card_info(int(card)) if card.isdigit() and len(card) < 16 else None
+        main = draft.card_info(draft.dashcard(arg))
+        if info is None:
+            raise DraftError("You may not read that question, or it is not there any more.")
+        if info.get("display") not in COMBINABLE or main.get("display") not in COMBINABLE:
+            raise DraftError("Only bar, line, area and combo charts are drawn together.")
+        draft.add_series(arg, int(card), info)
+        return f"{info['name']} is drawn on {_title(draft, draft.dashcard(arg))} too."
+    if verb == "remove-series":
+        dashcard_id, _, card = arg.partition(":")
+        draft.remove_series(dashcard_id, card)
+        return "Took the question off the card."
     if verb == "sync":
         return ""
     raise DraftError("The editor did not understand that change.")

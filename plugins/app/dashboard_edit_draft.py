@@ -266,6 +266,18 @@ class Draft:
             keep.append(mapping)
         dashcard["parameter_mappings"] = keep
 
+    def add_series(self, dashcard_id, card_id: int, info: dict) -> None:
+        dashcard = self.dashcard(dashcard_id)
+        if card_id == dashcard.get("card_id") or any(x["id"] == card_id for x in dashcard["series"]):
+            raise DraftError("That question is already on this card.")
+        self.data["_cards"][str(card_id)] = info
+        dashcard["series"].append({"id": card_id})
+
+    def remove_series(self, dashcard_id, card_id: str) -> None:
+        dashcard = self.dashcard(dashcard_id)
+        dashcard["series"] = [x for x in dashcard["series"] if str(x["id"]) != card_id]
+        dashcard["parameter_mappings"] = [m for m in dashcard["parameter_mappings"] if str(m.get("card_id")) != card_id]
+
     def target_of(self, parameter_id, dashcard: dict):
         for m in dashcard["parameter_mappings"]:
             if m.get("parameter_id") == parameter_id and m.get("card_id") in (None, dashcard.get("card_id")):

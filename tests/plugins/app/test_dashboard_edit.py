@@ -356,3 +356,28 @@ def test_the_history_lists_revisions_and_reverts_one(site):
     back = client.post(path + "/history/revert", json={"revision_id": revisions[0]}, headers=HTMX)
     assert back.status_code == 200 and back.headers["HX-Redirect"] == path + "/history"
     assert [d["card_id"] for d in ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"]] == [site.shop["total"]]
+
+
+def test_a_chart_draws_another_question_with_it_as_a_series(site):
+    chart = ok(site.admin.get(f"/api/card/{site.shop['chart']}"))
+    twin = ok(site.admin.post("/api/card", json={
+        "name": "Revenue by city, again", "display": "line", "visualization_settings": {},
+        "collection_id": site.collection, "dataset_query": chart["dataset_query"]}))["id"]
+    dashboard_id, path = new_dashboard(site, "Combined")
+    editor = Editor(sign_in(site.app), path)
+    editor.apply(f"add-card:{site.shop['chart']}")
+    editor.apply(f"add-card:{site.shop['total']}")
+    chart_card, total_card = (d["id"] for d in editor.draft["dashcards"])
+    offered = re.search(rf'<select id="series-{chart_card}".*?</select>', editor.html, re.DOTALL).group(0)
+    assert f'value="{twin}"' in offered and f'value="{site.shop["total"]}"' not in offered  # a number is no series
+    assert f'id="series-{total_card}"' not in editor.html  # nor is a number drawn with others
+    editor.apply(f"add-series:{chart_card}", **{f"series.{chart_card}": str(site.shop["total"])}, status=400)
+    editor.apply(f"add-series:{chart_card}", **{f"series.{chart_card}": str(twin)})
+    assert "Revenue by city, again" in editor.html and f'value="remove-series:{chart_card}:{twin}"' in editor.html
+    assert editor.save().status_code == 200
+    stored = ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]
+    assert [x["id"] for x in stored["series"]] == [twin]
+    editor = Editor(sign_in(site.app), path)
+    editor.apply(f"remove-series:{stored['id']}:{twin}")
+    assert editor.save().status_code == 200
+    assert ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]["series"] == []
