@@ -30,6 +30,18 @@ def key(browser, name: str, shift: bool = False) -> None:
     settle(browser)
 
 
+def drag(browser, selector: str, dx: float, dy: float) -> None:
+    """A mouse drag of the element from its middle by (dx, dy) pixels; then the editor's answer drawn."""
+    browser.evaluate(f"document.querySelector({selector!r}).scrollIntoView({{block: 'center'}})")
+    x, y = browser.evaluate(f"(r => [r.left + r.width / 2, r.top + r.height / 2])"
+                            f"(document.querySelector({selector!r}).getBoundingClientRect())")
+    browser.send("Input.dispatchMouseEvent", type="mousePressed", x=x, y=y, button="left", clickCount=1)
+    for step in (0.5, 1):
+        browser.send("Input.dispatchMouseEvent", type="mouseMoved", x=x + dx * step, y=y + dy * step, button="left")
+    browser.send("Input.dispatchMouseEvent", type="mouseReleased", x=x + dx, y=y + dy, button="left", clickCount=1)
+    settle(browser)
+
+
 def click(browser, selector: str) -> None:
     assert browser.evaluate(f"!!document.querySelector({selector!r})"), selector
     browser.evaluate(f"document.querySelector({selector!r}).click()")
@@ -119,6 +131,15 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
                                ".closest('.dashcard').getBoundingClientRect())")
         grid = browser.evaluate("(r => [r.left, r.width])(document.querySelector('.grid').getBoundingClientRect())")
         assert abs((box[0] - grid[0]) / grid[1] * 24 - 3) < 0.3 and abs(box[1] / grid[1] * 24 - 8) < 0.5
+
+        # By pointer: the chart dragged two columns right by its handle, then one row taller by its corner.
+        chart_id = dashcard_of(browser, shop["chart"])["id"]
+        cell = browser.evaluate("(g => (g.getBoundingClientRect().width + parseFloat(getComputedStyle(g).columnGap)) / 24)"
+                                "(document.querySelector('.grid'))")
+        drag(browser, f"#move-{chart_id}", 2 * cell, 0)
+        assert (dashcard_of(browser, shop["chart"])["col"], dashcard_of(browser, shop["chart"])["size_y"]) == (2, 6)
+        drag(browser, f".dashcard:has(#move-{chart_id}) [data-resize]", 0, 60)
+        assert dashcard_of(browser, shop["chart"])["size_y"] == 7
 
         # Narrow and dark: still usable and readable.
         width(browser, 390, 844)
