@@ -5,7 +5,8 @@ POST /api/dashboard), the editor `/dashboard/:id-slug/edit`, and the history `/d
 The editor's state is the draft (dashboard_edit_draft.py), carried by the page's form: every change is a
 POST of the form to `<edit>/apply`, which answers the editor drawn again with the new draft; Save is one
 POST of it to `<edit>/save`, which sends the whole dashboard as one PUT /api/dashboard/:id (the API's
-single transaction) unless the dashboard changed since the editor opened (409); Cancel leaves the page,
+single transaction) unless the dashboard changed since the editor opened (409: the draft keeps a digest of
+what it replaces); Cancel leaves the page,
 and nothing was written. Only a user the API lets write the dashboard (`can_write`) gets the editor.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from core.http.internal import Answer, call
 
 from . import dashboard_edit_columns as columns
 from . import render
-from .dashboard_edit_draft import FILTER_TYPES, VIRTUAL_KINDS, Draft, DraftError
+from .dashboard_edit_draft import FILTER_TYPES, VIRTUAL_KINDS, Draft, DraftError, version
 from .filters import read_value
 from .render import Failed, go, page, signed_in_user
 from .views import blueprint, fragment, id_of, posted, slug
@@ -331,7 +332,9 @@ def edit_apply(id_slug: str):
         said = change(draft, str(body.get("op") or "sync"), body)
     except DraftError as exc:
         return error(str(exc))
-    return fragment("app/_dashedit_editor.html", path=_path(dashboard), **editor(draft, _path(dashboard), said))
+    # The picker keeps what was typed in it across the change.
+    return fragment("app/_dashedit_editor.html", path=_path(dashboard), q=str(body.get("q") or "")[:200],
+                    **editor(draft, _path(dashboard), said))
 
 
 @blueprint.post("/dashboard/<id_slug>/edit/save")
@@ -345,7 +348,7 @@ def edit_save(id_slug: str):
         sync(draft, body)
     except DraftError as exc:
         return error(str(exc))
-    if str(dashboard.get("updated_at") or "") != draft.data.get("updated_at"):
+    if version(dashboard) != draft.data.get("version"):
         return error("Someone changed this dashboard after you opened the editor, so saving would undo their "
                      "changes. Nothing was saved: cancel and edit it again.", 409)
     answer = call("PUT", f"/api/dashboard/{dashboard['id']}", json=draft.put_body())

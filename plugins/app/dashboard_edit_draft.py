@@ -10,6 +10,7 @@ sent to the API.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class Draft:
                 "parameter_mappings": [m for m in d.get("parameter_mappings") or [] if isinstance(m, dict)],
                 "visualization_settings": d.get("visualization_settings") or {},
                 "series": [{"id": s["id"]} for s in d.get("series") or [] if isinstance(s, dict) and "id" in s]})
-        return cls({"id": dashboard["id"], "updated_at": str(dashboard.get("updated_at") or ""),
+        return cls({"id": dashboard["id"], "version": version(dashboard),
                     "name": dashboard.get("name") or "", "description": dashboard.get("description") or "",
                     "tabs": tabs, "tab": tabs[0]["id"] if tabs else None, "dashcards": dashcards,
                     "parameters": [p for p in dashboard.get("parameters") or [] if isinstance(p, dict)],
@@ -283,6 +284,20 @@ class Draft:
             if m.get("parameter_id") == parameter_id and m.get("card_id") in (None, dashcard.get("card_id")):
                 return m.get("target")
         return None
+
+
+def version(dashboard: dict) -> str:
+    """What the dashboard is now, as a short digest of all a save would replace (its own row's updated_at and
+    the tabs, cards and filters, which another editor may change without touching that row)."""
+    parts = {"updated_at": str(dashboard.get("updated_at") or ""), "name": dashboard.get("name"),
+             "description": dashboard.get("description"), "parameters": dashboard.get("parameters"),
+             "tabs": [(t.get("id"), t.get("name"), t.get("position")) for t in dashboard.get("tabs") or []
+                      if isinstance(t, dict)],
+             "dashcards": [{k: d.get(k) for k in ("id", "card_id", "dashboard_tab_id", "row", "col", "size_x", "size_y",
+                                                  "parameter_mappings", "visualization_settings")}
+                           | {"series": [x.get("id") for x in d.get("series") or [] if isinstance(x, dict)]}
+                           for d in dashboard.get("dashcards") or [] if isinstance(d, dict)]}
+    return hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
 
 
 def _overlap(a: dict, b: dict) -> bool:

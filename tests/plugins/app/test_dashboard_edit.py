@@ -205,11 +205,19 @@ def test_a_stale_or_invalid_save_is_refused_and_shown(site):
     assert junk.status_code == 400 and "reload the editor" in text(junk)
     other = editor.save(draft=orjson.dumps({**editor.draft, "id": site.shop["dashboard"]}).decode())
     assert other.status_code == 400  # a draft of another dashboard
+    ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))  # a view is no change
     ok(site.admin.put(f"/api/dashboard/{dashboard_id}", json={"description": "Changed by someone else"}))
     stale = editor.save()
     assert stale.status_code == 409 and "Nothing was saved" in text(stale)
     stored = ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))
     assert stored["dashcards"] == [] and stored["description"] == "Changed by someone else"
+    # Another editor's cards alone (the dashboard's own row untouched) make a draft stale too.
+    editor = Editor(sign_in(site.app), path)
+    editor.apply("add-virtual:heading")
+    ok(site.admin.put(f"/api/dashboard/{dashboard_id}", json={"dashcards": [
+        {"id": -1, "card_id": site.shop["total"], "row": 0, "col": 0, "size_x": 6, "size_y": 3}]}))
+    assert editor.save().status_code == 409
+    assert [d["card_id"] for d in ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"]] == [site.shop["total"]]
 
 
 def test_an_unchanged_save_keeps_every_card_place_and_wiring(site):
