@@ -348,6 +348,9 @@ def edit_save(id_slug: str):
         sync(draft, body)
     except DraftError as exc:
         return error(str(exc))
+    needing = [str(p.get("name")) for p in draft.parameters if p.get("required") and p.get("default") in (None, [], "")]
+    if needing:
+        return error(f"A filter that always requires a value needs a default one: {', '.join(needing)}.")
     if version(dashboard) != draft.data.get("version"):
         return error("Someone changed this dashboard after you opened the editor, so saving would undo their "
                      "changes. Nothing was saved: cancel and edit it again.", 409)

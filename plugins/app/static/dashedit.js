@@ -83,10 +83,31 @@
     if (drag && !drag.resize) drag.card.style.setProperty("translate", (event.clientX - drag.x) + "px " + (event.clientY - drag.y) + "px");
   });
 
-  // After each change: say what it did, and keep the keyboard on the card that was moved.
+  // Leaving with changes not saved asks first (Cancel included, as Metabase's "Discard your changes?").
+  var changed = false, saving = false;
+
+  window.addEventListener("beforeunload", function (event) {
+    if (changed && !saving) event.preventDefault();
+  });
+
+  document.addEventListener("input", function (event) {
+    if (event.target instanceof Element && event.target.closest("#editor") && event.target.id !== "dashedit-q") changed = true;
+  });
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (/\/edit\/save$/.test(event.detail.requestConfig.path)) saving = true;
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (/\/edit\/save$/.test(event.detail.requestConfig.path) && event.detail.xhr && event.detail.xhr.status >= 300) saving = false;
+  });
+
+  // After each change: say what it did (the keyboard stays on a moved card's handle: htmx keeps the focus
+  // on an element of the same id).
   document.addEventListener("htmx:afterSwap", function (event) {
     var form = editor();
     if (!form || event.target !== form) return;
+    changed = true;
     var status = document.getElementById("dashedit-status");
     if (status && form.dataset.announce) status.textContent = form.dataset.announce;
   });
