@@ -11,13 +11,15 @@ and nothing was written. Only a user the API lets write the dashboard (`can_writ
 """
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from flask import request
 
 from core.charts.combine import COMBINABLE
 from core.http.internal import Answer, call
 
+from . import cards, render
 from . import dashboard_edit_columns as columns
-from . import render
 from .dashboard_edit_draft import FILTER_TYPES, VIRTUAL_KINDS, Draft, DraftError, version
 from .filters import read_value
 from .render import Failed, go, page, signed_in_user
@@ -370,6 +372,36 @@ def edit_questions(id_slug: str):
     items = [i for i in found.get("data") or [] if isinstance(i, dict) and i.get("model") in PICKED_MODELS
              and not i.get("archived")][:30]
     return fragment("app/_dashedit_picker.html", items=items, q=q)
+
+
+@blueprint.get("/dashboard/<id_slug>/edit/preview/<int:card_id>")
+def edit_preview(id_slug: str, card_id: int):
+    """A question drawn as it would be on the dashboard at the draft's size (an htmx fragment): the card
+    read and run as the user (GET /api/card/:id, POST /api/card/:id/query), drawn by cards.body."""
+    signed_in_user()
+    base = f"{_path(writable(id_slug))}/edit/preview/{card_id}"
+    size = {key: _size(key, default) for key, default in (("w", 6), ("h", 4))}
+    state = {key: request.args.get(key) for key in ("sort", "dir", "page") if request.args.get(key)}
+
+    def link(**change) -> str:
+        pairs = {**size, **state, **change}
+        return f"{base}?{urlencode({k: v for k, v in pairs.items() if v not in (None, '')})}"
+
+    card = call("GET", f"/api/card/{card_id}")
+    if not card.ok or not isinstance(card.body, dict):
+        shown = cards.Body("error", message="You don't have permission to see this card's data.")
+    else:
+        dashcard = {"card": card.body, "size_x": size["w"], "size_y": size["h"], "visualization_settings": {}}
+        answer = call("POST", f"/api/card/{card_id}/query", json={})
+        shown = cards.body(dashcard, answer, sort=state.get("sort"), descending=state.get("dir") == "desc",
+                           page=_size("page", 1), url=link)
+    return fragment("app/_card_body.html", body=shown, here=link(), downloads=[], title=card.body.get("name")
+                    if card.ok and isinstance(card.body, dict) else "")
+
+
+def _size(name: str, default: int) -> int:
+    text = request.args.get(name, "")
+    return min(int(text), 99) if text.isdigit() and 0 < len(text) < 3 and int(text) > 0 else default
 
 
 # -- history --------------------------------------------------------------------------------------------

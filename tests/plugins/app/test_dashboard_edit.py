@@ -389,3 +389,20 @@ def test_a_chart_draws_another_question_with_it_as_a_series(site):
     editor.apply(f"remove-series:{stored['id']}:{twin}")
     assert editor.save().status_code == 200
     assert ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]["series"] == []
+
+
+def test_the_editor_draws_each_question_at_its_size_as_the_user_may_run_it(site):
+    client = sign_in(site.app)
+    path = site.shop["path"]
+    editor = Editor(client, path)
+    assert f'{path}/edit/preview/{site.shop["total"]}?w=6&amp;h=3' in editor.html
+    number = client.get(f"{path}/edit/preview/{site.shop['total']}?w=6&h=3", headers=HTMX)
+    assert number.status_code == 200 and '<p class="scalar">23.5</p>' in text(number)
+    chart = text(client.get(f"{path}/edit/preview/{site.shop['chart']}?w=12&h=6", headers=HTMX))
+    assert "<svg" in chart and 'width="672"' in chart  # 12 columns of 56 px
+    rows = text(client.get(f"{path}/edit/preview/{site.shop['listing']}?w=18&h=3&sort=amount&dir=desc", headers=HTMX))
+    assert "<table" in rows and f"{path}/edit/preview/{site.shop['listing']}?w=18&amp;h=3&amp;sort=" in rows
+    missing = client.get(f"{path}/edit/preview/999999?w=junk", headers=HTMX)
+    assert missing.status_code == 200 and "permission" in text(missing)
+    reader = sign_in(site.app, "reader@example.com", USER_PASSWORD)
+    assert reader.get(f"{path}/edit/preview/{site.shop['total']}").status_code == 403

@@ -43,7 +43,7 @@ def drag(browser, selector: str, dx: float, dy: float) -> None:
 
 
 def click(browser, selector: str) -> None:
-    assert browser.evaluate(f"!!document.querySelector({selector!r})"), selector
+    wait_for(browser, f"!!document.querySelector({selector!r})")
     browser.evaluate(f"document.querySelector({selector!r}).click()")
     settle(browser)
 
@@ -82,6 +82,9 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         browser.send("Input.insertText", text="Invoice")
         wait_for(browser, "![...document.querySelectorAll('#dashedit-picked .picked-name')].some(n => n.textContent === 'Revenue by city')")
         click(browser, f"button[value='add-card:{shop['listing']}']")
+        # Each question is drawn at its size, as on the dashboard.
+        wait_for(browser, "document.querySelector('.dashedit-preview .scalar')?.textContent === '23.5'")
+        assert browser.evaluate("document.querySelectorAll('.dashedit-preview .chart svg').length") == 1
         click(browser, "button[value='add-virtual:text']")
         text_card = draft(browser)["dashcards"][-1]["id"]
         set_value(browser, f"#text-{text_card}", "Figures in **EUR**")
@@ -123,6 +126,7 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         for _ in range(3):
             key(browser, "ArrowRight")
         assert browser.evaluate("document.activeElement.id") == f"move-{total['id']}"  # the keyboard stays on it
+        assert browser.evaluate("document.querySelector('.dashedit-preview .scalar')?.textContent") == "23.5"
         moved = dashcard_of(browser, shop["total"])
         assert (moved["col"], moved["size_x"], moved["size_y"]) == (3, 8, 4)
         assert browser.evaluate("document.querySelector('#dashedit-status').textContent") == (
