@@ -344,6 +344,21 @@ def test_a_card_gets_its_own_title_and_hides_when_empty(site):
     assert editor.save().status_code == 200
     stored = ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]["visualization_settings"]
     assert stored == {"card.title": "Takings", "card.hide_empty": True}
+    # An empty card whose dashcard says so is hidden on the dashboard; one that says nothing shows "No results".
+    nothing = ok(site.admin.post("/api/card", json={
+        "name": "Big invoices", "display": "table", "visualization_settings": {}, "collection_id": site.collection,
+        "dataset_query": {"database": site.shop["db"], "type": "native",
+                          "native": {"query": "SELECT id FROM invoices WHERE amount > 1000"}}}))["id"]
+    editor = Editor(sign_in(site.app), path)
+    editor.apply(f"add-card:{nothing}")
+    editor.apply(f"add-card:{nothing}")
+    hidden, shown = (d["id"] for d in editor.draft["dashcards"][1:])
+    editor.apply("sync", **{f"hide.{hidden}": "1"})
+    assert editor.save().status_code == 200
+    ids = [d["id"] for d in ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"]]
+    client = sign_in(site.app)
+    assert "shape-hidden" in text(client.get(f"/dashboard/{dashboard_id}/card/{ids[1]}", headers=HTMX))
+    assert "shape-empty" in text(client.get(f"/dashboard/{dashboard_id}/card/{ids[2]}", headers=HTMX))
 
 
 def test_the_history_lists_revisions_and_reverts_one(site):
