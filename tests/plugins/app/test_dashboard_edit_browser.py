@@ -12,7 +12,7 @@ import pytest
 from tests.plugins.app.test_dashboard_browser import go, set_value, settle, signed_in, wait_for, width
 from tests.plugins.app.test_dashboard_pages import build_shop, ok
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
-from tests.plugins.sharing.test_pages_browser import serious_violations
+from tests.plugins.sharing.test_pages_browser import press, serious_violations
 
 pytestmark = [pytest.mark.skipif(chromium_path() is None, reason="the browser tests need Debian's chromium package "
                                                                  "(apt-get install chromium, or make test-setup)"),
@@ -89,6 +89,15 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         text_card = draft(browser)["dashcards"][-1]["id"]
         set_value(browser, f"#text-{text_card}", "Figures in **EUR**")
 
+        # Enter in a field applies what was typed and adds nothing (the form's first button is "apply").
+        count = len(draft(browser)["dashcards"])
+        browser.evaluate("(e => { e.focus(); e.setSelectionRange(e.value.length, e.value.length); })"
+                         "(document.querySelector('#dashedit-name'))")
+        browser.send("Input.insertText", text="!")
+        press(browser, "Enter")
+        settle(browser)
+        assert draft(browser)["name"] == "Built in a browser!" and len(draft(browser)["dashcards"]) == count
+
         # A second tab, the invoice list moved onto it, the tabs named.
         click(browser, "#dashedit-add-tab")
         first, second = (t["id"] for t in draft(browser)["tabs"])
@@ -158,6 +167,7 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         settle(browser)
 
     stored = ok(admin.get(f"/api/dashboard/{made['id']}"))
+    assert stored["name"] == "Built in a browser!"
     tabs = {t["name"]: t["id"] for t in stored["tabs"]}
     assert list(tabs) == ["Overview", "Details"]
     by_card = {d["card_id"]: d for d in stored["dashcards"]}
