@@ -115,10 +115,12 @@ def editor(draft: Draft, path: str, announce: str = "") -> dict:
     wiring = {}
     for p in draft.parameters:
         for d in query_cards:
-            offered = columns.fitting(p, draft.card_info(d).get("columns") or [])
-            current = draft.target_of(p.get("id"), d)
-            wiring[(p.get("id"), d["id"])] = ([(c[0], columns.key(c[1])) for c in offered],
-                                              columns.key(current) if current is not None else "")
+            for card_id in [d["card_id"], *(x["id"] for x in d.get("series") or [])]:
+                info = draft.data["_cards"].get(str(card_id)) or {}
+                offered = columns.fitting(p, info.get("columns") or [])
+                current = draft.target_of(p.get("id"), d, card_id)
+                wiring[(p.get("id"), d["id"], card_id)] = ([(c[0], columns.key(c[1])) for c in offered],
+                                                           columns.key(current) if current is not None else "")
     return {"draft": draft, "draft_json": draft.dumps(), "combinable": combinable(draft, shown), "tab": tab, "shown": shown, "query_cards": query_cards,
             "wiring": wiring, "suggestions": {p.get("id"): suggestions(draft, p) for p in draft.parameters},
             "filter_types": [(k, v[2]) for k, v in FILTER_TYPES.items()], "virtual_kinds": VIRTUAL_KINDS,
@@ -217,6 +219,10 @@ def sync(draft: Draft, body: dict) -> None:
             field = f"wire.{pid}.{d['id']}"
             if d.get("card_id") and field in body:
                 draft.wire(pid, d, _target(body.get(field), draft.card_info(d)))
+            for x in d.get("series") or []:  # a series card is wired on its own, as in Metabase
+                if f"{field}.{x['id']}" in body:
+                    info = draft.data["_cards"].get(str(x["id"])) or {}
+                    draft.wire(pid, d, _target(body.get(f"{field}.{x['id']}"), info), x["id"])
 
 
 def _listed(value) -> list:

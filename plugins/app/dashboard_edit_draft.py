@@ -255,15 +255,17 @@ class Draft:
             if parameter["id"] in (p.get("filteringParameters") or []):
                 p["filteringParameters"] = [i for i in p["filteringParameters"] if i != parameter["id"]]
 
-    def wire(self, parameter_id, dashcard: dict, target) -> None:
-        """Wire a filter to one of the card's columns (None: unwire it)."""
+    def wire(self, parameter_id, dashcard: dict, target, card_id: int | None = None) -> None:
+        """Wire a filter to one of the card's columns (None: unwire it); `card_id` names one of the
+        dashcard's series cards, else its own card."""
         parameter = self.parameter(parameter_id)
+        card_id = card_id or dashcard.get("card_id")
         keep = [m for m in dashcard["parameter_mappings"]
-                if not (m.get("parameter_id") == parameter["id"] and m.get("card_id") in (None, dashcard.get("card_id")))]
+                if not (m.get("parameter_id") == parameter["id"] and m.get("card_id") in (None, card_id))]
         if target is not None:
             mapping = {"parameter_id": parameter["id"], "target": target}
-            if dashcard.get("card_id"):
-                mapping["card_id"] = dashcard["card_id"]
+            if card_id:
+                mapping["card_id"] = card_id
             keep.append(mapping)
         dashcard["parameter_mappings"] = keep
 
@@ -279,9 +281,10 @@ class Draft:
         dashcard["series"] = [x for x in dashcard["series"] if str(x["id"]) != card_id]
         dashcard["parameter_mappings"] = [m for m in dashcard["parameter_mappings"] if str(m.get("card_id")) != card_id]
 
-    def target_of(self, parameter_id, dashcard: dict):
+    def target_of(self, parameter_id, dashcard: dict, card_id: int | None = None):
+        card_id = card_id or dashcard.get("card_id")
         for m in dashcard["parameter_mappings"]:
-            if m.get("parameter_id") == parameter_id and m.get("card_id") in (None, dashcard.get("card_id")):
+            if m.get("parameter_id") == parameter_id and m.get("card_id") in (None, card_id):
                 return m.get("target")
         return None
 

@@ -397,13 +397,21 @@ def test_a_chart_draws_another_question_with_it_as_a_series(site):
     editor.apply(f"add-series:{chart_card}", **{f"series.{chart_card}": str(site.shop["total"])}, status=400)
     editor.apply(f"add-series:{chart_card}", **{f"series.{chart_card}": str(twin)})
     assert "Revenue by city, again" in editor.html and f'value="remove-series:{chart_card}:{twin}"' in editor.html
+    # A filter is wired to the series card on its own row.
+    editor.apply("add-filter", filter_kind="date")
+    pid = editor.draft["parameters"][0]["id"]
+    rows = {m.group(1): m.group(0) for m in re.finditer(r'<select id="(wire-[^"]+)".*?</select>', editor.html, re.DOTALL)}
+    created = unescape(re.search(r'<option value="([^"]*)">Created At<', rows[f"wire-{pid}-{chart_card}-{twin}"]).group(1))
+    editor.apply("sync", **{f"wire.{pid}.{chart_card}.{twin}": created})
     assert editor.save().status_code == 200
     stored = ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]
     assert [x["id"] for x in stored["series"]] == [twin]
+    assert [(m["card_id"], m["parameter_id"]) for m in stored["parameter_mappings"]] == [(twin, pid)]
     editor = Editor(sign_in(site.app), path)
     editor.apply(f"remove-series:{stored['id']}:{twin}")
     assert editor.save().status_code == 200
-    assert ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]["series"] == []
+    again = ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]
+    assert again["series"] == [] and again["parameter_mappings"] == []  # its wiring went with it
 
 
 def test_the_editor_draws_each_question_at_its_size_as_the_user_may_run_it(site):
