@@ -20,7 +20,7 @@ from core.http.internal import Answer, call
 
 from . import cards, render
 from . import dashboard_edit_columns as columns
-from .dashboard_edit_draft import FILTER_TYPES, VIRTUAL_KINDS, Draft, DraftError, version
+from .dashboard_edit_draft import FILTER_TYPES, VIRTUAL_KINDS, Draft, DraftError, slugged, version
 from .filters import read_value
 from .render import Failed, go, page, signed_in_user
 from .views import blueprint, fragment, id_of, posted, slug
@@ -202,7 +202,7 @@ def sync(draft: Draft, body: dict) -> None:
         name = str(body.get(f"pname.{pid}") or "").strip()
         if name:
             p["name"] = name[:254]
-            p["slug"] = _slug(name)
+            p["slug"] = slugged(name)
         value = read_value(p, [str(body.get(f"pdefault.{pid}") or "")])
         if value is None:
             p.pop("default", None)
@@ -231,12 +231,6 @@ def _listed(value) -> list:
     if isinstance(value, str):
         return [v for v in value.split(",") if v]
     return []
-
-
-def _slug(name: str) -> str:
-    from .dashboard_edit_draft import slugged
-
-    return slugged(name)
 
 
 def _target(text, info: dict):

@@ -27,9 +27,7 @@ def card_info(card_id: int) -> dict | None:
         return None
     card = answer.body
     return {"name": card.get("name") or f"Question {card_id}", "display": card.get("display") or "table",
-            "type": card.get("type") or "question", "columns": columns(card.get("dataset_query") or {}),
-            "result_columns": [str(c.get("name")) for c in card.get("result_metadata") or [] if isinstance(c, dict)],
-            "database": (card.get("dataset_query") or {}).get("database")}
+            "columns": columns(card.get("dataset_query") or {})}
 
 
 def columns(dataset_query: dict) -> list[list]:

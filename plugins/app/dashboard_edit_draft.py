@@ -75,7 +75,11 @@ class Draft:
                 or not all(isinstance(data.get(k), list) for k in ("tabs", "dashcards", "parameters"))
                 or not isinstance(data.get("_cards"), dict) or type(data.get("next")) is not int):
             raise DraftError("The page's draft of this dashboard is unreadable: reload the editor.")
-        if not all(isinstance(d, dict) and type(d.get("id")) is int for d in data["dashcards"] + data["tabs"]):
+        if not (all(_dashcard_ok(d) for d in data["dashcards"]) and all(_card_ok(c) for c in data["_cards"].values())
+                and all(isinstance(p, dict) and isinstance(p.get("id"), str) and isinstance(p.get("type"), str)
+                        and isinstance(p.get("name", ""), str) for p in data["parameters"])
+                and all(isinstance(t, dict) and type(t.get("id")) is int and isinstance(t.get("name"), str)
+                        for t in data["tabs"])):
             raise DraftError("The page's draft of this dashboard is unreadable: reload the editor.")
         return cls(data)
 
@@ -301,6 +305,20 @@ def version(dashboard: dict) -> str:
                            | {"series": [x.get("id") for x in d.get("series") or [] if isinstance(x, dict)]}
                            for d in dashboard.get("dashcards") or [] if isinstance(d, dict)]}
     return hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
+
+
+def _dashcard_ok(d) -> bool:
+    """A dashcard the editor can place and draw (the API checks the rest on save)."""
+    return (isinstance(d, dict) and type(d.get("id")) is int
+            and all(type(d.get(k)) is int and 0 <= d[k] < 10_000 for k in ("row", "col", "size_x", "size_y"))
+            and isinstance(d.get("parameter_mappings"), list) and all(isinstance(m, dict) for m in d["parameter_mappings"])
+            and isinstance(d.get("series"), list) and all(isinstance(x, dict) for x in d["series"])
+            and isinstance(d.get("visualization_settings"), dict))
+
+
+def _card_ok(c) -> bool:
+    return (isinstance(c, dict) and isinstance(c.get("columns", []), list)
+            and all(isinstance(x, list) and len(x) >= 3 for x in c.get("columns", [])))
 
 
 def _overlap(a: dict, b: dict) -> bool:

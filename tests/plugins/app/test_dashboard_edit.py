@@ -205,6 +205,16 @@ def test_a_stale_or_invalid_save_is_refused_and_shown(site):
     assert junk.status_code == 400 and "reload the editor" in text(junk)
     other = editor.save(draft=orjson.dumps({**editor.draft, "id": site.shop["dashboard"]}).decode())
     assert other.status_code == 400  # a draft of another dashboard
+    for broken in ({"row": "x"}, {"size_x": None}, {"parameter_mappings": "all"}, {"visualization_settings": []}):
+        bad = {**editor.draft, "dashcards": [{**editor.draft["dashcards"][0], **broken}]}
+        for route in ("apply", "save"):
+            response = editor.client.post(f"{path}/edit/{route}", json={**editor.fields, "draft": orjson.dumps(bad).decode(),
+                                                                      "op": "add-virtual:text"}, headers=HTMX)
+            assert response.status_code == 400 and "reload the editor" in text(response), (broken, route)
+    for broken in ({"_cards": {"1": "x"}}, {"_cards": {"1": {"columns": [5]}}}, {"parameters": [{"id": "a", "type": None}]}):
+        response = editor.client.post(f"{path}/edit/apply", json={**editor.fields, "op": "sync", "draft": orjson.dumps(
+            {**editor.draft, **broken}).decode()}, headers=HTMX)
+        assert response.status_code == 400, broken
     ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))  # a view is no change
     ok(site.admin.put(f"/api/dashboard/{dashboard_id}", json={"description": "Changed by someone else"}))
     stale = editor.save()
