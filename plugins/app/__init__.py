@@ -22,6 +22,7 @@ from . import (  # noqa: F401 - their routes join the blueprint
     collections_edit,
     collections_edit_items,
     dashboard,
+    dashboard_edit,
     drill_menu,
     expressions_views,
     native_editor,

@@ -164,7 +164,7 @@ def link(setting: Any) -> Markup:
 class Body:
     """What a query card shows once its query answered."""
 
-    shape: str                      # "chart", "number", "table", "empty" or "error"
+    shape: str                      # "chart", "number", "table", "empty", "hidden" (empty) or "error"
     chart: Markup | None = None
     number: str | None = None
     table: dict | None = None       # as results.table_of gives it (app/_result_table.html)
@@ -189,7 +189,9 @@ def body(dashcard: dict, answer: Answer, *, sort: str | None, descending: bool, 
         return Body("error", message=answer.message or str(result.get("error") or "") or "This card could not be run.")
     downloadable = (result.get("data") or {}).get("download_perms") != "none"
     if not results.rows(result):
-        return Body("empty", message="No results.", downloadable=downloadable)
+        # "Hide this card if there are no results" (card.hide_empty): the "hidden" shape, which dashboard.css hides.
+        shape = "hidden" if settings(dashcard).get("card.hide_empty") else "empty"
+        return Body(shape, message="No results.", downloadable=downloadable)
     card = {**(dashcard.get("card") or {}), "visualization_settings": settings(dashcard)}
     viz = card["visualization_settings"]
     shape = results.shape(card)
