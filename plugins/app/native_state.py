@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import orjson
 from werkzeug.datastructures import MultiDict
 
+from core.charts.registry import DISPLAYS
 from core.query import native as N
 from core.query.errors import QueryFailed
 
@@ -136,7 +137,8 @@ def _id(text: str | None) -> int | None:
 def from_fields(args: MultiDict, snippets: dict[str, int]) -> Editor:
     """The editor's state from its form fields; `snippets` are the user's snippets' ids by name."""
     sql = args.get(SQL) or ""
-    editor = Editor(_id(args.get(DB)), sql, display=(args.get(DISPLAY) or "table").strip()[:40] or "table",
+    display = (args.get(DISPLAY) or "").strip()
+    editor = Editor(_id(args.get(DB)), sql, display=display if display in DISPLAYS else "table",
                     settings=decode_settings(args.get(VIZ)), card=_id(args.get(CARD)),
                     view=args.get(VIEW) if args.get(VIEW) in ("chart", "table") else None)
     try:

@@ -164,15 +164,26 @@
       runQuery(true);
     } else if (pick) {
       event.preventDefault();
+      closeSavePanel();
       setView("native-viz-change", new URLSearchParams({ display: pick.dataset.display }).toString());
       runQuery();
     }
   });
 
+  // The save panel holds the question as it was when opened: a change of the SQL, its variables or
+  // how the result is shown closes it, so a save never stores an older query than the one on screen.
+  function closeSavePanel() {
+    var saving = document.getElementById("save-panel");
+    if (saving && saving.firstElementChild) saving.innerHTML = "";
+  }
+  form.addEventListener("input", closeSavePanel);
+  form.addEventListener("change", closeSavePanel);
+
   function changeSettings(panel, submitter) {
     var data = new URLSearchParams(new FormData(panel, submitter || undefined));
     data.delete("q");  // the question is the editor's form; the panel's copy of it is for links
     setView("native-viz-change", data.toString());
+    closeSavePanel();
     runQuery(true);
   }
   // viz.js stops the new-rule fields' changes before they get here ("Add rule" submits them).

@@ -200,6 +200,10 @@ def test_a_run_draws_the_chosen_display_and_settings_which_the_url_keeps(app, ad
     assert card["display"] == "bar" and card["visualization_settings"] == settings
 
     # A change the panel cannot mean is said as the run's error.
+    # A display or settings in a link that cannot be read are the table's defaults, never a failure.
+    junk = run(client, fields(shop, **{"native-display": "nonsense", "native-viz": "!!", "native-view": "x"}))
+    assert junk.status_code == 200 and "<tbody>" in text(junk)
+    assert "native-display" not in parse_qs(urlsplit(junk.headers["HX-Replace-Url"]).query)
     bad = run(client, fields(shop, **{"native-viz-change": "display=nonsense"}))
     assert bad.status_code == 400 and "is not a display" in text(bad)
     bad_goal = run(client, fields(shop, **{"native-display": "bar", "native-viz-change": "form=1&sections=graph&"
