@@ -196,12 +196,33 @@ def replace(question: dict, original: dict | None):
     """The original card with this question's query and view (its name and collection stay)."""
     if original is None:
         raise Refused("This question did not come from a saved question to replace.")
-    answer = call("PUT", f"/api/card/{original['id']}", json={
-        "dataset_query": question["dataset_query"], "display": question.get("display") or "table",
-        "visualization_settings": question.get("visualization_settings") or {}})
+    change = {"dataset_query": question["dataset_query"], "display": question.get("display") or "table",
+              "visualization_settings": question.get("visualization_settings") or {}}
+    kept = kept_parameters(original, question["dataset_query"])
+    if kept is not None:
+        change["parameters"] = kept
+    answer = call("PUT", f"/api/card/{original['id']}", json=change)
     if not answer.ok or not isinstance(answer.body, dict):
         return refusal(answer, "The question could not be replaced.")
     return go(card_path(answer.body))
+
+
+def kept_parameters(original: dict, dataset_query: dict) -> list | None:
+    """The original's parameters without those whose template tag the new SQL no longer has (Metabase's
+    editor drops a tag's parameter with the tag), or None when none is dropped or the query is not SQL."""
+    native = dataset_query.get("native")
+    if dataset_query.get("type") != "native" or not isinstance(native, dict):
+        return None
+    tags = native.get("template-tags") if isinstance(native.get("template-tags"), dict) else {}
+    parameters = [one for one in original.get("parameters") or [] if isinstance(one, dict)]
+
+    def gone(parameter: dict) -> bool:
+        target = parameter.get("target")
+        ref = target[1] if isinstance(target, list) and len(target) >= 2 else None
+        return isinstance(ref, list) and len(ref) >= 2 and ref[0] == "template-tag" and ref[1] not in tags
+
+    kept = [one for one in parameters if not gone(one)]
+    return kept if len(kept) < len(parameters) else None
 
 
 # -- a question becomes a model ---------------------------------------------------------------------------
