@@ -59,6 +59,9 @@ def test_write_visualize_and_save_sql_then_find_it_in_its_collection(app, admin,
         assert browser.evaluate("document.querySelector('input[name=day]').value") == f"{FIRST}~{LAST}"
         set_value(browser, "#filter-region", "North")
 
+        asked = browser.evaluate("[...new Set([...document.querySelectorAll('#native-widgets [name]')]"
+                                 ".map(e => e.name))].sort()")
+        assert asked == ["day", "region"]
         # With values: the days' North sales only.
         browser.evaluate("document.getElementById('native-sql').focus() || true")
         ctrl_enter(browser)
@@ -128,6 +131,8 @@ def test_write_visualize_and_save_sql_then_find_it_in_its_collection(app, admin,
         settle(browser, "document.getElementById('filter-region') && document.getElementById('filter-day-mode')"
                         " && document.querySelector('.question-result')")
         assert browser.evaluate("document.querySelector('h1').textContent") == "Sales of the day"
+        assert browser.evaluate("[...new Set([...document.querySelectorAll('#filters .param-widgets [name]')]"
+                                ".map(e => e.name))].sort()") == asked
         assert browser.evaluate("document.querySelector(\"label[for='filter-region']\").textContent.trim()") \
             == "Region"
         assert serious_violations(browser) == []
