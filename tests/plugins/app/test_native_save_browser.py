@@ -26,14 +26,6 @@ FIRST, LAST = "2024-01-03", "2024-01-06"
 DAYS = {f"2024-01-{d:02d}" for d in range(3, 7)}
 
 
-def shot(browser, name):
-    import base64
-    import os
-    if os.environ.get("SHOTS"):
-        data = browser.send("Page.captureScreenshot", captureBeyondViewport=True)["data"]
-        open(f"/tmp/ns-{name}.png", "wb").write(base64.b64decode(data))
-
-
 def test_write_visualize_and_save_sql_then_find_it_in_its_collection(app, admin, shop):  # noqa: F811
     token = ok(admin.post("/api/session", json={"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))["id"]
     reports = ok(admin.post("/api/collection", json={"name": "Reports"}))["id"]
@@ -89,7 +81,6 @@ def test_write_visualize_and_save_sql_then_find_it_in_its_collection(app, admin,
         assert browser.evaluate("document.getElementById('viz-values').checked")
         assert serious_violations(browser) == []
 
-        shot(browser, "chart")
         # Table, then the chart again: the switch is a run away and keeps the display.
         click(browser, "[data-native-view='table']")
         settle(browser, "document.querySelector('#native-result table.result')")
@@ -101,14 +92,12 @@ def test_write_visualize_and_save_sql_then_find_it_in_its_collection(app, admin,
         settle(browser, "document.getElementById('save-name')")
         assert browser.evaluate("document.activeElement.id") == "save-name"
         assert serious_violations(browser) == []
-        shot(browser, "save")
         # Dark theme and a phone's width: nothing wider than the screen, still no violation.
         click(browser, "[data-theme-toggle]")
         browser.send("Emulation.setDeviceMetricsOverride", width=390, height=900, deviceScaleFactor=1, mobile=True)
         try:
             assert browser.evaluate("document.documentElement.scrollWidth <= innerWidth + 1")
             assert serious_violations(browser) == []
-            shot(browser, "phone")
         finally:
             browser.send("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1,
                          mobile=False)
