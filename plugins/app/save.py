@@ -18,7 +18,7 @@ from flask import request
 
 from core.http.internal import Answer, call
 
-from . import native_editor, native_state
+from . import native_editor, native_state, question_params
 from .question import adhoc_name
 from .question_query import BadLink, decode_adhoc
 from .render import go, signed_in_user
@@ -186,10 +186,14 @@ def new_card(question: dict, body: dict) -> dict:
     if collection != "root" and (not collection.isdigit() or len(collection) > 15):
         raise Refused("Pick a collection from the list.")
     description = str(body.get("description") or "").strip()
-    return {"name": name, "description": description or None, "type": "question",
+    card = {"name": name, "description": description or None, "type": "question",
             "collection_id": None if collection == "root" else int(collection),
             "dataset_query": question["dataset_query"], "display": question.get("display") or "table",
             "visualization_settings": question.get("visualization_settings") or {}}
+    native = question["dataset_query"].get("native") if question["dataset_query"].get("type") == "native" else None
+    if isinstance(native, dict) and isinstance(native.get("template-tags"), dict):
+        card["parameters"] = question_params.tag_parameters(native["template-tags"])  # as Metabase's editor saves
+    return card
 
 
 def replace(question: dict, original: dict | None):

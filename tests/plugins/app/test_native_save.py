@@ -80,6 +80,14 @@ def test_a_new_card_from_the_editor_is_what_a_client_posts(app, admin, shop):  #
     posted = ok(admin.get(f"/api/card/{posted['id']}"))
     assert card["dataset_query"] == posted["dataset_query"]
     assert card["dataset_query"]["native"]["template-tags"] == client_tags(shop)
+    # With a parameter per tag a person gives a value to, as Metabase's SQL editor saves them.
+    assert card["parameters"] == [
+        {"id": "min", "slug": "min", "type": "number/=", "name": "Least amount", "default": "0", "required": True,
+         "target": ["variable", ["template-tag", "min"]]},
+        {"id": "day", "slug": "day", "type": "date/all-options", "name": "Day", "default": None, "required": False,
+         "target": ["dimension", ["template-tag", "day"]]},
+        {"id": "region", "slug": "region", "type": "category", "name": "Region", "default": None,
+         "required": False, "target": ["variable", ["template-tag", "region"]]}]
     # A parameter value is what the person ran it with, not the question: it is not saved.
     assert "North" not in orjson.dumps(card).decode()
     # The saved question's page runs it with its parameters, and is in the collection.
