@@ -9,13 +9,13 @@ the API shows: secrets arrive as the API's mask and go back unchanged, so the AP
 """
 from __future__ import annotations
 
-from flask import request
+from flask import Response, request
 
 from core.driver.crypto import MASK
 from core.http.internal import call
 
 from .render import go, page, read
-from .setup_data import administrator, chosen, engines, error
+from .setup_data import administrator, chosen, create_database, engines, error
 from .views import blueprint, fragment, posted
 
 DAYS = (("sun", "Sunday"), ("mon", "Monday"), ("tue", "Tuesday"), ("wed", "Wednesday"), ("thu", "Thursday"),
@@ -70,15 +70,8 @@ def admin_database_new():
 @blueprint.post("/admin/databases/create")
 def admin_database_create():
     administrator()
-    body = posted()
-    engine, details = chosen(body)
-    if engine is None:
-        return error(400, "Choose the kind of database first.")
-    answer = call("POST", "/api/database", json={"engine": engine["engine"], "name": text(body.get("name")),
-                                                 "details": details})
-    if not answer.ok:
-        return error(answer.status, answer.message or "The database could not be added.")
-    return go(admin_path(answer.body))
+    created = create_database()
+    return created if isinstance(created, Response) else go(admin_path(created))
 
 
 @blueprint.get("/admin/databases/<int:database_id>")

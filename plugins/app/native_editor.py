@@ -11,7 +11,11 @@ refusals and the database's error shown as they come) and a field filter's value
 filters.py, app/_filters.html); the tags come from the API's own parser (native_state.py).
 
 The URL keeps the editor's state (native_state.py's fields and the values by slug), so a reload or a
-link opens the same SQL, settings and values. Opening does not run the SQL: a run is a JSON POST
+link opens the same SQL, settings and values, and how the result is shown: a run draws the result as a
+chart or a table with the question pages' display picker and settings panel (viz_settings.py), whose
+change comes with the next run (`native-viz-change`) and is applied by viz_settings.changed. "Save" is
+the question pages' save panel (save.py) over the editor's question, replacing the saved question the
+editor was opened from (`native-card`) when its user may write it. Opening does not run the SQL: a run is a JSON POST
 (the API's cross-site rule, `posted()`), so a link from another site cannot make its follower run a
 query; the person presses Run (or Ctrl+Enter), and the run's answer sets the URL (HX-Replace-Url).
 Cancelling aborts the request (static/native.js): the API cancels a query whose client has gone.
@@ -19,7 +23,7 @@ Cancelling aborts the request (static/native.js): the API cancels a query whose 
 from __future__ import annotations
 
 import base64
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import orjson
 from flask import request
@@ -28,9 +32,9 @@ from werkzeug.exceptions import NotFound
 
 from core.http.internal import call
 
-from . import filters, native_state, question_params
+from . import filters, native_state, question_params, results, viz_settings
 from .native_state import DIR, PAGE, SORT, Editor
-from .question import Shown, State, draw_result, failure_text
+from .question import Shown, State, default_view, draw_result, failure_text
 from .question_query import BadLink, decode_adhoc, is_mbql
 from .render import go, page, signed_in_user
 from .views import blueprint, fragment, posted
@@ -83,7 +87,10 @@ def url_of(editor: Editor, current: list[filters.Filter]) -> str:
 @blueprint.app_template_filter("native_editor_url")
 def native_editor_url(card: dict) -> str:
     """Where "Open editor" takes a saved native question: this editor, with the card's query."""
-    question = {"dataset_query": card.get("dataset_query") or {}, "display": "table", "visualization_settings": {}}
+    question = {"dataset_query": card.get("dataset_query") or {}, "display": card.get("display") or "table",
+                "visualization_settings": card.get("visualization_settings") or {}}
+    if card.get("id") is not None:  # a save from the editor may replace it
+        question["original_card_id"] = card["id"]
     encoded = base64.urlsafe_b64encode(orjson.dumps(question)).decode("ascii").rstrip("=")
     return BASE + "?" + urlencode({"q": encoded})
 
@@ -101,7 +108,10 @@ def native_editor():
         if is_mbql(question["dataset_query"]):
             return go("/question/adhoc?" + urlencode({"q": args["q"]}))
         values = [(k, v) for k, v in args.items(multi=True) if k != "q"]
-        args = MultiDict(list(native_state.from_question(question["dataset_query"]).items(multi=True)) + values)
+        shown = Editor(None, "", display=question["display"], settings=question["visualization_settings"],
+                       card=question.get("original_card_id"))
+        args = MultiDict(list(native_state.from_question(question["dataset_query"]).items(multi=True))
+                         + shown.view_fields() + values)
     allowed = databases()
     known = snippets()
     editor = editor_from(args, known)
@@ -140,6 +150,10 @@ def native_run():
         return fragment("app/_form_error.html", status=400, message=NO_DATABASE)
     if not editor.sql.strip():
         return fragment("app/_form_error.html", status=400, message="Write the SQL to run.")
+    try:
+        apply_change(editor, args.get(native_state.CHANGE))
+    except ValueError as exc:  # viz_settings.BadSettings, or more fields than a panel has
+        return fragment("app/_form_error.html", status=400, message=str(exc))
     current = values_of(editor, args)
     query = {**editor.dataset_query(), "parameters": question_params.api_parameters(current)}
     answer = call("POST", "/api/dataset", json=query)
@@ -149,11 +163,28 @@ def native_run():
     page_text = args.get(PAGE) or "1"
     state = State(BASE, [], "table", args.get(SORT) or None, args.get(DIR) == "desc",
                   int(page_text) if page_text.isdigit() and 0 < int(page_text) < 10**9 else 1)
-    shown = Shown(view="table", shape="table")
-    draw_result(shown, {"name": "SQL query", "display": "table"}, answer, state, presorted=False)
-    response = fragment("app/_native_result.html", shown=shown)
+    card = {"name": "SQL query", "display": editor.display, "visualization_settings": editor.settings}
+    shown = Shown(view=editor.view or default_view(card), shape=results.shape(card))
+    if shown.shape == "table":
+        shown.view = "table"
+    draw_result(shown, card, answer, state, presorted=False)
+    viz = viz_settings.panel(card, answer.body, q=viz_settings.encode(editor.question()), view=editor.view,
+                             editor=True)
+    response = fragment("app/_native_result.html", shown=shown, viz=viz, editor=editor, oob=True)
     response.headers["HX-Replace-Url"] = url_of(editor, current)
     return response
+
+
+def apply_change(editor: Editor, change: str | None) -> None:
+    """The display picker's or settings panel's change (their fields, URL-encoded) applied to the editor
+    by the question pages' own rules; a new display is shown as such (chart or table)."""
+    if not change:
+        return
+    fields = MultiDict(parse_qsl(change, keep_blank_values=True, max_num_fields=2000))
+    question = viz_settings.changed(editor.question(), fields)
+    editor.display, editor.settings = question["display"], question["visualization_settings"]
+    if fields.get("display"):
+        editor.view = None
 
 
 @blueprint.get(BASE + "/values/<parameter_id>")

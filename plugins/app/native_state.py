@@ -10,18 +10,26 @@ parser a run uses), never a second parser: `{{var}}`, `{{snippet: name}}`, `{{#N
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass, field
 
+import orjson
 from werkzeug.datastructures import MultiDict
 
+from core.charts.registry import DISPLAYS
 from core.query import native as N
 from core.query.errors import QueryFailed
 
 DB, SQL = "native-db", "native-sql"
 # The result table's own state (sorting, paging) while the editor is open.
 SORT, DIR, PAGE = "native-sort", "native-dir", "native-page"
-SETTINGS = ("type", "label", "required", "default", "field", "widget")
+# How the result is shown and what a save stores with the query: the display, its visualization_settings
+# (URL-safe base64 of their JSON), chart or table, and the saved question the editor was opened from
+# (a save may replace it). CHANGE carries one change of the visualization panel to the next run.
+DISPLAY, VIZ, VIEW, CARD, CHANGE = "native-display", "native-viz", "native-view", "native-card", "native-viz-change"
+SETTINGS = ("type", "label", "required", "default", "field", "widget", "id")
 VARIABLE_TYPES = (("text", "Text"), ("number", "Number"), ("date", "Date"), ("dimension", "Field filter"))
 # A field filter's widget types, as Metabase's template-tag settings offer them.
 WIDGET_TYPES = (
@@ -34,6 +42,23 @@ WIDGET_TYPES = (
     ("date/quarter-year", "Quarter and year"), ("date/all-options", "All options"))
 WIDGET_NAMES = frozenset(name for name, _ in WIDGET_TYPES)
 CARD_REF = re.compile(r"^#(\d+)")
+# A tag's id as Metabase's editor makes them (a UUID) or as this editor does (the tag's name): kept from
+# the question the editor opened, so a replaced card's parameters and dashboard mappings still match.
+TAG_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def encode_settings(settings: dict) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(settings)).decode("ascii").rstrip("=")
+
+
+def decode_settings(text: str | None) -> dict:
+    """visualization_settings from the URL's field (nothing for what cannot be read: a view, not data)."""
+    raw = (text or "").strip().encode("ascii", "ignore")
+    try:
+        value = orjson.loads(base64.urlsafe_b64decode(raw + b"=" * (-len(raw) % 4))) if raw else {}
+    except (binascii.Error, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def key(setting: str, name: str) -> str:
@@ -54,19 +79,42 @@ class Editor:
     sql: str
     tags: dict = field(default_factory=dict)
     problem: str | None = None
+    display: str = "table"
+    settings: dict = field(default_factory=dict)
+    view: str | None = None
+    card: int | None = None
 
     def dataset_query(self) -> dict:
         return {"database": self.database, "type": "native",
                 "native": {"query": self.sql, "template-tags": self.tags}}
 
+    def question(self) -> dict:
+        """The question a save stores (and the ad-hoc link's shape: question_query.decode_adhoc)."""
+        out = {"dataset_query": self.dataset_query(), "display": self.display,
+               "visualization_settings": self.settings}
+        return {**out, "original_card_id": self.card} if self.card is not None else out
+
+    def view_fields(self) -> list[tuple[str, str]]:
+        pairs = [(DISPLAY, self.display)] if self.display != "table" else []
+        if self.settings:
+            pairs.append((VIZ, encode_settings(self.settings)))
+        if self.view:
+            pairs.append((VIEW, self.view))
+        if self.card is not None:
+            pairs.append((CARD, str(self.card)))
+        return pairs
+
     def fields(self) -> list[tuple[str, str]]:
         """The editor's form fields for this state (what its URL keeps)."""
         pairs = [(DB, str(self.database))] if self.database is not None else []
         pairs.append((SQL, self.sql))
+        pairs.extend(self.view_fields())
         for name, tag in self.tags.items():
             if tag["type"] in ("snippet", "card"):
                 continue
             pairs.append((key("type", name), tag["type"]))
+            if tag.get("id") != name:
+                pairs.append((key("id", name), str(tag["id"])))
             if tag.get("display-name") != display_name(name):
                 pairs.append((key("label", name), tag.get("display-name") or ""))
             if tag.get("required"):
@@ -89,7 +137,10 @@ def _id(text: str | None) -> int | None:
 def from_fields(args: MultiDict, snippets: dict[str, int]) -> Editor:
     """The editor's state from its form fields; `snippets` are the user's snippets' ids by name."""
     sql = args.get(SQL) or ""
-    editor = Editor(_id(args.get(DB)), sql)
+    display = (args.get(DISPLAY) or "").strip()
+    editor = Editor(_id(args.get(DB)), sql, display=display if display in DISPLAYS else "table",
+                    settings=decode_settings(args.get(VIZ)), card=_id(args.get(CARD)),
+                    view=args.get(VIEW) if args.get(VIEW) in ("chart", "table") else None)
     try:
         names = N.tag_names(sql)
     except QueryFailed as exc:
@@ -113,7 +164,8 @@ def _tag(name: str, args: MultiDict, snippets: dict[str, int]) -> dict:
     if kind not in {value for value, _ in VARIABLE_TYPES}:
         kind = "text"
     label = args.get(key("label", name))
-    tag = {"id": name, "name": name, "display-name": label.strip() if label and label.strip() else display_name(name),
+    given = (args.get(key("id", name)) or "").strip()
+    tag = {"id": given if TAG_ID.fullmatch(given) else name, "name": name, "display-name": label.strip() if label and label.strip() else display_name(name),
            "type": kind, "required": args.get(key("required", name)) in ("true", "on")}
     default = (args.get(key("default", name)) or "").strip()
     if default:
@@ -142,6 +194,8 @@ def from_question(dataset_query: dict) -> MultiDict:
         if not isinstance(tag, dict) or tag.get("type") in ("snippet", "card"):
             continue
         pairs.append((key("type", name), str(tag.get("type") or "text")))
+        if isinstance(tag.get("id"), str) and tag["id"] != name:
+            pairs.append((key("id", name), tag["id"]))
         if tag.get("display-name"):
             pairs.append((key("label", name), str(tag["display-name"])))
         if tag.get("required"):

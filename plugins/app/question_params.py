@@ -74,17 +74,26 @@ def parameters(card: dict) -> list[dict]:
         slug = str(parameter.get("slug") or tag_name or parameter["id"])
         out.append(_as_parameter({**parameter, "id": str(parameter["id"]), "slug": slug,
                                   "name": str(parameter.get("name") or slug)}, tags.get(tag_name)))
+    out += [_as_parameter(parameter, tags[parameter["slug"]]) for parameter in tag_parameters(tags)
+            if parameter["slug"] not in covered]
+    return out
+
+
+def tag_parameters(tags: dict) -> list[dict]:
+    """A parameter for each template tag a person gives a value to, as Metabase's SQL editor makes them
+    (and saves them with the card)."""
+    out = []
     for name, tag in tags.items():
-        if name in covered or not isinstance(tag, dict) or tag.get("type") in NOT_WIDGETS:
+        if not isinstance(tag, dict) or tag.get("type") in NOT_WIDGETS:
             continue
         if tag.get("type") == "dimension":
             parameter_type, target = str(tag.get("widget-type") or "category"), ["dimension", ["template-tag", name]]
         else:
             parameter_type = TAG_PARAMETER_TYPES.get(tag.get("type"), "category")
             target = ["variable", ["template-tag", name]]
-        out.append(_as_parameter({"id": str(tag.get("id") or name), "slug": name, "type": parameter_type,
-                                  "name": str(tag.get("display-name") or name), "target": target,
-                                  "default": tag.get("default"), "required": bool(tag.get("required"))}, tag))
+        out.append({"id": str(tag.get("id") or name), "slug": name, "type": parameter_type,
+                    "name": str(tag.get("display-name") or name), "target": target,
+                    "default": tag.get("default"), "required": bool(tag.get("required"))})
     return out
 
 

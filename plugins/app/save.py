@@ -6,7 +6,9 @@ Each panel is a fragment the page loads into `#save-panel` (static/save.js moves
 closes it); each write is one API call as the signed-in user (POST /api/card, PUT /api/card/:id, PUT
 /api/dashboard/:id), and its refusal is shown in the panel with the API's message and status
 (`_form_error.html`). What a question is comes from the page's own source: an ad-hoc `q` (the display
-and visualization_settings its link carries are stored as they are) or a saved card's id.
+and visualization_settings its link carries are stored as they are) or a saved card's id; the SQL
+editor asks for the panel with its form's fields, read as the editor reads them (native_state.py) into
+the `q` the panel then posts, its saved question (`native-card`) the original a save may replace.
 """
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from flask import request
 
 from core.http.internal import Answer, call
 
+from . import native_editor, native_state, question_params
 from .question import adhoc_name
 from .question_query import BadLink, decode_adhoc
 from .render import go, signed_in_user
 from .views import blueprint, fragment, id_of, posted, slug
+from .viz_settings import encode as encode_question
 
 GRID_WIDTH = 24
 # Metabase's default sizes of a new dashcard (width, height) by how the card is shown.
@@ -128,19 +132,33 @@ def writable_collections() -> list[dict]:
 
 # -- save as new, or replace ------------------------------------------------------------------------------
 
+def editor_link(args) -> str:
+    """The SQL editor's question (its form's fields) as an ad-hoc link's `q`, or what keeps it from saving."""
+    editor = native_editor.editor_from(args, native_editor.snippets())
+    if editor.problem:
+        raise Refused(editor.problem)
+    if editor.database is None:
+        raise Refused(native_editor.NO_DATABASE)
+    if not editor.sql.strip():
+        raise Refused("Write the SQL to save.")
+    return encode_question(editor.question())
+
+
 @blueprint.get("/question/save")
 @refusals
 def save_panel():
     signed_in_user()
-    question, original = question_from(request.args)
-    # Only a question changed from a saved one (a drill's link) may replace it; a saved page saves a copy.
-    replaceable = original if (request.args.get("q") and original and original.get("can_write")
+    args = {"q": editor_link(request.args)} if native_state.SQL in request.args else request.args
+    question, original = question_from(args)
+    # Only a question changed from a saved one (a drill's link, the editor) may replace it; a saved page
+    # saves a copy.
+    replaceable = original if (args.get("q") and original and original.get("can_write")
                                and not original.get("archived")) else None
     current = (original or {}).get("collection_id") if original else None
     return fragment("app/_save_dialog.html", question=question, original=replaceable,
-                    source={"card": request.args.get("card") or "", "q": request.args.get("q") or ""},
+                    source={"card": args.get("card") or "", "q": args.get("q") or ""},
                     collections=writable_collections(), current=current,
-                    name=question.get("name") or suggested_name(question))
+                    name=question.get("name") or suggested_name(question) or (original or {}).get("name") or "")
 
 
 @blueprint.post("/question/save")
@@ -168,22 +186,47 @@ def new_card(question: dict, body: dict) -> dict:
     if collection != "root" and (not collection.isdigit() or len(collection) > 15):
         raise Refused("Pick a collection from the list.")
     description = str(body.get("description") or "").strip()
-    return {"name": name, "description": description or None, "type": "question",
+    card = {"name": name, "description": description or None, "type": "question",
             "collection_id": None if collection == "root" else int(collection),
             "dataset_query": question["dataset_query"], "display": question.get("display") or "table",
             "visualization_settings": question.get("visualization_settings") or {}}
+    native = question["dataset_query"].get("native") if question["dataset_query"].get("type") == "native" else None
+    if isinstance(native, dict) and isinstance(native.get("template-tags"), dict):
+        card["parameters"] = question_params.tag_parameters(native["template-tags"])  # as Metabase's editor saves
+    return card
 
 
 def replace(question: dict, original: dict | None):
     """The original card with this question's query and view (its name and collection stay)."""
     if original is None:
         raise Refused("This question did not come from a saved question to replace.")
-    answer = call("PUT", f"/api/card/{original['id']}", json={
-        "dataset_query": question["dataset_query"], "display": question.get("display") or "table",
-        "visualization_settings": question.get("visualization_settings") or {}})
+    change = {"dataset_query": question["dataset_query"], "display": question.get("display") or "table",
+              "visualization_settings": question.get("visualization_settings") or {}}
+    kept = kept_parameters(original, question["dataset_query"])
+    if kept is not None:
+        change["parameters"] = kept
+    answer = call("PUT", f"/api/card/{original['id']}", json=change)
     if not answer.ok or not isinstance(answer.body, dict):
         return refusal(answer, "The question could not be replaced.")
     return go(card_path(answer.body))
+
+
+def kept_parameters(original: dict, dataset_query: dict) -> list | None:
+    """The original's parameters without those whose template tag the new SQL no longer has (Metabase's
+    editor drops a tag's parameter with the tag), or None when none is dropped or the query is not SQL."""
+    native = dataset_query.get("native")
+    if dataset_query.get("type") != "native" or not isinstance(native, dict):
+        return None
+    tags = native.get("template-tags") if isinstance(native.get("template-tags"), dict) else {}
+    parameters = [one for one in original.get("parameters") or [] if isinstance(one, dict)]
+
+    def gone(parameter: dict) -> bool:
+        target = parameter.get("target")
+        ref = target[1] if isinstance(target, list) and len(target) >= 2 else None
+        return isinstance(ref, list) and len(ref) >= 2 and ref[0] == "template-tag" and ref[1] not in tags
+
+    kept = [one for one in parameters if not gone(one)]
+    return kept if len(kept) < len(parameters) else None
 
 
 # -- a question becomes a model ---------------------------------------------------------------------------

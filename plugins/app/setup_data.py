@@ -99,18 +99,28 @@ def test_connection():
     return fragment("app/_form_done.html", message="Connected: these details work.")
 
 
-@blueprint.post("/setup/database")
-def add_database():
-    administrator()
+def create_database() -> dict | Response:
+    """POST /api/database with the posted form: the new database, or the form's error fragment (the
+    setup step's and the admin page's one way to add a database)."""
     body = posted()
     engine, details = chosen(body)
     if engine is None:
         return error(400, "Choose the kind of database first.")
-    answer = call("POST", "/api/database", json={"engine": engine["engine"], "name": (body.get("name") or "").strip(),
-                                                 "details": details})
+    name = body.get("name")
+    answer = call("POST", "/api/database", json={"engine": engine["engine"], "details": details,
+                                                 "name": name.strip() if isinstance(name, str) else ""})
     if not answer.ok:
         return error(answer.status, answer.message or "The database could not be added.")
-    return go(f"/browse/databases/{answer.body['id']}-{slug(answer.body.get('name'))}".rstrip("-"))
+    return answer.body
+
+
+@blueprint.post("/setup/database")
+def add_database():
+    administrator()
+    created = create_database()
+    if isinstance(created, Response):
+        return created
+    return go(f"/browse/databases/{created['id']}-{slug(created.get('name'))}".rstrip("-"))
 
 
 @blueprint.post("/setup/database/sample")

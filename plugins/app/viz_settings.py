@@ -95,23 +95,28 @@ def question_of(args: MultiDict) -> dict:
 def change():
     user = signed_in_user()
     try:
-        question = question_of(request.args)
-        display = request.args.get("display") or question["display"]
-        if display not in DISPLAYS:
-            raise BadSettings(f"“{display}” is not a display Tessera draws.")
-        settings = question["visualization_settings"]
-        if request.args.get("form"):
-            settings = applied(settings, request.args, display)
+        question = changed(question_of(request.args), request.args)
     except (BadLink, BadSettings) as exc:
         return page("app/question.html", name="question", title="This question cannot be shown", user=user,
                     status=400, bad=str(exc))
-    question = {**question, "display": display, "visualization_settings": settings}
     view = request.args.get("view")
     # A display of rows or a number shows as such; a chart chosen from the picker is shown as a chart.
     target = f"/question/adhoc?q={encode(question)}"
     if view in ("chart", "table") and not request.args.get("display"):
         target += f"&view={view}"
     return redirect(target, code=303)
+
+
+def changed(question: dict, args: MultiDict) -> dict:
+    """`question` with the picker's display (`display`) and the panel's fields (`form=1`) applied; the
+    question pages' route and the SQL editor's run (native_editor.py) both change a question here."""
+    display = args.get("display") or question["display"]
+    if display not in DISPLAYS:
+        raise BadSettings(f"“{display}” is not a display Tessera draws.")
+    settings = question["visualization_settings"]
+    if args.get("form"):
+        settings = applied(settings, args, display)
+    return {**question, "display": display, "visualization_settings": settings}
 
 
 def _text(args: MultiDict, key: str) -> str | None:
@@ -291,10 +296,12 @@ def _apply_rules(out: dict, args: MultiDict) -> None:
 
 # -- the panel -------------------------------------------------------------------------------------------
 
-def panel(card: dict, result, *, q: str | None = None, card_id: int | None = None, view: str | None = None):
+def panel(card: dict, result, *, q: str | None = None, card_id: int | None = None, view: str | None = None,
+          editor: bool = False):
     """What app/_viz_settings.html draws for a question whose result is `result` (the API's answer
     body), or None when it cannot be changed here (no result, or a saved question its user may not
-    run ad hoc or that takes parameters: its ad-hoc view could not run)."""
+    run ad hoc or that takes parameters: its ad-hoc view could not run). With `editor` the SQL editor
+    draws it: its script sends each change with the editor's next run instead of to /question/viz."""
     if not isinstance(result, dict) or not isinstance(result.get("data"), dict):
         return None
     if card_id is not None and (not card.get("can_run_adhoc_query") or card.get("parameters")):
@@ -308,7 +315,7 @@ def panel(card: dict, result, *, q: str | None = None, card_id: int | None = Non
     if display not in offered and display in NAMES:
         offered.append(display)
     names = [str(c.get("name")) for c in cols]
-    context = {"base": base, "view": view, "display": display, "names": names,
+    context = {"base": base, "view": view, "display": display, "names": names, "editor": editor,
                "picker": [{"name": name, "label": NAMES[name], "current": name == display,
                            "url": "/question/viz?" + _query({**base, "display": name})} for name in offered],
                "cols": [_column(index, col, settings) for index, col in enumerate(cols)],

@@ -4,6 +4,9 @@
 // button or Ctrl+Enter (htmx posts the form to /question/native/run), cancels a run (Cancel, or leaving
 // the page: the request is aborted and the API stops a query whose client has gone), inserts names from
 // the schema browser and snippets at the cursor, and runs again for a sort or page link of the result.
+// The result's chart/table switch, display picker and settings panel (templates/app/_viz_settings.html in
+// editor mode) change how it is shown: the choice goes into the form's view state (#native-view-state)
+// and the query runs again, the server applying a panel change by the question pages' rules.
 (function () {
   "use strict";
 
@@ -138,6 +141,65 @@
   });
   // Leaving the page aborts a run still going (browsers do too; this says so for every one of them).
   window.addEventListener("pagehide", function () { htmx.trigger(run, "htmx:abort"); });
+
+  function setView(name, value) {
+    var holder = document.getElementById("native-view-state");
+    var input = holder.querySelector("[name='" + name + "']");
+    if (!input) {
+      input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      holder.appendChild(input);
+    }
+    input.value = value;
+  }
+
+  var result = document.getElementById("native-result");
+  result.addEventListener("click", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var view = target && target.closest("[data-native-view]");
+    var pick = target && target.closest("[data-native-viz] a[data-display]");
+    if (view) {
+      setView("native-view", view.dataset.nativeView);
+      runQuery(true);
+    } else if (pick) {
+      event.preventDefault();
+      closeSavePanel();
+      setView("native-viz-change", new URLSearchParams({ display: pick.dataset.display }).toString());
+      runQuery();
+    }
+  });
+
+  // The save panel holds the question as it was when opened: a change of the SQL, its variables or
+  // how the result is shown closes it, so a save never stores an older query than the one on screen.
+  function closeSavePanel() {
+    var saving = document.getElementById("save-panel");
+    if (saving && saving.firstElementChild) saving.innerHTML = "";
+  }
+  form.addEventListener("input", closeSavePanel);
+  form.addEventListener("change", closeSavePanel);
+
+  function changeSettings(panel, submitter) {
+    var data = new URLSearchParams(new FormData(panel, submitter || undefined));
+    data.delete("q");  // the question is the editor's form; the panel's copy of it is for links
+    setView("native-viz-change", data.toString());
+    closeSavePanel();
+    runQuery(true);
+  }
+  // viz.js stops the new-rule fields' changes before they get here ("Add rule" submits them).
+  result.addEventListener("change", function (event) {
+    var panel = event.target instanceof Element ? event.target.closest("form[data-native-viz]") : null;
+    if (panel) changeSettings(panel);
+  });
+  result.addEventListener("submit", function (event) {
+    var panel = event.target.closest("form[data-native-viz]");
+    if (!panel) return;
+    event.preventDefault();
+    changeSettings(panel, event.submitter);
+  });
+  document.body.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail.elt === run) setView("native-viz-change", "");
+  });
 
   // The schema browser's and snippets' buttons insert their text where the cursor is.
   form.addEventListener("click", function (event) {

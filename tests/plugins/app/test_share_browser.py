@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.testing.app import set_setting
 from tests.plugins.app.test_dashboard_browser import go, set_value, settle, signed_in, wait_for, width
 from tests.plugins.app.test_dashboard_pages import build_shop, ok
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
 from tests.plugins.sharing.test_pages_browser import serious_violations
-from tests.plugins.subscriptions.support import Inbox
+from tests.plugins.subscriptions.support import smtp_inbox
 
 pytestmark = [pytest.mark.skipif(chromium_path() is None, reason="the browser tests need Debian's chromium package "
                                                                  "(apt-get install chromium, or make test-setup)"),
@@ -30,12 +29,8 @@ def browser():
 
 @pytest.fixture
 def inbox(app):
-    box = Inbox()
-    set_setting(app, "email-smtp-host", "127.0.0.1")
-    set_setting(app, "email-smtp-port", box.port)
-    set_setting(app, "email-from-address", "tessera@example.com")
-    yield box
-    box.close()
+    with smtp_inbox(app) as box:
+        yield box
 
 
 def accessible_in_both_themes(browser) -> None:

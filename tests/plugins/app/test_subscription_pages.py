@@ -14,19 +14,15 @@ from core.testing import USER_PASSWORD, make_user
 from core.testing.app import set_setting
 from tests.plugins.app.test_pages import HTMX, sign_in, text
 from tests.plugins.app.test_share_pages import site  # noqa: F401 - the module's app and dashboard
-from tests.plugins.subscriptions.support import Inbox
+from tests.plugins.subscriptions.support import smtp_inbox
 
 pytestmark = pytest.mark.xdist_group("app-subscription-pages")
 
 
 @pytest.fixture
 def inbox(site):  # noqa: F811
-    box = Inbox()
-    set_setting(site.app, "email-smtp-host", "127.0.0.1")
-    set_setting(site.app, "email-smtp-port", box.port)
-    set_setting(site.app, "email-from-address", "tessera@example.com")
-    yield box
-    box.close()
+    with smtp_inbox(site.app) as box:
+        yield box
 
 
 @pytest.fixture(autouse=True)

@@ -2,9 +2,7 @@
 e-mail retries short enough for tests (plugins.subscriptions.retry)."""
 import pytest
 
-from core.testing.app import set_setting
-
-from .support import Inbox
+from .support import smtp_inbox
 
 
 @pytest.fixture
@@ -14,9 +12,5 @@ def app_config(app_config):
 
 @pytest.fixture
 def inbox(app):
-    box = Inbox()
-    set_setting(app, "email-smtp-host", "127.0.0.1")
-    set_setting(app, "email-smtp-port", box.port)
-    set_setting(app, "email-from-address", "tessera@example.com")
-    yield box
-    box.close()
+    with smtp_inbox(app) as box:
+        yield box

@@ -2,11 +2,13 @@
 settings pointing at it, cards over the small warehouse, and received messages parsed."""
 from __future__ import annotations
 
+import contextlib
 import email
 import email.policy
 import socket
 import time
 
+from core.testing.app import set_setting
 from tests.plugins.cards.fixtures import card_body, mbql_query, native_query
 
 
@@ -55,6 +57,19 @@ class Inbox:
     def close(self):
         if self.started:
             self.controller.stop()
+
+
+@contextlib.contextmanager
+def smtp_inbox(app):
+    """An Inbox the app's e-mail settings point at, closed at the end."""
+    box = Inbox()
+    set_setting(app, "email-smtp-host", "127.0.0.1")
+    set_setting(app, "email-smtp-port", box.port)
+    set_setting(app, "email-from-address", "tessera@example.com")
+    try:
+        yield box
+    finally:
+        box.close()
 
 
 def parts(message) -> dict[str, list]:
