@@ -4,9 +4,11 @@ tax" (ORDERS joined to PRODUCTS on the proposed foreign key, Net = [Total] - [Ta
 editor, Total > 50, the sum of Net by Products → Category and Created At: Month), visualizes it as stacked
 bars with a goal line, saves it into a collection and finds it on that collection's page; the saved card's
 MBQL equals the MBQL a client would post for the same question. A bar of the saved question is drilled
-into its rows. Then SQL is written in the editor with a date field filter and a category variable in an
-optional clause, run with values and without (the clause dropped). axe-core finds no serious or critical
-violation on the builder, the editor and the question pages, and no page reports a console error.
+into its rows, which are the records a client's query finds for that bar. Then SQL is written in the
+editor with a date field filter and a category variable in an optional clause, run with values and
+without (the clause dropped), saved through the same save panel and found in the same collection. axe-core
+finds no serious or critical violation on the builder, the editor and the question pages, and no page
+reports a console error.
 
 Skipped, naming the package, when Debian's `chromium` is not installed (`make test-setup`)."""
 from __future__ import annotations
@@ -35,8 +37,8 @@ pytestmark = [pytest.mark.skipif(chromium_path() is None, reason="the browser te
 
 sample = pages.sample  # the fixture: the Sample Database's ids
 
-SQL = ("SELECT ORDERS.ID, PRODUCTS.CATEGORY, ORDERS.CREATED_AT FROM ORDERS JOIN PRODUCTS ON ORDERS.PRODUCT_ID"
-       " = PRODUCTS.ID WHERE {{created}} [[AND PRODUCTS.CATEGORY = {{category}}]] ORDER BY ORDERS.ID")
+SQL = ("SELECT PRODUCTS.CATEGORY, COUNT(*) AS ORDERS FROM ORDERS JOIN PRODUCTS ON ORDERS.PRODUCT_ID = PRODUCTS.ID"
+       " WHERE {{created}} [[AND PRODUCTS.CATEGORY = {{category}}]] GROUP BY PRODUCTS.CATEGORY ORDER BY 1")
 
 
 # The ad-hoc question in the page's URL, decoded (the settings panel keeps its state there).
@@ -224,3 +226,61 @@ def test_a_question_asked_without_sql_and_one_written_in_sql(app, admin, sample)
         assert sorted(shown_ids) == [order_id for order_id, _ in expected][:len(shown_ids)]
         assert set(first_column(browser, headers.index("Products → Category"))) == {"Gizmo"}
         assert all(float(v.replace(",", "")) > 50 for v in first_column(browser, headers.index("Total")))
+
+        # 5. SQL in the editor: a field filter on the orders' date, the category in an optional clause.
+        load(browser, f"{server.url}/question/native?native-db={sample['db']}")
+        settle(browser, "document.querySelector('.code-wrap.highlighting')")
+        clean(browser, "the SQL editor")
+        type_sql(browser, SQL)
+        settle(browser, "document.querySelectorAll('#native-tags fieldset.tag').length === 2")
+        set_value(browser, "select[name='tag-type.created']", "dimension")
+        settle(browser, "document.querySelector(\"select[name='tag-field.created']\")")
+        set_value(browser, "select[name='tag-field.created']", str(orders["CREATED_AT"]))
+        settle(browser, f"document.querySelector(\"select[name='tag-field.created']\").value === '{orders['CREATED_AT']}'")
+        set_value(browser, "select[name='tag-widget.created']", "date/all-options")
+        settle(browser, "document.getElementById('filter-created-mode')")
+        first, last = month.isoformat(), (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1) - dt.timedelta(days=1)
+        set_value(browser, "#filter-created-mode", "between")
+        set_value(browser, "#filter-created-start", first)
+        set_value(browser, "#filter-created-end", last.isoformat())
+        set_value(browser, "#filter-category", "Gizmo")
+        clean(browser, "the SQL editor with its variables")
+        # What a client's MBQL counts for that month, per category.
+        counted = {category: count for category, count in rows_of(admin, sample, {
+            "source-table": orders["id"], "aggregation": [["count"]],
+            "breakout": [["field", products["CATEGORY"], {"source-field": orders["PRODUCT_ID"]}]],
+            "filter": ["between", ["field", orders["CREATED_AT"], None], first, last.isoformat()]})}
+        assert len(counted) > 1
+
+        browser.evaluate("document.getElementById('native-sql').focus() || true")
+        ctrl_enter(browser)
+        settle(browser, "document.querySelector('#native-result table.result')")
+        assert first_column(browser, 0) == ["Gizmo"] and first_column(browser, 1) == [str(counted["Gizmo"])]
+        # Without the category the optional clause is dropped: every category of the month.
+        set_value(browser, "#filter-category", "")
+        ctrl_enter(browser)
+        settle(browser, f"document.querySelectorAll('#native-result table.result tbody tr').length === {len(counted)}")
+        assert first_column(browser, 0) == sorted(counted)
+        assert first_column(browser, 1) == [str(counted[c]) for c in sorted(counted)]
+        clean(browser, "the SQL editor's rows")
+
+        # Saved through the same save panel, into the same collection, and found there.
+        click(browser, "#native-save")
+        settle(browser, "document.getElementById('save-name')")
+        clean(browser, "the SQL editor's save panel")
+        set_value(browser, "#save-name", "Orders per category in a month")
+        set_value(browser, "#save-collection", str(shelf))
+        click(browser, "#save-panel button[type=submit]")
+        settle(browser, "/^\\/question\\/\\d+/.test(location.pathname) && document.querySelector('.question-result')")
+        native_id = int(re.match(r"/question/(\d+)", browser.evaluate("location.pathname")).group(1))
+        clean(browser, "the saved SQL question")
+        load(browser, f"{server.url}/collection/{shelf}")
+        assert browser.evaluate(f"document.querySelector(\"a[href^='/question/{native_id}']\").textContent.trim()") \
+            == "Orders per category in a month"
+        clean(browser, "the collection with both questions")
+        native = ok(admin.get(f"/api/card/{native_id}"))
+        tags = native["dataset_query"]["native"]["template-tags"]
+        assert native["dataset_query"]["native"]["query"] == SQL and native["collection_id"] == shelf
+        assert tags["created"]["type"] == "dimension" and tags["created"]["dimension"] == [
+            "field", orders["CREATED_AT"], None]
+        assert tags["created"]["widget-type"] == "date/all-options" and tags["category"]["type"] == "text"
