@@ -181,7 +181,8 @@ def test_a_question_asked_without_sql_and_one_written_in_sql(app, admin, sample)
         card_id = int(browser.evaluate("location.pathname").split("/")[2].split("-")[0])
         settle(browser, "document.querySelector('.chart svg')")
         clean(browser, "the saved question")
-        load(browser, f"{server.url}/collection/{shelf}")
+        click(browser, f"a[href^='/collection/{shelf}']")  # the question's collection, from its page
+        settle(browser, f"location.pathname.startsWith('/collection/{shelf}')")
         link = f"a[href^='/question/{card_id}']"
         assert browser.evaluate(f"document.querySelector({link!r}).textContent.trim()") == "Net revenue by category"
         clean(browser, "the collection")
@@ -274,7 +275,8 @@ def test_a_question_asked_without_sql_and_one_written_in_sql(app, admin, sample)
         settle(browser, "/^\\/question\\/\\d+/.test(location.pathname) && document.querySelector('.question-result')")
         native_id = int(re.match(r"/question/(\d+)", browser.evaluate("location.pathname")).group(1))
         clean(browser, "the saved SQL question")
-        load(browser, f"{server.url}/collection/{shelf}")
+        click(browser, f"a[href^='/collection/{shelf}']")  # the question's collection, from its page
+        settle(browser, f"location.pathname.startsWith('/collection/{shelf}')")
         assert browser.evaluate(f"document.querySelector(\"a[href^='/question/{native_id}']\").textContent.trim()") \
             == "Orders per category in a month"
         clean(browser, "the collection with both questions")
