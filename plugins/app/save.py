@@ -281,7 +281,8 @@ def add_to_dashboard(id_slug: str):
     written = call("PUT", f"/api/dashboard/{chosen}", json=change)
     if not written.ok:
         return refusal(written, "The question could not be added to the dashboard.")
-    return go(f"/dashboard/{dashboard['id']}-{slug(dashboard.get('name'))}".rstrip("-"))
+    # Opened in the editor, where the person places the card and wires it to the filters.
+    return go(f"/dashboard/{dashboard['id']}-{slug(dashboard.get('name'))}".rstrip("-") + "/edit")
 
 
 def with_card(dashboard: dict, card: dict) -> dict:

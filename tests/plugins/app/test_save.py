@@ -147,7 +147,8 @@ def test_add_to_a_dashboard_at_the_first_free_place(app, admin, shop):  # noqa: 
     assert re.search(rf'<option value="{board}">Board', panel)
     added = client.post(f"/question/{shop['by_region']}/dashboards", json={"dashboard_id": str(board)}, headers=HTMX)
     assert "HX-Redirect" in added.headers, text(added)
-    assert added.headers["HX-Redirect"] == f"/dashboard/{board}-board"
+    assert added.headers["HX-Redirect"] == f"/dashboard/{board}-board/edit"
+    assert client.get(added.headers["HX-Redirect"]).status_code == 200  # the editor, with the card in it
     cards = ok(admin.get(f"/api/dashboard/{board}"))["dashcards"]
     placed = {c["card_id"]: (c["row"], c["col"], c["size_x"], c["size_y"]) for c in cards}
     assert placed == {shop["every_sale"]: (0, 0, 12, 6), shop["by_region"]: (0, 12, 12, 6)}
