@@ -349,7 +349,7 @@ def test_a_dashboard_arranged_shared_subscribed_and_its_server_administered(app,
         sign_in(browser, server, "nia@example.com", NIA_PASSWORD)
         opened(browser, adhoc)
         wait_for(browser, "!document.querySelector('table.result tbody tr') && "
-                          "document.body.innerText.includes('You may see this question, but not the data it reads.')")
+                          "document.body.innerText.includes('You may not ask new questions of this data.')")
         # The refusal is the API's 403, which the browser logs as a failed load: that one is expected.
         assert [e for e in browser.errors() if "403" not in e] == []
         assert query_status(app, "nia@example.com", NIA_PASSWORD, db, tables["orders"]["id"]) == 403
