@@ -1,16 +1,18 @@
 """Issue 32's "done when", as one person's visit in headless Chromium (tests/plugins/sharing/browser.py),
-in the manner of issue 30's journey (test_app_journey.py): signed in through the login page, they make a
-dashboard from its page, build two tabs of three saved questions and a text card, add a date and a
-category filter wired to every card, resize and move a card with the keyboard, save, and find it as saved
-after a reload; share it by public link and open the link signed out; set up a signed embed with the
-category locked and see its preview; subscribe two addresses and "send now" into a real SMTP server
-(aiosmtpd). Then, as the administrator: add a new SQLite file through the database form, sync it, hide a
-table, remap a column to another table's name; invite someone, put them in a group, take the group's
-query permission on that database away in the grid, and the person is refused. Nothing reports a console
+in the manner of issue 30's journey (test_app_journey.py). Signed in through the login page, the
+administrator sets up e-mail (a test send into a real SMTP server, aiosmtpd), public links and embedding
+on the settings pages; makes a dashboard from the main menu, builds two tabs of three saved questions and
+a text card, adds a date and a category filter wired to every card, resizes and moves a card with the
+keyboard, saves, and finds it as saved after a reload; shares it by public link and opens the link signed
+out; sets up a signed embed with the category locked and sees its preview; subscribes two addresses and
+"sends now" into the SMTP server. Then adds a new SQLite file through the database form, syncs it, hides
+a table, remaps a column to another table's name; invites someone (the invitation arrives by e-mail, she
+chooses her password from its link), puts her in a group, takes the group's query permission on that
+database away in the grid, and she is refused the question she ran before. Nothing reports a console
 error, and axe-core finds no serious or critical violation on any page visited.
 
-Data is set up through the API (the shop's saved questions, the settings, the group and its first
-permissions) and outcomes are asserted through it; everything else is clicks and keys on the pages.
+Data is set up through the API (the shop's saved questions, the group and its first permissions) and
+outcomes are asserted through it; everything else is clicks and keys on the pages.
 Skipped, naming the package, when Debian's `chromium` is not installed (`make test-setup`)."""
 from __future__ import annotations
 
@@ -111,8 +113,9 @@ def test_a_dashboard_arranged_shared_subscribed_and_its_server_administered(app,
             clean(browser, f"admin: {section} settings")
             assert ok(admin.get(f"/api/setting/{setting}")) is True
 
-        # 1. A new dashboard from its page, straight into the editor.
-        opened(browser, server.url + "/dashboard/new")
+        # 1. A new dashboard from the main menu, straight into the editor.
+        clicked(browser, "a[href='/dashboard/new']")
+        landed(browser, "location.pathname === '/dashboard/new'")
         clean(browser, "new dashboard")
         typed(browser, "#new-dashboard-name", "Built in a browser")
         submitted(browser, "form[hx-post='/dashboard/new']")
