@@ -40,6 +40,8 @@ from .views import blueprint, fragment, id_of, slug
 PAGE_SIZE = 50
 DOWNLOADS = ("csv", "xlsx", "json", "png")
 NO_DATA = "You may see this question, but not the data it reads."
+# A question not saved is a new query: refused when the person may not build queries on its database.
+NO_QUERY = "You may not ask new questions of this data."
 # The page's own keys in the query string; anything else is a parameter value (or, ad hoc, the query).
 STATE_KEYS = ("view", "sort", "dir", "page")
 
@@ -261,7 +263,10 @@ def adhoc_sql(query: dict, mbql: bool) -> str | None:
 
 def draw_result(shown: Shown, card: dict, answer: Answer, state: State, presorted: bool) -> None:
     if not answer.ok:
-        shown.failure = NO_DATA if answer.status == 403 else failure_text(answer)
+        if answer.status == 403:
+            shown.failure = NO_DATA if card.get("id") else NO_QUERY
+        else:
+            shown.failure = failure_text(answer)
         return
     result = answer.body
     if shown.view == "chart":

@@ -275,6 +275,19 @@ def test_without_data_access_the_card_shows_but_no_rows_and_no_sql(app, admin, s
         assert 'class="downloads"' not in page and "X-ray this" not in page
 
 
+def test_a_new_question_refused_says_so_where_a_saved_one_still_runs(app, admin, shop):
+    # Data they may view, but no new queries: the saved question's rows yes, the same query ad hoc no.
+    set_data_access(admin, shop["db"], "unrestricted", "no")
+    make_user(app)
+    client = sign_in(app, "user@example.com", USER_PASSWORD)
+    saved = text(client.get(f"/question/{shop['every_sale']}"))
+    assert "<tbody>" in saved and "not the data it reads" not in saved
+    query = {"database": shop["db"], "type": "query", "query": {"source-table": shop["table"]}}
+    link = adhoc_link({"dataset_query": query, "display": "table", "visualization_settings": {}})
+    adhoc = text(client.get("/question/adhoc", query_string={"q": link}, headers=HTMX))
+    assert "You may not ask new questions of this data." in adhoc and "<tbody>" not in adhoc
+
+
 def test_sql_is_shown_only_to_those_who_may_write_it(app, admin, shop):
     # Data they may view, questions they may build, but no native SQL: rows yes, the SQL no.
     set_data_access(admin, shop["db"], "unrestricted", "query-builder")
