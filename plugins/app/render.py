@@ -16,7 +16,8 @@ from core.http import auth
 from core.http.internal import Answer, call
 
 # The app's own links, before the plugins' (label, path).
-OWN_LINKS = (("Home", "/"), ("New question", "/question/notebook"), ("New dashboard", "/dashboard/new"),
+OWN_LINKS = (("Home", "/"), ("New question", "/question/notebook"), ("New SQL query", "/question/native"),
+             ("New dashboard", "/dashboard/new"),
              ("Browse data", "/browse/databases"),
              ("Search", "/search"))
 

@@ -231,8 +231,10 @@ def test_a_question_asked_without_sql_and_one_written_in_sql(app, admin, sample)
         assert all(float(v.replace(",", "")) > 50 for v in first_column(browser, headers.index("Total")))
 
         # 5. SQL in the editor: a field filter on the orders' date, the category in an optional clause.
-        load(browser, f"{server.url}/question/native?native-db={sample['db']}")
+        click(browser, "a[href='/question/native']")  # the menu's "New SQL query"
+        wait_for(browser, "location.pathname === '/question/native'")
         settle(browser, "document.querySelector('.code-wrap.highlighting')")
+        assert browser.evaluate("document.querySelector(\"select[name='native-db']\").value") == str(sample["db"])
         clean(browser, "the SQL editor")
         type_sql(browser, SQL)
         settle(browser, "document.querySelectorAll('#native-tags fieldset.tag').length === 2")
