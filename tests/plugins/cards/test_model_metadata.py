@@ -39,7 +39,7 @@ def test_mbql_model_metadata_on_its_run_nested_queries_and_questions(user, wareh
     before = _cols(user.post(f"/api/card/{model['id']}/query"))
     assert before["total"]["display_name"] == "Total"
     nested = mbql_query(db, **{"source-table": f"card__{model['id']}"})
-    assert _cols(user.post("/api/dataset", json=nested))["total"]["display_name"] == "Total"  # kept before the edit
+    assert _cols(user.post("/api/dataset", json=nested))["total"]["display_name"] == "Total"
     question = user.post("/api/card", json=card_body("On the model", nested)).json
     assert _cols(user.post(f"/api/card/{question['id']}/query"))["total"]["display_name"] == "Total"
 
@@ -48,7 +48,7 @@ def test_mbql_model_metadata_on_its_run_nested_queries_and_questions(user, wareh
     _check_edited(_cols(own))
     _check_edited(_results_metadata(own))
     # A column not edited keeps what was computed for it.
-    assert _cols(own)["person_id"]["display_name"] == "Person ID"
+    assert _cols(own)["person_id"]["display_name"] == "Person Id"
     assert _cols(own)["person_id"]["semantic_type"] == "type/FK"
     _check_edited(_cols(user.post("/api/dataset", json=nested)))
     _check_edited(_cols(user.post(f"/api/card/{question['id']}/query")))
