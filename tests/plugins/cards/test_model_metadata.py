@@ -58,7 +58,7 @@ def test_mbql_model_metadata_on_its_run_nested_queries_and_questions(user, wareh
         "source-table": f"card__{model['id']}", "aggregation": [["sum", ["field", "total", {"base-type": "type/Float"}]]],
         "breakout": [["field", "total", {"base-type": "type/Float"}]]})))
     assert summed["total"]["display_name"] == "Order value"
-    assert summed["sum"]["display_name"] != "Order value"
+    assert summed["sum"]["display_name"] == "Sum of Order value"
 
     # A second edit is seen by the next run of each (nothing kept across the card's change).
     _edit(user, model, total={"display_name": "Paid"})
@@ -93,3 +93,34 @@ def test_a_saved_questions_metadata_edits_are_not_applied(user, warehouse):
     nested = mbql_query(db, **{"source-table": f"card__{question['id']}"})
     total = _cols(user.post("/api/dataset", json=nested))["total"]
     assert total["display_name"] == "Total" and total["semantic_type"] is None
+
+
+def test_a_bucketed_column_keeps_its_unit_after_the_models_name(user, warehouse):
+    db = warehouse["db"]
+    model = user.post("/api/card", json=card_body("By month", mbql_query(db, **{
+        "source-table": warehouse["orders"], "expressions": {"when": ["now"]},
+        "breakout": [["expression", "when", {"temporal-unit": "month"}]], "aggregation": [["count"]]}),
+        type="model")).json
+    assert _cols(user.post(f"/api/card/{model['id']}/query"))["when"]["display_name"] == "when: Month"
+    _edit(user, model, when={"display_name": "Moment"}, count={"display_name": "Orders"})
+    own = _cols(user.post(f"/api/card/{model['id']}/query"))
+    assert own["when"]["display_name"] == "Moment: Month" and own["count"]["display_name"] == "Orders"
+    nested = _cols(user.post("/api/dataset", json=mbql_query(db, **{"source-table": f"card__{model['id']}"})))
+    assert nested["when"]["display_name"] == "Moment: Month" and nested["count"]["display_name"] == "Orders"
+
+
+def test_a_cached_result_is_not_served_after_a_metadata_edit(admin, warehouse):
+    db = warehouse["db"]
+    assert admin.put("/api/setting/enable-query-caching", json={"value": True}).status_code == 204
+    model = admin.post("/api/card", json=card_body("Orders model", mbql_query(
+        db, **{"source-table": warehouse["orders"]}), type="model", cache_ttl=1)).json
+    question = admin.post("/api/card", json=card_body("On the model", mbql_query(
+        db, **{"source-table": f"card__{model['id']}"}), cache_ttl=1)).json
+    for card in (model, question):
+        admin.post(f"/api/card/{card['id']}/query")
+        again = admin.post(f"/api/card/{card['id']}/query")
+        assert again.json["cached"] is not None and _cols(again)["total"]["display_name"] == "Total"
+    _edit(admin, model, total={"display_name": "Paid"})
+    for card in (model, question):
+        edited = admin.post(f"/api/card/{card['id']}/query")
+        assert edited.json["cached"] is None and _cols(edited)["total"]["display_name"] == "Paid"
