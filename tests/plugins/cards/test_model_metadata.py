@@ -124,3 +124,17 @@ def test_a_cached_result_is_not_served_after_a_metadata_edit(admin, warehouse):
     for card in (model, question):
         edited = admin.post(f"/api/card/{card['id']}/query")
         assert edited.json["cached"] is None and _cols(edited)["total"]["display_name"] == "Paid"
+
+
+def test_a_joined_model_shows_its_metadata(user, warehouse):
+    db = warehouse["db"]
+    model = user.post("/api/card", json=card_body("Orders model", mbql_query(
+        db, **{"source-table": warehouse["orders"]}), type="model")).json
+    _edit(user, model, total={"display_name": "Paid", "semantic_type": "type/Currency"})
+    joined = _cols(user.post("/api/dataset", json=mbql_query(db, **{
+        "source-table": warehouse["people"], "fields": [["field", warehouse["people.id"], None]],
+        "joins": [{"alias": "O", "source-table": f"card__{model['id']}", "fields": "all",
+                   "condition": ["=", ["field", warehouse["people.id"], None],
+                                 ["field", "person_id", {"base-type": "type/Integer", "join-alias": "O"}]]}]})))
+    total = next(c for c in joined.values() if c["display_name"].endswith("Paid"))
+    assert total["display_name"] == "O → Paid" and total["semantic_type"] == "type/Currency"
