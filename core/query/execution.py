@@ -70,7 +70,7 @@ def execute_query(context: QueryContext) -> Result:
         raise as_failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
-    if cols is not stmt.columns and context.query.last.model_metadata:
+    if context.native is not None and context.query.last.model_metadata:
         # A native model's own run: its columns are the cursor's, not the compiler's (core.query.compiler
         # overlays those at the model's boundary).
         apply_model_metadata(cols, context.query.last.model_metadata, native=True)
