@@ -1,5 +1,7 @@
 """Cards inside queries: the expansion of `card__N` / `source-card` sources into the stages of the
-cards they name, behind the data-access gate (core.query.access), once per query.
+cards they name, behind the data-access gate (core.query.access), once per query; and a model's
+edited column metadata, which the columns leaving the model's own query take (its own runs and every
+query on it), as Metabase's model metadata does.
 """
 from __future__ import annotations
 
@@ -48,11 +50,13 @@ def card_stages(session: Session, user: User | None, card_id: int, database_id: 
     with resolving(card_id):
         persisted = persistence.persisted_source(session, card)
         if persisted is not None:
-            return [Stage(native={"query": persisted, "template-tags": {}}, source_metadata=card.result_metadata)]
+            return [Stage(native={"query": persisted, "template-tags": {}}, source_metadata=card.result_metadata,
+                          model_metadata=model_metadata(card))]
         inner = expand(session, user, normalize(card.dataset_query), saved=True)
     stages = inner.stages
     if stages[0].native is not None and len(stages) == 1:
         stages[0].source_metadata = card.result_metadata
+    stages[-1].model_metadata = model_metadata(card)
     return stages
 
 
@@ -75,3 +79,54 @@ def _expand_stages(session: Session, user: User | None, stages: list[Stage], dat
     source = card_stages(session, user, first.source_card, database_id, saved=saved)
     first.source_card = None
     return [*source, *stages]
+
+
+# --------------------------------------------------------------------------------------------------
+# Models' metadata: what a user edited on a model's columns, applied where the model's query ends
+# --------------------------------------------------------------------------------------------------
+
+# Metabase's model-preserved-keys: what a model's metadata may change on a column. The types are the
+# query's (base_type and effective_type are never taken); a native model may also name the field a
+# column is (`id`), which links it to the field's values and remapping.
+MODEL_KEYS = ("display_name", "description", "semantic_type", "fk_target_field_id", "settings", "visibility_type")
+
+
+def model_metadata(card) -> list | None:
+    """The metadata a card's columns take from it: a model's result_metadata; None for other cards
+    (Metabase keeps no edits of a saved question's columns)."""
+    if card is None or card.type != "model" or not isinstance(card.result_metadata, list):
+        return None
+    return card.result_metadata or None
+
+
+def own_model_metadata(session: Session, card_id: int | None) -> list | None:
+    """The model metadata of a run of card `card_id`'s own query (None unless the card is a model)."""
+    if card_id is None or not 0 < card_id < 2**31:
+        return None
+    from core.appdb import rows
+    from core.appdb.models import Card
+
+    return model_metadata(rows.get(session, Card, card_id))
+
+
+def apply_model_metadata(cols: list[dict], metadata: list, native: bool) -> None:
+    """Overlay a model's metadata on the columns its query returns, matched by name, in place: the
+    keys of MODEL_KEYS the model's column sets (a null leaves the computed value), plus `id` for a
+    native model. A column bucketed by a temporal unit or binned keeps its suffix (": Month")."""
+    by_name = {c["name"]: c for c in metadata if isinstance(c, dict) and isinstance(c.get("name"), str)}
+    keys = (*MODEL_KEYS, "id") if native else MODEL_KEYS
+    for col in cols:
+        edited = by_name.get(col.get("name"))
+        if edited is None:
+            continue
+        computed_name = col.get("display_name")
+        for key in keys:
+            value = edited.get(key)
+            if value is not None and (key != "id" or isinstance(value, int)):
+                col[key] = value
+        name = col.get("display_name")
+        bucketed = col.get("unit") not in (None, "default") or col.get("binning_info") is not None
+        if bucketed and isinstance(computed_name, str) and ": " in computed_name and name != computed_name:
+            suffix = ": " + computed_name.rsplit(": ", 1)[1]
+            if isinstance(name, str) and not name.endswith(suffix):
+                col["display_name"] = name + suffix

@@ -22,6 +22,7 @@ from core.driver.dialect import SUNDAY
 from core.http.errors import Invalid
 
 from .autobucket import auto_bucket
+from .cards import apply_model_metadata
 from .clauses import ClauseCompiler
 from .macros import expand as expand_macros
 from .model import Query, Stage, referenced_ids
@@ -107,13 +108,22 @@ def compile_stages(context: Context, stages: list[Stage]) -> tuple[exp.Select, l
             if i > 0:
                 raise Invalid("Invalid MBQL: only the first stage may be a native query.")
             tree, cols = native_source(context, stage)
+            _model_boundary(stage, cols)
             continue
         if stage.source_card is not None:
             # Cards are expanded once, behind the data-access gate, before compiling (core.query.cards.expand).
             raise Invalid(f"Invalid MBQL: card {stage.source_card} was not expanded before compiling.")
         source = QuerySource(alias="source", tree=tree, cols=cols) if tree is not None else None
         tree, cols = StageCompiler(context, stage, source).compile()
+        _model_boundary(stage, cols)
     return tree, cols
+
+
+def _model_boundary(stage: Stage, cols: list[Col]) -> None:
+    """Where a model's own query ends, its columns take the model's edited metadata, so the next stage
+    (a question on the model) and the result (the model's own run) see it."""
+    if stage.model_metadata:
+        apply_model_metadata([c.meta for c in cols], stage.model_metadata, native=stage.native is not None)
 
 
 class StageCompiler(ClauseCompiler):

@@ -13,6 +13,7 @@ from core.assembly.hookspecs import hookimpl
 from core.http.errors import ApiError, Invalid
 
 from . import results as R
+from .cards import apply_model_metadata
 from .compilation import compile_mbql, remap_dimensions
 from .context import PARAMSTYLE, QueryContext
 from .preparation import mbql_native
@@ -69,6 +70,10 @@ def execute_query(context: QueryContext) -> Result:
         raise as_failure(context, exc) from exc
     cols = stmt.columns if stmt.columns is not None and len(stmt.columns) == len(raw.columns) \
         else R.native_columns(raw.columns)
+    if context.native is not None and context.query.last.model_metadata:
+        # A native model's own run: its columns are the cursor's, not the compiler's (core.query.compiler
+        # overlays those at the model's boundary).
+        apply_model_metadata(cols, context.query.last.model_metadata, native=True)
     rows, csv, iso_text, json = raw.rows, raw.csv, raw.iso_text, raw.json
     dimensions = remap_dimensions(context)
     if dimensions is not None:

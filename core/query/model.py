@@ -48,6 +48,9 @@ class Stage:
     limit: int | None = None
     page: dict | None = None
     source_metadata: list | None = None
+    # Set on the last stage of a model's own query (core.query.cards): the model's result_metadata, whose
+    # user-editable keys the columns leaving this stage take (core.query.cards.apply_model_metadata).
+    model_metadata: list | None = None
 
     @property
     def aggregated(self) -> bool:

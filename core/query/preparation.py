@@ -22,6 +22,7 @@ from . import access
 from . import native as N
 from . import parameters as P
 from .cards import expand as expand_cards
+from .cards import own_model_metadata
 from .cards import resolving as card_resolution
 from .compilation import compile_mbql
 from .context import SETTINGS_MEMO, QueryContext, query_hash, setting, timeout_seconds, week_start
@@ -137,6 +138,8 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     # The data-access gate (core.query.access): the query's database and tables here, each card as it
     # is expanded. A saved card's caller checked the card; running it needs data access only.
     access.check_query(session, user, query, saved=saved, card_id=options.get("card_id"), filter_values=filter_values)
+    # A model's own run ends where the model's query ends: its columns take the model's metadata.
+    query.last.model_metadata = own_model_metadata(session, options.get("card_id")) or query.last.model_metadata
     try:
         query = expand_cards(session, user, query, saved=saved)
     except Invalid as exc:

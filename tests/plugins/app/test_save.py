@@ -127,6 +127,11 @@ def test_turn_into_a_model_and_edit_its_metadata(app, admin, shop):  # noqa: F81
     assert (columns[region]["display_name"], columns[region]["description"], columns[region]["semantic_type"]) == (
         "Sales area", "Where it was sold", "type/City")
     assert [c["name"] for c in columns] == names
+    # The model's page runs the model: its table heads the column with the edited name.
+    assert "Sales area" not in model_page
+    shown = text(client.get(edited.headers["HX-Redirect"]))
+    assert re.search(r'<th scope="col">\s*<a href="[^"]*sort=region">Sales area<', shown), \
+        "the edited name heads the model's table"
     reopened = text(client.get(f"/model/{shop['every_sale']}/metadata", headers=HTMX))
     assert 'value="Sales area"' in reopened and ">Where it was sold</textarea>" in reopened
     assert re.search(rf'<select id="md-semantic-{region}".*?<option value="type/City" selected>', reopened, re.S)
