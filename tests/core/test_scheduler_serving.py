@@ -107,7 +107,8 @@ def test_a_scheduler_process_stops_when_its_server_dies_without_a_word(app_confi
             time.sleep(0.1)
         server.send_signal(signal.SIGKILL)
         server.wait(5)
-        deadline = time.monotonic() + 15
+        # It notices within a second, then lets a tick in flight end (on a loaded machine, seconds).
+        deadline = time.monotonic() + 30
         while cmdline(scheduler_pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not cmdline(scheduler_pid), "an orphaned scheduler process kept running"

@@ -160,7 +160,7 @@ def test_a_persons_first_visit(app, sample_database_file, browser):
         wait_for(browser, "location.pathname === '/search'")
         settle(browser)
         clean(browser, "search")
-        clicked(browser, "a[href^='/dashboard/']")
+        clicked(browser, "main a[href^='/dashboard/']")  # a result, not the menu's New dashboard
         wait_for(browser, "location.pathname.startsWith('/dashboard/')")
         settle(browser)
         wait_for(browser, "document.querySelectorAll('.dashcard .chart svg').length === 2")
