@@ -82,7 +82,7 @@ def _sign_in(session, settings: dict, token: str, return_to: str) -> Response:
         # As a password login: a refusal counts against the IP, a success counts for nothing.
         with throttle.attempt(state.db.engine, [(state.throttlers["ip"], ip)]):
             user_id, session_token = _verified_session(session, state, settings, token)
-    events.emit("user-login", user_id, None, sso_source=jwt_sso.SOURCE)
+    events.emit("user-login", user_id, None, method=jwt_sso.SOURCE)
     return auth.set_session_cookies(redirect(return_to), session_token, session=session)
 
 

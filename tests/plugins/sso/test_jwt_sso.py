@@ -216,4 +216,4 @@ def test_each_sign_in_is_an_event(app, jwt_on):
     _, browser = follow(app, sign({"email": "jo@example.com"}))
     follow(app, "not-a-token")
     assert [(e.topic, e.user_id, e.details) for e in seen] == [
-        ("user-login", whoami(browser)["id"], {"sso_source": "jwt"})]
+        ("user-login", whoami(browser)["id"], {"method": "jwt"})]
