@@ -140,7 +140,9 @@ def login():
     if auth.current_user() is not None:
         return go(local_path(request.args.get("redirect")))
     return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")),
-                email_configured=bool(properties.get("email-configured?")))
+                email_configured=bool(properties.get("email-configured?")),
+                # JWT single sign-on (plugins/sso) starts at /auth/sso, which comes back to `target`.
+                sso=bool(properties.get("jwt-enabled")))
 
 
 @blueprint.post("/auth/login")
