@@ -1,5 +1,5 @@
 """Debian's slapd (OpenLDAP) run for a test in a temporary directory: a base DN with people and groups,
-plain LDAP with StartTLS offered on a self-signed certificate the fixture makes."""
+plain LDAP with StartTLS, and LDAPS on a second port, on a self-signed certificate the fixture makes."""
 from __future__ import annotations
 
 import datetime as dt
@@ -24,6 +24,7 @@ GROUPS = f"ou=groups,{BASE}"
 @dataclass
 class Slapd:
     port: int
+    ldaps_port: int
     cert: Path
     process: subprocess.Popen
 
@@ -88,8 +89,9 @@ directory {data}
 access to attrs=userPassword by anonymous auth by * none
 access to * by * read
 """)
-    port = _free_port()
-    process = subprocess.Popen([SLAPD, "-f", str(config), "-h", f"ldap://127.0.0.1:{port}/", "-d", "0"],
+    port, ldaps_port = _free_port(), _free_port()
+    urls = f"ldap://127.0.0.1:{port}/ ldaps://127.0.0.1:{ldaps_port}/"
+    process = subprocess.Popen([SLAPD, "-f", str(config), "-h", urls, "-d", "0"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
     while True:
@@ -101,7 +103,7 @@ access to * by * read
                 process.kill()
                 raise RuntimeError(f"slapd did not start: {process.stderr.read().decode(errors='replace')[-2000:]}")
             time.sleep(0.1)
-    server = Slapd(port, cert, process)
+    server = Slapd(port, ldaps_port, cert, process)
     try:
         populate(port)
     except Exception:

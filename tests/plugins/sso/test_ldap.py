@@ -154,10 +154,19 @@ def test_starttls_with_a_verified_certificate(app, admin, slapd, monkeypatch):
     assert login(app, "rsmith", "rob-ldap-pass").status_code == 200
 
 
+def test_ldaps_with_a_verified_certificate(app, admin, slapd, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(slapd.cert))
+    response = admin.put("/api/ldap/settings", json=settings_for(
+        slapd, **{"ldap-security": "ssl", "ldap-port": slapd.ldaps_port}))
+    assert response.status_code == 204, response.json
+    assert login(app, "rsmith", "rob-ldap-pass").status_code == 200
+
+
 def test_starttls_refuses_an_untrusted_certificate(admin, slapd, monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     response = admin.put("/api/ldap/settings", json=settings_for(slapd, **{"ldap-security": "starttls"}))
     assert response.status_code == 400, response.json
+    assert "certificate" in json.dumps(response.json).lower()
 
 
 def test_an_unreachable_directory_leaves_local_accounts(app, ldap_on, slapd, monkeypatch):
