@@ -69,3 +69,19 @@ def test_the_sections_go_with_the_plugin(app_config):
     assert "/admin/settings/authentication/jwt" not in general and "Sign in with SSO" not in text(
         app.test_client().get("/auth/login"))
     app.extensions["tessera"].db.dispose()
+
+
+def test_a_directory_user_signs_in_through_the_login_page(app, admin, slapd):
+    assert 'type="email"' in text(app.test_client().get("/auth/login"))
+    assert admin.put("/api/ldap/settings", json={
+        "ldap-enabled": True, "ldap-host": "localhost", "ldap-port": slapd.port, "ldap-bind-dn": ADMIN_DN,
+        "ldap-password": SLAPD_PASSWORD, "ldap-user-base": USERS}).status_code == 204
+    browser = app.test_client()
+    page = text(browser.get("/auth/login"))
+    assert "Username or e-mail address" in page and 'name="username" type="text"' in page
+    wrong = browser.post("/auth/login", headers=HTMX, json={"username": "jdoe", "password": "nope", "redirect": "/"})
+    assert wrong.status_code == 401 and "did not match" in text(wrong)
+    signed_in = browser.post("/auth/login", headers=HTMX, json={"username": "jdoe", "password": "jane-ldap-pass",
+                                                                "redirect": "/collection/root"})
+    assert signed_in.status_code in (200, 204, 302, 303), text(signed_in)
+    assert browser.get("/api/user/current").json["email"] == "jane.doe@example.com"
