@@ -8,8 +8,10 @@ accepted anyway, so a replay is refused on every worker and instance.
 """
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
+import json
 import time
 from typing import Any
 
@@ -31,9 +33,6 @@ SOURCE = "jwt"
 
 
 def _header_alg(token: str) -> Any:
-    import base64
-    import json
-
     try:
         segment = token.split(".")[0]
         header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
@@ -112,11 +111,14 @@ def identity(claims: dict, settings: dict) -> Identity:
         groups = [groups] if isinstance(groups, str) else groups
         if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
             raise SignInRefused(f"The sign-in token's `{names['groups']}` claim must be a list of group names.")
-    text = lambda v: v if isinstance(v, str) and v.strip() else None  # noqa: E731
     used = set(names.values()) | REGISTERED_CLAIMS
-    return Identity(source=SOURCE, email=email, first_name=text(claims.get(names["firstname"])),
-                    last_name=text(claims.get(names["lastname"])), groups=groups,
+    return Identity(source=SOURCE, email=email, first_name=_text(claims.get(names["firstname"])),
+                    last_name=_text(claims.get(names["lastname"])), groups=groups,
                     attributes={k: v for k, v in claims.items() if k not in used})
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def policy(settings: dict) -> Policy:

@@ -19,6 +19,7 @@ from core.http import auth, throttle
 from core.http.errors import ApiError
 
 from . import jwt_sso
+from .accounts import sign_in
 
 blueprint = Blueprint("sso", __name__)
 
@@ -87,8 +88,6 @@ def _sign_in(session, settings: dict, token: str, return_to: str) -> Response:
 
 
 def _verified_session(session, state, settings: dict, token: str) -> tuple[int, str]:
-    from .accounts import sign_in
-
     claims = jwt_sso.verify(token, settings["jwt-shared-secret"])
     jwt_sso.consume(state.db.engine, token, claims)
     user = sign_in(session, jwt_sso.identity(claims, settings), jwt_sso.policy(settings))
