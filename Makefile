@@ -59,16 +59,22 @@ test: $(TEST_STAMP) test-setup
 	$(BIN)/python -m pytest -c tests/pytest.ini --rootdir . -q -n $(TEST_WORKERS) --dist loadgroup tests contrib
 
 # The browser tests of the public and embed pages (tests/plugins/sharing/test_pages_browser.py) drive
-# Debian's chromium package; installed here when we are root and apt-get exists. Without it those
-# tests skip, naming the package, and everything else still runs.
+# Debian's chromium package, and the LDAP tests (tests/plugins/sso) run Debian's slapd; installed here
+# when we are root and apt-get exists. Without them those tests skip, naming the package, and
+# everything else still runs.
 test-setup:
-	@if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+	@if { ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; } \
+	    || { ! command -v slapd >/dev/null 2>&1 && [ ! -x /usr/sbin/slapd ]; }; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get install -y chromium || { apt-get update && apt-get install -y chromium; } || true; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y chromium slapd ldap-utils || { apt-get update && apt-get install -y chromium slapd ldap-utils; } || true; \
 	  fi; \
 	fi; \
 	if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
 	  echo "chromium not found: the browser tests will skip (install the Debian package: sudo apt-get install chromium)"; \
+	fi; \
+	if ! command -v slapd >/dev/null 2>&1 && [ ! -x /usr/sbin/slapd ]; then \
+	  echo "slapd not found: the LDAP tests will skip (install the Debian package: sudo apt-get install slapd ldap-utils)"; \
 	fi
 
 # The checks in ruff.toml: no unused or redefined names, imports sorted.

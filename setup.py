@@ -37,6 +37,9 @@ setup(
         # Embedding tokens: authlib.jose is deprecated in favour of joserfc (same author, already an authlib
         # dependency); it refuses algorithms outside the allow-list and validates time claims with leeway.
         "joserfc>=1.0,<2",
+        # LDAP sign-in (plugins/sso/ldap.py): ldap3 is pure Python (no libldap headers to build against),
+        # does StartTLS and LDAPS with the standard ssl module, and escapes filter values.
+        "ldap3>=2.9,<3",
         "sqlglot>=30,<31",
         "openpyxl>=3.1,<4",
         # 25.1: the control_socket setting, which core.assembly.server puts in each instance's data dir.

@@ -161,6 +161,18 @@ def authenticate(request, session):
     """
 
 
+@hookspec(firstresult=True)
+def authenticate_password(session, username, password):
+    """Fires at each password login (POST /api/session, the app's login form), inside the login throttle
+    and before local accounts are checked. `username` is as typed (stripped), `password` non-blank.
+    Return a core.assembly.records.PasswordCheck when this plugin's directory knows the username (with the
+    user to sign in, or no user: wrong password, refused), or None to leave the login to the next plugin
+    and finally to local accounts (also when the directory cannot be reached).
+
+    firstresult: the first PasswordCheck decides.
+    """
+
+
 @hookspec
 def check_permission(user, action, obj):
     """Fires whenever core.policy.permissions decides whether `user` may do `action` ("read", "write",

@@ -48,6 +48,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.subscriptions",
     "plugins.xrays",
     "plugins.activity",
+    "plugins.sso",
     "plugins.app",
 )
 

@@ -323,3 +323,17 @@ class NavLink:
 
     label: str
     href: str
+
+
+@dataclass(frozen=True)
+class PasswordCheck:
+    """A directory's answer about a login's username and password (the `authenticate_password` hook).
+
+    `user` is the core.appdb.models.User to sign in (found or provisioned by the plugin in the login's
+    app-DB session, not yet committed); when it is None the directory knows the username but the password
+    is wrong, and the login is refused without trying local accounts (their password may be outdated).
+    `method` names the directory in the login's "user-login" event ("ldap").
+    """
+
+    method: str
+    user: Any = None

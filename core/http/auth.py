@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from core.appdb import counters, memo, rows
 from core.appdb.models import LoginSession, User, utcnow
+from core.assembly import events
 from core.assembly.hookspecs import hookimpl
 from core.http import throttle
 
@@ -131,14 +132,32 @@ def login(session: Session, username: str, password: str, ip: str | None) -> str
     state = tessera()
     key = username.strip().lower()
     if state.config["TESSERA_DISABLE_SESSION_THROTTLE"]:
-        return _login(session, state, key, password)
+        return _login(session, state, username.strip(), password)
     pairs = [(state.throttlers["ip"], ip)] if ip else []
     pairs.append((state.throttlers["username"], key))
     with throttle.attempt(state.db.engine, pairs):
-        return _login(session, state, key, password)
+        return _login(session, state, username.strip(), password)
 
 
-def _login(session: Session, state, key: str, password: str) -> str:
+def _login(session: Session, state, username: str, password: str) -> str:
+    # A directory (the authenticate_password hook, e.g. LDAP) answers first for the usernames it knows.
+    checked = state.pm.hook.authenticate_password(session=session, username=username, password=password)
+    if checked is None:
+        user, token = _local_login(session, state, username.lower(), password)
+        method = "password"
+    elif checked.user is None:
+        session.rollback()
+        raise Unauthenticated(body={"errors": {"password": "did not match stored password"}})
+    else:
+        user, token = checked.user, create_session(session, checked.user)
+        method = checked.method
+    user_id = user.id
+    session.commit()
+    events.emit("user-login", user_id, None, method=method)
+    return token
+
+
+def _local_login(session: Session, state, key: str, password: str) -> tuple[User, str]:
     user = session.scalar(select(User).where(User.email == key, User.type == "personal"))
     # Always verify, against a dummy hash when there is no such user: timing reveals nothing.
     ok = state.hasher.verify(user.password_hash if user else None, password)
@@ -148,9 +167,7 @@ def _login(session: Session, state, key: str, password: str) -> str:
         raise Unauthenticated(body={"errors": {"_error": "Your account is disabled."}})
     if state.hasher.needs_rehash(user.password_hash):
         user.password_hash = state.hasher.hash(password)
-    token = create_session(session, user)
-    session.commit()
-    return token
+    return user, create_session(session, user)
 
 
 def request_is_https(req: Request) -> bool:

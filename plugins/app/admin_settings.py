@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import zoneinfo
 
+from werkzeug.exceptions import NotFound
+
 from core.http.internal import call
 
 from . import render
@@ -59,6 +61,35 @@ SECTIONS = {
          "A result is kept this many times as long as its query took."),
         ("query-caching-max-kb", "Largest result to cache (kB)", "number", ""),
     ]),
+    # Sign-in methods (plugins/sso): shown while that plugin declares their settings. Group mappings are
+    # JSON and are set through the API only (PUT /api/setting/jwt-group-mappings, /api/ldap/settings).
+    "authentication/jwt": ("JWT single sign-on", [
+        ("jwt-enabled", "Allow signing in with JWT single sign-on", "bool", ""),
+        ("jwt-identity-provider-uri", "Identity provider URI", "url", "Where the Sign in with SSO button sends people."),
+        ("jwt-shared-secret", "Shared secret (HS256)", "password", "Leave empty to keep the secret set now."),
+        ("jwt-attribute-email", "E-mail claim", "text", ""),
+        ("jwt-attribute-firstname", "First name claim", "text", ""),
+        ("jwt-attribute-lastname", "Last name claim", "text", ""),
+        ("jwt-attribute-groups", "Groups claim", "text", ""),
+        ("jwt-group-sync", "Sync the mapped groups at each sign-in", "bool", ""),
+        ("jwt-user-provisioning-enabled", "Create an account at a first sign-in", "bool", ""),
+    ]),
+    "authentication/ldap": ("LDAP", [
+        ("ldap-enabled", "Check logins against the LDAP directory", "bool", ""),
+        ("ldap-host", "LDAP host", "text", ""),
+        ("ldap-port", "LDAP port", "number", ""),
+        ("ldap-security", "Security", [("none", "None"), ("ssl", "SSL"), ("starttls", "StartTLS")], ""),
+        ("ldap-bind-dn", "Bind DN (the service account)", "text", ""),
+        ("ldap-password", "Bind password", "password", "Leave empty to keep the password set now."),
+        ("ldap-user-base", "User search base", "text", ""),
+        ("ldap-user-filter", "User filter", "text", "{login} is replaced by the typed login, escaped."),
+        ("ldap-attribute-email", "E-mail attribute", "text", ""),
+        ("ldap-attribute-firstname", "First name attribute", "text", ""),
+        ("ldap-attribute-lastname", "Last name attribute", "text", ""),
+        ("ldap-group-sync", "Sync the mapped groups at each login", "bool", ""),
+        ("ldap-group-base", "Group search base", "text", ""),
+        ("ldap-user-provisioning-enabled", "Create an account at a first login", "bool", ""),
+    ]),
 }
 
 
@@ -85,6 +116,8 @@ def admin_settings_section(section: str):
     user = signed_in_user()
     values = settings_by_key()
     title, spec = SECTIONS[section]
+    if not any(key in values for key, *_ in spec):
+        raise NotFound()  # the plugin declaring this section's settings is disabled
     fields = [{"key": key, "label": label, "kind": kind if not choices(kind) else "choice", "choices": choices(kind),
                "help": help_text, "value": (values.get(key) or {}).get("value"),
                "env": (values.get(key) or {}).get("is_env_setting"), "default": (values.get(key) or {}).get("default")}
@@ -94,7 +127,8 @@ def admin_settings_section(section: str):
         answer = call("GET", "/api/setting/embedding-secret-key")
         secret = answer.body if answer.ok else None
     return admin_page("app/admin/settings.html", section="settings", user=user, title=f"Settings: {title}",
-                      fields=fields, slug=section, sections=[(slug, t) for slug, (t, _) in SECTIONS.items()],
+                      fields=fields, slug=section, sections=[(slug, t) for slug, (t, keys) in SECTIONS.items()
+                                                             if any(key in values for key, *_ in keys)],
                       secret=secret)
 
 
@@ -110,6 +144,8 @@ def admin_settings_submit(section: str):
     body = posted()
     if section == "email":
         return email_submit(body)
+    if section == "authentication/ldap":
+        return ldap_submit(body)
     current = call("GET", "/api/setting")
     if not current.ok:
         return refused(current)
@@ -145,6 +181,22 @@ def email_submit(body: dict):
         body = answer.body if isinstance(answer.body, dict) else {}
         return fragment("app/_form_error.html", status=answer.status, message=body.get("message") or reason(answer))
     return fragment("app/_form_done.html", message="Saved: the SMTP server accepted these settings.")
+
+
+def ldap_submit(body: dict):
+    """The LDAP settings in one PUT /api/ldap/settings, which connects with them before storing them."""
+    sent = {}
+    for key, _, kind, _ in SECTIONS["authentication/ldap"][1]:
+        if kind == "bool":
+            sent[key] = bool(body.get(key))
+        elif key in body:
+            sent[key] = wanted_value(kind, body.get(key), False)
+    if not sent.get("ldap-password"):
+        sent.pop("ldap-password", None)  # empty keeps the stored password
+    answer = call("PUT", "/api/ldap/settings", json=sent)
+    if not answer.ok:
+        return fragment("app/_form_error.html", status=answer.status, message=reason(answer))
+    return fragment("app/_form_done.html", message="Saved: the LDAP server accepted these settings.")
 
 
 @blueprint.post("/admin/settings/email/test")

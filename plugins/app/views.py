@@ -140,7 +140,11 @@ def login():
     if auth.current_user() is not None:
         return go(local_path(request.args.get("redirect")))
     return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")),
-                email_configured=bool(properties.get("email-configured?")))
+                email_configured=bool(properties.get("email-configured?")),
+                # JWT single sign-on (plugins/sso) starts at /auth/sso, which comes back to `target`.
+                sso=bool(properties.get("jwt-enabled")),
+                # With LDAP (plugins/sso) people may sign in with a directory login that is no e-mail address.
+                directory=bool(properties.get("ldap-enabled")))
 
 
 @blueprint.post("/auth/login")

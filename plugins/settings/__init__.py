@@ -29,8 +29,6 @@ def register_settings():
         SettingDef("report-timezone", visibility="admin", description="The timezone reports are run in."),
         SettingDef("report-timezone-short", visibility="public", getter=service.report_timezone_short, env=False,
                    description="Short name of the report timezone."),
-        SettingDef("ldap-enabled", type="boolean", visibility="public", getter=lambda session: False, env=False,
-                   description="LDAP is not offered by Tessera."),
         SettingDef("google-auth-client-id", visibility="public", getter=lambda session: None, env=False,
                    description="Google sign-in is not offered by Tessera."),
     ]

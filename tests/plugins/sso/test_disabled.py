@@ -1,0 +1,16 @@
+"""plugins/sso disabled: no /auth/sso, no jwt-* settings, and POST /api/session checks passwords only."""
+from core.assembly.app import create_app
+from core.testing import setup_admin
+from core.testing.app import ADMIN_EMAIL, ADMIN_PASSWORD
+
+
+def test_disabled_plugin_leaves_password_login_only(app_config):
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.sso"})
+    admin = setup_admin(app)
+    anonymous = app.test_client()
+    assert anonymous.get("/auth/sso").status_code == 404
+    assert anonymous.get("/auth/sso", query_string={"jwt": "a.b.c", "return_to": "/"}).status_code == 404
+    assert admin.put("/api/setting/jwt-enabled", json={"value": True}).status_code == 404
+    login = anonymous.post("/api/session", json={"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
+    assert login.status_code == 200 and login.json["id"]
+    app.extensions["tessera"].db.dispose()
