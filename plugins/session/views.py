@@ -55,12 +55,17 @@ def logout():
     return auth.clear_session_cookies(json_response(None, 204))
 
 
+# Keys Metabase's clients read from the properties whose setting a feature plugin owns: their value
+# while no loaded plugin declares them (the sign-in plugin disabled, say), so the key is never missing.
+CLIENT_KEYS_WITHOUT_OWNER = {"ldap-enabled": False}
+
+
 @session_api.get("/properties")
 def properties():
     """Every setting the caller may read, with the server's version and engines."""
     user = auth.current_user()
     visibility = "public" if user is None else ("admin" if user.is_superuser else "authenticated")
-    return auth.tessera().settings.properties(db.session(), visibility)
+    return {**CLIENT_KEYS_WITHOUT_OWNER, **auth.tessera().settings.properties(db.session(), visibility)}
 
 
 @session_api.post("/password-check", body=PasswordCheck)

@@ -13,4 +13,6 @@ def test_disabled_plugin_leaves_password_login_only(app_config):
     assert admin.put("/api/setting/jwt-enabled", json={"value": True}).status_code == 404
     login = anonymous.post("/api/session", json={"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
     assert login.status_code == 200 and login.json["id"]
+    # Clients read ldap-enabled from the properties: there, and false, without the plugin that owns it.
+    assert anonymous.get("/api/session/properties").json["ldap-enabled"] is False
     app.extensions["tessera"].db.dispose()
