@@ -25,7 +25,7 @@ from tests.plugins.app.test_app_browser import checked, fill, load, submit
 from tests.plugins.app.test_dashboard_browser import wait_for
 from tests.plugins.app.test_expressions_browser import key, typed
 from tests.plugins.app.test_native_editor_browser import ctrl_enter, set_value, type_sql
-from tests.plugins.app.test_notebook_browser import choose, submit_form_of, swapped
+from tests.plugins.app.test_notebook_browser import choose, filter_greater, submit_form_of, summarize, swapped
 from tests.plugins.app.test_question_pages import click, first_column, ok, settle
 from tests.plugins.app.test_viz_settings import bar_boxes
 from tests.plugins.app.test_viz_settings_browser import chart, set_field
@@ -122,26 +122,9 @@ def test_a_question_asked_without_sql_and_one_written_in_sql(app, admin, sample)
         submit_form_of(browser, "column-name-0")
         swapped(browser, "Net")
 
-        # Total > 50.
-        choose(browser, "filter-column-0", "Total")
-        submit_form_of(browser, "filter-column-0")
-        wait_for(browser, "!!document.getElementById('filter-value-0')")
-        choose(browser, "filter-operator-0", "Greater than")
-        fill(browser, {"#filter-value-0": "50"})
-        submit_form_of(browser, "filter-value-0")
-        swapped(browser, "Total is greater than 50")
-
-        # The sum of Net by Products → Category and Created At: Month.
-        choose(browser, "agg-operator-0", "Sum of …")
-        choose(browser, "agg-column-0", "Net")
-        submit_form_of(browser, "agg-operator-0")
-        swapped(browser, "Sum of Net")
-        choose(browser, "group-column-0", "Products → Category")
-        submit_form_of(browser, "group-column-0")
-        swapped(browser, "Products → Category")
-        choose(browser, "group-column-0", "Created At: Month")
-        submit_form_of(browser, "group-column-0")
-        swapped(browser, "Created At: Month")
+        # Total > 50, and the sum of Net by Products → Category and Created At: Month.
+        filter_greater(browser, "Total", "50")
+        summarize(browser, "Net", ("Products → Category", "Created At: Month"))
         clean(browser, "the built question")
 
         click(browser, ".nb-visualize")

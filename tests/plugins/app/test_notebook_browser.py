@@ -54,6 +54,29 @@ def swapped(browser, text: str, where: str = ".nb-chips li") -> None:
                       ".every(e => !!(e['htmx-internal-data'] || {}).initHash)")
 
 
+def filter_greater(browser, column: str, value: str) -> None:
+    """Add the filter `column` is greater than `value` in the first stage."""
+    choose(browser, "filter-column-0", column)
+    submit_form_of(browser, "filter-column-0")
+    wait_for(browser, "!!document.getElementById('filter-value-0')")
+    choose(browser, "filter-operator-0", "Greater than")
+    fill(browser, {"#filter-value-0": value})
+    submit_form_of(browser, "filter-value-0")
+    swapped(browser, f"{column} is greater than {value}")
+
+
+def summarize(browser, column: str, groups: tuple[str, ...]) -> None:
+    """Sum `column` in the first stage, grouped by each of `groups` (their labels in the builder)."""
+    choose(browser, "agg-operator-0", "Sum of …")
+    choose(browser, "agg-column-0", column)
+    submit_form_of(browser, "agg-operator-0")
+    swapped(browser, f"Sum of {column}")
+    for group in groups:
+        choose(browser, "group-column-0", group)
+        submit_form_of(browser, "group-column-0")
+        swapped(browser, group)
+
+
 def test_a_question_built_in_the_notebook_and_visualized(app, sample, browser):  # noqa: F811 - the fixture
     orders, products = sample["ORDERS"], sample["PRODUCTS"]
     with Server(app) as server:
@@ -85,24 +108,8 @@ def test_a_question_built_in_the_notebook_and_visualized(app, sample, browser): 
         submit_form_of(browser, "filter-column-0")
         wait_for(browser, "!!document.querySelector('#notebook [data-date]')")
         checked(browser, "the date filter widget")
-        choose(browser, "filter-column-0", "Total")
-        submit_form_of(browser, "filter-column-0")
-        wait_for(browser, "!!document.getElementById('filter-value-0')")
-        choose(browser, "filter-operator-0", "Greater than")
-        fill(browser, {"#filter-value-0": "50"})
-        submit_form_of(browser, "filter-value-0")
-        swapped(browser, "Total is greater than 50")
-
-        choose(browser, "agg-operator-0", "Sum of …")
-        choose(browser, "agg-column-0", "Total")
-        submit_form_of(browser, "agg-operator-0")
-        swapped(browser, "Sum of Total")
-        choose(browser, "group-column-0", "Products → Category")
-        submit_form_of(browser, "group-column-0")
-        swapped(browser, "Products → Category")
-        choose(browser, "group-column-0", "Created At: Month")
-        submit_form_of(browser, "group-column-0")
-        swapped(browser, "Created At: Month")
+        filter_greater(browser, "Total", "50")
+        summarize(browser, "Total", ("Products → Category", "Created At: Month"))
 
         # The summary's preview: its first rows under the step.
         # Clicked once htmx has bound the swapped-in button (on a loaded machine the test can be quicker).
