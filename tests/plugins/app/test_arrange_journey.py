@@ -29,8 +29,14 @@ from tests.plugins.app.test_admin_browser import query_status
 from tests.plugins.app.test_admin_data import SHOP
 from tests.plugins.app.test_app_journey import clicked, opened, submitted, typed
 from tests.plugins.app.test_dashboard_browser import set_value, settle, wait_for
-from tests.plugins.app.test_dashboard_edit_browser import dashcard_of, draft, key
+from tests.plugins.app.test_dashboard_edit_browser import (
+    dashcard_of,
+    draft,
+    key,
+    two_tabs_with_the_listing_on_the_second,
+)
 from tests.plugins.app.test_dashboard_pages import build_shop, ok
+from tests.plugins.app.test_share_browser import subscribe_two_and_send_now
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
 from tests.plugins.sharing.test_pages_browser import serious_violations
 from tests.plugins.subscriptions.support import Inbox
@@ -140,15 +146,7 @@ def test_a_dashboard_arranged_shared_subscribed_and_its_server_administered(app,
         settle(browser)
 
         # Two tabs, the invoice list moved onto the second.
-        clicked(browser, "#dashedit-add-tab")
-        first, second = (t["id"] for t in draft(browser)["tabs"])
-        clicked(browser, f"button[value='tab:{first}']")
-        listing = dashcard_of(browser, shop["listing"])["id"]
-        set_value(browser, f"#totab-{listing}", str(second))
-        set_value(browser, f"#dashedit-tabname-{first}", "Overview")
-        set_value(browser, f"#dashedit-tabname-{second}", "Details")
-        clicked(browser, f"button[value='to-tab:{listing}']")
-        assert dashcard_of(browser, shop["listing"])["dashboard_tab_id"] == second
+        two_tabs_with_the_listing_on_the_second(browser, shop)
 
         # A date and a category filter, wired to one card by hand and to the others by the suggestion.
         chart = dashcard_of(browser, shop["chart"])["id"]
@@ -234,17 +232,7 @@ def test_a_dashboard_arranged_shared_subscribed_and_its_server_administered(app,
         clicked(browser, "a[href$='?new=email']")
         wait_for(browser, "!!document.querySelector('#sub-emails')")
         clean(browser, "a new subscription")
-        set_value(browser, "#sub-emails", "ann@example.com, bob@example.com")
-        set_value(browser, "#sub-schedule", "daily")
-        set_value(browser, "#sub-hour", "7")
-        clicked(browser, "#subscription-form button[type=submit]")
-        wait_for(browser, "!document.querySelector('#subscription-form') && "
-                          "document.body.innerText.includes('ann@example.com')")
-        assert "Daily at 7:00 AM" in browser.text()
-        clicked(browser, ".subscription-actions a")
-        wait_for(browser, "!!document.querySelector('#subscription-form')")
-        clicked(browser, "#subscription-form button[hx-post$='/send']")
-        assert wait_for(browser, "document.querySelector('#subscription-result')?.textContent") == "Sent."
+        subscribe_two_and_send_now(browser)
         assert recipients(inbox, "Built in a browser", 2) == ["ann@example.com", "bob@example.com"]
         clean(browser, "subscriptions")
 

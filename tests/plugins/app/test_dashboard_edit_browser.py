@@ -48,6 +48,20 @@ def click(browser, selector: str) -> None:
     settle(browser)
 
 
+def two_tabs_with_the_listing_on_the_second(browser, shop: dict) -> None:
+    """In the editor: a second tab, the tabs named Overview and Details, the invoice list moved onto
+    Details (checked in the draft)."""
+    click(browser, "#dashedit-add-tab")
+    first, second = (t["id"] for t in draft(browser)["tabs"])
+    click(browser, f"button[value='tab:{first}']")
+    listing = dashcard_of(browser, shop["listing"])["id"]
+    set_value(browser, f"#totab-{listing}", str(second))
+    set_value(browser, f"#dashedit-tabname-{first}", "Overview")
+    set_value(browser, f"#dashedit-tabname-{second}", "Details")
+    click(browser, f"button[value='to-tab:{listing}']")
+    assert dashcard_of(browser, shop["listing"])["dashboard_tab_id"] == second
+
+
 def draft(browser) -> dict:
     return browser.evaluate("JSON.parse(document.querySelector('input[name=draft]').value)")
 
@@ -99,15 +113,7 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         assert draft(browser)["name"] == "Built in a browser!" and len(draft(browser)["dashcards"]) == count
 
         # A second tab, the invoice list moved onto it, the tabs named.
-        click(browser, "#dashedit-add-tab")
-        first, second = (t["id"] for t in draft(browser)["tabs"])
-        click(browser, f"button[value='tab:{first}']")
-        listing = dashcard_of(browser, shop["listing"])["id"]
-        set_value(browser, f"#totab-{listing}", str(second))
-        set_value(browser, f"#dashedit-tabname-{first}", "Overview")
-        set_value(browser, f"#dashedit-tabname-{second}", "Details")
-        click(browser, f"button[value='to-tab:{listing}']")
-        assert dashcard_of(browser, shop["listing"])["dashboard_tab_id"] == second
+        two_tabs_with_the_listing_on_the_second(browser, shop)
         assert [t["name"] for t in draft(browser)["tabs"]] == ["Overview", "Details"]
 
         # A date filter and a category filter, each wired to one card, then to the others by the suggestion.

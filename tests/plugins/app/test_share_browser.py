@@ -48,6 +48,22 @@ def click(browser, selector: str) -> None:
     settle(browser)
 
 
+def subscribe_two_and_send_now(browser) -> None:
+    """On a new e-mail subscription's form: ann and bob daily at 7, saved and listed, then opened again
+    and sent now ("Sent.")."""
+    set_value(browser, "#sub-emails", "ann@example.com, bob@example.com")
+    set_value(browser, "#sub-schedule", "daily")
+    set_value(browser, "#sub-hour", "7")
+    click(browser, "#subscription-form button[type=submit]")
+    wait_for(browser, "!document.querySelector('#subscription-form') && "
+                      "document.body.innerText.includes('ann@example.com')")
+    assert "Daily at 7:00 AM" in browser.text()
+    click(browser, ".subscription-actions a")
+    wait_for(browser, "!!document.querySelector('#subscription-form')")
+    click(browser, "#subscription-form button[hx-post$='/send']")
+    assert wait_for(browser, "document.querySelector('#subscription-result')?.textContent") == "Sent."
+
+
 def test_share_by_link_embed_with_a_locked_filter_and_subscribe_in_a_browser(app, admin, browser, inbox):
     ok(admin.put("/api/setting/enable-embedding-static", json={"value": True}), 204)
     ok(admin.put("/api/setting/enable-public-sharing", json={"value": True}), 204)
@@ -95,17 +111,7 @@ def test_share_by_link_embed_with_a_locked_filter_and_subscribe_in_a_browser(app
         click(browser, "a[href$='?new=email']")
         wait_for(browser, "!!document.querySelector('#sub-emails')")
         accessible_in_both_themes(browser)
-        set_value(browser, "#sub-emails", "ann@example.com, bob@example.com")
-        set_value(browser, "#sub-schedule", "daily")
-        set_value(browser, "#sub-hour", "7")
-        click(browser, "#subscription-form button[type=submit]")
-        wait_for(browser, "!document.querySelector('#subscription-form') && "
-                          "document.body.innerText.includes('ann@example.com')")
-        assert "Daily at 7:00 AM" in browser.text()
-        click(browser, ".subscription-actions a")
-        wait_for(browser, "!!document.querySelector('#subscription-form')")
-        click(browser, "#subscription-form button[hx-post$='/send']")
-        assert wait_for(browser, "document.querySelector('#subscription-result')?.textContent") == "Sent."
+        subscribe_two_and_send_now(browser)
         received = inbox.wait(2)
         assert sorted(to for tos, _ in received for to in tos) == ["ann@example.com", "bob@example.com"]
         assert browser.errors() == []
