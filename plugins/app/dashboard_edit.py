@@ -323,14 +323,25 @@ def _title(draft: Draft, d: dict) -> str:
     return str(settings.get("card.title") or draft.card_info(d).get("name") or "Card")
 
 
-@blueprint.post("/dashboard/<id_slug>/edit/apply")
-def edit_apply(id_slug: str):
+def posted_to(id_slug: str) -> tuple[dict, dict]:
+    """(the dashboard its user may write, the posted editor form) of a change to the editor."""
     signed_in_user()
     body = posted()
-    dashboard = writable(id_slug)
+    return writable(id_slug), body
+
+
+def posted_draft(dashboard: dict, body: dict) -> Draft:
+    """The posted draft with the form's fields applied; DraftError when it is not this dashboard's."""
+    draft = Draft.parse(body.get("draft"), dashboard["id"])
+    sync(draft, body)
+    return draft
+
+
+@blueprint.post("/dashboard/<id_slug>/edit/apply")
+def edit_apply(id_slug: str):
+    dashboard, body = posted_to(id_slug)
     try:
-        draft = Draft.parse(body.get("draft"), dashboard["id"])
-        sync(draft, body)
+        draft = posted_draft(dashboard, body)
         said = change(draft, str(body.get("op") or "sync"), body)
     except DraftError as exc:
         return error(str(exc))
@@ -342,12 +353,9 @@ def edit_apply(id_slug: str):
 @blueprint.post("/dashboard/<id_slug>/edit/save")
 def edit_save(id_slug: str):
     """The whole draft as one PUT /api/dashboard/:id; refused (409) when the dashboard changed meanwhile."""
-    signed_in_user()
-    body = posted()
-    dashboard = writable(id_slug)
+    dashboard, body = posted_to(id_slug)
     try:
-        draft = Draft.parse(body.get("draft"), dashboard["id"])
-        sync(draft, body)
+        draft = posted_draft(dashboard, body)
     except DraftError as exc:
         return error(str(exc))
     needing = [str(p.get("name")) for p in draft.parameters if p.get("required") and p.get("default") in (None, [], "")]
