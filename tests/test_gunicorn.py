@@ -205,3 +205,21 @@ def test_each_gthread_worker_listens_on_its_own_tcp_socket(bind, worker_class, w
     Arbiter.cfg.set("threads", 1)
     choose_listeners(Arbiter)
     assert Arbiter.cfg.reuse_port is own
+
+
+def test_tessera_run_and_the_production_config_share_one_set_of_settings(tmp_path, monkeypatch):
+    """contrib/gunicorn.conf.py takes core.assembly.server.settings whole, so a setting changed there
+    (the request-line limit, the buffers' flush at worker exit) reaches both servers."""
+    import runpy
+
+    from core.assembly.config import load_config
+    from core.assembly.server import LIMIT_REQUEST_LINE, settings
+
+    monkeypatch.setenv("TESSERA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("TESSERA_ACCESS_LOG", "")
+    production = runpy.run_path(str(ROOT / "contrib" / "gunicorn.conf.py"))
+    shared = settings(load_config())
+    assert {key: production[key] for key in shared} == shared
+    assert production["limit_request_line"] == LIMIT_REQUEST_LINE
+    assert production["accesslog"] is None  # empty turns the access log off
+    assert callable(production["worker_exit"]) and callable(production["when_ready"])
