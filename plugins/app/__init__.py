@@ -14,6 +14,7 @@ from . import (  # noqa: F401 - their routes join the blueprint
     account,
     admin,
     admin_databases,
+    admin_group_mappings,
     admin_datamodel,
     admin_datamodel_fields,
     bookmarks,
