@@ -148,6 +148,8 @@ def login():
                 email_configured=bool(properties.get("email-configured?")) and passwords,
                 # JWT single sign-on (plugins/sso) starts at /auth/sso, which comes back to `target`.
                 sso=bool(properties.get("jwt-enabled")),
+                # Google Sign-In (plugins/sso) starts at /auth/google, which comes back to `target`.
+                google=bool(properties.get("google-auth-enabled")),
                 # With LDAP (plugins/sso) people may sign in with a directory login that is no e-mail address.
                 directory=directory)
 

@@ -1,6 +1,6 @@
 """Sign-in with the company's identity (issue 33), as Metabase's: JWT single sign-on at /auth/sso
 (jwt_sso.py, pages.py), LDAP for POST /api/session (ldap.py, through the authenticate_password hook) and
-Google Sign-In (google.py, google_views.py), with accounts created on first sign-in, group sync and login
+Google Sign-In (google.py, google_views.py, and google_pages.py for the login page's button), with accounts created on first sign-in, group sync and login
 attributes (accounts.py); and `enable-password-login` with its break-glass administrator
 (password_policy.py, through the password_refusal hook).
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from core import SettingDef, hookimpl
 from core.assembly.records import Migrations
 
-from . import google, ldap, pages, password_policy
+from . import google, google_pages, ldap, pages, password_policy
 from .accounts import check_group_mappings
 from .google_views import google_api, google_auth_api
 from .views import ldap_api
@@ -24,7 +24,7 @@ def register_migrations():
 
 @hookimpl
 def register_pages():
-    return pages.pages()
+    return [*pages.pages(), *google_pages.pages()]
 
 
 @hookimpl

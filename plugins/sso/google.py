@@ -13,6 +13,7 @@ administrator to create a ... account before you can use Google to log in."
 """
 from __future__ import annotations
 
+import hmac
 import re
 from typing import Any
 
@@ -152,22 +153,25 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def sign_in_with_token(session: Session, state, token: str, ip: str | None) -> str:
-    """POST /api/session/google_auth: a new session token for the token's person. Refusals count against
-    the IP in the login throttle, as a wrong password does; the session is made as a password login's."""
+def sign_in_with_token(session: Session, state, token: str, ip: str | None, nonce: str | None = None) -> str:
+    """POST /api/session/google_auth (and the login page's redirect, which also checks the `nonce` it
+    sent): a new session token for the token's person. Refusals count against the IP in the login
+    throttle, as a wrong password does; the session is made as a password login's."""
     settings = settings_for_sign_in(session, state.settings)
     if state.config["TESSERA_DISABLE_SESSION_THROTTLE"] or not ip:
-        user_id, session_token = _signed_in(session, state, settings, token)
+        user_id, session_token = _signed_in(session, state, settings, token, nonce)
     else:
         with throttle.attempt(state.db.engine, [(state.throttlers["ip"], ip)]):
-            user_id, session_token = _signed_in(session, state, settings, token)
+            user_id, session_token = _signed_in(session, state, settings, token, nonce)
     events.emit("user-login", user_id, None, method=SOURCE)
     return session_token
 
 
-def _signed_in(session: Session, state, settings: dict, token: str) -> tuple[int, str]:
+def _signed_in(session: Session, state, settings: dict, token: str, nonce: str | None) -> tuple[int, str]:
     try:
         claims = verify(token, state.config, settings["google-auth-client-id"])
+        if nonce is not None and not hmac.compare_digest(str(claims.get("nonce") or ""), nonce):
+            raise SignInRefused("The Google sign-in was not started here (wrong nonce): sign in again.")
         identity, policy = identity_and_policy(session, claims, settings)
         user = sign_in(session, identity, policy)
         session_token = auth.create_session(session, user)

@@ -155,3 +155,53 @@ def test_settings_validation_visibility_and_permissions(app, admin, user, client
     # A client id alone (Metabase's form sends all three): the missing switch means off.
     assert put({"google-auth-client-id": CLIENT_ID}).status_code == 204
     assert client.get("/api/session/properties").json["google-auth-enabled"] is False
+
+
+# -- the login page's button: GET /auth/google, Google's redirect back, POST /auth/google/callback ------------
+
+AUTHORIZE = "https://google.test/o/oauth2/v2/auth"
+
+
+def start(app, google_on, monkeypatch, return_to: str = "/collection/root"):
+    """A browser starting the sign-in: it and the query Google would receive."""
+    from urllib.parse import parse_qs, urlsplit
+
+    monkeypatch.setitem(app.extensions["tessera"].config, "TESSERA_GOOGLE_AUTHORIZATION_URL", AUTHORIZE)
+    browser = app.test_client()
+    response = browser.get("/auth/google", query_string={"return_to": return_to})
+    assert response.status_code == 302, response.get_data(as_text=True)
+    location = response.headers["Location"]
+    assert location.startswith(AUTHORIZE + "?")
+    return browser, {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+def test_the_button_redirects_to_google_and_the_callback_signs_in(app, google_on, monkeypatch):
+    browser, query = start(app, google_on, monkeypatch)
+    assert query["client_id"] == CLIENT_ID and query["response_type"] == "id_token"
+    assert query["redirect_uri"] == "http://localhost/auth/google/callback" and "openid" in query["scope"]
+    page = browser.get("/auth/google/callback")
+    assert 'src="/auth/google/callback.js"' in page.get_data(as_text=True)
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    assert browser.get("/auth/google/callback.js").status_code == 200
+
+    done = browser.post("/auth/google/callback", json={"id_token": id_token({"nonce": query["nonce"]}),
+                                                       "state": query["state"]})
+    assert done.status_code == 200 and done.json == {"location": "/collection/root"}
+    assert browser.get("/api/user/current").json["email"] == "jo@example.com"
+
+
+def test_the_callback_refuses_another_state_nonce_or_browser(app, google_on, monkeypatch):
+    cases = ((lambda q: {"id_token": id_token({"nonce": q["nonce"]}), "state": "forged"}, "wrong state"),
+             (lambda q: {"id_token": id_token({"nonce": "other"}), "state": q["state"]}, "wrong nonce"),
+             (lambda q: {"id_token": id_token(), "state": q["state"]}, "wrong nonce"))
+    for body, message in cases:
+        browser, query = start(app, google_on, monkeypatch)
+        refused_here = browser.post("/auth/google/callback", json=body(query))
+        assert refused_here.status_code == 401 and message in refused_here.json["message"]
+        assert browser.get("/api/user/current").status_code == 401
+    # A browser that did not start the sign-in (no cookie) is refused even with the right state.
+    other = app.test_client()
+    refused_there = other.post("/auth/google/callback", json={"id_token": id_token({"nonce": query["nonce"]}),
+                                                              "state": query["state"]})
+    assert refused_there.status_code == 401 and "wrong state" in refused_there.json["message"]
+    assert app.test_client().get("/auth/google", query_string={"return_to": "https://evil.example/"}).status_code == 401
