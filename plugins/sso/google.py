@@ -45,14 +45,18 @@ NOT_ATTRIBUTES = frozenset({"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "az
 DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
 
-def valid_client_id(value: Any) -> str:
+def valid_client_id(value: Any) -> str | None:
     text = str(value).strip()
+    if not text:
+        return None  # cleared, as Metabase's setter clears a blank one
     if not text.endswith(CLIENT_ID_SUFFIX) or len(text) == len(CLIENT_ID_SUFFIX):
         raise Invalid({"value": f'Invalid Google Sign-In Client ID: must end with "{CLIENT_ID_SUFFIX}"'})
     return text
 
 
-def valid_domains(value: Any) -> str:
+def valid_domains(value: Any) -> str | None:
+    if not str(value).strip():
+        return None
     domains = [d.strip().lower() for d in str(value).split(",")]
     bad = [d for d in domains if not DOMAIN.match(d)]
     if bad:

@@ -205,3 +205,13 @@ def test_the_callback_refuses_another_state_nonce_or_browser(app, google_on, mon
                                                               "state": query["state"]})
     assert refused_there.status_code == 401 and "wrong state" in refused_there.json["message"]
     assert app.test_client().get("/auth/google", query_string={"return_to": "https://evil.example/"}).status_code == 401
+
+
+def test_the_settings_one_by_one(admin):
+    assert admin.put("/api/setting/google-auth-enabled", json={"value": True}).status_code == 400
+    assert admin.get("/api/setting/google-auth-enabled").json is False
+    assert admin.put("/api/setting/google-auth-client-id", json={"value": CLIENT_ID}).status_code == 204
+    assert admin.get("/api/setting/google-auth-enabled").json is True  # never set: on with a client id
+    assert admin.put("/api/setting/google-auth-client-id", json={"value": "  "}).status_code == 204
+    assert admin.get("/api/setting/google-auth-client-id").json is None
+    assert admin.get("/api/setting/google-auth-enabled").json is False
