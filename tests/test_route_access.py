@@ -38,6 +38,7 @@ OPEN_ROUTES = {
     ("POST", "/api/session/forgot_password"): "password reset (spec)",
     ("POST", "/api/session/reset_password"): "password reset (spec)",
     ("GET", "/api/session/password_reset_token_valid"): "password reset (spec)",
+    ("POST", "/api/session/google_auth"): "Google Sign-In (spec; throttled as logins, plugins/sso)",
     ("GET", "/api/health"): "health check (spec)",
     ("GET", "/api/health/scheduler"): "health check: an operator's probe of the scheduler process, no secrets",
     ("GET", "/api/docs"): "the API documentation, as Metabase serves /api/docs",

@@ -173,6 +173,18 @@ def authenticate_password(session, username, password):
     """
 
 
+@hookspec(firstresult=True)
+def password_refusal(session, email):
+    """Fires before a local account's password is checked or set: at a password login that the
+    authenticate_password hook left to local accounts (inside the login throttle, before the password is
+    checked, so a refusal says nothing about the password), at POST /api/session/forgot_password and at
+    POST /api/session/reset_password (with the e-mail address of the token's account). `email` is as typed.
+    Return a core.assembly.records.PasswordRefusal to refuse with its message (a 400), None to allow.
+
+    firstresult: the first refusal decides; with none, passwords work as always.
+    """
+
+
 @hookspec
 def check_permission(user, action, obj):
     """Fires whenever core.policy.permissions decides whether `user` may do `action` ("read", "write",

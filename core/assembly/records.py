@@ -16,7 +16,10 @@ class SettingDef:
     `validate` receives the decoded value and returns the value to store, or raises
     core.http.errors.Invalid; `getter(session)` computes a read-only setting (in an app context, from
     the app-DB session) instead of storing it; `on_change(session, registry, value)` runs after a
-    new value is stored, in the same transaction (for settings that imply others).
+    new value is stored, in the same transaction (for settings that imply others). `effective(session,
+    value)` maps the stored (or environment, or default) value to the one every reader sees while the
+    setting stays writable: Metabase's getters over a stored value (enable-password-login is true
+    whatever is stored while no single sign-on is enabled).
     """
 
     key: str
@@ -29,10 +32,19 @@ class SettingDef:
     getter: Callable[..., Any] | None = None
     on_change: Callable[..., None] | None = None
     env: bool = True
+    effective: Callable[..., Any] | None = None
 
     @property
     def env_name(self) -> str:
         return "TESSERA_" + self.key.upper().replace("-", "_")
+
+
+@dataclass(frozen=True)
+class PasswordRefusal:
+    """Why a local account may not use its password now (the `password_refusal` hook): `message` is the
+    400 the login or the password reset answers with."""
+
+    message: str
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,9 @@ class SettingsRegistry:
         definition = self.definition(key)
         if definition.getter is not None:
             return definition.getter(session)
+        return self._effective(session, definition, self._stored(session, definition))
+
+    def _stored(self, session: Session, definition: SettingDef) -> Any:
         env = self.env_value(definition)
         if env is not None:
             return env
@@ -90,11 +93,15 @@ class SettingsRegistry:
             return json.loads(row.value)
         return definition.default
 
+    @staticmethod
+    def _effective(session: Session, definition: SettingDef, value: Any) -> Any:
+        return value if definition.effective is None else definition.effective(session, value)
+
     def get_many(self, session: Session, keys) -> dict[str, Any]:
         """The values of several settings, as get() would give each, with one app-DB read for all
         the stored ones. Keys no plugin declares are left out of the answer."""
         definitions = {d.key: d for d in (self.definitions.get(normalise_key(k)) for k in keys) if d is not None}
-        if not any(d.getter is not None for d in definitions.values()):
+        if not any(d.getter is not None or d.effective is not None for d in definitions.values()):
             # Stored and environment values only: the decoded answer is kept while the app DB is unchanged
             # (keyed by the environment's raw values too), when it holds no value a caller could change.
             raw = tuple(self.environ.get(d.env_name) if d.env else None for d in definitions.values())
@@ -120,6 +127,9 @@ class SettingsRegistry:
             alone=True) if stored_keys else {}
         for key in stored_keys:
             out[key] = json.loads(rows[key]) if key in rows else definitions[key].default
+        for key, definition in definitions.items():
+            if definition.getter is None and definition.effective is not None:
+                out[key] = definition.effective(session, out[key])
         return out
 
     def set(self, session: Session, key: str, value: Any) -> None:

@@ -143,6 +143,7 @@ def _login(session: Session, state, username: str, password: str) -> str:
     # A directory (the authenticate_password hook, e.g. LDAP) answers first for the usernames it knows.
     checked = state.pm.hook.authenticate_password(session=session, username=username, password=password)
     if checked is None:
+        check_password_allowed(session, username)
         user, token = _local_login(session, state, username.lower(), password)
         method = "password"
     elif checked.user is None:
@@ -155,6 +156,13 @@ def _login(session: Session, state, username: str, password: str) -> str:
     session.commit()
     events.emit("user-login", user_id, None, method=method)
     return token
+
+
+def check_password_allowed(session: Session, email: str) -> None:
+    """400 when a plugin's policy (the password_refusal hook) refuses passwords for this account now."""
+    refusal = tessera().pm.hook.password_refusal(session=session, email=email.strip())
+    if refusal is not None:
+        raise Invalid(refusal.message)
 
 
 def _local_login(session: Session, state, key: str, password: str) -> tuple[User, str]:

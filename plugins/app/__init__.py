@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - their routes join the blueprint
     admin_databases,
     admin_datamodel,
     admin_datamodel_fields,
+    admin_group_mappings,
     bookmarks,
     browse,
     collection_permissions,

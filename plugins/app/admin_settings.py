@@ -61,8 +61,20 @@ SECTIONS = {
          "A result is kept this many times as long as its query took."),
         ("query-caching-max-kb", "Largest result to cache (kB)", "number", ""),
     ]),
-    # Sign-in methods (plugins/sso): shown while that plugin declares their settings. Group mappings are
-    # JSON and are set through the API only (PUT /api/setting/jwt-group-mappings, /api/ldap/settings).
+    # Sign-in methods (plugins/sso): shown while that plugin declares their settings. Group mappings have
+    # their own form (admin_group_mappings.py); Google's three settings are saved together.
+    "authentication/google": ("Google Sign-In", [
+        ("google-auth-client-id", "Client ID", "text",
+         "The OAuth client ID from Google's console, ending in .apps.googleusercontent.com."),
+        ("google-auth-enabled", "Allow signing in with Google", "bool", ""),
+        ("google-auth-auto-create-accounts-domain", "Create accounts for these e-mail domains", "text",
+         "Comma-separated, such as example.com. Empty: only people who already have an account sign in."),
+    ]),
+    "authentication/password": ("Password login", [
+        ("enable-password-login", "Allow signing in with an e-mail address and password", "bool",
+         "Turning this off takes effect only while a single sign-on method is on. The administrator named by "
+         "TESSERA_BREAK_GLASS_ADMIN keeps their password."),
+    ]),
     "authentication/jwt": ("JWT single sign-on", [
         ("jwt-enabled", "Allow signing in with JWT single sign-on", "bool", ""),
         ("jwt-identity-provider-uri", "Identity provider URI", "url", "Where the Sign in with SSO button sends people."),
@@ -146,6 +158,8 @@ def admin_settings_submit(section: str):
         return email_submit(body)
     if section == "authentication/ldap":
         return ldap_submit(body)
+    if section == "authentication/google":
+        return google_submit(body)
     current = call("GET", "/api/setting")
     if not current.ok:
         return refused(current)
@@ -197,6 +211,16 @@ def ldap_submit(body: dict):
     if not answer.ok:
         return fragment("app/_form_error.html", status=answer.status, message=reason(answer))
     return fragment("app/_form_done.html", message="Saved: the LDAP server accepted these settings.")
+
+
+def google_submit(body: dict):
+    """Google's settings in one PUT /api/google/settings, as Metabase's form sends them."""
+    sent = {key: bool(body.get(key)) if kind == "bool" else wanted_value(kind, body.get(key), False)
+            for key, _, kind, _ in SECTIONS["authentication/google"][1]}
+    answer = call("PUT", "/api/google/settings", json=sent)
+    if not answer.ok:
+        return fragment("app/_form_error.html", status=answer.status, message=reason(answer))
+    return fragment("app/_form_done.html", message="Saved.")
 
 
 @blueprint.post("/admin/settings/email/test")

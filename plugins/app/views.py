@@ -139,12 +139,19 @@ def login():
         return go("/setup")
     if auth.current_user() is not None:
         return go(local_path(request.args.get("redirect")))
+    # Password login off (plugins/sso): the form stays for LDAP logins, else it is drawn only on the
+    # break-glass link (?password=1).
+    passwords = properties.get("enable-password-login", True) is not False
+    directory = bool(properties.get("ldap-enabled"))
     return page("app/login.html", name="login", title="Sign in", target=local_path(request.args.get("redirect")),
-                email_configured=bool(properties.get("email-configured?")),
+                passwords=passwords, password_form=passwords or directory or request.args.get("password") == "1",
+                email_configured=bool(properties.get("email-configured?")) and passwords,
                 # JWT single sign-on (plugins/sso) starts at /auth/sso, which comes back to `target`.
                 sso=bool(properties.get("jwt-enabled")),
+                # Google Sign-In (plugins/sso) starts at /auth/google, which comes back to `target`.
+                google=bool(properties.get("google-auth-enabled")),
                 # With LDAP (plugins/sso) people may sign in with a directory login that is no e-mail address.
-                directory=bool(properties.get("ldap-enabled")))
+                directory=directory)
 
 
 @blueprint.post("/auth/login")

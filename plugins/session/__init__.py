@@ -29,8 +29,6 @@ def register_settings():
                    description="Paid features: none in Tessera.", env=False),
         SettingDef("session-cookies", type="boolean", visibility="public", default=None,
                    description="Session cookies expire when the browser closes."),
-        SettingDef("enable-password-login", type="boolean", visibility="public", default=True,
-                   description="Allow logging in with an e-mail address and password."),
         SettingDef("session-cookie-samesite", type="keyword", visibility="admin", default="lax",
                    validate=service.valid_samesite, description="SameSite attribute of the session cookie."),
     ]

@@ -24,6 +24,7 @@ INVALID_TOKEN = "Invalid reset token"
 
 
 def forgot_password(session: Session, registry: SettingsRegistry, email: str, base_url: str) -> None:
+    auth.check_password_allowed(session, email)
     if not mail.is_configured(registry, session):
         raise Invalid("E-mail is not configured on this instance: ask an administrator to reset your password.")
     user = session.scalar(select(User).where(func.lower(User.email) == email.strip().lower(), User.type == "personal"))
@@ -52,6 +53,7 @@ def reset_password(session: Session, token: str, password: str) -> str:
     user = users.user_for_reset_token(session, token)
     if user is None:
         raise Invalid({"password": INVALID_TOKEN})
+    auth.check_password_allowed(session, user.email)
     auth.check_password_rules(password, "password")
     user.password_hash = auth.tessera().hasher.hash(password)
     user.reset_token = None

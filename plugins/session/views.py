@@ -57,7 +57,9 @@ def logout():
 
 # Keys Metabase's clients read from the properties whose setting a feature plugin owns: their value
 # while no loaded plugin declares them (the sign-in plugin disabled, say), so the key is never missing.
-CLIENT_KEYS_WITHOUT_OWNER = {"ldap-enabled": False}
+# Without plugins/sso there is no single sign-on, so passwords are the way in (Metabase's getter says the same).
+CLIENT_KEYS_WITHOUT_OWNER = {"ldap-enabled": False, "google-auth-client-id": None, "google-auth-enabled": False,
+                             "enable-password-login": True}
 
 
 @session_api.get("/properties")

@@ -29,6 +29,4 @@ def register_settings():
         SettingDef("report-timezone", visibility="admin", description="The timezone reports are run in."),
         SettingDef("report-timezone-short", visibility="public", getter=service.report_timezone_short, env=False,
                    description="Short name of the report timezone."),
-        SettingDef("google-auth-client-id", visibility="public", getter=lambda session: None, env=False,
-                   description="Google sign-in is not offered by Tessera."),
     ]

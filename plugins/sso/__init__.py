@@ -1,6 +1,8 @@
 """Sign-in with the company's identity (issue 33), as Metabase's: JWT single sign-on at /auth/sso
-(jwt_sso.py, pages.py) and LDAP for POST /api/session (ldap.py, through the authenticate_password hook),
-with accounts created on first sign-in, group sync and login attributes (accounts.py).
+(jwt_sso.py, pages.py), LDAP for POST /api/session (ldap.py, through the authenticate_password hook) and
+Google Sign-In (google.py, google_views.py, and google_pages.py for the login page's button), with accounts created on first sign-in, group sync and login
+attributes (accounts.py); and `enable-password-login` with its break-glass administrator
+(password_policy.py, through the password_refusal hook).
 
 Disabling the plugin removes its page, its settings and with them every way in but passwords.
 """
@@ -9,8 +11,9 @@ from pathlib import Path
 from core import SettingDef, hookimpl
 from core.assembly.records import Migrations
 
-from . import ldap, pages
+from . import google, google_pages, ldap, pages, password_policy
 from .accounts import check_group_mappings
+from .google_views import google_api, google_auth_api
 from .views import ldap_api
 
 
@@ -21,12 +24,12 @@ def register_migrations():
 
 @hookimpl
 def register_pages():
-    return pages.pages()
+    return [*pages.pages(), *google_pages.pages()]
 
 
 @hookimpl
 def register_routes():
-    return [ldap_api]
+    return [ldap_api, google_api, google_auth_api]
 
 
 @hookimpl
@@ -38,7 +41,18 @@ def authenticate_password(session, username, password):
 
 @hookimpl
 def register_settings():
-    return [*JWT_SETTINGS, *LDAP_SETTINGS]
+    return [*JWT_SETTINGS, *LDAP_SETTINGS, *google.SETTINGS, PASSWORD_LOGIN]
+
+
+@hookimpl
+def password_refusal(session, email):
+    return password_policy.refusal(session, email)
+
+
+PASSWORD_LOGIN = SettingDef(
+    password_policy.SETTING, type="boolean", visibility="public", default=True, effective=password_policy.effective,
+    description="Allow logging in by email and password (only turned off while a single sign-on method is "
+                "enabled; the TESSERA_BREAK_GLASS_ADMIN administrator keeps their password).")
 
 
 JWT_SETTINGS = [

@@ -1,4 +1,5 @@
-"""The authenticate_password hook: a directory answers POST /api/session before local accounts."""
+"""The authenticate_password hook (a directory answers POST /api/session before local accounts), the
+password_refusal hook (a policy refuses passwords before they are checked) and SettingDef.effective."""
 from core.assembly.app import create_app
 from core.testing import setup_admin
 from core.testing.app import ADMIN_EMAIL, ADMIN_PASSWORD
@@ -52,4 +53,40 @@ def test_a_directory_answers_first_and_local_accounts_after(app_config, tmp_path
     assert "dir-user" in module.SEEN and ADMIN_EMAIL.upper() in module.SEEN
     assert [e for e in module.SEEN if isinstance(e, tuple) and e[0] == "user-login"][-2:] == [
         ("user-login", {"method": "directory"}), ("user-login", {"method": "password"})]
+    app.extensions["tessera"].db.dispose()
+
+
+POLICY = '''
+from core import SettingDef, hookimpl
+from core.assembly.records import PasswordRefusal
+
+
+@hookimpl
+def password_refusal(session, email):
+    return PasswordRefusal("Not with a password.") if email.lower() == "admin@example.com" else None
+
+
+@hookimpl
+def register_settings():
+    # Read as its stored value upper-cased: the effective value, while the setting stays writable.
+    return [SettingDef("shouted", default="quiet", effective=lambda session, value: value.upper())]
+'''
+
+
+def test_a_policy_refuses_passwords_before_they_are_checked_and_settings_read_effective(app_config, tmp_path,
+                                                                                         monkeypatch):
+    name = write_plugin(tmp_path, monkeypatch, POLICY)
+    app = create_app({**app_config, "TESSERA_PLUGINS_EXTRA": name})
+    admin = setup_admin(app)
+    anonymous = app.test_client()
+    for password in (ADMIN_PASSWORD, "wrong"):
+        refused = anonymous.post("/api/session", json={"username": ADMIN_EMAIL, "password": password})
+        assert refused.status_code == 400 and refused.json == "Not with a password."
+    forgot = anonymous.post("/api/session/forgot_password", json={"email": ADMIN_EMAIL})
+    assert forgot.status_code == 400 and forgot.json == "Not with a password."
+    assert anonymous.post("/api/session", json={"username": "other@example.com", "password": "x"}).status_code == 401
+
+    assert admin.get("/api/setting/shouted").json == "QUIET"
+    assert admin.put("/api/setting/shouted", json={"value": "hello"}).status_code == 204
+    assert admin.get("/api/setting/shouted").json == "HELLO"
     app.extensions["tessera"].db.dispose()
