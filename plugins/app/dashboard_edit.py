@@ -418,14 +418,18 @@ def posted_draft(dashboard: dict, body: dict) -> Draft:
 @blueprint.post("/dashboard/<id_slug>/edit/apply")
 def edit_apply(id_slug: str):
     dashboard, body = posted_to(id_slug)
+    op = str(body.get("op") or "sync")
     try:
         draft = posted_draft(dashboard, body)
-        said = change(draft, str(body.get("op") or "sync"), body)
+        was_open = draft.data.get("viz")
+        said = change(draft, op, body)
     except DraftError as exc:
         return error(str(exc))
+    # Opening a card's visualization settings takes the keyboard to them; closing them, back to its button.
+    focus = {"viz": "viz", "viz-close": "card"}.get(op.partition(":")[0])
     # The picker keeps what was typed in it across the change.
     return fragment("app/_dashedit_editor.html", path=_path(dashboard), q=str(body.get("q") or "")[:200],
-                    **editor(draft, _path(dashboard), said))
+                    focus=focus, closed=was_open, **editor(draft, _path(dashboard), said))
 
 
 @blueprint.post("/dashboard/<id_slug>/edit/save")

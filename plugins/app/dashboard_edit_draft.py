@@ -179,6 +179,8 @@ class Draft:
     def remove_card(self, dashcard_id) -> None:
         dashcard = self.dashcard(dashcard_id)
         self.dashcards.remove(dashcard)
+        if self.data.get("viz") == dashcard["id"]:
+            self.data["viz"] = None
 
     def place(self, dashcard_id, col: int, row: int, size_x: int, size_y: int) -> None:
         """Put a card at (col, row) with a size, kept on the grid; cards it would cover move down."""

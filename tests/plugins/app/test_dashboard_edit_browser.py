@@ -67,7 +67,7 @@ def goal_line_on(browser, card_id: int) -> None:
     """In the editor: the card's visualization settings opened by its button, a goal line at 40 named
     Target set there; the panel's preview draws it and the draft keeps it as the card's override alone."""
     click(browser, f"#vizopen-{dashcard_of(browser, card_id)['id']}")
-    wait_for(browser, "!!document.querySelector('#dashedit-viz #viz-goal-value')")
+    wait_for(browser, "document.activeElement.id === 'dashedit-viz-title'")  # the keyboard is taken there
     for selector, value in (("#viz-goal-value", "40"), ("#viz-goal-label", "Target")):
         set_value(browser, selector, value)
         settle(browser)
@@ -185,6 +185,8 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         width(browser, 1400)
         browser.evaluate("document.querySelector('[data-theme-toggle]').click()")
         assert serious_violations(browser) == []
+        click(browser, "#dashedit-viz-close")  # and back to the card's button
+        assert browser.evaluate("document.activeElement.id") == f"vizopen-{dashcard_of(browser, shop['chart'])['id']}"
 
         click(browser, "#dashedit-save")
         wait_for(browser, f"location.pathname === {path!r}")
