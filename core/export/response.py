@@ -10,6 +10,8 @@ from core.assembly.records import Exporter
 from core.http import types as t
 from core.http.api import Params, dumps
 
+from .dashcard_settings import merged
+
 NO_CACHE = {
     "Cache-Control": "max-age=0, no-cache, must-revalidate, proxy-revalidate",
     "Expires": "Tue, 03 Jul 2001 06:00:00 GMT",
@@ -188,22 +190,9 @@ def card_download(session, user, exporters: dict, export_format: str, card, opti
     if card.database_id is None:
         raise Forbidden()
     cap = download_cap(access.download_level(session, user, card.database_id, card.table_id))
-    viz = merged_settings(card.visualization_settings, options.get("visualization_settings"))
+    viz = merged(card.visualization_settings, options.get("visualization_settings"))
     return query_download(session, user, exporter, export_format, card.dataset_query, api_context=api_context,
                           options={**options, "visualization_settings": viz, "display": card.display,
                                    "name": card.name},
                           pivot=card.display == "pivot",
                           column_split=pivot_column_split(card), card_id=card.id, **run_options, **cap)
-
-
-def merged_settings(card_settings, over) -> dict:
-    """A card's visualization settings under `over` (a dashboard card's): keys replaced, column_settings
-    merged column by column, as Metabase merges a dashcard's settings over its card's."""
-    base = card_settings if isinstance(card_settings, dict) else {}
-    if not isinstance(over, dict) or not over:
-        return base
-    columns = {**(base.get("column_settings") or {}), **(over.get("column_settings") or {})}
-    merged = {**base, **over}
-    if columns:
-        merged["column_settings"] = columns
-    return merged

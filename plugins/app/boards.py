@@ -20,7 +20,7 @@ from werkzeug.exceptions import NotFound
 
 from core.http.internal import Answer, call
 
-from . import render
+from . import cards, render
 from .filters import Filter, api_parameters, constraints
 from .views import slug
 
@@ -205,7 +205,7 @@ class XrayBoard(Board):
 
     def download(self, dashcard, filters, export_format):
         card = dashcard.get("card") or {}
-        settings = {**(card.get("visualization_settings") or {}), **(dashcard.get("visualization_settings") or {})}
+        settings = cards.settings(dashcard)
         return f"/api/dataset/{export_format}", {
             "query": orjson.dumps(self._query(dashcard, filters)).decode(),
             "visualization_settings": orjson.dumps(settings).decode(),

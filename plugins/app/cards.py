@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from markupsafe import Markup
 
 from core.charts.combine import COMBINABLE
+from core.export.dashcard_settings import merged
 from core.http.internal import Answer
 
 from . import buttons, results
@@ -29,8 +30,7 @@ _SAFE_SCHEMES = ("http", "https", "mailto")
 
 def settings(dashcard: dict) -> dict:
     """The card's visualization settings with the dashcard's own laid over them (as Metabase merges them)."""
-    card = dashcard.get("card") or {}
-    return {**(card.get("visualization_settings") or {}), **(dashcard.get("visualization_settings") or {})}
+    return merged((dashcard.get("card") or {}).get("visualization_settings"), dashcard.get("visualization_settings"))
 
 
 def display(dashcard: dict) -> str:

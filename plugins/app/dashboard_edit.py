@@ -11,19 +11,24 @@ and nothing was written. Only a user the API lets write the dashboard (`can_writ
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import zlib
 from urllib.parse import urlencode
 
+import orjson
 from flask import request
 
 from core.charts.combine import COMBINABLE
+from core.export.dashcard_settings import merged, overrides
 from core.http.internal import Answer, call
 
-from . import cards, render
+from . import cards, render, viz_settings
 from . import dashboard_edit_columns as columns
 from .dashboard_edit_draft import FILTER_TYPES, VIRTUAL_KINDS, Draft, DraftError, slugged, version
 from .filters import read_value
 from .render import Failed, go, page, signed_in_user
-from .views import blueprint, fragment, id_of, posted, slug
+from .views import as_args, blueprint, fragment, id_of, posted, slug
 
 PICKED_MODELS = ("card", "dataset")
 DISPLAY_NAMES = {"scalar": "Number", "table": "Table", "bar": "Bar chart", "line": "Line chart", "pie": "Pie chart",
@@ -122,10 +127,53 @@ def editor(draft: Draft, path: str, announce: str = "") -> dict:
                 wiring[(p.get("id"), d["id"], card_id)] = ([(c[0], columns.key(c[1])) for c in offered],
                                                            columns.key(current) if current is not None else "")
     return {"draft": draft, "draft_json": draft.dumps(), "combinable": combinable(draft, shown), "tab": tab, "shown": shown, "query_cards": query_cards,
+            "previews": {d["id"]: preview_args(d) for d in draft.dashcards if d.get("card_id")}, **viz_panel(draft, path),
             "wiring": wiring, "suggestions": {p.get("id"): suggestions(draft, p) for p in draft.parameters},
             "filter_types": [(k, v[2]) for k, v in FILTER_TYPES.items()], "virtual_kinds": VIRTUAL_KINDS,
             "display_names": DISPLAY_NAMES, "edit_path": path + "/edit", "announce": announce,
             "defaults": {p.get("id"): default_text(p) for p in draft.parameters}}
+
+
+def looks(dashcard: dict) -> dict:
+    """The dashcard's overrides the visualization settings panel governs (what its preview draws)."""
+    return {k: v for k, v in (dashcard.get("visualization_settings") or {}).items() if viz_settings.governs(k)}
+
+
+def preview_args(dashcard: dict) -> tuple[str, str]:
+    """(the preview's query: size and the card's overrides, packed; a digest of them for its element's id)."""
+    args = {"w": dashcard["size_x"], "h": dashcard["size_y"]}
+    over = looks(dashcard)
+    if over:
+        args["vs"] = base64.urlsafe_b64encode(zlib.compress(orjson.dumps(over, option=orjson.OPT_SORT_KEYS))).decode()
+    return urlencode(args), hashlib.sha256(args.get("vs", "").encode()).hexdigest()[:10]
+
+
+def unpacked(text: str) -> dict:
+    """A preview's packed overrides (`vs`); DraftError when they are not."""
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(base64.urlsafe_b64decode(text.encode("ascii")), 1 << 16)
+        value = orjson.loads(raw) if not inflater.unconsumed_tail else None
+    except (ValueError, zlib.error, orjson.JSONDecodeError):
+        value = None
+    if not isinstance(value, dict):
+        raise DraftError("The card's settings in this link are unreadable.")
+    return value
+
+
+def viz_panel(draft: Draft, path: str) -> dict:
+    """The open visualization settings panel (viz_settings.panel for the card, its overrides laid over
+    the question's settings and drawn over the question's result), or nothing when none is open."""
+    open_id = draft.data.get("viz")
+    d = next((d for d in draft.dashcards if d["id"] == open_id and d.get("card_id")), None)
+    if d is None or draft.card_info(d).get("hidden"):
+        return {"viz": None, "viz_card": None}
+    info = draft.card_info(d)
+    card = {"display": info.get("display") or "table",
+            "visualization_settings": merged(info.get("settings"), d.get("visualization_settings"))}
+    answer = call("POST", f"/api/card/{d['card_id']}/query", json={})
+    body = answer.body if answer.ok and isinstance(answer.body, dict) and answer.body.get("status") != "failed" else None
+    return {"viz": viz_settings.panel(card, body, dashcard=d["id"], apply=path + "/edit/apply"), "viz_card": d}
 
 
 def combinable(draft: Draft, shown: list[dict]) -> dict:
@@ -195,6 +243,8 @@ def sync(draft: Draft, body: dict) -> None:
                 settings["card.hide_empty"] = True
             else:
                 settings.pop("card.hide_empty", None)
+    if body.get("vizcard") is not None and str(body["vizcard"]) == str(draft.data.get("viz")):
+        restyle(draft, draft.dashcard(body["vizcard"]), body)
     for p in draft.parameters:
         pid = p.get("id")
         if f"pname.{pid}" not in body:
@@ -223,6 +273,21 @@ def sync(draft: Draft, body: dict) -> None:
                 if f"{field}.{x['id']}" in body:
                     info = draft.data["_cards"].get(str(x["id"])) or {}
                     draft.wire(pid, d, _target(body.get(f"{field}.{x['id']}"), info), x["id"])
+
+
+def restyle(draft: Draft, dashcard: dict, body: dict) -> None:
+    """The visualization settings panel's fields (viz_settings.applied, as on the question pages) into the
+    card's overrides: applied to what the card shows, then kept only where that differs from the question."""
+    info = draft.card_info(dashcard)
+    if not dashcard.get("card_id") or info.get("hidden"):
+        raise DraftError("That card has no visualization settings to change.")
+    own = info.get("settings") or {}
+    try:
+        shown = viz_settings.applied(merged(own, dashcard["visualization_settings"]), as_args(body),
+                                     str(info.get("display") or "table"))
+    except viz_settings.BadSettings as exc:
+        raise DraftError(str(exc)) from None
+    dashcard["visualization_settings"] = overrides(own, shown)
 
 
 def _listed(value) -> list:
@@ -310,6 +375,19 @@ def change(draft: Draft, op: str, body: dict) -> str:
         dashcard_id, _, card = arg.partition(":")
         draft.remove_series(dashcard_id, card)
         return "Took the question off the card."
+    if verb == "viz":
+        d = draft.dashcard(arg)
+        if not d.get("card_id") or draft.card_info(d).get("hidden"):
+            raise DraftError("That card has no visualization settings to change.")
+        draft.data["viz"] = d["id"]
+        return f"The visualization settings of {_title(draft, d)} are open below the cards."
+    if verb == "viz-close":
+        draft.data["viz"] = None
+        return "Closed the visualization settings."
+    if verb == "viz-reset":
+        d = draft.dashcard(arg)
+        d["visualization_settings"] = {k: v for k, v in d["visualization_settings"].items() if not viz_settings.governs(k)}
+        return f"{_title(draft, d)} is drawn with its question's settings again."
     if verb == "sync":
         return ""
     raise DraftError("The editor did not understand that change.")
@@ -340,14 +418,18 @@ def posted_draft(dashboard: dict, body: dict) -> Draft:
 @blueprint.post("/dashboard/<id_slug>/edit/apply")
 def edit_apply(id_slug: str):
     dashboard, body = posted_to(id_slug)
+    op = str(body.get("op") or "sync")
     try:
         draft = posted_draft(dashboard, body)
-        said = change(draft, str(body.get("op") or "sync"), body)
+        was_open = draft.data.get("viz")
+        said = change(draft, op, body)
     except DraftError as exc:
         return error(str(exc))
+    # Opening a card's visualization settings takes the keyboard to them; closing them, back to its button.
+    focus = {"viz": "viz", "viz-close": "card"}.get(op.partition(":")[0])
     # The picker keeps what was typed in it across the change.
     return fragment("app/_dashedit_editor.html", path=_path(dashboard), q=str(body.get("q") or "")[:200],
-                    **editor(draft, _path(dashboard), said))
+                    focus=focus, closed=was_open, **editor(draft, _path(dashboard), said))
 
 
 @blueprint.post("/dashboard/<id_slug>/edit/save")
@@ -384,12 +466,17 @@ def edit_questions(id_slug: str):
 
 @blueprint.get("/dashboard/<id_slug>/edit/preview/<int:card_id>")
 def edit_preview(id_slug: str, card_id: int):
-    """A question drawn as it would be on the dashboard at the draft's size (an htmx fragment): the card
-    read and run as the user (GET /api/card/:id, POST /api/card/:id/query), drawn by cards.body."""
+    """A question drawn as it would be on the dashboard at the draft's size with the card's overrides
+    (`vs`, packed by preview_args) (an htmx fragment): the card read and run as the user (GET
+    /api/card/:id, POST /api/card/:id/query), drawn by cards.body."""
     signed_in_user()
     base = f"{_path(writable(id_slug))}/edit/preview/{card_id}"
     size = {key: _size(key, default) for key, default in (("w", 6), ("h", 4))}
-    state = {key: request.args.get(key) for key in ("sort", "dir", "page") if request.args.get(key)}
+    state = {key: request.args.get(key) for key in ("sort", "dir", "page", "vs") if request.args.get(key)}
+    try:
+        over = unpacked(state["vs"]) if "vs" in state else {}
+    except DraftError as exc:
+        return error(str(exc))
 
     def link(**change) -> str:
         pairs = {**size, **state, **change}
@@ -399,7 +486,7 @@ def edit_preview(id_slug: str, card_id: int):
     if not card.ok or not isinstance(card.body, dict):
         shown = cards.Body("error", message="You don't have permission to see this card's data.")
     else:
-        dashcard = {"card": card.body, "size_x": size["w"], "size_y": size["h"], "visualization_settings": {}}
+        dashcard = {"card": card.body, "size_x": size["w"], "size_y": size["h"], "visualization_settings": over}
         answer = call("POST", f"/api/card/{card_id}/query", json={})
         shown = cards.body(dashcard, answer, sort=state.get("sort"), descending=state.get("dir") == "desc",
                            page=_size("page", 1), url=link)

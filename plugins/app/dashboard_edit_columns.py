@@ -1,4 +1,5 @@
-"""What the dashboard editor knows of a saved question: its name, display, and the columns a filter may be
+"""What the dashboard editor knows of a saved question: its name, display, visualization settings (what a
+card's overrides are measured against), and the columns a filter may be
 wired to (Metabase's mappable columns), read through the API as the editing user: an MBQL question's
 from its data's query metadata (the question builder's `notebook_columns`, FK-reached fields included),
 a native one's from its template tags. A column is offered as (label, target, kind), the target being
@@ -26,8 +27,10 @@ def card_info(card_id: int) -> dict | None:
     if not answer.ok or not isinstance(answer.body, dict):
         return None
     card = answer.body
+    settings = card.get("visualization_settings")
     return {"name": card.get("name") or f"Question {card_id}", "display": card.get("display") or "table",
-            "columns": columns(card.get("dataset_query") or {})}
+            "columns": columns(card.get("dataset_query") or {}),
+            "settings": settings if isinstance(settings, dict) else {}}
 
 
 def columns(dataset_query: dict) -> list[list]:

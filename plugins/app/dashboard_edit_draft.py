@@ -5,8 +5,8 @@ The draft travels with the page (a hidden JSON field of the editor's form), so n
 Save, Cancel is leaving the page, and two tabs of the same browser never mix their edits. Each change the
 page asks for (`apply`) reads the form's fields into the draft, then makes one change; the API validates
 the whole thing once, on save, in its single transaction. `_cards` keeps what the editor draws of each
-saved question (name, display, mappable columns) so a change does not read every card again; it is never
-sent to the API.
+saved question (name, display, visualization settings, mappable columns) so a change does not read every
+card again; it is never sent to the API, nor is `viz`, the card whose visualization settings are open.
 """
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ class Draft:
             data = None
         if (not isinstance(data, dict) or data.get("id") != dashboard_id
                 or not all(isinstance(data.get(k), list) for k in ("tabs", "dashcards", "parameters"))
-                or not isinstance(data.get("_cards"), dict) or type(data.get("next")) is not int):
+                or not isinstance(data.get("_cards"), dict) or type(data.get("next")) is not int
+                or not (data.get("viz") is None or type(data.get("viz")) is int)):
             raise DraftError("The page's draft of this dashboard is unreadable: reload the editor.")
         if not (all(_dashcard_ok(d) for d in data["dashcards"]) and all(_card_ok(c) for c in data["_cards"].values())
                 and all(isinstance(p, dict) and isinstance(p.get("id"), str) and isinstance(p.get("type"), str)
@@ -178,6 +179,8 @@ class Draft:
     def remove_card(self, dashcard_id) -> None:
         dashcard = self.dashcard(dashcard_id)
         self.dashcards.remove(dashcard)
+        if self.data.get("viz") == dashcard["id"]:
+            self.data["viz"] = None
 
     def place(self, dashcard_id, col: int, row: int, size_x: int, size_y: int) -> None:
         """Put a card at (col, row) with a size, kept on the grid; cards it would cover move down."""
@@ -317,7 +320,7 @@ def _dashcard_ok(d) -> bool:
 
 
 def _card_ok(c) -> bool:
-    return (isinstance(c, dict) and isinstance(c.get("columns", []), list)
+    return (isinstance(c, dict) and isinstance(c.get("columns", []), list) and isinstance(c.get("settings", {}), dict)
             and all(isinstance(x, list) and len(x) >= 3 for x in c.get("columns", [])))
 
 

@@ -37,7 +37,7 @@ from .native_state import DIR, PAGE, SORT, Editor
 from .question import Shown, State, default_view, draw_result, failure_text
 from .question_query import BadLink, decode_adhoc, is_mbql
 from .render import go, page, signed_in_user
-from .views import blueprint, fragment, posted
+from .views import as_args, blueprint, fragment, posted
 
 BASE = "/question/native"
 NO_DATABASE = "Choose a database to run the SQL on."
@@ -130,13 +130,7 @@ def native_editor():
 
 def posted_args() -> MultiDict:
     """The editor's form as json-enc posts it (a repeated field arrives as a list)."""
-    body = posted()
-    pairs = []
-    for name, value in body.items():
-        for one in value if isinstance(value, list) else [value]:
-            if isinstance(one, (str, int, float)) and not isinstance(one, bool):
-                pairs.append((str(name), str(one)))
-    return MultiDict(pairs)
+    return as_args(posted())
 
 
 @blueprint.post(BASE + "/run")

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from flask import Blueprint, Response, request
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import NotFound
 
 from core.assembly.pages import Assets
@@ -81,6 +82,16 @@ def posted() -> dict:
     auth.check_not_cross_site(request)
     body = request.get_json(silent=True)
     return body if isinstance(body, dict) else {}
+
+
+def as_args(body: dict) -> MultiDict:
+    """A form posted by json-enc (a repeated field arrives as a list) as the MultiDict a GET form gives."""
+    pairs = []
+    for name, value in body.items():
+        for one in value if isinstance(value, list) else [value]:
+            if isinstance(one, (str, int, float)) and not isinstance(one, bool):
+                pairs.append((str(name), str(one)))
+    return MultiDict(pairs)
 
 
 def fragment(template: str, status: int = 200, **context) -> Response:

@@ -12,6 +12,9 @@ saved question's id) and the panel's fields: it answers a 303 to the ad-hoc ques
 and settings (/question/adhoc?q=...), so the state lives in the URL, survives a reload, and is what a
 save stores. A saved question changed this way becomes an ad-hoc view of it (`original_card_id` kept).
 Only what the form says changes: settings it does not show are kept as they were.
+
+The dashboard editor draws the same panel for a dashboard card (`panel(..., dashcard=)`) inside its own
+form and reads it with `applied` into the card's overrides (dashboard_edit.restyle).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from werkzeug.datastructures import MultiDict
 from core.charts.conditional import OPERATORS, rgb, rules
 from core.charts.displays.graph import stack_type
 from core.charts.displays.series import build_graph, graph_columns
-from core.charts.displays.table import visible_columns
+from core.charts.displays.table import HIDDEN_COLUMNS, visible_columns
 from core.charts.format import CURRENCIES, is_number
 from core.charts.registry import DISPLAYS
 from core.charts.render import chart_input
@@ -50,6 +53,7 @@ OPERATOR_NAMES = {"=": "is equal to", "!=": "is not equal to", "<": "is less tha
                   "contains": "contains", "does-not-contain": "does not contain", "starts-with": "starts with",
                   "ends-with": "ends with", "is-true": "is true", "is-false": "is false"}
 TEXT_LIMIT = 200
+PANEL_KEYS = ("series_settings", "column_settings", "table.columns", "table.column_formatting")
 
 
 class BadSettings(ValueError):
@@ -202,7 +206,9 @@ def _apply_graph(out: dict, args: MultiDict) -> None:
         raise BadSettings("A goal line needs a goal value.")
     for axis in ("x", "y"):
         _put(out, f"graph.{axis}_axis.title_text", _text(args, f"graph.{axis}_axis.title_text"))
-    _put(out, "graph.y_axis.scale", _choice(args, "graph.y_axis.scale", SCALES, "y axis scale"))
+    y_scale = _choice(args, "graph.y_axis.scale", SCALES, "y axis scale")
+    # Linear, the default the select shows when nothing is set, is not written as a setting.
+    _put(out, "graph.y_axis.scale", None if y_scale == "linear" and not out.get("graph.y_axis.scale") else y_scale)
     _put(out, "graph.x_axis.scale", _choice(args, "graph.x_axis.scale", X_SCALES, "x axis scale"))
 
 
@@ -259,8 +265,12 @@ def _apply_table(out: dict, args: MultiDict) -> None:
         other = index - 1 if move.group(2) == "up" else index + 1
         if 0 <= index < len(order) and 0 <= other < len(order):
             order[index], order[other] = order[other], order[index]
-    if order:
-        out["table.columns"] = [{"name": name, "enabled": name in enabled} for name in order]
+    columns = [{"name": name, "enabled": name in enabled} for name in order]
+    # The table as it shows without the setting is not written as one (a dashboard card's override of
+    # another setting stays that alone).
+    default = [{"name": name, "enabled": name not in HIDDEN_COLUMNS} for name in args.getlist("cols")]
+    if order and (out.get("table.columns") is not None or columns != default):
+        out["table.columns"] = columns
 
 
 def _apply_rules(out: dict, args: MultiDict) -> None:
@@ -296,12 +306,20 @@ def _apply_rules(out: dict, args: MultiDict) -> None:
 
 # -- the panel -------------------------------------------------------------------------------------------
 
+def governs(key: str) -> bool:
+    """Whether the panel edits this visualization_settings key (a dashboard card's reset drops these)."""
+    return key.startswith(("graph.", "stackable.")) or key in PANEL_KEYS
+
+
 def panel(card: dict, result, *, q: str | None = None, card_id: int | None = None, view: str | None = None,
-          editor: bool = False):
+          editor: bool = False, dashcard: int | None = None, apply: str | None = None):
     """What app/_viz_settings.html draws for a question whose result is `result` (the API's answer
     body), or None when it cannot be changed here (no result, or a saved question its user may not
     run ad hoc or that takes parameters: its ad-hoc view could not run). With `editor` the SQL editor
-    draws it: its script sends each change with the editor's next run instead of to /question/viz."""
+    draws it: its script sends each change with the editor's next run instead of to /question/viz.
+    With `dashcard` the dashboard editor draws it inside its form for that card (`card` carrying the
+    dashcard's settings over the question's), each change posted with the form to `apply`; no display
+    picker and no Data section there (a dashboard card keeps its question's display and columns)."""
     if not isinstance(result, dict) or not isinstance(result.get("data"), dict):
         return None
     if card_id is not None and (not card.get("can_run_adhoc_query") or card.get("parameters")):
@@ -310,12 +328,13 @@ def panel(card: dict, result, *, q: str | None = None, card_id: int | None = Non
     settings = card.get("visualization_settings") if isinstance(card.get("visualization_settings"), dict) else {}
     chart = chart_input({"display": display, "visualization_settings": settings}, result)
     cols = chart.cols
-    base = {"card": card_id} if card_id is not None else {"q": q}
-    offered = sensible_displays(cols, chart.row_count)
-    if display not in offered and display in NAMES:
+    base = {"card": card_id} if card_id is not None else {"q": q} if dashcard is None else {}
+    offered = [] if dashcard is not None else sensible_displays(cols, chart.row_count)
+    if dashcard is None and display not in offered and display in NAMES:
         offered.append(display)
     names = [str(c.get("name")) for c in cols]
     context = {"base": base, "view": view, "display": display, "names": names, "editor": editor,
+               "dashcard": dashcard, "apply": apply,
                "picker": [{"name": name, "label": NAMES[name], "current": name == display,
                            "url": "/question/viz?" + _query({**base, "display": name})} for name in offered],
                "cols": [_column(index, col, settings) for index, col in enumerate(cols)],

@@ -3,9 +3,9 @@ in the manner of issue 30's journey (test_app_journey.py). Signed in through the
 administrator sets up e-mail (a test send into a real SMTP server, aiosmtpd), public links and embedding
 on the settings pages; makes a dashboard from the main menu, builds two tabs of three saved questions and
 a text card, adds a date and a category filter wired to every card, resizes and moves a card with the
-keyboard, saves, and finds it as saved after a reload; shares it by public link and opens the link signed
-out; sets up a signed embed with the category locked and sees its preview; subscribes two addresses and
-"sends now" into the SMTP server. Then adds a new SQLite file through the database form, syncs it, hides
+keyboard, gives the chart a goal line in its visualization settings, saves, and finds it as saved after a
+reload; shares it by public link and opens the link signed out; sets up a signed embed with the category
+locked and sees its preview; subscribes two addresses and "sends now" into the SMTP server. Then adds a new SQLite file through the database form, syncs it, hides
 a table, remaps a column to another table's name; invites someone (the invitation arrives by e-mail, she
 chooses her password from its link), puts her in a group, takes the group's query permission on that
 database away in the grid, and she is refused the question she ran before. Nothing reports a console
@@ -32,6 +32,7 @@ from tests.plugins.app.test_dashboard_browser import set_value, settle, wait_for
 from tests.plugins.app.test_dashboard_edit_browser import (
     dashcard_of,
     draft,
+    goal_line_on,
     key,
     two_tabs_with_the_listing_on_the_second,
 )
@@ -179,12 +180,15 @@ def test_a_dashboard_arranged_shared_subscribed_and_its_server_administered(app,
             key(browser, "ArrowRight")
         moved = dashcard_of(browser, shop["total"])
         assert (moved["col"], moved["size_x"], moved["size_y"]) == (3, 8, 4)
+        # The chart's look on this dashboard alone: a goal line from its visualization settings.
+        goal_line_on(browser, shop["chart"])
 
         clicked(browser, "#dashedit-save")
         landed(browser, f"location.pathname === {path!r}")
         browser.evaluate("location.reload()")
         landed(browser, "document.querySelector('.markdown strong')?.textContent === 'EUR'")
         assert browser.evaluate("document.querySelector('.dashcard.col-4.w-8.h-4') !== null")
+        wait_for(browser, "[...document.querySelectorAll('.dashcard svg text')].some(t => t.textContent === 'Target')")
         assert browser.evaluate("[...document.querySelectorAll('.tabs a')].map(a => a.textContent).join()"
                                 ) == "Overview,Details"
         assert browser.evaluate(f"!!document.querySelector('[data-slug={date_slug}]') && "

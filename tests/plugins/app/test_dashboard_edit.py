@@ -439,3 +439,49 @@ def test_the_editor_draws_each_question_at_its_size_as_the_user_may_run_it(site)
     assert missing.status_code == 200 and "permission" in text(missing)
     reader = sign_in(site.app, "reader@example.com", USER_PASSWORD)
     assert reader.get(f"{path}/edit/preview/{site.shop['total']}").status_code == 403
+
+
+def test_a_cards_visualization_settings_are_overridden_on_the_dashboard_alone_and_reset(site):
+    chart = site.shop["chart"]
+    before = ok(site.admin.get(f"/api/card/{chart}"))
+    dashboard_id, path = new_dashboard(site, "Restyled")
+    client = sign_in(site.app)
+    editor = Editor(client, path)
+    editor.apply(f"add-card:{chart}")
+    card = editor.draft["dashcards"][0]["id"]
+    # The question page's panel, for this card, inside the editor's form: no display picker, no Data section.
+    editor.apply(f"viz:{card}")
+    assert "Visualization settings of Revenue by city" in editor.html and 'name="vizcard"' in editor.html
+    assert 'class="viz-picker"' not in editor.html and 'id="viz-data"' not in editor.html
+    editor.apply("sync", **{"graph.show_goal": "1", "graph.goal_value": "40", "graph.goal_label": "Target",
+                            "graph.y_axis.title_text": "Takings"})
+    # Only what differs from the question is kept, and the preview draws it.
+    assert editor.draft["dashcards"][0]["visualization_settings"] == {
+        "graph.show_goal": True, "graph.goal_value": 40, "graph.goal_label": "Target",
+        "graph.y_axis.title_text": "Takings"}
+    assert re.search(r'id="viz-show-goal"[^>]*checked', editor.html) and 'value="Takings"' in editor.html
+    preview = unescape(re.search(rf'"({re.escape(path)}/edit/preview/{chart}\?[^"]*vs=[^"]*)"', editor.html).group(1))
+    assert "Target" in text(client.get(preview, headers=HTMX))
+    assert client.get(f"{path}/edit/preview/{chart}?vs=junk", headers=HTMX).status_code == 400
+    editor.apply("sync", status=400, **{"graph.goal_value": "lots"})
+    editor.apply("viz-close")
+    assert 'name="vizcard"' not in editor.html
+    assert editor.save().status_code == 200
+
+    stored = ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]
+    assert stored["visualization_settings"]["graph.goal_label"] == "Target"
+    after = ok(site.admin.get(f"/api/card/{chart}"))
+    assert (after["visualization_settings"], after["updated_at"]) == (before["visualization_settings"], before["updated_at"])
+    drawn = text(client.get(f"/dashboard/{dashboard_id}/card/{stored['id']}", headers=HTMX))
+    assert "Target" in drawn and "Takings" in drawn
+
+    # Reset: the card is drawn with the question's settings again, and saved so.
+    editor = Editor(client, path)
+    editor.apply(f"viz:{stored['id']}")
+    assert re.search(r'id="viz-show-goal"[^>]*checked', editor.html)  # the override, as the panel opens
+    editor.apply(f"viz-reset:{stored['id']}")
+    assert editor.draft["dashcards"][0]["visualization_settings"] == {}
+    assert not re.search(r'id="viz-show-goal"[^>]*checked', editor.html)
+    assert editor.save().status_code == 200
+    assert ok(site.admin.get(f"/api/dashboard/{dashboard_id}"))["dashcards"][0]["visualization_settings"] == {}
+    assert "Target" not in text(client.get(f"/dashboard/{dashboard_id}/card/{stored['id']}", headers=HTMX))

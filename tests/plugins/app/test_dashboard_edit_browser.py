@@ -1,8 +1,9 @@
 """The dashboard editor in headless Chromium (tests/plugins/sharing/browser.py): a two-tab dashboard built
 from three saved questions and a text card, a date and a category filter wired to every card (the second
 and third by the editor's same-column suggestion), a card resized and moved with the keyboard (and the
-move announced), saved, and found as saved on the dashboard page and again in the editor; no script error
-on the way, and axe-core finds no serious or critical violation in either theme, wide or narrow.
+move announced), the chart given a goal line in its visualization settings panel, saved, and found as
+saved on the dashboard page and again in the editor; no script error on the way, and axe-core finds no
+serious or critical violation in either theme, wide or narrow.
 
 Skipped, naming the package, when Debian's `chromium` is not installed (`make test-setup`)."""
 from __future__ import annotations
@@ -60,6 +61,20 @@ def two_tabs_with_the_listing_on_the_second(browser, shop: dict) -> None:
     set_value(browser, f"#dashedit-tabname-{second}", "Details")
     click(browser, f"button[value='to-tab:{listing}']")
     assert dashcard_of(browser, shop["listing"])["dashboard_tab_id"] == second
+
+
+def goal_line_on(browser, card_id: int) -> None:
+    """In the editor: the card's visualization settings opened by its button, a goal line at 40 named
+    Target set there; the panel's preview draws it and the draft keeps it as the card's override alone."""
+    click(browser, f"#vizopen-{dashcard_of(browser, card_id)['id']}")
+    wait_for(browser, "document.activeElement.id === 'dashedit-viz-title'")  # the keyboard is taken there
+    for selector, value in (("#viz-goal-value", "40"), ("#viz-goal-label", "Target")):
+        set_value(browser, selector, value)
+        settle(browser)
+    click(browser, "#viz-show-goal")
+    wait_for(browser, "[...document.querySelectorAll('.dashedit-viz-preview svg text')].some(t => t.textContent === 'Target')")
+    assert {k: v for k, v in dashcard_of(browser, card_id)["visualization_settings"].items() if k.startswith("graph.")} == {
+        "graph.show_goal": True, "graph.goal_value": 40, "graph.goal_label": "Target"}
 
 
 def draft(browser) -> dict:
@@ -160,13 +175,18 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
         drag(browser, f".dashcard:has(#move-{chart_id}) [data-resize]", 0, 60)
         assert dashcard_of(browser, shop["chart"])["size_y"] == 7
 
-        # Narrow and dark: still usable and readable.
+        # The chart's own look on this dashboard: a goal line set in its visualization settings.
+        goal_line_on(browser, shop["chart"])
+
+        # Narrow and dark (the settings panel open): still usable and readable.
         width(browser, 390, 844)
         assert browser.evaluate("document.documentElement.scrollWidth") <= 390
         assert serious_violations(browser) == []
         width(browser, 1400)
         browser.evaluate("document.querySelector('[data-theme-toggle]').click()")
         assert serious_violations(browser) == []
+        click(browser, "#dashedit-viz-close")  # and back to the card's button
+        assert browser.evaluate("document.activeElement.id") == f"vizopen-{dashcard_of(browser, shop['chart'])['id']}"
 
         click(browser, "#dashedit-save")
         wait_for(browser, f"location.pathname === {path!r}")
@@ -180,6 +200,7 @@ def test_a_two_tab_dashboard_is_built_filtered_laid_out_by_keyboard_and_saved(ap
     assert (by_card[shop["total"]]["col"], by_card[shop["total"]]["size_x"], by_card[shop["total"]]["size_y"]) == (3, 8, 4)
     assert by_card[shop["listing"]]["dashboard_tab_id"] == tabs["Details"]
     assert by_card[None]["visualization_settings"]["text"] == "Figures in **EUR**"
+    assert by_card[shop["chart"]]["visualization_settings"]["graph.goal_label"] == "Target"
     assert [p["type"] for p in stored["parameters"]] == ["date/all-options", "string/="]
     for card_id in (shop["chart"], shop["total"], shop["listing"]):
         assert len(by_card[card_id]["parameter_mappings"]) == 2

@@ -176,9 +176,31 @@ function currentTab(tabs) {
   return tabs.find((t) => t.id === wanted) || tabs[0] || null;
 }
 
+// A dashcard's settings over its card's as the server merges them (core/export/dashcard_settings.py):
+// column and series settings entry by entry, table.columns by the card's columns in the dashcard's order.
+function mergedSettings(first, second) {
+  const out = { ...first, ...second };
+  for (const key of ["column_settings", "series_settings"]) {
+    const a = first[key], b = second[key];
+    if (a && b && typeof a === "object" && typeof b === "object") {
+      out[key] = {};
+      for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) out[key][name] = { ...a[name], ...b[name] };
+    }
+  }
+  const a = first["table.columns"], b = second["table.columns"];
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const named = (c) => (c && typeof c === "object" ? c.name : c);
+    const listed = new Set(a.map(named));
+    const kept = b.filter((c) => listed.has(named(c)));
+    const taken = new Set(kept.map(named));
+    out["table.columns"] = [...kept, ...a.filter((c) => !taken.has(named(c)))];
+  }
+  return out;
+}
+
 function dashcardBox(dashboardJson, dashcard, parameters) {
   const card = dashcard.card;
-  const settings = { ...(card && card.visualization_settings), ...dashcard.visualization_settings };
+  const settings = mergedSettings((card && card.visualization_settings) || {}, dashcard.visualization_settings || {});
   const virtual = !dashcard.card_id || !card;
   const bottom = settings["text.align_vertical"] === "bottom" ? " align-bottom" : "";
   const box = virtual ? el("section", { class: `card virtual${bottom}`, "data-state": "done" }, virtualCard(settings))
