@@ -28,8 +28,6 @@ VIRTUAL_KINDS = ("text", "heading", "link")
 FILTER_TYPES = {"date": ("date/all-options", "date", "Date"), "string": ("string/=", "string", "Text or category"),
                 "number": ("number/=", "number", "Number"), "id": ("id", "id", "ID"),
                 "location": ("string/=", "location", "Location")}
-# Overrides of a card's look the editor offers (Metabase's dashcard visualization_settings keys).
-OVERRIDES = ("card.title", "card.hide_empty")
 
 
 class DraftError(Exception):
