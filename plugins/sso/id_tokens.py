@@ -121,10 +121,12 @@ def _header(token: str) -> dict:
     return header
 
 
-def verify(token: Any, *, jwks_uri: str, issuer: str, audience: str, nonce: str | None, allowed_cidrs: str = "",
-           verified_email: bool = True) -> dict:
+def verify(token: Any, *, jwks_uri: str, issuer: str | tuple[str, ...], audience: str, nonce: str | None,
+           allowed_cidrs: str = "", verified_email: bool = True) -> dict:
     """The claims of a valid ID token (see the module docstring); raises SignInRefused or
-    ProviderUnavailable. `nonce` None means the sign-in sent none (Google's One Tap tokens)."""
+    ProviderUnavailable. `issuer` may be several spellings of one issuer (Google signs both
+    "https://accounts.google.com" and "accounts.google.com"); `nonce` None means the sign-in sent none
+    (Google's One Tap tokens)."""
     if not isinstance(token, str) or token.count(".") != 2:
         raise SignInRefused("The identity provider sent no ID token, or one that is not a signed JSON Web Token.")
     header = _header(token)
@@ -150,11 +152,12 @@ def verify(token: Any, *, jwks_uri: str, issuer: str, audience: str, nonce: str 
     return claims
 
 
-def check_claims(claims: dict, *, issuer: str, audience: str, nonce: str | None) -> None:
+def check_claims(claims: dict, *, issuer: str | tuple[str, ...], audience: str, nonce: str | None) -> None:
     """Issuer, audience (and `azp`), expiry, issue time and nonce of verified claims."""
-    if claims.get("iss") != issuer:
+    issuers = (issuer,) if isinstance(issuer, str) else tuple(issuer)
+    if claims.get("iss") not in issuers:
         raise SignInRefused(f"The ID token was issued by {claims.get('iss')!r}, not by the configured issuer "
-                            f"{issuer!r}.")
+                            f"{' or '.join(map(repr, issuers))}.")
     aud = claims.get("aud")
     audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
     if audience not in audiences:

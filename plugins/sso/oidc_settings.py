@@ -147,7 +147,7 @@ def _buttons(session) -> list[dict]:
 
 SETTINGS = [
     SettingDef(KEY, type="json", default=[], sensitive=True, validate=check,
-               description="OpenID Connect providers, a JSON list (see docs/sso.md); the client secrets are "
+               description="OpenID Connect providers, a JSON list (see docs/openid-connect.md); the client secrets are "
                            "never shown back. TESSERA_OIDC_PROVIDERS sets the same list from the environment."),
     SettingDef("oidc-sign-in-providers", type="json", visibility="public", env=False, getter=_buttons,
                description="The OpenID Connect providers people may sign in with: name and label, for the "

@@ -213,3 +213,19 @@ def test_providers_from_the_environment_show_on_the_login_page(app, monkeypatch)
     properties = app.test_client().get("/api/session/properties").json
     assert properties["oidc-sign-in-providers"] == [{"name": "corp", "display_name": "Corp login"}]
     assert "oidc-providers" not in properties
+
+
+def test_the_admin_section_lists_the_providers_and_never_their_secrets(admin, user):
+    secret = "a-client-secret-nobody-may-read-back"
+    config = [{"name": "corp", "display_name": "Corp login", "issuer": "https://idp.example.com/realms/corp",
+               "client_id": "tessera-app", "client_secret": secret, "allowed_email_domains": ["corp.example"],
+               "group_mappings": {"bi-admins": [2]}}]
+    assert admin.put("/api/setting/site-url", json={"value": "https://bi.example.com"}).status_code == 204
+    assert admin.put("/api/setting/oidc-providers", json={"value": config}).status_code == 204
+    page = admin.get("/admin/settings/authentication/oidc")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and "Corp login" in text and "tessera-app" in text and "corp.example" in text
+    assert "https://bi.example.com/auth/sso/corp/callback" in text and "bi-admins → 2" in text
+    assert secret not in text and "<dt>Client secret</dt><dd>Set</dd>" in text
+    assert 'href="/admin/settings/authentication/oidc"' in admin.get("/admin/settings/general").get_data(as_text=True)
+    assert user.get("/admin/settings/authentication/oidc").status_code in (403, 404)
