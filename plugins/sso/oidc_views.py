@@ -18,7 +18,7 @@ from core.http.errors import ApiError, Invalid, NotFound
 
 from . import oidc
 from .accounts import SignInRefused, sign_in
-from .oidc_settings import Provider, configured
+from .oidc_settings import NAME, Provider, configured
 from .pages import _refusal, blueprint, same_site_path
 
 
@@ -77,29 +77,31 @@ def oidc_callback(name: str):
         if request.args.get("error"):
             detail = request.args.get("error_description") or request.args["error"]
             raise SignInRefused(f"{provider.display_name} did not sign you in: {detail}")
-        flow = oidc.unseal(request.cookies.get(oidc.FLOW_COOKIE), provider.name, request.args.get("state"))
-        user_id, token = _throttled(session, provider, flow)
+        user_id, token, flow = _throttled(session, provider)
     except ApiError as error:
         session.rollback()
-        return _set_flow(_refusal(error), name, "", 0)
+        refusal = _refusal(error)
+        # The flow is used up; a name no provider could have is no cookie path.
+        return _set_flow(refusal, name, "", 0) if NAME.fullmatch(name) else refusal
     events.emit("user-login", user_id, None, method=oidc.SOURCE, provider=provider.name)
     response = auth.set_session_cookies(redirect(flow.return_to), token, session=session)
     return _set_flow(response, provider.name, "", 0)
 
 
-def _throttled(session, provider: Provider, flow: oidc.Flow) -> tuple[int, str]:
+def _throttled(session, provider: Provider) -> tuple[int, str, oidc.Flow]:
     state = auth.tessera()
     ip = request.remote_addr
     if state.config["TESSERA_DISABLE_SESSION_THROTTLE"] or not ip:
-        return _verified_session(session, provider, flow)
-    # As a password login: a refusal counts against the IP, a success counts for nothing.
+        return _verified_session(session, provider)
+    # As a password login: a refusal (a forged state too) counts against the IP, a success for nothing.
     with throttle.attempt(state.db.engine, [(state.throttlers["ip"], ip)]):
-        return _verified_session(session, provider, flow)
+        return _verified_session(session, provider)
 
 
-def _verified_session(session, provider: Provider, flow: oidc.Flow) -> tuple[int, str]:
+def _verified_session(session, provider: Provider) -> tuple[int, str, oidc.Flow]:
+    flow = oidc.unseal(request.cookies.get(oidc.FLOW_COOKIE), provider.name, request.args.get("state"))
     claims = oidc.complete(provider, _allowed_cidrs(session), flow, request.args.get("code"))
     user = sign_in(session, oidc.identity(provider, claims), oidc.policy(provider))
     token = auth.create_session(session, user)
     session.commit()
-    return user.id, token
+    return user.id, token, flow

@@ -93,6 +93,7 @@ def with_query(url: str, **changes) -> str:
 
 
 def test_a_person_signs_in_from_the_login_page_and_their_groups_follow_the_provider(app, oidc_on, provider, groups):
+    seen = listen(app)
     browser, authorize = start(app, "/collection/root?tab=1")
     query = dict(parse_qsl(urlsplit(authorize).query))
     assert authorize.startswith(provider.issuer)
@@ -113,8 +114,37 @@ def test_a_person_signs_in_from_the_login_page_and_their_groups_follow_the_provi
     again, authorize = start(app, "/")
     assert come_back(again, oidcop.sign_in(authorize, "jo")).status_code == 302
     assert whoami(again)["id"] == me["id"]
+    assert [(e.user_id, e.details) for e in seen if e.topic == "user-login"] == [(me["id"], login)] * 2
     now_in = groups_of(oidc_on, me["id"])
     assert groups["Analysts"] in now_in and groups["Manual"] in now_in and groups["Finance"] not in now_in
+
+
+def listen(app) -> list:
+    from core import hookimpl
+
+    seen = []
+
+    class Listener:
+        @hookimpl
+        def track_event(self, event):
+            seen.append(event)
+
+    app.extensions["tessera"].pm.register(Listener(), name="test-listener")
+    return seen
+
+
+login = {"method": "oidc", "provider": NAME}
+
+
+def test_refusals_count_against_the_login_throttle(app, oidc_on, monkeypatch):
+    state = app.extensions["tessera"]
+    monkeypatch.setitem(state.config, "TESSERA_DISABLE_SESSION_THROTTLE", False)
+    monkeypatch.setattr(state.throttlers["ip"], "threshold", 2)
+    for _ in range(2):
+        browser, _ = start(app)
+        assert come_back(browser, f"{CALLBACK}?code=x&state=forged").status_code == 401
+    browser, authorize = start(app)
+    assert_refused(come_back(browser, oidcop.sign_in(authorize, "jo")), browser, "Too many attempts", status=400)
 
 
 def test_a_wrong_or_foreign_state_is_refused(app, oidc_on):
