@@ -24,7 +24,6 @@ from typing import Any
 import requests
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.flask_client import FlaskIntegration, FlaskOAuth2App
-from authlib.integrations.requests_client import OAuth2Session
 from cryptography.fernet import InvalidToken
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
@@ -76,8 +75,6 @@ class _GuardedAdapter(BaseAdapter):
 
 class _Client(FlaskOAuth2App):
     """authlib's Flask OAuth 2 client, its HTTP sessions sending through the outbound guard."""
-
-    client_cls = OAuth2Session
 
     def __init__(self, provider: Provider, metadata: dict, allowed_cidrs: str):
         super().__init__(FlaskIntegration(provider.name), provider.name, client_id=provider.client_id,

@@ -259,3 +259,18 @@ def test_the_admin_section_lists_the_providers_and_never_their_secrets(admin, us
     assert secret not in text and "<dt>Client secret</dt><dd>Set</dd>" in text
     assert 'href="/admin/settings/authentication/oidc"' in admin.get("/admin/settings/general").get_data(as_text=True)
     assert user.get("/admin/settings/authentication/oidc").status_code in (403, 404)
+
+
+def test_the_provider_is_reached_through_the_outbound_guard(app, admin):
+    """Discovery goes through core.outbound.http: a loopback provider is refused until its network is
+    allowed, and one that does not answer is a 502 that says so."""
+    port = oidcop._free_port()  # nothing listens there
+    config = [{"name": "local", "issuer": f"http://127.0.0.1:{port}", "client_id": "tessera"}]
+    assert admin.put("/api/setting/oidc-providers", json={"value": config}).status_code == 204
+    browser = app.test_client()
+    refused = browser.get("/auth/sso/local")
+    assert refused.status_code == 502 and "http-actions-allowed-cidrs" in refused.get_data(as_text=True)
+    assert admin.put("/api/setting/http-actions-allowed-cidrs", json={"value": "127.0.0.0/8"}).status_code == 204
+    down = browser.get("/auth/sso/local")
+    assert down.status_code == 502 and "discovery document could not be read" in down.get_data(as_text=True)
+    assert browser.get_cookie("tessera.oidc", path="/auth/sso/local/") is None
