@@ -2,8 +2,9 @@
 (S256), state and nonce, for any number of providers (oidc_settings.py).
 
 `begin` makes the provider's authorization URL and the `Flow` to remember; `complete` exchanges the code
-(with the PKCE verifier) at the token endpoint and verifies the ID token (id_tokens.py: the provider's
-keys, issuer, audience, expiry, nonce, `email_verified`); `identity` reads the person from the verified
+(with the PKCE verifier) at the token endpoint, verifies the ID token (id_tokens.py: the provider's
+keys, issuer, audience, expiry, nonce) and completes its claims with the userinfo endpoint's (the ID
+token's win), then requires `email_verified` when either sent it; `identity` reads the person from the verified
 claims and refuses an e-mail domain the provider does not allow. Every request to the provider goes
 through core.outbound.http (authlib's requests session is given an adapter that sends through it).
 
@@ -175,8 +176,26 @@ def complete(provider: Provider, allowed_cidrs: str, flow: Flow, code: str | Non
     except OAuthError as exc:
         detail = f"{exc.error}: {exc.description}" if exc.description else str(exc.error or exc)
         raise SignInRefused(f"The identity provider refused to finish the sign-in ({detail}).") from None
-    return id_tokens.verify(token.get("id_token"), jwks_uri=found["jwks_uri"], issuer=found["issuer"],
-                            audience=provider.client_id, nonce=flow.nonce, allowed_cidrs=allowed_cidrs)
+    claims = id_tokens.verify(token.get("id_token"), jwks_uri=found["jwks_uri"], issuer=found["issuer"],
+                              audience=provider.client_id, nonce=flow.nonce, allowed_cidrs=allowed_cidrs,
+                              verified_email=False)
+    if found.get("userinfo_endpoint") and token.get("access_token"):
+        claims = {**_userinfo(client, token, claims), **claims}
+    id_tokens.check_email_verified(claims)
+    return claims
+
+
+def _userinfo(client: _Client, token: dict, claims: dict) -> dict:
+    """The userinfo endpoint's claims, for providers whose ID tokens carry few (Okta's code flow); they
+    must be about the ID token's subject, and never override what the signed ID token says."""
+    try:
+        response = client.userinfo(token=token)
+    except (OAuthError, requests.RequestException, ValueError) as exc:
+        raise id_tokens.ProviderUnavailable(f"The identity provider's userinfo endpoint failed: {exc}") from None
+    info = dict(response)
+    if info.get("sub") != claims.get("sub"):
+        raise SignInRefused("The identity provider's userinfo is about another person than its ID token.")
+    return info
 
 
 def identity(provider: Provider, claims: dict) -> Identity:

@@ -1,7 +1,7 @@
 // A real OpenID provider for the OpenID Connect tests: the npm package oidc-provider (certified), run by
 // the oidc_provider fixture (oidcop.py) as `node oidc_provider.mjs CONFIG.json`.
 //
-// CONFIG: {port, clients: [...], jwks: {keys: [private JWKs]}, accounts: FILE}. The accounts file maps a
+// CONFIG: {port, clients: [...], jwks: {keys: [private JWKs]}, accounts: FILE, thin_id_tokens}. The accounts file maps a
 // login to its claims and is read at every sign-in, so a test changes someone's groups between two
 // sign-ins by rewriting it. The development login and consent forms (devInteractions) stand in for the
 // provider's own pages: any password is accepted for a login the accounts file names.
@@ -15,8 +15,9 @@ const issuer = `http://127.0.0.1:${config.port}`;
 const provider = new Provider(issuer, {
   clients: config.clients,
   jwks: config.jwks,
-  // Scope claims go into the ID token too (code flow), as Keycloak, Okta and Google send them.
-  conformIdTokenClaims: false,
+  // Scope claims go into the ID token too (code flow), as Keycloak and Google send them; with
+  // `thin_id_tokens` only into the userinfo answer, as Okta's code flow does.
+  conformIdTokenClaims: Boolean(config.thin_id_tokens),
   claims: {
     openid: ['sub'],
     email: ['email', 'email_verified'],

@@ -63,7 +63,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start(folder: Path, redirect_uris: list[str], accounts: dict) -> OidcProvider:
+def start(folder: Path, redirect_uris: list[str], accounts: dict, thin_id_tokens: bool = False) -> OidcProvider:
     if not MODULE.exists():
         raise RuntimeError(f"{MODULE} is missing: run `make test-setup` (npm install in {HERE})")
     key = RSAKey.generate_key(2048, parameters={"kid": KID, "use": "sig", "alg": "RS256"})
@@ -71,7 +71,7 @@ def start(folder: Path, redirect_uris: list[str], accounts: dict) -> OidcProvide
     accounts_file = folder / "accounts.json"
     accounts_file.write_text(json.dumps(accounts))
     client = {"grant_types": ["authorization_code"], "response_types": ["code"], "redirect_uris": redirect_uris}
-    config = {"port": port, "accounts": str(accounts_file), "jwks": {"keys": [key.as_dict(private=True)]},
+    config = {"port": port, "accounts": str(accounts_file), "thin_id_tokens": thin_id_tokens, "jwks": {"keys": [key.as_dict(private=True)]},
               "clients": [{**client, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET},
                           {**client, "client_id": OTHER_CLIENT_ID, "client_secret": "another-secret"}]}
     config_file = folder / "provider.json"

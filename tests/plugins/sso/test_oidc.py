@@ -37,6 +37,14 @@ def provider(tmp_path_factory):
 
 
 @pytest.fixture
+def thin_provider(provider, tmp_path):
+    """A second provider whose ID tokens carry no profile claims: those come from its userinfo endpoint."""
+    server = oidcop.start(tmp_path, [CALLBACK], ACCOUNTS, thin_id_tokens=True)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def groups(admin) -> dict[str, int]:
     return {name: admin.post("/api/permissions/group", json={"name": name}).json["id"]
             for name in ("Analysts", "Finance", "Manual")}
@@ -44,6 +52,10 @@ def groups(admin) -> dict[str, int]:
 
 @pytest.fixture
 def oidc_on(admin, provider, groups):
+    return configure(admin, provider, groups)
+
+
+def configure(admin, provider, groups):
     provider.set_accounts(ACCOUNTS)
     # The provider runs on loopback: the outbound guard lets Tessera reach it only when allowed.
     assert admin.put("/api/setting/http-actions-allowed-cidrs", json={"value": "127.0.0.0/8"}).status_code == 204
@@ -134,6 +146,16 @@ def listen(app) -> list:
 
 
 login = {"method": "oidc", "provider": NAME}
+
+
+def test_claims_only_the_userinfo_endpoint_sends_are_used(app, admin, thin_provider, groups):
+    configure(admin, thin_provider, groups)
+    browser, authorize = start(app)
+    assert come_back(browser, oidcop.sign_in(authorize, "jo")).status_code == 302
+    me = whoami(browser)
+    assert me["first_name"] == "Jo" and me["last_name"] == "Doe"
+    assert groups_of(admin, me["id"]) >= {groups["Analysts"], groups["Finance"]}
+    assert admin.get(f"/api/user/{me['id']}").json["login_attributes"] == {"department": "sales"}
 
 
 def test_refusals_count_against_the_login_throttle(app, oidc_on, monkeypatch):
