@@ -296,3 +296,17 @@ def test_the_provider_is_reached_through_the_outbound_guard(app, admin):
     down = browser.get("/auth/sso/local")
     assert down.status_code == 502 and "discovery document could not be read" in down.get_data(as_text=True)
     assert browser.get_cookie("tessera.oidc", path="/auth/sso/local/") is None
+
+
+def test_a_configured_provider_lets_password_login_be_turned_off(app, admin, user):
+    from core.testing import USER_PASSWORD
+
+    def log_in():
+        return app.test_client().post("/api/session", json={"username": "user@example.com", "password": USER_PASSWORD})
+
+    assert admin.put("/api/setting/enable-password-login", json={"value": False}).status_code == 204
+    assert log_in().status_code == 200  # no sign-on method yet: the setting is not in force
+    config = [{"name": "corp", "issuer": "https://idp.example.com", "client_id": "tessera"}]
+    assert admin.put("/api/setting/oidc-providers", json={"value": config}).status_code == 204
+    refused = log_in()
+    assert refused.status_code == 400 and "Password login is disabled" in str(refused.json)
