@@ -19,7 +19,6 @@ from core.http.errors import Invalid
 KEY = "oidc-providers"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 DISCOVERY_PATH = "/.well-known/openid-configuration"
-MASK = "**********"
 
 
 class _Claims(BaseModel):
@@ -78,17 +77,6 @@ class Provider:
     auto_create_accounts: bool
     group_sync: bool
     group_mappings: dict[str, list[int]]
-
-    def public(self) -> dict:
-        """What an administrator may read back: everything but the client secret."""
-        return {"name": self.name, "display_name": self.display_name, "issuer": self.issuer,
-                "discovery_url": self.discovery_url, "client_id": self.client_id,
-                "client_secret": MASK if self.client_secret else None, "scopes": list(self.scopes),
-                "claims": {"email": self.email_claim, "first_name": self.first_name_claim,
-                           "last_name": self.last_name_claim, "groups": self.groups_claim},
-                "allowed_email_domains": list(self.allowed_email_domains),
-                "auto_create_accounts": self.auto_create_accounts, "group_sync": self.group_sync,
-                "group_mappings": self.group_mappings}
 
 
 def _problem(error: ValidationError, index: int) -> str:
