@@ -61,7 +61,8 @@ test: $(TEST_STAMP) test-setup
 # The browser tests of the public and embed pages (tests/plugins/sharing/test_pages_browser.py) drive
 # Debian's chromium package, and the LDAP tests (tests/plugins/sso) run Debian's slapd; installed here
 # when we are root and apt-get exists. Without them those tests skip, naming the package, and
-# everything else still runs.
+# everything else still runs. The OpenID Connect tests run the npm package oidc-provider with the
+# machine's Node.js: npm installs the version pinned in tests/plugins/sso/package-lock.json.
 test-setup:
 	@if { ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; } \
 	    || { ! command -v slapd >/dev/null 2>&1 && [ ! -x /usr/sbin/slapd ]; }; then \
@@ -75,6 +76,12 @@ test-setup:
 	fi; \
 	if ! command -v slapd >/dev/null 2>&1 && [ ! -x /usr/sbin/slapd ]; then \
 	  echo "slapd not found: the LDAP tests will skip (install the Debian package: sudo apt-get install slapd ldap-utils)"; \
+	fi; \
+	if ! command -v node >/dev/null 2>&1; then \
+	  echo "node not found: the OpenID Connect tests will skip (install Node.js 20 or later with npm)"; \
+	elif [ ! -f tests/plugins/sso/node_modules/oidc-provider/package.json ]; then \
+	  echo "tessera: installing the OpenID provider the OpenID Connect tests run (npm oidc-provider, pinned)"; \
+	  npm ci --prefix tests/plugins/sso --no-audit --no-fund --loglevel=error; \
 	fi
 
 # The checks in ruff.toml: no unused or redefined names, imports sorted.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import zoneinfo
 
+from flask import request
 from werkzeug.exceptions import NotFound
 
 from core.http.internal import call
@@ -102,6 +103,9 @@ SECTIONS = {
         ("ldap-group-base", "Group search base", "text", ""),
         ("ldap-user-provisioning-enabled", "Create an account at a first login", "bool", ""),
     ]),
+    # Listed, not edited here: the providers are one JSON setting (PUT /api/setting/oidc-providers or the
+    # environment's TESSERA_OIDC_PROVIDERS); the page never receives a client secret.
+    "authentication/oidc": ("OpenID Connect", [("oidc-providers", "Providers", "providers", "")]),
 }
 
 
@@ -134,6 +138,8 @@ def admin_settings_section(section: str):
                "help": help_text, "value": (values.get(key) or {}).get("value"),
                "env": (values.get(key) or {}).get("is_env_setting"), "default": (values.get(key) or {}).get("default")}
               for key, label, kind, help_text in spec if key in values]
+    providers = oidc_providers(values) if section == "authentication/oidc" else None
+    fields = [f for f in fields if f["kind"] != "providers"]
     secret = None
     if section == "embedding-in-other-applications":
         answer = call("GET", "/api/setting/embedding-secret-key")
@@ -141,7 +147,21 @@ def admin_settings_section(section: str):
     return admin_page("app/admin/settings.html", section="settings", user=user, title=f"Settings: {title}",
                       fields=fields, slug=section, sections=[(slug, t) for slug, (t, keys) in SECTIONS.items()
                                                              if any(key in values for key, *_ in keys)],
-                      secret=secret)
+                      secret=secret, providers=providers)
+
+
+def oidc_providers(values: dict) -> dict:
+    """The OpenID Connect providers as the section lists them, without their client secrets."""
+    row = values.get("oidc-providers") or {}
+    answer = call("GET", "/api/setting/oidc-providers")
+    listed = answer.body if answer.ok and isinstance(answer.body, list) else []
+    site = str((values.get("site-url") or {}).get("value") or request.host_url).rstrip("/")
+    keep = ("name", "display_name", "issuer", "discovery_url", "client_id", "scopes", "allowed_email_domains",
+            "auto_create_accounts", "group_mappings")
+    items = [{**{key: item.get(key) for key in keep}, "secret_set": bool(item.get("client_secret")),
+              "redirect_uri": f"{site}/auth/sso/{item.get('name')}/callback"}
+             for item in listed if isinstance(item, dict)]
+    return {"items": items, "env": bool(row.get("is_env_setting")), "env_name": row.get("env_name")}
 
 
 def wanted_value(field_kind, raw, checked: bool):

@@ -161,6 +161,8 @@ def login():
                 sso=bool(properties.get("jwt-enabled")),
                 # Google Sign-In (plugins/sso) starts at /auth/google, which comes back to `target`.
                 google=bool(properties.get("google-auth-enabled")),
+                # OpenID Connect providers (plugins/sso) start at /auth/sso/NAME, which comes back to `target`.
+                oidc_providers=properties.get("oidc-sign-in-providers") or [],
                 # With LDAP (plugins/sso) people may sign in with a directory login that is no e-mail address.
                 directory=directory)
 

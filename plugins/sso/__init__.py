@@ -1,8 +1,9 @@
 """Sign-in with the company's identity (issue 33), as Metabase's: JWT single sign-on at /auth/sso
 (jwt_sso.py, pages.py), LDAP for POST /api/session (ldap.py, through the authenticate_password hook) and
-Google Sign-In (google.py, google_views.py, and google_pages.py for the login page's button), with accounts created on first sign-in, group sync and login
-attributes (accounts.py); and `enable-password-login` with its break-glass administrator
-(password_policy.py, through the password_refusal hook).
+Google Sign-In (google.py, google_views.py, and google_pages.py for the login page's button), OpenID
+Connect at /auth/sso/NAME (oidc.py, oidc_views.py, oidc_settings.py, id_tokens.py), with accounts created
+on first sign-in, group sync and login attributes (accounts.py); and `enable-password-login` with its
+break-glass administrator (password_policy.py, through the password_refusal hook).
 
 Disabling the plugin removes its page, its settings and with them every way in but passwords.
 """
@@ -11,7 +12,15 @@ from pathlib import Path
 from core import SettingDef, hookimpl
 from core.assembly.records import Migrations
 
-from . import google, google_pages, ldap, pages, password_policy
+from . import (
+    google,
+    google_pages,
+    ldap,
+    oidc_settings,
+    oidc_views,  # noqa: F401  (its routes are on the /auth/sso blueprint of pages.py)
+    pages,
+    password_policy,
+)
 from .accounts import check_group_mappings
 from .google_views import google_api, google_auth_api
 from .views import ldap_api
@@ -41,7 +50,7 @@ def authenticate_password(session, username, password):
 
 @hookimpl
 def register_settings():
-    return [*JWT_SETTINGS, *LDAP_SETTINGS, *google.SETTINGS, PASSWORD_LOGIN]
+    return [*JWT_SETTINGS, *LDAP_SETTINGS, *google.SETTINGS, *oidc_settings.SETTINGS, PASSWORD_LOGIN]
 
 
 @hookimpl

@@ -26,8 +26,9 @@ SETTING = "enable-password-login"
 BREAK_GLASS = "TESSERA_BREAK_GLASS_ADMIN"
 REFUSED = "Password login is disabled for this instance."
 # The switches of the sign-in methods of this plugin: password login may be off while one is on.
-# (Metabase's sso-enabled?: Google, LDAP, and its paid JWT/SAML/OIDC.)
-SSO_SWITCHES = ("google-auth-enabled", "ldap-enabled", "jwt-enabled")
+# (Metabase's sso-enabled?: Google, LDAP, and its paid JWT/SAML/OIDC.) OpenID Connect counts while a
+# provider is configured (its list of sign-in buttons is not empty).
+SSO_SWITCHES = ("google-auth-enabled", "ldap-enabled", "jwt-enabled", "oidc-sign-in-providers")
 
 
 def _tessera():

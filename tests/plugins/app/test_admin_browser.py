@@ -42,6 +42,10 @@ def test_invite_group_and_take_query_permission_away_in_a_browser(app, admin, wa
     assert admin.put("/api/permissions/graph", json={"revision": graph["revision"], "groups": {
         "1": {str(db): {"view-data": "unrestricted", "create-queries": "no"}},
         str(group): {str(db): {"view-data": "unrestricted", "create-queries": "query-builder"}}}}).status_code == 200
+    # An OpenID Connect provider (plugins/sso), so its admin section lists one.
+    assert admin.put("/api/setting/oidc-providers", json={"value": [{
+        "name": "corp", "display_name": "Corp login", "issuer": "https://idp.example.com/realms/a-long-realm-name",
+        "client_id": "tessera", "client_secret": "s3cret", "group_mappings": {"analysts": [group]}}]}).status_code == 204
     with Server(app) as server, WatchedBrowser(chromium_path(), width=1400) as browser:
         load(browser, server.url + "/auth/login?redirect=/admin/people")
         fill(browser, {"#username": ADMIN_EMAIL, "#password": ADMIN_PASSWORD})
@@ -91,7 +95,8 @@ def test_invite_group_and_take_query_permission_away_in_a_browser(app, admin, wa
                      "/admin/settings/general", "/admin/settings/localization", "/admin/settings/email",
                      "/admin/settings/public-sharing", "/admin/settings/embedding-in-other-applications",
                      "/admin/settings/caching", "/admin/settings/authentication/api-keys", "/admin/tools/tasks",
-                     "/admin/tools/jobs", "/admin/settings/authentication/jwt", "/admin/settings/authentication/ldap"):
+                     "/admin/tools/jobs", "/admin/settings/authentication/jwt", "/admin/settings/authentication/ldap",
+                     "/admin/settings/authentication/oidc"):
             load(browser, server.url + path)
             assert re.search(r"\S", browser.text()), path
             checked_in_both_themes(browser)

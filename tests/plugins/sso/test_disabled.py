@@ -11,6 +11,9 @@ def test_disabled_plugin_leaves_password_login_only(app_config):
     assert anonymous.get("/auth/sso").status_code == 404
     assert anonymous.get("/auth/sso", query_string={"jwt": "a.b.c", "return_to": "/"}).status_code == 404
     assert admin.put("/api/setting/jwt-enabled", json={"value": True}).status_code == 404
+    assert anonymous.get("/auth/sso/corp", query_string={"return_to": "/"}).status_code == 404
+    assert admin.put("/api/setting/oidc-providers", json={"value": []}).status_code == 404
+    assert "oidc-sign-in-providers" not in anonymous.get("/api/session/properties").json
     login = anonymous.post("/api/session", json={"username": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
     assert login.status_code == 200 and login.json["id"]
     # Clients read ldap-enabled from the properties: there, and false, without the plugin that owns it.
