@@ -1,4 +1,6 @@
-"""/api/pulse: legacy pulses and dashboard subscriptions (e-mail with the cards' charts inline, tables
+"""/api/pulse: legacy pulses and dashboard subscriptions; /api/alert: alerts on a question (pulses with a
+condition, checked at send time); /api/notification: the same stored pulses in Metabase's notification
+shapes (e-mail with the cards' charts inline, tables
 and CSV/XLSX attachments, or JSON posted to a webhook), each channel's schedule a job on the core
 scheduler; /api/channel: the webhook destinations."""
 from pathlib import Path
@@ -6,7 +8,9 @@ from pathlib import Path
 from core import Migrations, hookimpl
 
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from .alert_views import alert_api
 from .channel_views import channel_api
+from .notification_views import notification_api
 from .scheduling import JOB_KIND
 from .views import pulse_api
 
@@ -18,7 +22,7 @@ def register_migrations():
 
 @hookimpl
 def register_routes():
-    return [pulse_api, channel_api]
+    return [pulse_api, channel_api, alert_api, notification_api]
 
 
 @hookimpl
