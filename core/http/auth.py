@@ -143,21 +143,23 @@ def _login(session: Session, state, username: str, password: str) -> str:
     # A directory (the authenticate_password hook, e.g. LDAP) answers first for the usernames it knows.
     checked = state.pm.hook.authenticate_password(session=session, username=username, password=password)
     if checked is None:
-        user, token = _local_login(session, state, username.lower(), password)
-        method = "password"
+        user, method = _local_login(session, state, username.lower(), password), "password"
     elif checked.user is None:
         session.rollback()
         raise Unauthenticated(body={"errors": {"password": "did not match stored password"}})
     else:
-        user, token = checked.user, create_session(session, checked.user)
-        method = checked.method
+        user, method = checked.user, checked.method
+    first = user.last_login is None
+    token = create_session(session, user)
     user_id = user.id
     session.commit()
     events.emit("user-login", user_id, None, method=method)
+    if first:  # a system event (plugins.subscriptions tells the administrators)
+        events.emit("user-joined", user_id, None, method=method)
     return token
 
 
-def _local_login(session: Session, state, key: str, password: str) -> tuple[User, str]:
+def _local_login(session: Session, state, key: str, password: str) -> User:
     user = session.scalar(select(User).where(User.email == key, User.type == "personal"))
     # Always verify, against a dummy hash when there is no such user: timing reveals nothing.
     ok = state.hasher.verify(user.password_hash if user else None, password)
@@ -167,7 +169,7 @@ def _local_login(session: Session, state, key: str, password: str) -> tuple[User
         raise Unauthenticated(body={"errors": {"_error": "Your account is disabled."}})
     if state.hasher.needs_rehash(user.password_hash):
         user.password_hash = state.hasher.hash(password)
-    return user, create_session(session, user)
+    return user
 
 
 def request_is_https(req: Request) -> bool:

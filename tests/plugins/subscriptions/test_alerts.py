@@ -113,3 +113,16 @@ def test_user_alert_needs_a_readable_card(app, admin, user, warehouse):
     assert own.status_code == 200, own.json
     assert own.json["creator_id"] == user.get("/api/user/current").json["id"]
     assert new_alert(user, {"id": 99999}).status_code == 404
+
+
+def test_metabase_sync_counts_alerts_with_an_api_key(app, admin, warehouse):
+    """metabase-sync authenticates with an administrators' API key and counts GET /api/alert
+    (/work/shared/compat/clients.md, section 4)."""
+    card = add_card(admin, warehouse, "Ages", sql=SQL)
+    assert new_alert(admin, card).status_code == 200
+    key = admin.post("/api/api-key", json={"name": "metabase-sync", "group_id": 2})
+    assert key.status_code == 200, key.json
+    client = app.test_client()
+    for query in ({}, {"archived": "false"}):
+        listed = client.get("/api/alert", query_string=query, headers={"X-API-Key": key.json["unmasked_key"]})
+        assert listed.status_code == 200 and len(listed.json) == 1
