@@ -10,8 +10,9 @@ import datetime as dt
 import hashlib
 import uuid
 
-from flask import Request, Response, current_app, g, request
+from flask import Request, Response, current_app, g, has_app_context, request
 from sqlalchemy import bindparam, delete, select
+from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session
 
 from core.appdb import counters, memo, rows
@@ -45,8 +46,17 @@ def tessera():
 def create_session(session: Session, user: User) -> str:
     token = str(uuid.uuid4())
     session.add(LoginSession(id=hash_token(token), user_id=user.id))
+    if user.last_login is None:  # a first sign-in, however made: a system event once the caller commits
+        sa_event.listen(session, "after_commit", _joined(user.id), once=True)
     user.last_login = utcnow()
     return token
+
+
+def _joined(user_id: int):
+    def emit(_session) -> None:
+        if has_app_context():  # the "user-joined" system event (plugins.subscriptions tells the administrators)
+            events.emit("user-joined", user_id)
+    return emit
 
 
 # Built once (with a bind parameter): building the statement cost as much as running it.
@@ -143,23 +153,21 @@ def _login(session: Session, state, username: str, password: str) -> str:
     # A directory (the authenticate_password hook, e.g. LDAP) answers first for the usernames it knows.
     checked = state.pm.hook.authenticate_password(session=session, username=username, password=password)
     if checked is None:
-        user, method = _local_login(session, state, username.lower(), password), "password"
+        user, token = _local_login(session, state, username.lower(), password)
+        method = "password"
     elif checked.user is None:
         session.rollback()
         raise Unauthenticated(body={"errors": {"password": "did not match stored password"}})
     else:
-        user, method = checked.user, checked.method
-    first = user.last_login is None
-    token = create_session(session, user)
+        user, token = checked.user, create_session(session, checked.user)
+        method = checked.method
     user_id = user.id
     session.commit()
     events.emit("user-login", user_id, None, method=method)
-    if first:  # a system event (plugins.subscriptions tells the administrators)
-        events.emit("user-joined", user_id, None, method=method)
     return token
 
 
-def _local_login(session: Session, state, key: str, password: str) -> User:
+def _local_login(session: Session, state, key: str, password: str) -> tuple[User, str]:
     user = session.scalar(select(User).where(User.email == key, User.type == "personal"))
     # Always verify, against a dummy hash when there is no such user: timing reveals nothing.
     ok = state.hasher.verify(user.password_hash if user else None, password)
@@ -169,7 +177,7 @@ def _local_login(session: Session, state, key: str, password: str) -> User:
         raise Unauthenticated(body={"errors": {"_error": "Your account is disabled."}})
     if state.hasher.needs_rehash(user.password_hash):
         user.password_hash = state.hasher.hash(password)
-    return user
+    return user, create_session(session, user)
 
 
 def request_is_https(req: Request) -> bool:

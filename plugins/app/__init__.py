@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - their routes join the blueprint
     admin_databases,
     admin_datamodel,
     admin_datamodel_fields,
+    alerts,
     bookmarks,
     browse,
     collection_permissions,

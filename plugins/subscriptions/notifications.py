@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, PermissionsGroup, User
+from core.appdb.models import PermissionsGroup, User
 from core.http.errors import Invalid, NotFound
 from core.http.types import EMAIL_RE
 from core.schedule.cron import CronError, trigger
@@ -22,7 +22,7 @@ from core.sync.schedules import cron_to_schedule
 
 from . import webhook_send
 from .channels import recipient_user_ids
-from .models import Channel, Pulse, PulseCard
+from .models import Channel, Pulse, PulseChannel
 from .scheduling import cron_of
 from .serialize import pulses_json
 
@@ -64,10 +64,10 @@ def _recipients(session: Session, channel_json: dict, stored_details: dict, grou
     return out
 
 
-def notification_json(session: Session, pulse: Pulse, data: dict, stored: dict[int, object]) -> dict:
-    """`data` is the pulse's JSON (serialize.pulses_json); `stored` its channels by id."""
+def notification_json(session: Session, pulse: Pulse, data: dict, stored: dict[int, object],
+                      groups: dict[int, str]) -> dict:
+    """`data` is the pulse's JSON (serialize.pulses_json); `stored` its channels by id; `groups` names."""
     kind = payload_type(pulse)
-    groups = dict(session.execute(select(PermissionsGroup.id, PermissionsGroup.name)).all())
     handlers, crons = [], {}
     for channel in data["channels"]:
         row = stored[channel["id"]]
@@ -105,12 +105,11 @@ def notification_json(session: Session, pulse: Pulse, data: dict, stored: dict[i
 
 
 def notifications_json(session: Session, pulses: list[Pulse]) -> list[dict]:
-    from .models import PulseChannel
-
     shown = [p for p in pulses if payload_type(p) is not None]
     ids = [p.id for p in shown]
     stored = {c.id: c for c in session.scalars(select(PulseChannel).where(PulseChannel.pulse_id.in_(ids)))} if ids else {}
-    return [notification_json(session, p, d, stored) for p, d in zip(shown, pulses_json(session, shown))]
+    groups = dict(session.execute(select(PermissionsGroup.id, PermissionsGroup.name)).all()) if shown else {}
+    return [notification_json(session, p, d, stored, groups) for p, d in zip(shown, pulses_json(session, shown))]
 
 
 # ---- writing: a notification body to the pulse's columns, card refs and channel normals -----------------
@@ -181,11 +180,6 @@ def channel_normals(session: Session, handlers: list[dict], cron: str) -> list[d
         seen.add(key)
         out.append({**normal, **schedule, "enabled": enabled})
     return out
-
-
-def card_of(session: Session, pulse: Pulse) -> Card | None:
-    card_id = session.scalar(select(PulseCard.card_id).where(PulseCard.pulse_id == pulse.id).order_by(PulseCard.position))
-    return session.get(Card, card_id) if card_id is not None else None
 
 
 def user_emails(session: Session, ids: list[int]) -> list[str]:
