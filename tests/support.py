@@ -55,7 +55,7 @@ def create_content(app, admin, owner=None) -> dict:
     holding a card, a model, a timeline and its event; a database (with its table, field
     and a segment and a metric on that table) blocked for All Users, whose only cell value is a marker;
     a group with an API key, a bookmark and a snippet (open to all); a dashboard in the hidden collection
-    holding the secret card, with a filter mapped to the secret field; a pulse on the secret card; a
+    holding the secret card, with a filter mapped to the secret field; a pulse and an alert on the secret card; a
     webhook destination whose details (hidden from non-administrators) carry the marker.
     Names, descriptions, native SQL and cell values carry "SECRET-MARKER-<kind>". Returns the ids."""
     from core.testing import sqlite_file, wait_for_sync
@@ -122,6 +122,10 @@ def create_content(app, admin, owner=None) -> dict:
     ids["pulse"] = _ok(owner.post("/api/pulse", json={
         "name": f"{MARKER}-pulse", "collection_id": collection_id,
         "cards": [{"id": ids["card"], "include_csv": False, "include_xls": False}],
+        "channels": [{"channel_type": "email", "enabled": True, "schedule_type": "daily", "schedule_hour": 8,
+                      "recipients": [{"email": "secret-recipient@example.com"}]}]}))["id"]
+    ids["alert"] = _ok(owner.post("/api/alert", json={
+        "card": {"id": ids["card"]}, "alert_condition": "rows", "alert_first_only": False,
         "channels": [{"channel_type": "email", "enabled": True, "schedule_type": "daily", "schedule_hour": 8,
                       "recipients": [{"email": "secret-recipient@example.com"}]}]}))["id"]
     # A webhook destination: every user sees its name, only administrators its details (URL, secrets).

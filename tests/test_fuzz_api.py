@@ -23,7 +23,8 @@ EXCLUDED = {("DELETE", "/api/session")}  # logout ends the session that a sessio
 ID_KIND = {"card": "card", "collection": "collection", "database": "db", "table": "table", "field": "field",
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key",
-           "permissions": "group", "bookmark": "card", "dashboard": "dashboard", "automagic-dashboards": "db"}
+           "permissions": "group", "bookmark": "card", "dashboard": "dashboard", "automagic-dashboards": "db",
+           "alert": "alert", "notification": "alert"}
 # Path parameters named after their kind.
 PARAM_KIND = {"group_id": "group", "db_id": "db", "remapped_id": "field", "search_id": "field",
               "dashboard_id": "dashboard", "dashcard_id": "dashcard", "card_id": "card",

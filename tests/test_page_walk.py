@@ -27,7 +27,7 @@ pytestmark = pytest.mark.xdist_group("page-walk")
 PARAMETERS = {"collection": "collection", "dashboard": "dashboard", "question": "card", "model": "model",
               "databases": "db", "table": "table", "card": "card", "dashcard": "dashcard", "database": "db",
               "field": "field", "subscriptions": "pulse", "people": "user", "groups": "group", "group": "group",
-              "api-keys": "api_key", "preview": "card"}
+              "api-keys": "api_key", "preview": "card", "alerts": "alert", "notifications": "alert"}
 # Pages made for someone not signed in (or for nobody in particular).
 OPEN_PAGES = ("/auth/login", "/auth/forgot_password", "/auth/reset_password", "/setup", "/app/assets/")
 PARAM = re.compile(r"<(?:[a-z_]+(?:\([^)]*\))?:)?([a-z_]+)>")

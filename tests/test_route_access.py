@@ -115,9 +115,9 @@ ID_KIND = {"card": "card", "collection": "personal_collection", "database": "db"
            "native-query-snippet": "snippet", "timeline": "timeline", "timeline-event": "timeline_event",
            "segment": "segment", "metric": "metric", "user": "user", "api-key": "api_key", "permissions": "group",
            "bookmark": "card", "dashboard": "dashboard", "pulse": "pulse", "action": "action",
-           "channel": "channel"}
+           "channel": "channel", "alert": "alert", "notification": "alert"}
 # Routes whose <id> names another kind than their first path segment says.
-RULE_KIND = {"/api/pulse/preview_card/<id>": "card", "/api/pulse/preview_card_info/<id>": "card",
+RULE_KIND = {"/api/alert/question/<id>": "card", "/api/pulse/preview_card/<id>": "card", "/api/pulse/preview_card_info/<id>": "card",
              "/api/pulse/preview_card_png/<id>": "card", "/api/pulse/preview_dashboard/<id>": "dashboard"}
 
 
@@ -177,6 +177,8 @@ SECRET_READS = {
     ("GET", "/api/pulse"), ("GET", "/api/pulse/*"), ("GET", "/api/pulse/preview_card/*"),
     ("GET", "/api/pulse/preview_card_info/*"), ("GET", "/api/pulse/preview_dashboard/*"),
     ("GET", "/api/action/*"), ("GET", "/api/action"), ("GET", "/api/channel"), ("GET", "/api/channel/*"),
+    ("GET", "/api/alert"), ("GET", "/api/alert/*"), ("GET", "/api/alert/question/*"),
+    ("GET", "/api/notification"), ("GET", "/api/notification/*"),
 }
 
 

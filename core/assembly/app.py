@@ -33,7 +33,7 @@ from .logs import RingBufferHandler, install
 from .pages import install_frame_headers
 from .pages import mount as mount_pages
 from .plugins import collect, content_kinds, make_plugin_manager, plugin_migrations, shareables, unique_by
-from .records import ContentKind, Exporter, JobKind, Pages, Revisable, Shareable
+from .records import ContentKind, Exporter, JobKind, Pages, Revisable, Shareable, SystemEvent
 from .settings import SettingsRegistry
 
 log = logging.getLogger("tessera")
@@ -59,6 +59,7 @@ class Tessera:
     pages: dict[str, Pages] = field(default_factory=dict)
     shareables: dict[str, Shareable] = field(default_factory=dict)
     job_kinds: dict[str, JobKind] = field(default_factory=dict)
+    system_events: dict[str, SystemEvent] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -115,6 +116,8 @@ def create_app(config: dict | None = None) -> Flask:
     kinds = content_kinds(pm)
     shared = shareables(pm)
     job_kinds = {key: c.item for key, c in unique_by(collect(pm, "register_job_kinds"), lambda k: k.name, "job kind").items()}
+    system_events = {key: c.item for key, c in unique_by(collect(pm, "register_system_events"), lambda e: e.name,
+                                                         "system event").items()}
 
     blueprints = unique_by(collect(pm, "register_routes"), lambda bp: bp.url_prefix, "route prefix")
     endpoints: list[Endpoint] = []
@@ -140,6 +143,7 @@ def create_app(config: dict | None = None) -> Flask:
         pages=pages,
         shareables=shared,
         job_kinds=job_kinds,
+        system_events=system_events,
     )
     app.extensions["tessera"] = state
     app.wsgi_app = disconnects.watch_requests(app.wsgi_app)  # queries are cancelled when their client leaves

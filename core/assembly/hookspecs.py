@@ -224,6 +224,17 @@ def track_event(event):
 
 
 @hookspec
+def register_system_events():
+    """Fires once while the app is built. Return a list of core.assembly.records.SystemEvent: events
+    (a user's first sign-in, a failed sync, an archived question with alerts...) that send messages.
+
+    All lists are concatenated and keyed by `name`; a duplicate name stops startup naming both plugins.
+    Each follows a track_event topic; the plugin that delivers messages (plugins.subscriptions) calls its
+    `notices` after the change is committed and e-mails what it returns.
+    """
+
+
+@hookspec
 def after_sync(database):
     """Fires after a database's schema sync finished successfully. Return ignored."""
 

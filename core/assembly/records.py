@@ -85,6 +85,28 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """A message a system event sends: to these users (active ones, by e-mail), with this subject and text."""
+
+    user_ids: tuple[int, ...]
+    subject: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SystemEvent:
+    """A system event (hook register_system_events): `name` as Metabase names its system-event
+    notifications ("event/user-joined"), the track_event `topic` it follows, and `notices(session, event)`,
+    which reads the tracked Event and returns the Notices to send (none when the event does not apply).
+    `notices` may also change stored rows in `session` (the caller commits): an archived card's alerts are
+    disabled by the event that tells their creators."""
+
+    name: str
+    topic: str
+    notices: Callable[[Any, Event], list[Notice]]
+
+
+@dataclass(frozen=True)
 class ItemRef:
     """Where one stored item lives and what a short listing (a bookmark) shows of it."""
 

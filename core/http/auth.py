@@ -10,8 +10,9 @@ import datetime as dt
 import hashlib
 import uuid
 
-from flask import Request, Response, current_app, g, request
+from flask import Request, Response, current_app, g, has_app_context, request
 from sqlalchemy import bindparam, delete, select
+from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session
 
 from core.appdb import counters, memo, rows
@@ -45,8 +46,17 @@ def tessera():
 def create_session(session: Session, user: User) -> str:
     token = str(uuid.uuid4())
     session.add(LoginSession(id=hash_token(token), user_id=user.id))
+    if user.last_login is None:  # a first sign-in, however made: a system event once the caller commits
+        sa_event.listen(session, "after_commit", _joined(user.id), once=True)
     user.last_login = utcnow()
     return token
+
+
+def _joined(user_id: int):
+    def emit(_session) -> None:
+        if has_app_context():  # the "user-joined" system event (plugins.subscriptions tells the administrators)
+            events.emit("user-joined", user_id)
+    return emit
 
 
 # Built once (with a bind parameter): building the statement cost as much as running it.

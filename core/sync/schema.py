@@ -13,11 +13,13 @@ import logging
 import threading
 import time
 
+from flask import has_app_context
 from sqlalchemy import select, update
 
 from core.appdb.bulk import insert_rows
 from core.appdb.models import Database, Field, Table, utcnow
 from core.appdb.models.base import new_entity_id
+from core.assembly import events
 from core.sync import analyze
 
 from .field_values import (
@@ -355,8 +357,12 @@ def _record_failure(state, database_id: int, exc: Exception) -> None:
                 row.sync_error = f"{type(exc).__name__}: {exc}"[:2000]
                 if row.initial_sync_status == "incomplete":
                     row.initial_sync_status = "aborted"
+                name, error = row.name, row.sync_error
     except Exception:
         log.exception("could not record the sync failure of database %s", database_id)
+        return
+    if has_app_context() and row is not None:  # a system event: plugins.subscriptions tells the administrators
+        events.emit("database-sync-failed", None, None, database_id=database_id, database_name=name, error=error)
 
 
 def rescan_values(state, database_id: int, field_ids: list[int] | None = None) -> bool:

@@ -1,13 +1,18 @@
 """/api/pulse: legacy pulses and dashboard subscriptions (e-mail with the cards' charts inline, tables
 and CSV/XLSX attachments, or JSON posted to a webhook), each channel's schedule a job on the core
-scheduler; /api/channel: the webhook destinations."""
+scheduler; /api/alert: alerts on a question (pulses with a condition, checked at send time);
+/api/notification: the same stored pulses in Metabase's notification shapes; /api/channel: the webhook
+destinations; system events (a first sign-in, a failed sync, an alert's question archived) e-mailed."""
 from pathlib import Path
 
 from core import Migrations, hookimpl
 
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
+from .alert_views import alert_api
 from .channel_views import channel_api
+from .notification_views import notification_api
 from .scheduling import JOB_KIND
+from .system_events import SYSTEM_EVENTS, deliver
 from .views import pulse_api
 
 
@@ -18,9 +23,19 @@ def register_migrations():
 
 @hookimpl
 def register_routes():
-    return [pulse_api, channel_api]
+    return [pulse_api, channel_api, alert_api, notification_api]
 
 
 @hookimpl
 def register_job_kinds():
     return [JOB_KIND]
+
+
+@hookimpl
+def register_system_events():
+    return list(SYSTEM_EVENTS)
+
+
+@hookimpl
+def track_event(event):
+    deliver(event)

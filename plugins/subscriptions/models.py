@@ -1,5 +1,5 @@
-"""The subscription tables: pulses (a legacy pulse, or a dashboard subscription when `dashboard_id` is
-set), the cards each sends, its channels (e-mail, Slack, webhook, each with its own schedule) and a
+"""The subscription tables: pulses (a legacy pulse, a dashboard subscription when `dashboard_id` is
+set, an alert when `alert_condition` is set; /api/notification serves all three), the cards each sends, its channels (e-mail, Slack, webhook, each with its own schedule) and a
 channel's user recipients.
 
 Column names follow Metabase's `pulse`, `pulse_card`, `pulse_channel` and `pulse_channel_recipient`.
@@ -30,6 +30,10 @@ class Pulse(Base):
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     dashboard_id: Mapped[int | None] = mapped_column(Integer, index=True)
     parameters: Mapped[list] = mapped_column(default=list)
+    # set on alerts (Metabase's pulse columns of the same names): "rows" or "goal"; a pulse has None
+    alert_condition: Mapped[str | None] = mapped_column(String(32))
+    alert_above_goal: Mapped[bool | None] = mapped_column(Boolean)
+    alert_first_only: Mapped[bool | None] = mapped_column(Boolean)
     entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
@@ -64,6 +68,9 @@ class PulseChannel(Base):
     schedule_hour: Mapped[int | None] = mapped_column(Integer)
     schedule_day: Mapped[str | None] = mapped_column(String(64))
     schedule_frame: Mapped[str | None] = mapped_column(String(32))
+    # a Quartz cron from /api/notification; when set it is the schedule (the schedule_* columns then
+    # hold its nearest reading for /api/pulse and /api/alert)
+    cron_schedule: Mapped[str | None] = mapped_column(String(128))
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

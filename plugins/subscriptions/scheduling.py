@@ -20,6 +20,8 @@ KIND = "send-pulse"
 
 
 def cron_of(channel: PulseChannel) -> str:
+    if channel.cron_schedule:
+        return channel.cron_schedule
     return schedule_to_cron({"schedule_type": channel.schedule_type, "schedule_hour": channel.schedule_hour,
                              "schedule_day": channel.schedule_day, "schedule_frame": channel.schedule_frame})
 
@@ -55,6 +57,15 @@ def all_jobs(session: Session) -> dict:
     return out
 
 
+def after_sent(session: Session, pulse_id) -> None:
+    """An alert sent "first time only" (send_once) is archived and its jobs go, in the run's transaction."""
+    pulse = session.get(Pulse, pulse_id) if pulse_id is not None else None
+    if pulse is not None and pulse.alert_first_only and not pulse.archived:
+        pulse.archived = True
+        session.flush()
+        reschedule(session, pulse)
+
+
 def run(job: JobRun) -> dict:
     """One occurrence; e-mail meeting a mail-server outage is retried, and the attempts are recorded in
     the task history whether the run succeeds or gives up."""
@@ -66,6 +77,8 @@ def run(job: JobRun) -> dict:
     except mail.MailError as exc:
         exc.task_details = {**ids, **deliver.report()}  # core.schedule.runner records it with the failure
         raise
+    if outcome.sent:
+        after_sent(job.session, job.args.get("pulse_id"))
     return {**ids, "sent": outcome.sent, "recipients": outcome.recipients, "skipped": outcome.reason or None,
             **(deliver.report() if deliver.errors else {})}
 

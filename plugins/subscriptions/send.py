@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb.models import Card, User
+from core.appdb.models import Card, PermissionsGroupMembership, User
 from core.assembly.records import DashboardContent
 from core.http.auth import tessera
 from core.outbound import mail
 from core.policy import permissions as perms
 
-from . import render
+from . import conditions, render
 from .models import Pulse, PulseCard, PulseChannel, PulseChannelRecipient
 
 
@@ -44,6 +44,7 @@ class Delivery:
     skip_if_empty: bool = False
     dashboard_id: int | None = None
     parameters: list = field(default_factory=list)
+    condition: conditions.Condition | None = None  # an alert: sent only when it holds for its card
 
 
 @dataclass
@@ -90,12 +91,24 @@ def items_of(session: Session, delivery: Delivery) -> tuple[str, list[Item]] | N
     return content.name, items
 
 
+def group_emails(session: Session, group_ids: list[int]) -> list[str]:
+    """The addresses of the active members of groups (a notification's group recipients)."""
+    if not group_ids:
+        return []
+    return list(session.scalars(select(User.email).join(PermissionsGroupMembership,
+                                                        PermissionsGroupMembership.user_id == User.id)
+                                .where(PermissionsGroupMembership.group_id.in_(group_ids), User.is_active.is_(True))
+                                .order_by(User.id)))
+
+
 def channel_emails(session: Session, channel: PulseChannel) -> list[str]:
-    """A channel's addresses: its active user recipients' and its raw ones, each once."""
+    """A channel's addresses: its active user recipients', its groups' members' (details.group_ids) and its
+    raw ones, each once."""
     users = session.scalars(select(User.email).join(PulseChannelRecipient, PulseChannelRecipient.user_id == User.id)
                             .where(PulseChannelRecipient.pulse_channel_id == channel.id, User.is_active.is_(True)))
+    details = channel.details or {}
     emails: list[str] = []
-    for email in [*users, *((channel.details or {}).get("emails") or [])]:
+    for email in [*users, *group_emails(session, details.get("group_ids") or []), *(details.get("emails") or [])]:
         if email.lower() not in {e.lower() for e in emails}:
             emails.append(email)
     return emails
@@ -108,7 +121,15 @@ def delivery_for(session: Session, pulse: Pulse, channel: PulseChannel) -> Deliv
                     cards=[CardRef(r.card_id, r.include_csv, r.include_xls, r.format_rows, r.dashboard_card_id)
                            for r in refs],
                     emails=channel_emails(session, channel), skip_if_empty=pulse.skip_if_empty,
-                    dashboard_id=pulse.dashboard_id, parameters=pulse.parameters or [])
+                    dashboard_id=pulse.dashboard_id, parameters=pulse.parameters or [],
+                    condition=condition_of(pulse))
+
+
+def condition_of(pulse: Pulse) -> conditions.Condition | None:
+    if pulse.alert_condition is None:
+        return None
+    return conditions.Condition(pulse.alert_condition, pulse.alert_above_goal is not False,
+                                bool(pulse.alert_first_only))
 
 
 def send(session: Session, registry, delivery: Delivery, deliver=mail.send) -> Outcome:
@@ -139,6 +160,11 @@ def send(session: Session, registry, delivery: Delivery, deliver=mail.send) -> O
     if delivery.skip_if_empty and all(o.row_count == 0 for o in outputs):
         return Outcome(False, 0, "every card is empty")
     subject = heading if delivery.dashboard_id is not None else f"Pulse: {delivery.name}"
+    if delivery.condition is not None:
+        what = alert_fired(session, delivery, outputs)
+        if what is None:
+            return Outcome(False, 0, "the alert's condition does not hold")
+        heading = subject = what
     body = (f'<div style="font-family:Lato,Helvetica,Arial,sans-serif;color:#4c5773;">'
             f'<h1 style="font-size:22px;">{html.escape(heading)}</h1>' + "".join(pieces) + "</div>")
     text = "\n".join([heading, ""] + [f"- {o.name}: {o.row_count} rows" for o in outputs])
@@ -147,6 +173,15 @@ def send(session: Session, registry, delivery: Delivery, deliver=mail.send) -> O
         deliver(registry, session, to=[address], subject=subject, text=text, html=body, inline=inline,
                 attachments=files)
     return Outcome(True, len(delivery.emails))
+
+
+def alert_fired(session: Session, delivery: Delivery, outputs: list[render.CardOutput]) -> str | None:
+    """An alert's subject ("Alert: <card> has results") when its condition holds for its (first) card."""
+    if not outputs or outputs[0].result is None:
+        return None
+    card = session.get(Card, outputs[0].card_id)
+    what = conditions.fired(delivery.condition, card, outputs[0].result)
+    return None if what is None else f"Alert: {card.name} {what}"
 
 
 def send_channel(session: Session, registry, channel_id: int, deliver=mail.send) -> Outcome:

@@ -24,7 +24,7 @@ def user_recipient_json(user: User) -> dict:
 
 
 def channel_json(channel: PulseChannel, users: list[User]) -> dict:
-    details = {k: v for k, v in (channel.details or {}).items() if k != "emails"}
+    details = {k: v for k, v in (channel.details or {}).items() if k not in ("emails", "group_ids")}
     recipients = [{"email": e} for e in (channel.details or {}).get("emails") or []]
     recipients += [user_recipient_json(u) for u in users if u.is_active]
     return {"id": channel.id, "pulse_id": channel.pulse_id, "channel_type": channel.channel_type,

@@ -98,7 +98,9 @@ def list_pulses(session: Session, user: User, archived: bool, dashboard_id: int 
                 creator_or_recipient: bool) -> list[dict]:
     """GET /api/pulse/: by default the pulses the caller may write; with creator_or_recipient those
     created by or addressed to the caller (without cards and recipients where the collection is hidden)."""
-    query = select(Pulse).where(Pulse.archived.is_(archived)).order_by(Pulse.name, Pulse.id)
+    # alerts are pulses too, served by /api/alert (and /api/notification), not listed here (as Metabase)
+    query = select(Pulse).where(Pulse.archived.is_(archived), Pulse.alert_condition.is_(None)).order_by(
+        Pulse.name, Pulse.id)
     if dashboard_id is not None:
         query = query.where(Pulse.dashboard_id == dashboard_id)
     if creator_or_recipient:
@@ -176,6 +178,7 @@ def _set_recipients(session: Session, channel: PulseChannel, user_ids: list[int]
 def _write_channel(session: Session, channel: PulseChannel, normal: dict) -> None:
     for key in ("enabled", "schedule_type", "schedule_hour", "schedule_day", "schedule_frame", "details"):
         setattr(channel, key, normal[key])
+    channel.cron_schedule = normal.get("cron_schedule")  # only /api/notification writes a raw cron
     session.flush()
     _set_recipients(session, channel, normal["user_ids"] if ch.CHANNEL_TYPES[channel.channel_type]
                     ["allows_recipients"] else [])

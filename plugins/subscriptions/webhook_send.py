@@ -19,7 +19,7 @@ from core.appdb.models import Card
 
 from . import render, webhook
 from .models import Channel
-from .send import Delivery, Outcome, items_of
+from .send import Delivery, Outcome, alert_fired, items_of
 
 MAX_ROWS = 2000  # the JSON stays a notification, not an export
 
@@ -37,7 +37,8 @@ def _site(registry, session: Session) -> str:
     return ((registry.get(session, "site-url") if "site-url" in registry.definitions else None) or "").rstrip("/")
 
 
-def question_data(session: Session, delivery: Delivery, card: Card, parameters, site: str) -> tuple[dict, int]:
+def question_data(session: Session, delivery: Delivery, card: Card, parameters,
+                  site: str) -> tuple[dict, render.CardOutput]:
     result = render.run_card(session, delivery.creator, card, parameters)
     output = render.render(card, result, cid="webhook")  # with a cid the PNG comes back as bytes
     cols, rows = render._cols_rows(result)
@@ -48,7 +49,7 @@ def question_data(session: Session, delivery: Delivery, card: Card, parameters, 
             "raw_data": {"cols": [c.get("name") for c in cols], "rows": rows[:MAX_ROWS]}}
     if result.get("status") == "failed":
         data["error"] = result.get("error")
-    return data, output.row_count
+    return data, output
 
 
 def send(session: Session, registry, delivery: Delivery, channel_id: int | None, pulse_id: int | None) -> Outcome:
@@ -62,16 +63,18 @@ def send(session: Session, registry, delivery: Delivery, channel_id: int | None,
         return Outcome(False, 0, "the dashboard is gone, archived or hidden from the creator")
     heading, items = found
     site = _site(registry, session)
-    questions, counts = [], []
+    questions, outputs = [], []
     for item in items:
         card = session.get(Card, item.card_id) if item.card_id is not None else None
         if card is None or card.archived:
             continue
-        data, count = question_data(session, delivery, card, item.parameters, site)
+        data, output = question_data(session, delivery, card, item.parameters, site)
         questions.append(data)
-        counts.append(count)
-    if delivery.skip_if_empty and all(c == 0 for c in counts):
+        outputs.append(output)
+    if delivery.skip_if_empty and all(o.row_count == 0 for o in outputs):
         return Outcome(False, 0, "every card is empty")
+    if delivery.condition is not None and alert_fired(session, delivery, outputs) is None:
+        return Outcome(False, 0, "the alert's condition does not hold")
     creator = {"creator_id": delivery.creator.id, "creator_name": delivery.creator.common_name}
     sent_at = dt.datetime.now(dt.timezone.utc).isoformat()
     if delivery.dashboard_id is None:

@@ -65,13 +65,14 @@ def test_invite_to_unreachable_server_is_400(app, admin, user):
 
 
 def test_send_invite_rules(app, admin, user, smtp_server):
+    # signed in before e-mail works, so that its first sign-in sends no notice (plugins.subscriptions)
+    other = make_user(app, "other@example.com", "Otto", "Other")
     configure_smtp(admin, smtp_server.host, smtp_server.port)
     assert user.post(f"/api/user/{user.user['id']}/send_invite").status_code == 403
     assert admin.post("/api/user/999/send_invite").status_code == 404
     assert admin.put("/api/setting/email-smtp-security", json={"value": "carrier-pigeon"}).status_code == 400
     assert admin.put("/api/setting/email-smtp-port", json={"value": 70000}).status_code == 400
     assert admin.put("/api/setting/email-from-address", json={"value": "not an address"}).status_code == 400
-    other = make_user(app, "other@example.com", "Otto", "Other")
     admin.delete(f"/api/user/{other.user['id']}")
     assert admin.post(f"/api/user/{other.user['id']}/send_invite").status_code == 404
     assert smtp_server.messages == []

@@ -1,8 +1,9 @@
 """Sharing in headless Chromium (tests/plugins/sharing/browser.py): a dashboard's public link made from
 its Share page and opened signed out; a signed embed with a locked filter set up and its preview drawn
-in the page's frame; two addresses subscribed and "Send now" received by an SMTP server (aiosmtpd). No
+in the page's frame; two addresses subscribed and "Send now" received by an SMTP server (aiosmtpd); an
+alert set up from a question's Alerts link. No
 script error on the way; axe-core finds no serious or critical violation on the share and
-subscriptions pages, in both themes, at 1400 and 390 px.
+subscriptions pages, a question's alerts page and the account's alerts, in both themes, at 1400 and 390 px.
 
 Skipped, naming the package, when Debian's `chromium` is not installed (`make test-setup`)."""
 from __future__ import annotations
@@ -114,4 +115,17 @@ def test_share_by_link_embed_with_a_locked_filter_and_subscribe_in_a_browser(app
         subscribe_two_and_send_now(browser)
         received = inbox.wait(2)
         assert sorted(to for tos, _ in received for to in tos) == ["ann@example.com", "bob@example.com"]
+
+        # An alert on a question, from its Alerts link, then listed in the account's alerts.
+        go(browser, f"{server.url}/question/{shop['chart']}")
+        click(browser, ".share-links a[href$='/alerts']")
+        wait_for(browser, "!!document.querySelector('#alert-condition')")
+        accessible_in_both_themes(browser)
+        set_value(browser, "#alert-schedule", "hourly")
+        click(browser, "form.subscription-form button[type=submit]")
+        wait_for(browser, "document.body.innerText.includes('When it has results')")
+        assert [a["alert_condition"] for a in ok(admin.get(f"/api/alert/question/{shop['chart']}"))] == ["rows"]
+        go(browser, server.url + "/account/notifications")
+        assert "Revenue by city" in browser.text()
+        accessible_in_both_themes(browser)
         assert browser.errors() == []

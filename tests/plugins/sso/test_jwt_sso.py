@@ -215,5 +215,6 @@ def test_each_sign_in_is_an_event(app, jwt_on):
     app.extensions["tessera"].pm.register(Listener(), name="test-listener")
     _, browser = follow(app, sign({"email": "jo@example.com"}))
     follow(app, "not-a-token")
+    # the account's first sign-in is also the "user-joined" system event (core.http.auth.create_session)
     assert [(e.topic, e.user_id, e.details) for e in seen] == [
-        ("user-login", whoami(browser)["id"], {"method": "jwt"})]
+        ("user-joined", whoami(browser)["id"], {}), ("user-login", whoami(browser)["id"], {"method": "jwt"})]
