@@ -19,6 +19,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
+    """Terminate a helper server the tests started (an OpenID provider, slapd), killing it if it lingers."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Served:
     """One server process; its output (the start line, gunicorn's log) goes to `log`."""
 

@@ -34,6 +34,21 @@ def module_app(folder, app_db_template):
 MARKER = "SECRET-MARKER"
 
 
+def recorded_events(app) -> list:
+    """The events (core.assembly.events) the app tracks from now on, as a plugin listening to track_event sees them."""
+    from core import hookimpl
+
+    seen = []
+
+    class Recorder:
+        @hookimpl
+        def track_event(self, event):
+            seen.append(event)
+
+    app.extensions["tessera"].pm.register(Recorder(), name=f"test.recorder.{id(seen)}")
+    return seen
+
+
 def _ok(response):
     assert response.status_code in (200, 202), (response.request.method, response.request.path, response.json)
     return response.json

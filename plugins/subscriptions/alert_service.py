@@ -9,7 +9,7 @@ An alert whose channels leave no recipient and no webhook is archived.
 """
 from __future__ import annotations
 
-from sqlalchemy import delete, exists, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from core.appdb.models import User
@@ -19,7 +19,14 @@ from core.policy import permissions as perms
 
 from .models import Pulse, PulseCard, PulseChannel, PulseChannelRecipient
 from .serialize import pulses_json
-from .service import _set_cards, _set_channels, checked_channels, readable_card, recipient_pulse_ids
+from .service import (
+    _set_cards,
+    _set_channels,
+    checked_channels,
+    leave_email_channel,
+    readable_card,
+    recipient_pulse_ids,
+)
 
 EDIT_MESSAGE = "Non-admin users without monitoring or subscription permissions are only allowed to update alerts that they created"
 CHANNELS_MESSAGE = ("Non-admin users without monitoring or subscription permissions are not allowed to modify the "
@@ -142,13 +149,4 @@ def update(session: Session, user: User, alert_id: int, changes: dict, on_change
 
 def unsubscribe(session: Session, user: User, alert_id: int) -> None:
     """DELETE /api/alert/:id/subscription: the caller leaves the alert's e-mail channel (404 if not on it)."""
-    alert = get_alert(session, alert_id)
-    channel_id = session.scalar(select(PulseChannel.id).where(PulseChannel.pulse_id == alert.id,
-                                                              PulseChannel.channel_type == "email"))
-    if channel_id is None or not session.scalar(select(exists().where(
-            PulseChannelRecipient.pulse_channel_id == channel_id, PulseChannelRecipient.user_id == user.id))):
-        raise NotFound()
-    session.execute(delete(PulseChannelRecipient).where(PulseChannelRecipient.pulse_channel_id == channel_id,
-                                                        PulseChannelRecipient.user_id == user.id))
-    session.commit()
-    events.emit("alert-unsubscribe", user.id, alert)
+    leave_email_channel(session, user, get_alert(session, alert_id), "alert-unsubscribe")

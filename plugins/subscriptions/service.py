@@ -256,7 +256,12 @@ def update(session: Session, user: User, pulse_id: int, changes: dict, on_change
 
 def unsubscribe(session: Session, user: User, pulse_id: int) -> None:
     """DELETE /api/pulse/:id/subscription: the caller leaves the pulse's e-mail channel."""
-    pulse = get_pulse(session, pulse_id)
+    leave_email_channel(session, user, get_pulse(session, pulse_id), "subscription-unsubscribe")
+
+
+def leave_email_channel(session: Session, user: User, pulse: Pulse, event: str) -> None:
+    """The caller leaves `pulse`'s e-mail channel (404 when not on it), committed and told as `event`:
+    the unsubscribe of subscriptions and of alerts alike."""
     channel_id = session.scalar(select(PulseChannel.id).where(PulseChannel.pulse_id == pulse.id,
                                                               PulseChannel.channel_type == "email"))
     if channel_id is None or not session.scalar(select(exists().where(
@@ -265,4 +270,4 @@ def unsubscribe(session: Session, user: User, pulse_id: int) -> None:
     session.execute(delete(PulseChannelRecipient).where(PulseChannelRecipient.pulse_channel_id == channel_id,
                                                         PulseChannelRecipient.user_id == user.id))
     session.commit()
-    events.emit("subscription-unsubscribe", user.id, pulse)
+    events.emit(event, user.id, pulse)

@@ -5,6 +5,7 @@ import pytest
 from sqlalchemy import select
 
 from core.appdb.models import ApiKey
+from tests.support import recorded_events
 
 
 @pytest.mark.security_row(22)
@@ -83,16 +84,7 @@ def test_session_wins_over_key(app, admin, user):
 
 @pytest.mark.security_row(22)
 def test_identity_changes_are_events_without_secrets(app, admin, user):
-    from core import hookimpl
-
-    seen = []
-
-    class Recorder:
-        @hookimpl
-        def track_event(self, event):
-            seen.append(event)
-
-    app.extensions["tessera"].pm.register(Recorder(), name="test.recorder")
+    seen = recorded_events(app)
     created = admin.post("/api/api-key", json={"name": "Audited", "group_id": 1}).json
     regenerated = admin.put(f"/api/api-key/{created['id']}/regenerate").json
     admin.delete(f"/api/api-key/{created['id']}")

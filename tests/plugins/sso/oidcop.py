@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from urllib.parse import urljoin
 import requests
 from joserfc import jwt
 from joserfc.jwk import RSAKey
+
+from tests.serving import free_port, stop_process
 
 HERE = Path(__file__).parent
 NODE = shutil.which("node")
@@ -49,25 +50,14 @@ class OidcProvider:
         return jwt.encode({"alg": "RS256", "kid": KID, **(header or {})}, claims, self.key)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        stop_process(self.process)
 
 
 def start(folder: Path, redirect_uris: list[str], accounts: dict, thin_id_tokens: bool = False) -> OidcProvider:
     if not MODULE.exists():
         raise RuntimeError(f"{MODULE} is missing: run `make test-setup` (npm install in {HERE})")
     key = RSAKey.generate_key(2048, parameters={"kid": KID, "use": "sig", "alg": "RS256"})
-    port = _free_port()
+    port = free_port()
     accounts_file = folder / "accounts.json"
     accounts_file.write_text(json.dumps(accounts))
     client = {"grant_types": ["authorization_code"], "response_types": ["code"], "redirect_uris": redirect_uris}

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.serving import free_port, stop_process
+
 SLAPD = shutil.which("slapd") or ("/usr/sbin/slapd" if Path("/usr/sbin/slapd").exists() else None)
 SCHEMAS = Path("/etc/ldap/schema")
 MODULES = Path("/usr/lib/ldap")
@@ -29,18 +31,7 @@ class Slapd:
     process: subprocess.Popen
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        stop_process(self.process)
 
 
 def _certificate(folder: Path) -> tuple[Path, Path]:
@@ -89,7 +80,7 @@ directory {data}
 access to attrs=userPassword by anonymous auth by * none
 access to * by * read
 """)
-    port, ldaps_port = _free_port(), _free_port()
+    port, ldaps_port = free_port(), free_port()
     urls = f"ldap://127.0.0.1:{port}/ ldaps://127.0.0.1:{ldaps_port}/"
     process = subprocess.Popen([SLAPD, "-f", str(config), "-h", urls, "-d", "0"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

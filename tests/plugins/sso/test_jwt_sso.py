@@ -11,6 +11,7 @@ from joserfc import jwt
 from joserfc.jwk import OctKey
 
 from core.testing.app import ApiClient
+from tests.support import recorded_events
 
 SECRET = "a-shared-secret-of-the-identity-provider-0123456789"
 PROVIDER = "https://idp.example.com/sso?app=tessera"
@@ -203,16 +204,7 @@ def test_refusals_are_throttled_per_ip_as_password_logins(app, app_config, jwt_o
 
 
 def test_each_sign_in_is_an_event(app, jwt_on):
-    from core import hookimpl
-
-    seen = []
-
-    class Listener:
-        @hookimpl
-        def track_event(self, event):
-            seen.append(event)
-
-    app.extensions["tessera"].pm.register(Listener(), name="test-listener")
+    seen = recorded_events(app)
     _, browser = follow(app, sign({"email": "jo@example.com"}))
     follow(app, "not-a-token")
     # the account's first sign-in is also the "user-joined" system event (core.http.auth.create_session)

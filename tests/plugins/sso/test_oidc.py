@@ -12,6 +12,8 @@ import pytest
 
 from plugins.sso import id_tokens
 from plugins.sso.accounts import SignInRefused
+from tests.serving import free_port
+from tests.support import recorded_events
 
 from . import oidcop
 
@@ -105,7 +107,7 @@ def with_query(url: str, **changes) -> str:
 
 
 def test_a_person_signs_in_from_the_login_page_and_their_groups_follow_the_provider(app, oidc_on, provider, groups):
-    seen = listen(app)
+    seen = recorded_events(app)
     browser, authorize = start(app, "/collection/root?tab=1")
     query = dict(parse_qsl(urlsplit(authorize).query))
     assert authorize.startswith(provider.issuer)
@@ -129,20 +131,6 @@ def test_a_person_signs_in_from_the_login_page_and_their_groups_follow_the_provi
     assert [(e.user_id, e.details) for e in seen if e.topic == "user-login"] == [(me["id"], login)] * 2
     now_in = groups_of(oidc_on, me["id"])
     assert groups["Analysts"] in now_in and groups["Manual"] in now_in and groups["Finance"] not in now_in
-
-
-def listen(app) -> list:
-    from core import hookimpl
-
-    seen = []
-
-    class Listener:
-        @hookimpl
-        def track_event(self, event):
-            seen.append(event)
-
-    app.extensions["tessera"].pm.register(Listener(), name="test-listener")
-    return seen
 
 
 login = {"method": "oidc", "provider": NAME}
@@ -286,7 +274,7 @@ def test_the_admin_section_lists_the_providers_and_never_their_secrets(admin, us
 def test_the_provider_is_reached_through_the_outbound_guard(app, admin):
     """Discovery goes through core.outbound.http: a loopback provider is refused until its network is
     allowed, and one that does not answer is a 502 that says so."""
-    port = oidcop._free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     config = [{"name": "local", "issuer": f"http://127.0.0.1:{port}", "client_id": "tessera"}]
     assert admin.put("/api/setting/oidc-providers", json={"value": config}).status_code == 204
     browser = app.test_client()
