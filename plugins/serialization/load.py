@@ -1,0 +1,374 @@
+"""Import: read an export's files, compare them with what this server would export (created, changed,
+unchanged), and write the differences in one transaction: entities upserted by entity_id (databases,
+tables and fields by name), never deleted; a dashboard's tabs and dashcards and a timeline's events are
+part of their file and follow it. References resolve to this server's ids; one that does not resolve
+is a problem naming the file and the reference, and any problem leaves the server unchanged."""
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from core.appdb.models import Base
+from core.http.errors import Invalid
+
+from . import export as ex
+from . import kinds as k
+from . import yamltext
+from .refs import Refs, Rewriter, Unresolved
+
+# The order entities are written in: what a row needs exists before it (cards before the actions on them).
+ORDER = ("Database", "Table", "Field", "FieldValues", "Collection", "NativeQuerySnippet", "Segment", "LegacyMetric",
+         "Card", "Dashboard", "Action", "Timeline", "Setting")
+DATA_MODEL = ("Database", "Table", "Field", "FieldValues")
+
+
+class ImportProblem(Exception):
+    pass
+
+
+@dataclass
+class Incoming:
+    path: str
+    key: tuple
+    data: dict
+    text: str
+
+
+@dataclass
+class Report:
+    created: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict:
+        return {"status": "ok" if self.ok else "error", "created": self.created, "changed": self.changed,
+                "unchanged": len(self.unchanged), "errors": self.problems}
+
+    def lines(self) -> list[str]:
+        out = [f"created {p}" for p in self.created] + [f"changed {p}" for p in self.changed]
+        out.append(f"{len(self.created)} created, {len(self.changed)} changed, {len(self.unchanged)} unchanged")
+        return out + [f"error: {p}" for p in self.problems]
+
+
+# -------------------------------------------------------------------------------------------- reading
+
+def _key(path: str, data: dict) -> tuple:
+    if path == "settings.yaml":
+        return ("Setting", "settings")
+    meta = data.get("serdes/meta")
+    if not isinstance(meta, list) or not meta or not all(isinstance(m, dict) for m in meta):
+        raise ImportProblem(f"{path}: no serdes/meta list")
+    model = meta[-1].get("model")
+    if model == "FieldValues":
+        return ("FieldValues", _meta_path(meta[:-1]))
+    if model in ("Database", "Table", "Field"):
+        return (model, _meta_path(meta) if model != "Database" else (meta[0].get("id"),))
+    if model not in k.TOP_KINDS:
+        raise ImportProblem(f"{path}: unknown model {model!r} in serdes/meta")
+    if not isinstance(data.get("entity_id"), str):
+        raise ImportProblem(f"{path}: no entity_id")
+    return (model, data["entity_id"])
+
+
+def _meta_path(meta: list[dict]) -> tuple:
+    db = meta[0].get("id")
+    schema = next((m.get("id") for m in meta if m.get("model") == "Schema"), None)
+    table = next((m.get("id") for m in meta if m.get("model") == "Table"), None)
+    fields = [m.get("id") for m in meta if m.get("model") == "Field"]
+    return (db, schema, table, *fields) if fields else (db, schema, table)
+
+
+def read(files: dict[str, str]) -> tuple[list[Incoming], list[str]]:
+    """Parse an export's files (relative path -> text); problems name the file."""
+    incoming, problems = [], []
+    for path in sorted(files):
+        if not path.endswith(".yaml"):
+            continue
+        try:
+            data = yamltext.load(files[path])
+            if not isinstance(data, dict):
+                raise ImportProblem(f"{path}: not a YAML mapping")
+            incoming.append(Incoming(path, _key(path, data), data, files[path]))
+        except ImportProblem as exc:
+            problems.append(str(exc))
+        except Exception as exc:  # a YAML syntax error: its message says where
+            problems.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    return incoming, problems
+
+
+def read_dir(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+            for p in sorted(root.rglob("*.yaml")) if ".git" not in p.relative_to(root).parts}
+
+
+# -------------------------------------------------------------------------------------------- comparing
+
+def compare(session, incoming: list[Incoming], registry) -> tuple[Report, dict]:
+    """Each file's status against what this server would export now; and the current documents by key."""
+    options = ex.Options(include_field_values=any(i.key[0] == "FieldValues" for i in incoming),
+                         include_database_secrets=any(i.key[0] == "Database" and "details" in i.data
+                                                      for i in incoming))
+    current = {d.key: d for d in ex.documents(session, options, registry)}
+    report = Report()
+    seen: dict[tuple, str] = {}
+    for item in incoming:
+        if item.key in seen:
+            report.problems.append(f"{item.path}: the same entity as {seen[item.key]}")
+            continue
+        seen[item.key] = item.path
+        now = current.get(item.key)
+        if now is None:
+            report.created.append(item.path)
+            report.diffs.append(_diff("", item.text, item.path))
+        elif item.key[0] == "Setting":
+            mine = {key: now.data.get(key) for key in item.data}
+            (report.unchanged if mine == item.data else report.changed).append(item.path)
+            if mine != item.data:
+                report.diffs.append(_diff(yamltext.dump(mine), yamltext.dump(item.data), item.path))
+        elif now.data == item.data:
+            report.unchanged.append(item.path)
+        else:
+            report.changed.append(item.path)
+            report.diffs.append(_diff(ex.text_of(now), yamltext.dump(item.data), item.path, now.path))
+    return report, current
+
+
+def _diff(old: str, new: str, path: str, old_path: str | None = None) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                        fromfile=f"server/{old_path or path}" if old else "/dev/null",
+                                        tofile=f"files/{path}"))
+
+
+# -------------------------------------------------------------------------------------------- writing
+
+def run(session, files: dict[str, str], *, acting_user: int, registry, dry_run: bool = False) -> Report:
+    """Compare and (unless dry_run or a problem) write; the caller's session is committed here on
+    success and rolled back otherwise."""
+    incoming, problems = read(files)
+    report, _ = compare(session, incoming, registry)
+    report.problems = problems + report.problems
+    if report.ok:
+        todo = [i for i in incoming if i.path in set(report.created) | set(report.changed)]
+        try:
+            _write(session, todo, set(report.created), acting_user, registry)
+        except ImportProblem as exc:
+            report.problems.append(str(exc))
+    if report.ok and not dry_run:
+        session.commit()
+    else:
+        session.rollback()
+    return report
+
+
+def _write(session, todo: list[Incoming], created: set[str], acting_user: int, registry) -> None:
+    refs = Refs(session)
+    ordered = sorted(todo, key=lambda i: (ORDER.index(i.key[0]), i.path.count("/"), i.path))
+    lenient = Rewriter(refs, export=False, strict=False)
+    strict = Rewriter(refs, export=False, strict=True)
+    # First pass: a row for every new entity, its references to other new entities still open, so
+    # that content may refer to content in any order (dashboards linking to each other).
+    for item in ordered:
+        if item.path in created and item.key[0] not in DATA_MODEL and item.key[0] != "Setting":
+            _guard(item, lambda: _insert(session, item, lenient, acting_user))
+    for item in ordered:
+        _guard(item, lambda: _update(session, item, strict, acting_user, registry))
+
+
+def _guard(item: Incoming, step) -> None:
+    try:
+        step()
+    except Unresolved as exc:
+        raise ImportProblem(f"{item.path}: {exc}") from exc
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ImportProblem(f"{item.path}: cannot be read ({type(exc).__name__}: {exc})") from exc
+    except sa.exc.IntegrityError as exc:
+        raise ImportProblem(f"{item.path}: refused by the app DB ({exc.orig})") from exc
+    except Invalid as exc:
+        raise ImportProblem(f"{item.path}: {exc}") from exc
+
+
+def _table(name: str) -> sa.Table:
+    return Base.metadata.tables[name]
+
+
+def _location(session, refs: Refs, parent, strict: bool) -> str:
+    if parent is None:
+        return "/"
+    parent_id = refs.to_local("collection", parent, strict)
+    if parent_id is None:
+        return "/"
+    table = _table("collection")
+    location = session.execute(sa.select(table.c.location).where(table.c.id == parent_id)).scalar_one()
+    return f"{location}{parent_id}/"
+
+
+def _insert(session, item: Incoming, rw: Rewriter, acting_user: int) -> None:
+    kind = k.TOP_KINDS[item.key[0]]
+    values = k.to_values(kind, item.data, rw, acting_user)
+    values["entity_id"] = item.data["entity_id"]
+    table = _table(kind.table)
+    if "creator_id" in table.c and values.get("creator_id") is None:
+        values["creator_id"] = acting_user
+    if kind is k.COLLECTION:
+        values["location"] = _location(session, rw.refs, item.data.get("parent_id"), False)
+    for column in table.c:  # JSON columns whose references wait for the second pass start empty
+        if isinstance(column.type, sa.JSON) and column.name in values and not column.nullable:
+            values[column.name] = values[column.name] if values[column.name] is not None else (
+                [] if "parameters" in column.name else {})
+    row_id = session.execute(table.insert().values(**values).returning(table.c.id)).scalar_one()
+    rw.refs.learn(kind.ref, row_id, item.data["entity_id"])
+
+
+def _update(session, item: Incoming, rw: Rewriter, acting_user: int, registry) -> None:
+    model = item.key[0]
+    if model == "Setting":
+        _settings(session, item, registry)
+        return
+    kind = k.TOP_KINDS[model]
+    refs = rw.refs
+    if model in DATA_MODEL:
+        path = item.key[1]
+        ref_kind = {"Database": "database", "Table": "table"}.get(model, "field")
+        what = {"database": "database", "table": "table", "field": "field"}[ref_kind]
+        target = path[0] if ref_kind == "database" else list(path)
+        row_id = refs.to_local(ref_kind, target, strict=False)
+        if row_id is None:
+            raise ImportProblem(f"{item.path}: {what} {yamltext_ref(target)} not found on this server")
+        if model == "FieldValues":
+            _field_values(session, row_id, item, rw)
+            return
+        values = k.to_values(kind, item.data, rw, acting_user)
+        if model == "Database" and "details" in item.data:
+            from core.driver.crypto import encrypt_details
+
+            values["details"] = encrypt_details(item.data["details"])
+        if values:
+            session.execute(_table(kind.table).update().where(_table(kind.table).c.id == row_id).values(**values))
+        if model == "Field":
+            _dimension(session, row_id, item, rw)
+        return
+    row_id = refs.to_local(kind.ref, item.data["entity_id"])
+    values = k.to_values(kind, item.data, rw, acting_user)
+    if kind is k.COLLECTION:
+        values["location"] = _location(session, refs, item.data.get("parent_id"), True)
+    table = _table(kind.table)
+    session.execute(table.update().where(table.c.id == row_id).values(**values))
+    if kind is k.DASHBOARD:
+        _dashboard_parts(session, row_id, item, rw, acting_user)
+    elif kind is k.TIMELINE:
+        _events(session, row_id, item, rw, acting_user)
+    elif kind is k.ACTION:
+        part = k.ACTION_PARTS.get(item.data.get("type"))
+        if part is not None:
+            part_table = _table(part.table)
+            part_values = k.to_values(part, item.data, rw, acting_user)
+            exists = session.execute(sa.select(part_table.c.action_id).where(part_table.c.action_id == row_id)).first()
+            if exists:
+                session.execute(part_table.update().where(part_table.c.action_id == row_id).values(**part_values))
+            else:
+                session.execute(part_table.insert().values(action_id=row_id, **part_values))
+
+
+def yamltext_ref(ref) -> str:
+    import json
+
+    return json.dumps(ref, ensure_ascii=False)
+
+
+def _children(session, table: sa.Table, parent_column: str, parent_id: int, items: list[dict], kind: k.Kind,
+              rw: Rewriter, acting_user: int, match, extra=None) -> dict:
+    """Upsert a file's child rows and delete the parent's rows the file no longer lists; the ids by
+    item index."""
+    existing = session.execute(sa.select(table).where(table.c[parent_column] == parent_id)).all()
+    by_key = {match(row._mapping): row.id for row in existing}
+    kept, ids = set(), {}
+    for index, item in enumerate(items):
+        values = {**k.to_values(kind, item, rw, acting_user), **(extra(item) if extra else {})}
+        if "entity_id" in table.c and item.get("entity_id"):
+            values["entity_id"] = item["entity_id"]
+        row_id = by_key.get(match(item))
+        if row_id is None:
+            row_id = session.execute(table.insert().values(**{parent_column: parent_id}, **values)
+                                     .returning(table.c.id)).scalar_one()
+        else:
+            session.execute(table.update().where(table.c.id == row_id).values(**values))
+        kept.add(row_id)
+        ids[index] = row_id
+    gone = [row.id for row in existing if row.id not in kept]
+    if gone:
+        session.execute(table.delete().where(table.c.id.in_(gone)))
+    return ids
+
+
+def _dashboard_parts(session, dashboard_id: int, item: Incoming, rw: Rewriter, acting_user: int) -> None:
+    tabs = item.data.get("tabs") or []
+    tab_ids = _children(session, _table("dashboard_tab"), "dashboard_id", dashboard_id, tabs, k.TAB, rw, acting_user,
+                        lambda row: row.get("entity_id"))
+    for index, tab in enumerate(tabs):
+        rw.refs.learn("dashboard_tab", tab_ids[index], tab["entity_id"])
+    dashcards = item.data.get("dashcards") or []
+    ids = _children(session, _table("report_dashboardcard"), "dashboard_id", dashboard_id, dashcards, k.DASHCARD,
+                    rw, acting_user, lambda row: row.get("entity_id"))
+    series = _table("dashboardcard_series")
+    for index, dashcard in enumerate(dashcards):
+        session.execute(series.delete().where(series.c.dashboardcard_id == ids[index]))
+        for entry in dashcard.get("series") or []:
+            session.execute(series.insert().values(dashboardcard_id=ids[index], position=entry.get("position", 0),
+                                                   card_id=rw.refs.to_local("card", entry["card_id"])))
+
+
+def _events(session, timeline_id: int, item: Incoming, rw: Rewriter, acting_user: int) -> None:
+    def key(row):
+        stamp = row.get("timestamp")
+        stamp = stamp if isinstance(stamp, str) else stamp.astimezone(dt.timezone.utc).isoformat()
+        return (row.get("name"), stamp)
+
+    _children(session, _table("timeline_event"), "timeline_id", timeline_id, item.data.get("events") or [], k.EVENT,
+              rw, acting_user, key, extra=lambda e: {"creator_id": k.to_values(k.EVENT, e, rw, acting_user).get(
+                  "creator_id", acting_user)})
+
+
+def _dimension(session, field_id: int, item: Incoming, rw: Rewriter) -> None:
+    table = _table("dimension")
+    wanted = (item.data.get("dimensions") or [])[:1]
+    existing = session.execute(sa.select(table.c.id).where(table.c.field_id == field_id)).scalar()
+    if not wanted:
+        if existing is not None:
+            session.execute(table.delete().where(table.c.id == existing))
+        return
+    values = k.to_values(k.DIMENSION, wanted[0], rw, 0)
+    if existing is None:
+        from core.appdb.models.base import new_entity_id
+
+        session.execute(table.insert().values(field_id=field_id, entity_id=new_entity_id(), **values))
+    else:
+        session.execute(table.update().where(table.c.id == existing).values(**values))
+
+
+def _field_values(session, field_id: int, item: Incoming, rw: Rewriter) -> None:
+    table = _table("metabase_fieldvalues")
+    values = k.to_values(k.FIELD_VALUES, item.data, rw, 0)
+    existing = session.execute(sa.select(table.c.id).where(table.c.field_id == field_id, table.c.type == "full")).scalar()
+    if existing is None:
+        session.execute(table.insert().values(field_id=field_id, type="full", **values))
+    else:
+        session.execute(table.update().where(table.c.id == existing).values(**values))
+
+
+def _settings(session, item: Incoming, registry) -> None:
+    wanted = ex.exportable_settings(registry)
+    for key, value in sorted(item.data.items()):
+        if key not in wanted:
+            raise ImportProblem(f"{item.path}: setting {key!r} cannot be imported")
+        if registry.env_value(wanted[key]) is None:
+            registry.set(session, key, value)
