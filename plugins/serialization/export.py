@@ -118,13 +118,16 @@ def _content(session, options: Options, rw: Rewriter) -> list[Doc]:
             docs.append(_eid_doc(k.CARD, row, rw, f"{folders[row.collection_id]}/cards"))
             exported_cards.add(row.id)
     if k.DASHBOARD.present:
-        docs += [_dashboard(session, row, rw, f"{folders[row.collection_id]}/dashboards")
+        tabs = _grouped(session, "dashboard_tab", "dashboard_id", "position", "entity_id")
+        dashcards = _grouped(session, "report_dashboardcard", "dashboard_id")
+        docs += [_dashboard(session, row, rw, f"{folders[row.collection_id]}/dashboards", tabs.get(row.id, []),
+                            dashcards.get(row.id, []))
                  for row in _rows(session, "report_dashboard") if row.collection_id in folders]
+    events = _grouped(session, "timeline_event", "timeline_id", "timestamp", "name", "id")
     for row in _rows(session, "timeline"):
         if row.collection_id in folders:
             doc = _eid_doc(k.TIMELINE, row, rw, f"{folders[row.collection_id]}/timelines")
-            events = [r for r in _rows(session, "timeline_event", "timestamp", "name", "id") if r.timeline_id == row.id]
-            doc.data["events"] = [k.to_document(k.EVENT, e, rw) for e in events]
+            doc.data["events"] = [k.to_document(k.EVENT, e, rw) for e in events.get(row.id, [])]
             docs.append(doc)
     if not options.collections:
         docs += [_eid_doc(k.SNIPPET, row, rw, "snippets") for row in _rows(session, "native_query_snippet")]
@@ -142,21 +145,31 @@ def _content(session, options: Options, rw: Rewriter) -> list[Doc]:
     return docs
 
 
-def _dashboard(session, row, rw: Rewriter, folder: str) -> Doc:
+def _grouped(session, table_name: str, parent: str, *order) -> dict[int, list]:
+    """A child table's rows by parent id, each list in `order` (default id)."""
+    groups: dict[int, list] = {}
+    for row in _rows(session, table_name, *order):
+        groups.setdefault(row._mapping[parent], []).append(row)
+    return groups
+
+
+def _dashboard(session, row, rw: Rewriter, folder: str, tabs: list, dashcards: list) -> Doc:
     doc = _eid_doc(k.DASHBOARD, row, rw, folder)
-    tabs = [t for t in _rows(session, "dashboard_tab", "position", "entity_id") if t.dashboard_id == row.id]
     tab_order = {t.id: i for i, t in enumerate(tabs)}
     doc.data["tabs"] = [{"entity_id": t.entity_id, **k.to_document(k.TAB, t, rw)} for t in tabs]
-    dashcards = sorted((d for d in _rows(session, "report_dashboardcard") if d.dashboard_id == row.id),
-                       key=lambda d: (tab_order.get(d.dashboard_tab_id, -1), d.row, d.col, d.entity_id or ""))
+    dashcards = sorted(dashcards, key=lambda d: (tab_order.get(d.dashboard_tab_id, -1), d.row, d.col,
+                                                 d.entity_id or ""))
     series = Base.metadata.tables["dashboardcard_series"]
+    ids = [d.id for d in dashcards]
+    by_dashcard: dict[int, list] = {}
+    for entry in session.execute(sa.select(series).where(series.c.dashboardcard_id.in_(ids))
+                                 .order_by(series.c.position, series.c.id)).all() if ids else ():
+        by_dashcard.setdefault(entry.dashboardcard_id, []).append(entry)
     out = []
     for dashcard in dashcards:
         item = {"entity_id": dashcard.entity_id, **k.to_document(k.DASHCARD, dashcard, rw)}
-        cards = session.execute(sa.select(series.c.card_id, series.c.position)
-                                .where(series.c.dashboardcard_id == dashcard.id)
-                                .order_by(series.c.position, series.c.id)).all()
-        item["series"] = [{"card_id": rw.refs.to_portable("card", c.card_id), "position": c.position} for c in cards]
+        item["series"] = [{"card_id": rw.refs.to_portable("card", c.card_id), "position": c.position}
+                          for c in by_dashcard.get(dashcard.id, [])]
         out.append(item)
     doc.data["dashcards"] = out
     return doc

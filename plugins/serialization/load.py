@@ -214,17 +214,18 @@ def _location(session, refs: Refs, parent, strict: bool) -> str:
 
 def _insert(session, item: Incoming, rw: Rewriter, acting_user: int) -> None:
     kind = k.TOP_KINDS[item.key[0]]
-    values = k.to_values(kind, item.data, rw, acting_user)
-    values["entity_id"] = item.data["entity_id"]
     table = _table(kind.table)
+    values = k.to_values(kind, item.data, rw, acting_user)
+    for name, value in list(values.items()):
+        if value is None and not table.c[name].nullable:
+            if name in k.COLUMN_REFS and item.data.get(name) is not None:
+                rw.refs.to_local(k.COLUMN_REFS[name], item.data[name])  # raises Unresolved, naming the reference
+            del values[name]  # the column's default until the second pass
+    values["entity_id"] = item.data["entity_id"]
     if "creator_id" in table.c and values.get("creator_id") is None:
         values["creator_id"] = acting_user
     if kind is k.COLLECTION:
         values["location"] = _location(session, rw.refs, item.data.get("parent_id"), False)
-    for column in table.c:  # JSON columns whose references wait for the second pass start empty
-        if isinstance(column.type, sa.JSON) and column.name in values and not column.nullable:
-            values[column.name] = values[column.name] if values[column.name] is not None else (
-                [] if "parameters" in column.name else {})
     row_id = session.execute(table.insert().values(**values).returning(table.c.id)).scalar_one()
     rw.refs.learn(kind.ref, row_id, item.data["entity_id"])
 

@@ -129,6 +129,7 @@ def _content(app, admin, db_id: int) -> dict:
             {"id": -4, "card_id": None, "dashboard_tab_id": -2, "row": 4, "col": 0, "size_x": 4, "size_y": 2,
              "visualization_settings": {"virtual_card": {"display": "text"}, "text": "# Notes\nRead me."}}]}))
     ids["dashboard"] = dashboard
+    _ok(admin.post("/api/native-query-snippet", json={"name": "CA only", "content": "state = 'CA'"}))
     return ids
 
 
@@ -180,7 +181,7 @@ def test_round_trip_to_postgres_is_the_same_content_and_bytes(servers):
     result = _command(source_config, "export", first)
     assert result.exit_code == 0, result.output
     files = _files(first)
-    assert "settings.yaml" in files
+    assert "settings.yaml" in files and any(p.startswith("snippets/") for p in files)
     card_files = [p for p in files if "/cards/" in p]
     assert len(card_files) == 6 and any(p.startswith("collections/cards/") for p in card_files)
     assert any(p.count("/") == 4 and "/dashboards/" in p for p in files)  # the dashboard in the nested collection
@@ -266,3 +267,48 @@ def test_api_archive_round_trip_matches_the_commands(servers):
     bad = target_admin.post("/api/ee/serialization/import", data={"file": (io.BytesIO(b"nope"), "x.tar.gz")},
                             content_type="multipart/form-data")
     assert bad.status_code == 400 and "file" in bad.json["errors"]
+
+
+def test_export_options_choose_what_is_written(servers):
+    source, source_admin, source_config = servers["source"]
+    nested = servers["ids"]["collections"][1]
+    only = servers["dirs"] / "only"
+    assert _command(source_config, "export", "--collection", nested, "--no-data-model", "--no-settings",
+                    only).exit_code == 0
+    files = _files(only)
+    folders = {p.split("/")[0] for p in files}
+    assert folders == {"collections", "actions"}  # the action on the nested collection's model comes along
+    collection_files = [p for p in files if p.startswith("collections/")]
+    assert collection_files and all(p.split("/")[2].endswith("_sales_west") for p in collection_files)
+    assert not any("totals_by_person" in p for p in files)
+
+    field_id = next(f["id"] for f in _ok(source_admin.get(f"/api/table/{_people(source_admin)}/query_metadata"))["fields"]
+                    if f["name"] == "state")
+    _ok(source_admin.post(f"/api/field/{field_id}/rescan_values"))
+    wait_for_sync(source)
+    data_model = servers["dirs"] / "data_model"
+    assert _command(source_config, "export", "--no-collections", "--include-field-values", "--include-database-secrets",
+                    data_model).exit_code == 0
+    files = _files(data_model)
+    assert {p.split("/")[0] for p in files} == {"databases", "settings.yaml"}
+    values = files["databases/Warehouse/tables/people/fields/state___fieldvalues.yaml"].decode()
+    assert "- CA\n" in values and "- NY\n" in values
+    assert b"warehouse.sqlite" in files["databases/Warehouse/Warehouse.yaml"]
+    assert b"details" not in _files(servers["dirs"] / "first")["databases/Warehouse/Warehouse.yaml"]
+
+
+def _people(admin) -> int:
+    return next(t["id"] for t in _ok(admin.get("/api/table")) if t["name"] == "people")
+
+
+def test_entity_ids_are_given_once(app):
+    from plugins.serialization.entity_ids import backfill
+
+    db_id, table_ids = add_database(app, "Fresh", tables=(("s", "a"), ("s", "b")))
+    state = app.extensions["tessera"]
+    with state.db.engine.begin() as connection:
+        assert backfill(connection) >= 3
+        first = connection.exec_driver_sql("SELECT id, entity_id FROM metabase_table ORDER BY id").all()
+        assert backfill(connection) == 0
+        assert connection.exec_driver_sql("SELECT id, entity_id FROM metabase_table ORDER BY id").all() == first
+    assert all(len(eid) == 21 for _, eid in first)
