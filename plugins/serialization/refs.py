@@ -1,7 +1,8 @@
 """Ids to portable references and back, for one server: databases by name, tables as [db, schema,
 table], fields as [db, schema, table, field] (a nested field's parents before it), users by email,
 and every other entity by its entity_id. `portable` and `local` rewrite a JSON tree (MBQL, parameters,
-parameter mappings, visualization settings, click behaviours, result metadata) in either direction.
+parameter mappings, visualization settings, click behaviours, result metadata; legacy MBQL and MBQL 5)
+in either direction.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ EID_TABLES = {"collection": "collection", "card": "report_card", "dashboard": "r
               "snippet": "native_query_snippet", "timeline": "timeline"}
 
 # JSON keys whose value is a reference, and to what.
-KEY_KINDS = {"database": "database", "source-field": "field", "card_id": "card", "card-id": "card",
+KEY_KINDS = {"database": "database", "source-field": "field", "card_id": "card", "card-id": "card", "source-card": "card",
              "table_id": "table", "field_id": "field", "fk_target_field_id": "field", "dashboard_id": "dashboard",
              "collection_id": "collection", "action_id": "action", "snippet-id": "snippet"}
 # MBQL clauses whose second element is a reference.
@@ -163,11 +164,15 @@ class Rewriter:
     def _list(self, value: list, metadata: bool) -> list:
         if len(value) >= 2 and isinstance(value[0], str) and value[0] in CLAUSE_KINDS:
             kind = CLAUSE_KINDS[value[0]]
-            target = value[1]
+            # Legacy MBQL: [op, target, opts]; MBQL 5: [op, opts, target].
+            at = 2 if len(value) >= 3 and isinstance(value[1], dict) else 1
+            target = value[at]
             if (self.export and isinstance(target, int) and not isinstance(target, bool)) or (
                     not self.export and ((kind == "field" and isinstance(target, list))
                                          or (kind != "field" and isinstance(target, str)))):
-                return [value[0], self.one(kind, target), *[self.walk(v) for v in value[2:]]]
+                out = [self.walk(v) for v in value]
+                out[at] = self.one(kind, target)
+                return out
         return [self.walk(v, metadata) for v in value]
 
     def _source_table(self, item):

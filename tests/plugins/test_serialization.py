@@ -312,3 +312,39 @@ def test_entity_ids_are_given_once(app):
         assert backfill(connection) == 0
         assert connection.exec_driver_sql("SELECT id, entity_id FROM metabase_table ORDER BY id").all() == first
     assert all(len(eid) == 21 for _, eid in first)
+
+
+def test_references_rewrite_both_ways_in_every_shape():
+    from plugins.serialization.refs import Refs, Rewriter
+
+    refs = Refs(session=None)
+    known = {"database": {1: "Warehouse"}, "table": {5: ("Warehouse", None, "orders")},
+             "field": {7: ("Warehouse", None, "orders", "total"), 8: ("Warehouse", None, "people", "id")},
+             "card": {3: "c" * 21}, "dashboard": {4: "d" * 21}, "segment": {2: "s" * 21}}
+    refs.out = {kind: dict(rows) for kind, rows in known.items()}
+    refs.back = {kind: {v: i for i, v in rows.items()} for kind, rows in known.items()}
+    local = {
+        "legacy": {"database": 1, "type": "query", "query": {
+            "source-table": 5, "filter": ["and", ["segment", 2], [">", ["field", 7, {"source-field": 8}], 1]]}},
+        "on_card": {"source-table": "card__3"},
+        "mbql5": {"lib/type": "mbql/query", "database": 1, "stages": [{"source-card": 3, "aggregation": [
+            ["sum", {"lib/uuid": "u"}, ["field", {"lib/uuid": "v"}, 7]]], "filters": [["segment", {}, 2]]}]},
+        "viz": {"column_settings": {'["ref",["field",7,null]]': {"prefix": "$"}}, "click_behavior": {
+            "type": "link", "linkType": "dashboard", "targetId": 4, "parameterMapping": {
+                '["dimension",["field",8,null]]': {"id": '["dimension",["field",8,null]]'}}}},
+        "mapping": [{"parameter_id": "p", "card_id": 3, "target": ["dimension", ["field", 7, None]]}],
+        "untouched": {"targetId": 4, "field": ["field", "total", {"base-type": "type/Float"}], "id": 7},
+    }
+    portable = Rewriter(refs, export=True).walk(local)
+    assert portable["legacy"]["database"] == "Warehouse"
+    assert portable["legacy"]["query"]["filter"][2][1] == ["field", ["Warehouse", None, "orders", "total"],
+                                                          {"source-field": ["Warehouse", None, "people", "id"]}]
+    assert portable["on_card"]["source-table"] == "c" * 21
+    assert portable["mbql5"]["stages"][0]["source-card"] == "c" * 21
+    assert portable["mbql5"]["stages"][0]["aggregation"][0][2][2] == ["Warehouse", None, "orders", "total"]
+    assert portable["mbql5"]["stages"][0]["filters"] == [["segment", {}, "s" * 21]]
+    assert list(portable["viz"]["column_settings"]) == ['["ref",["field",["Warehouse",null,"orders","total"],null]]']
+    assert portable["viz"]["click_behavior"]["targetId"] == "d" * 21
+    assert portable["mapping"][0]["card_id"] == "c" * 21
+    assert portable["untouched"] == local["untouched"]  # no link type, a column name, a bare id: not references
+    assert Rewriter(refs, export=False).walk(portable) == local
