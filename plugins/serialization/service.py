@@ -22,7 +22,8 @@ def export_dir(session, options: Options, registry, root: Path) -> int:
     root.mkdir(parents=True, exist_ok=True)
     for name, flag in MANAGED.items():
         target = root / name
-        if getattr(options, flag) and (not options.collections or name == "collections"):
+        # A partial export (--collection) adds to the directory: the other subtrees there stay.
+        if getattr(options, flag) and not options.collections:
             if target.is_dir():
                 shutil.rmtree(target)
             elif target.exists():
