@@ -194,7 +194,7 @@ def _guard(item: Incoming, step) -> None:
     except sa.exc.IntegrityError as exc:
         raise ImportProblem(f"{item.path}: refused by the app DB ({exc.orig})") from exc
     except Invalid as exc:
-        raise ImportProblem(f"{item.path}: {exc}") from exc
+        raise ImportProblem(f"{item.path}: {getattr(exc, 'errors', None) or exc}") from exc
 
 
 def _table(name: str) -> sa.Table:
@@ -249,10 +249,8 @@ def _update(session, item: Incoming, rw: Rewriter, acting_user: int, registry) -
             _field_values(session, row_id, item, rw)
             return
         values = k.to_values(kind, item.data, rw, acting_user)
-        if model == "Database" and "details" in item.data:
-            from core.driver.crypto import encrypt_details
-
-            values["details"] = encrypt_details(item.data["details"])
+        if model == "Database" and item.data.get("details") is not None:
+            values["details"] = _details(session, row_id, item.data["details"])
         if values:
             session.execute(_table(kind.table).update().where(_table(kind.table).c.id == row_id).values(**values))
         if model == "Field":
@@ -278,6 +276,20 @@ def _update(session, item: Incoming, rw: Rewriter, acting_user: int, registry) -
                 session.execute(part_table.update().where(part_table.c.action_id == row_id).values(**part_values))
             else:
                 session.execute(part_table.insert().values(action_id=row_id, **part_values))
+
+
+def _details(session, database_id: int, details) -> str:
+    """Connection details from a file, checked as a registration checks them (file paths, the app DB
+    refused) before they are stored encrypted: an import is no way around the connection policy."""
+    from core.driver import connections
+    from core.driver.crypto import encrypt_details
+
+    if not isinstance(details, dict):
+        raise ValueError("details must be a mapping")
+    table = _table("metabase_database")
+    engine = session.execute(sa.select(table.c.engine).where(table.c.id == database_id)).scalar_one()
+    connections.validate_details(engine, details)
+    return encrypt_details(details)
 
 
 def yamltext_ref(ref) -> str:

@@ -290,7 +290,7 @@ def test_api_archive_round_trip_matches_the_commands(servers, round_trip):
     assert bad.status_code == 400 and "file" in bad.json["errors"]
 
 
-def test_export_options_choose_what_is_written(servers):
+def test_export_options_choose_what_is_written(servers, round_trip):
     source, source_admin, source_config = servers["source"]
     nested = servers["ids"]["collections"][1]
     only = servers["dirs"] / "only"
@@ -316,6 +316,11 @@ def test_export_options_choose_what_is_written(servers):
     assert "- CA\n" in values and "- NY\n" in values
     assert b"warehouse.sqlite" in files["databases/Warehouse/Warehouse.yaml"]
     assert b"details" not in _files(servers["dirs"] / "first")["databases/Warehouse/Warehouse.yaml"]
+    # Details from a file pass the connection policy a registration does: no file outside the data directory.
+    secrets = data_model / "databases/Warehouse/Warehouse.yaml"
+    secrets.write_text(secrets.read_text().replace(str(Path(source_config["TESSERA_DATA_DIR"]) / "files"), "/etc"))
+    refused = _command(source_config, "import", "--dry-run", data_model)
+    assert refused.exit_code != 0 and "databases/Warehouse/Warehouse.yaml" in refused.output, refused.output
 
 
 def _people(admin) -> int:
