@@ -2,6 +2,7 @@
 .tar.gz, import from either (or a dry run), and the content diff."""
 from __future__ import annotations
 
+import datetime as dt
 import io
 import shutil
 import tarfile
@@ -31,8 +32,14 @@ def export_dir(session, options: Options, registry, root: Path) -> int:
     return ex.write(docs, root)
 
 
-def export_archive(session, options: Options, registry, dirname: str) -> bytes:
-    """A .tar.gz of the export under `dirname/`, byte-stable: sorted members, no times or owners."""
+def export_archive(session, options: Options, registry, dirname: str | None) -> tuple[str, bytes]:
+    """The directory name and a .tar.gz of the export under it, byte-stable: sorted members, no times or
+    owners. The default name is Metabase's: the site name and the time."""
+    if dirname:
+        dirname = ex.slug(dirname)
+    else:
+        site = registry.get_or(session, "site-name", None) or "tessera"
+        dirname = f"{ex.slug(site)}-{dt.datetime.now(dt.timezone.utc):%Y-%m-%d_%H-%M}"
     docs = ex.documents(session, options, registry)
     session.commit()
     buffer = io.BytesIO()
@@ -42,7 +49,7 @@ def export_archive(session, options: Options, registry, dirname: str) -> bytes:
             info = tarfile.TarInfo(f"{dirname}/{doc.path}")
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return dirname, buffer.getvalue()
 
 
 class BadArchive(ValueError):

@@ -1,8 +1,6 @@
 """/api/ee/serialization: export as a .tar.gz and import one, for administrators (Metabase's routes)."""
 from __future__ import annotations
 
-import datetime as dt
-
 from flask import Response, request
 
 from core.appdb import db
@@ -12,7 +10,7 @@ from core.http.api import Api, Params
 from core.http.errors import Invalid
 
 from . import service
-from .export import Options, slug
+from .export import Options
 
 serialization_api = Api("serialization", __name__, url_prefix="/ee/serialization", auth="superuser")
 
@@ -34,13 +32,9 @@ class ImportQuery(Params):
 @serialization_api.post("/export", query=ExportQuery)
 def export(query: ExportQuery):
     """Serialize the content; answers a .tar.gz of the YAML files under one directory."""
-    state = auth.tessera()
-    session = db.session()
     options = Options(tuple(query.collection), query.all_collections or bool(query.collection), query.settings,
                       query.data_model, query.field_values, query.database_secrets)
-    site = state.settings.get_or(session, "site-name", "tessera") or "tessera"
-    dirname = slug(query.dirname) if query.dirname else f"{slug(site)}-{dt.datetime.now(dt.timezone.utc):%Y-%m-%d_%H-%M}"
-    body = service.export_archive(session, options, state.settings, dirname)
+    dirname, body = service.export_archive(db.session(), options, auth.tessera().settings, query.dirname)
     return Response(body, mimetype="application/gzip",
                     headers={"Content-Disposition": f'attachment; filename="{dirname}.tar.gz"'})
 

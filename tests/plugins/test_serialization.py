@@ -282,6 +282,9 @@ def test_api_archive_round_trip_matches_the_commands(servers, round_trip):
     with tarfile.open(fileobj=io.BytesIO(response.data), mode="r:gz") as archive:
         files = {m.name.removeprefix("snapshot/"): archive.extractfile(m).read() for m in archive.getmembers()}
     assert files == _files(servers["dirs"] / "first")
+    dry = _ok(target_admin.post("/api/ee/serialization/import?dry_run=true", content_type="multipart/form-data",
+                                data={"file": (io.BytesIO(response.data), "snapshot.tar.gz")}))
+    assert dry["status"] == "ok" and dry["unchanged"] == len(files)
     upload = {"file": (io.BytesIO(response.data), "snapshot.tar.gz")}
     report = _ok(target_admin.post("/api/ee/serialization/import", data=upload, content_type="multipart/form-data"))
     assert report["status"] == "ok" and report["created"] == [] and report["unchanged"] == len(files)
