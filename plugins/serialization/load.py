@@ -75,6 +75,8 @@ def _key(path: str, data: dict) -> tuple:
         return (model, _meta_path(meta) if model != "Database" else (meta[0].get("id"),))
     if model not in k.TOP_KINDS:
         raise ImportProblem(f"{path}: unknown model {model!r} in serdes/meta")
+    if not k.TOP_KINDS[model].present:
+        raise ImportProblem(f"{path}: {model} is not available here (the plugin that keeps it is disabled)")
     if not isinstance(data.get("entity_id"), str):
         raise ImportProblem(f"{path}: no entity_id")
     return (model, data["entity_id"])

@@ -255,6 +255,16 @@ def test_an_edit_changes_one_file_and_diff_shows_it(servers, round_trip):
     assert _command(target_config, "import", second).exit_code == 0
     assert _ok(target_admin.get(f"/api/card/{card['id']}"))["description"] is None
 
+    # A rename moves the file: the export replaces its directories, so the old name does not linger.
+    renamed = servers["dirs"] / "renamed"
+    shutil.copytree(second, renamed)
+    _ok(target_admin.put(f"/api/card/{card['id']}", json={"name": "States again"}))
+    assert _command(target_config, "export", renamed).exit_code == 0
+    gone, added = set(before) - set(_files(renamed)), set(_files(renamed)) - set(before)
+    assert [p.rsplit("/", 1)[1] for p in gone] == [f"{card['entity_id']}_states.yaml"]
+    assert [p.rsplit("/", 1)[1] for p in added] == [f"{card['entity_id']}_states_again.yaml"]
+    assert _command(target_config, "import", second).exit_code == 0
+
 
 def test_dry_run_on_a_damaged_file_names_it_and_changes_nothing(servers, round_trip):
     target, target_admin, target_config = servers["target"]
