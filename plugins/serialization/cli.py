@@ -55,7 +55,7 @@ def register(cli) -> None:
     @click.option("--dry-run", is_flag=True, help="Say what would be created and changed; change nothing.")
     def import_command(directory, dry_run):
         """Create or update the content of DIRECTORY's YAML files, in one transaction."""
-        from .load import read_dir
+        from .plan import read_dir
         from .service import import_files
 
         app = _app()
@@ -73,7 +73,7 @@ def register(cli) -> None:
     @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
     def diff_command(directory):
         """Show, as a diff of the YAML content, what importing DIRECTORY would change."""
-        from .load import read_dir
+        from .plan import read_dir
         from .service import diff
 
         app = _app()

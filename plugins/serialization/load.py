@@ -1,14 +1,11 @@
-"""Import: read an export's files, compare them with what this server would export (created, changed,
-unchanged), and write the differences in one transaction: entities upserted by entity_id (databases,
-tables and fields by name), never deleted; a dashboard's tabs and dashcards and a timeline's events are
+"""Import: the files plan.py finds created or changed, written in one transaction: entities upserted
+by entity_id (databases, tables and fields by name), never deleted; a dashboard's tabs and dashcards and a timeline's events are
 part of their file and follow it. References resolve to this server's ids; one that does not resolve
 is a problem naming the file and the reference, and any problem leaves the server unchanged."""
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-from dataclasses import dataclass, field
-from pathlib import Path
+import json
 
 import sqlalchemy as sa
 
@@ -17,138 +14,13 @@ from core.http.errors import Invalid
 
 from . import export as ex
 from . import kinds as k
-from . import yamltext
+from .plan import ImportProblem, Incoming, Report, compare, read
 from .refs import Refs, Rewriter, Unresolved
 
 # The order entities are written in: what a row needs exists before it (cards before the actions on them).
 ORDER = ("Database", "Table", "Field", "FieldValues", "Collection", "NativeQuerySnippet", "Segment", "LegacyMetric",
          "Card", "Dashboard", "Action", "Timeline", "Setting")
 DATA_MODEL = ("Database", "Table", "Field", "FieldValues")
-
-
-class ImportProblem(Exception):
-    pass
-
-
-@dataclass
-class Incoming:
-    path: str
-    key: tuple
-    data: dict
-    text: str
-
-
-@dataclass
-class Report:
-    created: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def as_json(self) -> dict:
-        return {"status": "ok" if self.ok else "error", "created": self.created, "changed": self.changed,
-                "unchanged": len(self.unchanged), "errors": self.problems}
-
-    def lines(self) -> list[str]:
-        out = [f"created {p}" for p in self.created] + [f"changed {p}" for p in self.changed]
-        out.append(f"{len(self.created)} created, {len(self.changed)} changed, {len(self.unchanged)} unchanged")
-        return out + [f"error: {p}" for p in self.problems]
-
-
-# -------------------------------------------------------------------------------------------- reading
-
-def _key(path: str, data: dict) -> tuple:
-    if path == "settings.yaml":
-        return ("Setting", "settings")
-    meta = data.get("serdes/meta")
-    if not isinstance(meta, list) or not meta or not all(isinstance(m, dict) for m in meta):
-        raise ImportProblem(f"{path}: no serdes/meta list")
-    model = meta[-1].get("model")
-    if model == "FieldValues":
-        return ("FieldValues", _meta_path(meta[:-1]))
-    if model in ("Database", "Table", "Field"):
-        return (model, _meta_path(meta) if model != "Database" else (meta[0].get("id"),))
-    if model not in k.TOP_KINDS:
-        raise ImportProblem(f"{path}: unknown model {model!r} in serdes/meta")
-    if not k.TOP_KINDS[model].present:
-        raise ImportProblem(f"{path}: {model} is not available here (the plugin that keeps it is disabled)")
-    if not isinstance(data.get("entity_id"), str):
-        raise ImportProblem(f"{path}: no entity_id")
-    return (model, data["entity_id"])
-
-
-def _meta_path(meta: list[dict]) -> tuple:
-    db = meta[0].get("id")
-    schema = next((m.get("id") for m in meta if m.get("model") == "Schema"), None)
-    table = next((m.get("id") for m in meta if m.get("model") == "Table"), None)
-    fields = [m.get("id") for m in meta if m.get("model") == "Field"]
-    return (db, schema, table, *fields) if fields else (db, schema, table)
-
-
-def read(files: dict[str, str]) -> tuple[list[Incoming], list[str]]:
-    """Parse an export's files (relative path -> text); problems name the file."""
-    incoming, problems = [], []
-    for path in sorted(files):
-        if not path.endswith(".yaml"):
-            continue
-        try:
-            data = yamltext.load(files[path])
-            if not isinstance(data, dict):
-                raise ImportProblem(f"{path}: not a YAML mapping")
-            incoming.append(Incoming(path, _key(path, data), data, files[path]))
-        except ImportProblem as exc:
-            problems.append(str(exc))
-        except Exception as exc:  # a YAML syntax error: its message says where
-            problems.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-    return incoming, problems
-
-
-def read_dir(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted(root.rglob("*.yaml")) if ".git" not in p.relative_to(root).parts}
-
-
-# -------------------------------------------------------------------------------------------- comparing
-
-def compare(session, incoming: list[Incoming], registry) -> tuple[Report, dict]:
-    """Each file's status against what this server would export now; and the current documents by key."""
-    options = ex.Options(include_field_values=any(i.key[0] == "FieldValues" for i in incoming),
-                         include_database_secrets=any(i.key[0] == "Database" and "details" in i.data
-                                                      for i in incoming))
-    current = {d.key: d for d in ex.documents(session, options, registry)}
-    report = Report()
-    seen: dict[tuple, str] = {}
-    for item in incoming:
-        if item.key in seen:
-            report.problems.append(f"{item.path}: the same entity as {seen[item.key]}")
-            continue
-        seen[item.key] = item.path
-        now = current.get(item.key)
-        if now is None:
-            report.created.append(item.path)
-            report.diffs.append(_diff("", item.text, item.path))
-        elif item.key[0] == "Setting":
-            mine = {key: now.data.get(key) for key in item.data}
-            (report.unchanged if mine == item.data else report.changed).append(item.path)
-            if mine != item.data:
-                report.diffs.append(_diff(yamltext.dump(mine), yamltext.dump(item.data), item.path))
-        elif now.data == item.data:
-            report.unchanged.append(item.path)
-        else:
-            report.changed.append(item.path)
-            report.diffs.append(_diff(ex.text_of(now), yamltext.dump(item.data), item.path, now.path))
-    return report, current
-
-
-def _diff(old: str, new: str, path: str, old_path: str | None = None) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                        fromfile=f"server/{old_path or path}" if old else "/dev/null",
-                                        tofile=f"files/{path}"))
 
 
 # -------------------------------------------------------------------------------------------- writing
@@ -246,7 +118,7 @@ def _update(session, item: Incoming, rw: Rewriter, acting_user: int, registry) -
         target = path[0] if ref_kind == "database" else list(path)
         row_id = refs.to_local(ref_kind, target, strict=False)
         if row_id is None:
-            raise ImportProblem(f"{item.path}: {what} {yamltext_ref(target)} not found on this server")
+            raise ImportProblem(f"{item.path}: {what} {_ref_text(target)} not found on this server")
         if model == "FieldValues":
             _field_values(session, row_id, item, rw)
             return
@@ -294,9 +166,7 @@ def _details(session, database_id: int, details) -> str:
     return encrypt_details(details)
 
 
-def yamltext_ref(ref) -> str:
-    import json
-
+def _ref_text(ref) -> str:
     return json.dumps(ref, ensure_ascii=False)
 
 

@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 
 from . import export as ex
-from . import load
+from . import load, plan
 from .export import Options
 
 # The parts of a directory an export owns: replaced whole, so a renamed or moved entity leaves no old file.
@@ -75,13 +75,13 @@ def archive_files(data: bytes) -> dict[str, str]:
     return files
 
 
-def import_files(session, files: dict[str, str], *, acting_user: int, registry, dry_run: bool = False) -> load.Report:
+def import_files(session, files: dict[str, str], *, acting_user: int, registry, dry_run: bool = False) -> plan.Report:
     return load.run(session, files, acting_user=acting_user, registry=registry, dry_run=dry_run)
 
 
-def diff(session, files: dict[str, str], registry) -> load.Report:
-    incoming, problems = load.read(files)
-    report, _ = load.compare(session, incoming, registry)
+def diff(session, files: dict[str, str], registry) -> plan.Report:
+    incoming, problems = plan.read(files)
+    report, _ = plan.compare(session, incoming, registry)
     report.problems = problems + report.problems
     session.rollback()
     return report
