@@ -46,6 +46,8 @@ setup(
         "gunicorn>=25.1,<28",
         "alembic>=1.13,<2",
         "orjson>=3.9,<4",
+        # Serialization (plugins/serialization): YAML files for git; safe_load only, never yaml.load.
+        "PyYAML>=6.0,<7",
         # argon2id is the password hash security.md asks for (OWASP's first choice); argon2-cffi
         # is the maintained binding, and hand-rolling a KDF is not an option.
         "argon2-cffi>=23.1,<26",

@@ -10,6 +10,7 @@ from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.appdb.models import Base, UTCDateTime, utcnow
+from core.appdb.models.base import new_entity_id
 
 KINDS = ("query", "http", "implicit")
 
@@ -31,7 +32,7 @@ class Action(Base):
     initially_published_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     creator_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"))
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 

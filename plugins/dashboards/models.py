@@ -16,6 +16,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from core.appdb import search_engines
 from core.appdb.models import Base, UTCDateTime, utcnow
+from core.appdb.models.base import new_entity_id
 
 
 class Dashboard(Base):
@@ -46,7 +47,7 @@ class Dashboard(Base):
     public_uuid: Mapped[str | None] = mapped_column(String(36), unique=True)
     made_public_by_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"))
     initially_published_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     view_count: Mapped[int] = mapped_column(Integer, default=0)
     last_viewed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -60,7 +61,7 @@ class DashboardTab(Base):
     dashboard_id: Mapped[int] = mapped_column(ForeignKey("report_dashboard.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(254))
     position: Mapped[int] = mapped_column(Integer, default=0)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 
@@ -84,7 +85,7 @@ class DashboardCard(Base):
     col: Mapped[int] = mapped_column(Integer, default=0)
     parameter_mappings: Mapped[list] = mapped_column(default=list)
     visualization_settings: Mapped[dict] = mapped_column(default=dict)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 

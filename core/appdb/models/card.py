@@ -11,7 +11,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UTCDateTime, utcnow
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 CARD_TYPES = ("question", "model", "metric")
 
@@ -54,7 +54,7 @@ class Card(Base):
         ForeignKey("report_card.id", ondelete="SET NULL"), index=True
     )
     query_type: Mapped[str | None] = mapped_column(String(16))
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     view_count: Mapped[int] = mapped_column(Integer, default=0)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     cache_invalidated_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)

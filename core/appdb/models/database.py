@@ -10,7 +10,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from .base import Base, UTCDateTime, utcnow
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 
 class Database(Base):
@@ -43,7 +43,7 @@ class Database(Base):
     uploads_schema_name: Mapped[str | None] = mapped_column(Text)
     uploads_table_prefix: Mapped[str | None] = mapped_column(Text)
     creator_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"))
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 
@@ -73,7 +73,7 @@ class Table(Base):
     estimated_row_count: Mapped[int | None] = mapped_column(Integer)
     is_upload: Mapped[bool] = mapped_column(Boolean, default=False)
     database_require_filter: Mapped[bool | None] = mapped_column(Boolean)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 
@@ -117,7 +117,7 @@ class Field(Base):
     caveats: Mapped[str | None] = mapped_column(Text)
     points_of_interest: Mapped[str | None] = mapped_column(Text)
     preview_display: Mapped[bool] = mapped_column(Boolean, default=True)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 
@@ -153,7 +153,7 @@ class Dimension(Base):
     name: Mapped[str] = mapped_column(String(254))
     type: Mapped[str] = mapped_column(String(32))
     human_readable_field_id: Mapped[int | None] = mapped_column(ForeignKey("metabase_field.id", ondelete="CASCADE"))
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 

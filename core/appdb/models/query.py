@@ -12,7 +12,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UTCDateTime, utcnow
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 
 class NativeQuerySnippet(Base):
@@ -28,7 +28,7 @@ class NativeQuerySnippet(Base):
     # Snippet folders are collections of the "snippets" namespace.
     collection_id: Mapped[int | None] = mapped_column(ForeignKey("collection.id", ondelete="SET NULL"), index=True)
     template_tags: Mapped[dict | None] = mapped_column(default=None)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 

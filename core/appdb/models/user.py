@@ -10,7 +10,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from .base import Base, UTCDateTime, utcnow
+from .base import Base, UTCDateTime, new_entity_id, utcnow
 
 ALL_USERS_GROUP_ID = 1
 ADMIN_GROUP_ID = 2
@@ -82,7 +82,7 @@ class PermissionsGroup(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(255), unique=True)
-    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True)
+    entity_id: Mapped[str | None] = mapped_column(String(21), unique=True, default=new_entity_id)
 
     memberships: Mapped[list["PermissionsGroupMembership"]] = relationship(
         back_populates="group", cascade="all, delete-orphan"
