@@ -61,3 +61,29 @@ def test_disabling_a_plugin_removes_its_routes_only(app_config, disabled):
             assert response.status_code != 404 and response.status_code < 500, \
                 (disabled, plugin, rule, response.status_code, response.json)
     app.extensions["tessera"].db.dispose()
+
+
+def test_links_to_pages_of_a_disabled_plugins_api_are_hidden(app_config):
+    """The web app draws a link to a page that reads a plugin's API only while that API exists: with
+    plugins.subscriptions disabled, a question has no Alerts link, a dashboard no Subscriptions link and
+    the profile no "Your alerts" (each would lead to a 404 page), while their Share links stay."""
+    from pathlib import Path
+
+    from tests.plugins.app.test_pages import sign_in, text
+    from tests.plugins.cards.fixtures import card_body, make_warehouse, mbql_query, register_warehouse
+
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.subscriptions"})
+    admin = setup_admin(app)
+    warehouse = register_warehouse(app, make_warehouse(Path(app_config["TESSERA_DATA_DIR"])))
+    card = admin.post("/api/card", json=card_body("People", mbql_query(warehouse["db"], **{
+        "source-table": warehouse["people"]}))).json
+    dashboard = admin.post("/api/dashboard", json={"name": "Board"}).json
+    client = sign_in(app)
+    for path, absent in ((f"/question/{card['id']}-people", "/alerts"), (f"/dashboard/{dashboard['id']}-board", "/subscriptions")):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        assert f'{path}/share"' in text(page) and f'{path}{absent}"' not in text(page), path
+        assert client.get(path + absent).status_code == 404
+    assert client.get("/account/profile").status_code == 200
+    assert "/account/notifications" not in text(client.get("/account/profile"))
+    app.extensions["tessera"].db.dispose()

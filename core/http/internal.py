@@ -3,7 +3,8 @@
 Server-rendered pages (plugins/app) read and change content through here: the call runs the API's own
 view, with the caller's cookie or session header, so every permission decision, every serializer and
 every error is the API's and a page can show nothing its user could not read through the API. Plugins
-never import each other; this is where a page plugin meets the plugins that own the content.
+never import each other; this is where a page plugin meets the plugins that own the content, and where
+it learns whether an API exists at all (`exists`: its plugin may be disabled).
 
 Each call is a request of its own (a fresh app context: its own app-DB session and `g`), dispatched by
 werkzeug without a socket. Its JSON comes back parsed; a streamed answer (a download) is not for this.
@@ -17,6 +18,8 @@ from urllib.parse import urlencode
 
 import orjson
 from flask import current_app, request
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import RequestRedirect
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 # What authenticates the outer request and what the inner one must see the same (the client address
@@ -77,6 +80,20 @@ def call(method: str, path: str, *, query: dict | None = None, json: Any = None)
     else:
         body = raw.decode("utf-8", "replace") if raw else None
     return Answer(code, body, headers.getlist("Set-Cookie"))
+
+
+def exists(method: str, path: str) -> bool:
+    """Whether this server has an API endpoint for `method path`: false when the plugin that owns it is
+    disabled. A page shows a link to what reads that API only when it exists."""
+    if not path.startswith("/api/"):
+        raise ValueError(f"not an API path: {path}")
+    try:
+        current_app.url_map.bind("localhost").match(path, method=method.upper())
+    except RequestRedirect:
+        return True  # the endpoint, under its canonical URL
+    except HTTPException:  # no rule (404) or not this method (405)
+        return False
+    return True
 
 
 def _query(query: dict | None) -> str | None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import request
+from werkzeug.exceptions import NotFound
 
-from core.http.internal import call
+from core.http.internal import call, exists
 
 from . import filters
 from .render import go, page, read, signed_in_user
@@ -145,6 +146,8 @@ def editing(pulses: list[dict]) -> tuple[dict | None, dict | None]:
 
 def draw(id_slug: str):
     user = signed_in_user()
+    if not exists("GET", "/api/pulse"):
+        raise NotFound()  # plugins/subscriptions is disabled: no subscriptions to show or make
     dashboard = dashboard_of(id_slug)
     pulses = listed(dashboard)
     pulse, channel = editing(pulses)

@@ -15,7 +15,7 @@ from werkzeug.exceptions import NotFound
 
 from core.assembly.pages import Assets
 from core.http import auth
-from core.http.internal import call
+from core.http.internal import call, exists
 
 from . import render
 from .render import Failed, Redirect, go, page, read, signed_in_user
@@ -34,7 +34,8 @@ blueprint = Blueprint("app", __name__, template_folder="templates")
 
 @blueprint.context_processor
 def assets():
-    return {"asset_version": ASSETS.version}
+    # api_exists: a link to a page that reads a plugin's API is drawn only while that API exists.
+    return {"asset_version": ASSETS.version, "api_exists": exists}
 
 
 def slug(name: object) -> str:

@@ -7,6 +7,7 @@ import html
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
+from core.export.dashcard_settings import merged
 from core.http.errors import Invalid, NotFound
 from core.outbound import mail
 from core.query.errors import QueryFailed
@@ -60,7 +61,9 @@ def dashboard_page(session: Session, user: User, dashboard_id: int) -> str:
     for part in content.parts:
         card = session.get(Card, part.card_id) if part.card_id is not None else None
         if card is not None and not card.archived:
-            pieces.append(render.render(card, render.run_card(session, user, card, list(part.parameters))).html)
+            result = render.run_card(session, user, card, list(part.parameters))
+            settings = merged(card.visualization_settings, part.visualization_settings)
+            pieces.append(render.render(card, result, settings=settings).html)
         elif part.text:
             pieces.append(f"<p>{html.escape(part.text)}</p>")
     body = f'<h2>{html.escape(content.name)}</h2>' + "".join(pieces)

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, PermissionsGroupMembership, User
 from core.assembly.records import DashboardContent
+from core.export.dashcard_settings import merged
 from core.http.auth import tessera
 from core.outbound import mail
 from core.policy import permissions as perms
@@ -56,12 +57,18 @@ class Outcome:
 
 @dataclass
 class Item:
-    """One thing the message shows: a saved card (run with `parameters`) or a dashboard's text."""
+    """One thing the message shows: a saved card (run with `parameters`, drawn with its settings and
+    its dashcard's `overrides`) or a dashboard's text."""
 
     card_id: int | None
     parameters: list | None = None
     text: str | None = None
     ref: CardRef | None = None
+    overrides: dict | None = None
+
+    def settings(self, card: Card) -> dict:
+        """The card's visualization settings with the dashcard's laid over them (Metabase's rule)."""
+        return merged(card.visualization_settings, self.overrides)
 
 
 def dashboard_content(session: Session, dashboard_id: int, parameters: list) -> DashboardContent | None:
@@ -87,7 +94,7 @@ def items_of(session: Session, delivery: Delivery) -> tuple[str, list[Item]] | N
                 items.append(Item(None, None, part.text))
             continue
         ref = by_dashcard.get(part.dashcard_id) or by_card.get(part.card_id)
-        items.append(Item(part.card_id, list(part.parameters), None, ref))
+        items.append(Item(part.card_id, list(part.parameters), None, ref, part.visualization_settings))
     return content.name, items
 
 
@@ -152,11 +159,13 @@ def send(session: Session, registry, delivery: Delivery, deliver=mail.send) -> O
         if card is None or card.archived:
             continue
         result = render.run_card(session, delivery.creator, card, item.parameters)
-        output = render.render(card, result, cid=f"card-{card.id}-{uuid.uuid4().hex[:12]}@tessera")
+        settings = item.settings(card)
+        output = render.render(card, result, cid=f"card-{card.id}-{uuid.uuid4().hex[:12]}@tessera", settings=settings)
         outputs.append(output)
         pieces.append(output.html)
         if item.ref is not None:
-            files += render.attachments(card, result, item.ref.include_csv, item.ref.include_xls, item.ref.format_rows)
+            files += render.attachments(card, result, item.ref.include_csv, item.ref.include_xls, item.ref.format_rows,
+                                        settings)
     if delivery.skip_if_empty and all(o.row_count == 0 for o in outputs):
         return Outcome(False, 0, "every card is empty")
     subject = heading if delivery.dashboard_id is not None else f"Pulse: {delivery.name}"

@@ -37,10 +37,10 @@ def _site(registry, session: Session) -> str:
     return ((registry.get(session, "site-url") if "site-url" in registry.definitions else None) or "").rstrip("/")
 
 
-def question_data(session: Session, delivery: Delivery, card: Card, parameters,
-                  site: str) -> tuple[dict, render.CardOutput]:
+def question_data(session: Session, delivery: Delivery, card: Card, parameters, site: str,
+                  settings: dict | None = None) -> tuple[dict, render.CardOutput]:
     result = render.run_card(session, delivery.creator, card, parameters)
-    output = render.render(card, result, cid="webhook")  # with a cid the PNG comes back as bytes
+    output = render.render(card, result, cid="webhook", settings=settings)  # with a cid the PNG comes back as bytes
     cols, rows = render._cols_rows(result)
     png = next((part for part in output.inline if part.content_type == "image/png"), None)
     visual = f"data:image/png;base64,{base64.b64encode(png.data).decode()}" if png is not None else None
@@ -68,7 +68,7 @@ def send(session: Session, registry, delivery: Delivery, channel_id: int | None,
         card = session.get(Card, item.card_id) if item.card_id is not None else None
         if card is None or card.archived:
             continue
-        data, output = question_data(session, delivery, card, item.parameters, site)
+        data, output = question_data(session, delivery, card, item.parameters, site, item.settings(card))
         questions.append(data)
         outputs.append(output)
     if delivery.skip_if_empty and all(o.row_count == 0 for o in outputs):

@@ -87,3 +87,31 @@ def test_deleted_dashboard_takes_its_subscriptions_along(app, admin, warehouse):
     assert admin.get("/api/pulse").json == [] and admin.get(f"/api/pulse/{pulse['id']}").status_code == 404
     tick(app, at(26, 10))  # the scheduler's reconcile drops the job of the orphaned subscription
     assert jobs() == []
+
+
+def test_dashboard_subscription_draws_cards_with_their_dashcard_settings(app, admin, warehouse, inbox):
+    """The e-mail draws a card with the card's settings merged with its dashcard's (as the dashboard
+    shows it): the dashcard's title, its table.columns (a hidden column is absent), the card's
+    conditional formatting colouring the matching cell."""
+    rule = {"type": "single", "columns": ["age"], "operator": ">", "value": 80, "color": "#ff0000",
+            "highlight_row": False}
+    people = add_card(admin, warehouse, "People", visualization_settings={"table.column_formatting": [rule]})
+    dash = admin.post("/api/dashboard", json={"name": "Board"}).json
+    columns = [{"name": n, "enabled": n != "last_name"} for n in ("age", "first_name", "last_name", "id")]
+    layout = admin.put(f"/api/dashboard/{dash['id']}", json={"dashcards": [dashcard(-1, people["id"], visualization_settings={
+        "card.title": "Our elders", "table.columns": columns})]})
+    assert layout.status_code == 200, layout.json
+    created = admin.post("/api/pulse", json={
+        "name": "Board", "dashboard_id": dash["id"],
+        "cards": [card_ref(people, dashboard_card_id=layout.json["dashcards"][0]["id"])],
+        "channels": [{"channel_type": "email", "enabled": True, "schedule_type": "hourly",
+                      "recipients": [{"email": "a@example.com"}]}]})
+    assert created.status_code == 200, created.json
+    run_due(app, at(26, 10, 30))
+    assert len(run_due(app, at(26, 11))) == 1
+    html = parts(inbox.wait(1)[0][1])["html"][0]
+    assert "Our elders" in html and ">People<" not in html
+    assert "Lovelace" not in html and "Last Name" not in html and "Ada" in html
+    assert html.index(">Age<") < html.index(">First Name<")  # the dashcard's order, not the table's
+    assert 'background-color:rgba(255, 0, 0, 0.65);">85<' in html
+    assert html.count("rgba(255, 0, 0") == 1  # only Grace Hopper is over 80
