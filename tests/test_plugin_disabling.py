@@ -87,3 +87,21 @@ def test_links_to_pages_of_a_disabled_plugins_api_are_hidden(app_config):
     assert client.get("/account/profile").status_code == 200
     assert "/account/notifications" not in text(client.get("/account/profile"))
     app.extensions["tessera"].db.dispose()
+
+
+def test_bookmark_controls_are_hidden_when_the_bookmarks_plugin_is_disabled(app_config):
+    """With plugins.bookmarks disabled, no page draws the ☆ Bookmark button or the navigation's Bookmarks
+    menu, and /bookmarks is 404, while the pages themselves answer."""
+    from tests.plugins.app.test_pages import sign_in, text
+
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.bookmarks"})
+    admin = setup_admin(app)
+    dashboard = admin.post("/api/dashboard", json={"name": "Board"}).json
+    collection = admin.post("/api/collection", json={"name": "Shelf"}).json
+    client = sign_in(app)
+    for path in (f"/dashboard/{dashboard['id']}-board", f"/collection/{collection['id']}-shelf", "/collection/root"):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        assert 'class="bookmark' not in text(page) and 'id="nav-bookmarks"' not in text(page), path
+    assert client.get("/bookmarks").status_code == 404
+    app.extensions["tessera"].db.dispose()

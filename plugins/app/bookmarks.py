@@ -10,8 +10,9 @@ navigation's list. Reordering moves one bookmark up or down and saves the whole 
 from __future__ import annotations
 
 from flask import Response, render_template
+from werkzeug.exceptions import NotFound
 
-from core.http.internal import call
+from core.http.internal import call, exists
 
 from . import render
 from .render import page, read, signed_in_user
@@ -69,6 +70,8 @@ def toggle():
 @blueprint.get("/bookmarks")
 def bookmarks_page():
     user = signed_in_user()
+    if not exists("GET", "/api/bookmark"):
+        raise NotFound()
     return page("app/bookmarks.html", name="bookmarks", title="Bookmarks", user=user, listed=read("/api/bookmark"))
 
 

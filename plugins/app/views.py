@@ -34,8 +34,12 @@ blueprint = Blueprint("app", __name__, template_folder="templates")
 
 @blueprint.context_processor
 def assets():
-    # api_exists: a link to a page that reads a plugin's API is drawn only while that API exists.
-    return {"asset_version": ASSETS.version, "api_exists": exists}
+    return {"asset_version": ASSETS.version}
+
+
+# A link or control that reads a plugin's API is drawn only while that API exists. A global rather than
+# a context value: macros imported without the page's context (the bookmark button) ask it too.
+blueprint.add_app_template_global(exists, "api_exists")
 
 
 def slug(name: object) -> str:
