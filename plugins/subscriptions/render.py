@@ -20,7 +20,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.appdb.models import Card, User
+from core.charts import chart_input
 from core.charts.conditional import cell_colors
+from core.charts.displays.scalar import number_text
 from core.charts.displays.table import visible_columns
 from core.charts.format import value_formatter
 from core.http.errors import ApiError
@@ -123,7 +125,8 @@ def render(card: Card, result: dict, *, width: int = CHART_WIDTH, cid: str | Non
     count = result.get("row_count", len(rows))
     display = card.display or "table"
     if display in SCALAR_DISPLAYS and rows and rows[0]:
-        body = f'<p style="font-size:32px;font-weight:bold;margin:0;">{_cell(rows[0][0])}</p>'
+        number = number_text(chart_input({"display": display, "visualization_settings": settings}, result))
+        body = f'<p style="font-size:32px;font-weight:bold;margin:0;">{_cell(number)}</p>'
         return CardOutput(card.id, name, title + body, count, "scalar", result=result)
     if display not in TABLE_DISPLAYS and rows:
         try:

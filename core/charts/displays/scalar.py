@@ -28,6 +28,22 @@ def _cell(chart: ChartInput, row: int, index: int | None):
     return chart.rows[row][index]
 
 
+def number_text(chart: ChartInput) -> str:
+    """The number a single-number display shows, written as it draws it (formatted by its column's
+    settings): the scalar's and gauge's first row, the smartscalar's last period, the progress value.
+    For places that write the number as text rather than draw it (e-mailed subscriptions and alerts)."""
+    if chart.display == "smartscalar":
+        index = _metric(chart)
+        rows = [r for r in chart.rows if index is not None and len(r) > index and r[index] is not None]
+        value = rows[-1][index] if rows else None
+    else:
+        index = _metric(chart, "progress.value" if chart.display == "progress" else "scalar.field")
+        value = _cell(chart, 0, index)
+    if index is None or value is None:
+        return "–"
+    return chart.format_value(index, value, compact=bool(chart.setting("scalar.compact_primary_number", False)))
+
+
 def _fitted(chart: ChartInput, index: int | None, value, size: float, room: float) -> tuple[str, float]:
     """The number's text and font size: full while it fits `room`, else compact, else a smaller font."""
     if index is None or value is None:
