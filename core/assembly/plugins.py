@@ -49,6 +49,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.xrays",
     "plugins.activity",
     "plugins.sso",
+    "plugins.sandboxes",
     "plugins.app",
 )
 
