@@ -118,7 +118,7 @@ def prepare_stages(session, viewer, row_policy: RowPolicy) -> None:
             raise Invalid(f"The restriction of table {table_id} ({restriction.label}) reads another database.")
         source = expand(session, viewer, Query(database=source.database, stages=source.stages), saved=True)
         stages = source.stages
-        if stages[0].native is not None and len(stages) == 1:
+        if stages[0].native is not None:
             stages[0].native = {**stages[0].native, "parameters": [dict(p) for p in restriction.parameters]}
         if filters:
             stages = [*stages, Stage(filters=filters)]

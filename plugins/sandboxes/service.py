@@ -313,7 +313,9 @@ def _restriction(session: Session, sandbox: Sandbox, attributes: dict) -> TableR
             field_ref = ["field", ref[1], ref[2] if len(ref) > 2 and isinstance(ref[2], dict) else {}]
             filters.append(["=", field_ref, value])
     key = orjson.dumps([sandbox.id, sandbox.card_id, used], option=orjson.OPT_SORT_KEYS, default=str).decode()
-    source = _card_query(card) if card is not None else None
+    # The question as a card source: its columns' metadata come with it (core.query.cards).
+    source = ({"database": table.db_id, "type": "query", "query": {"source-table": f"card__{card.id}"}}
+              if card is not None else None)
     return TableRestriction(sandbox.table_id, source=source, parameters=tuple(parameters), filters=tuple(filters),
                             key=key, label=label)
 
