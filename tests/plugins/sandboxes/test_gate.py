@@ -166,8 +166,6 @@ def test_field_values_search_remapping_and_parameter_values(world, reference, na
     person = world.fields["PEOPLE"]["ID"]
     assert ok(client.get(f"/api/field/{person}/remapping/{email}?value={other}")) == [other]
     assert ok(client.get(f"/api/field/{person}/remapping/{email}?value={mine[0]}")) == [mine[0], mine[1]]
-    dash, card = None, None
-    del dash, card
 
 
 def test_native_queries_are_refused(world):
