@@ -9,6 +9,8 @@ import pytest
 
 from tests.plugins.sandboxes.conftest import ok
 
+pytestmark = pytest.mark.security_row(14)
+
 USERS = (("tx", "TX"), ("ca", "CA"))
 
 
