@@ -115,8 +115,12 @@ def test_every_built_row_has_a_marked_test(app):
     assert _missing_rows(_api_rules(app), _marked_rows()) == []
 
 
-def test_a_route_of_a_not_built_feature_makes_its_row_due(app):
-    """The check itself has teeth: once a route of a not-built feature exists, its row needs tests."""
+def test_a_route_of_a_not_built_feature_makes_its_row_due(app, monkeypatch):
+    """The check itself has teeth: once a route of a not-built feature exists, its row needs tests.
+    (With every row built, an unused row number stands for a feature still to come.)"""
+    if not NOT_BUILT:
+        monkeypatch.setitem(globals(), "NOT_BUILT", {27: ("a future feature", ("/api/future",))})
+        monkeypatch.setitem(globals(), "ROWS", range(1, 28))
     due = []
     for row, (_, prefixes) in sorted(NOT_BUILT.items()):
         if row in _marked_rows():

@@ -209,6 +209,9 @@ def restrict_tables(session, viewer, database_id):
     Every implementation's lists are concatenated; two restrictions of one table refuse the table
     (fail closed). A restricted viewer runs no native SQL on the database, and the restriction is
     applied wherever the compiler reads the table (source, joins, implicit joins, card sources, values).
+    The answer must follow from the app DB, read through `session` (kept prepared runs are reused
+    until a table they read changes), and restrict only grants or users core.policy.permissions calls
+    sandboxed (is_sandboxed): kept runs of other users are shared by their groups.
     """
 
 

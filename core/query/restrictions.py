@@ -109,7 +109,7 @@ def prepare_stages(session, viewer, row_policy: RowPolicy) -> None:
     for table_id, restriction in row_policy.by_table.items():
         if restriction.error:
             continue
-        filters = [list(f) for f in restriction.filters]
+        filters = _normalized_filters(table_id, row_policy.database_id, restriction.filters)
         if restriction.source is None:
             row_policy.stages[table_id] = [Stage(source_table=table_id, filters=filters)]
             continue
@@ -123,6 +123,17 @@ def prepare_stages(session, viewer, row_policy: RowPolicy) -> None:
         if filters:
             stages = [*stages, Stage(filters=filters)]
         row_policy.stages[table_id] = stages
+
+
+def _normalized_filters(table_id: int, database_id: int, filters) -> list:
+    """A restriction's filter clauses in the canonical form (a plugin writes any MBQL dialect)."""
+    from .mbql import normalize
+
+    if not filters:
+        return []
+    clause = ["and", *[list(f) for f in filters]] if len(filters) > 1 else list(filters[0])
+    query = normalize({"database": database_id, "type": "query", "query": {"source-table": table_id, "filter": clause}})
+    return query.stages[0].filters
 
 
 @dataclass

@@ -9,8 +9,6 @@ import pytest
 
 from tests.plugins.sandboxes.conftest import ok
 
-pytestmark = pytest.mark.security_row(14)
-
 USERS = (("tx", "TX"), ("ca", "CA"))
 
 
@@ -31,6 +29,7 @@ def orders_of(reference, state, what="COUNT(*)"):
 
 
 @pytest.mark.parametrize("name, state", USERS)
+@pytest.mark.security_row(14)
 def test_ad_hoc_counts_sums_and_rows(world, reference, name, state):
     client = getattr(world, name)
     people, orders = world.tables["PEOPLE"], world.tables["ORDERS"]
@@ -50,6 +49,7 @@ def test_ad_hoc_counts_sums_and_rows(world, reference, name, state):
         world, {"source-table": orders, "limit": 1})))["data"]["cols"]]
 
 
+@pytest.mark.security_row(14)
 def test_the_dropped_column_cannot_be_asked_for(world):
     query = mbql(world, {"source-table": world.tables["ORDERS"], "aggregation": [["sum", field(world, "ORDERS", "DISCOUNT")]]})
     response = world.tx.post("/api/dataset", json=query)
@@ -58,6 +58,7 @@ def test_the_dropped_column_cannot_be_asked_for(world):
 
 
 @pytest.mark.parametrize("name, state", USERS)
+@pytest.mark.security_row(14)
 def test_implicit_and_explicit_joins(world, reference, name, state):
     client = getattr(world, name)
     orders, products = world.tables["ORDERS"], world.tables["PRODUCTS"]
@@ -100,6 +101,7 @@ def content(world):
 
 
 @pytest.mark.parametrize("name, state", USERS)
+@pytest.mark.security_row(14)
 def test_saved_questions_models_nested_sources_and_dashcards(world, reference, content, name, state):
     client = getattr(world, name)
     count = reference("SELECT COUNT(*) FROM PEOPLE WHERE STATE = ?", state)[0][0]
@@ -117,6 +119,7 @@ def test_saved_questions_models_nested_sources_and_dashcards(world, reference, c
 
 
 @pytest.mark.parametrize("name, state", USERS)
+@pytest.mark.security_row(14)
 def test_pivot_and_exports(world, reference, name, state):
     client = getattr(world, name)
     query = mbql(world, {"source-table": world.tables["ORDERS"], "aggregation": [["count"]],
@@ -149,6 +152,7 @@ def test_pivot_and_exports(world, reference, name, state):
 
 
 @pytest.mark.parametrize("name, state", USERS)
+@pytest.mark.security_row(14)
 def test_field_values_search_remapping_and_parameter_values(world, reference, name, state):
     client = getattr(world, name)
     state_id, email = world.fields["PEOPLE"]["STATE"], world.fields["PEOPLE"]["EMAIL"]
@@ -170,6 +174,7 @@ def test_field_values_search_remapping_and_parameter_values(world, reference, na
     assert ok(client.get(f"/api/field/{person}/remapping/{email}?value={mine[0]}")) == [mine[0], mine[1]]
 
 
+@pytest.mark.security_row(14)
 def test_native_queries_are_refused(world):
     # a second group with native rights and no data of its own does not open native SQL to a sandboxed user
     admin, db = world.admin, world.db
@@ -197,6 +202,7 @@ def test_native_queries_are_refused(world):
                 ok(admin.delete(f"/api/permissions/membership/{entry['membership_id']}"), 204)
 
 
+@pytest.mark.security_row(14)
 def test_two_users_never_share_a_cached_result(world, reference, content):
     admin = world.admin
     ok(admin.put("/api/setting/enable-query-caching", json={"value": True}), 204)
