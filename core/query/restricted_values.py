@@ -62,3 +62,25 @@ def summary(session: Session, viewer, field: Field, table: Table) -> list:
     found = _rows(session, viewer, table, {"aggregation": [["count"], ["distinct", ["field", field.id, None]]]})
     count, distincts = found[0] if found else (0, 0)
     return [["count", count], ["distincts", distincts]]
+
+
+def readable_columns(session: Session, viewer, table: Table) -> frozenset[str] | None:
+    """The names of the table's columns the viewer may read (None: every column), for the table's
+    metadata (Metabase's sandboxed query_metadata hides the columns a sandbox's question drops)."""
+    if not covers(session, viewer, table):
+        return None
+    import datetime as dt
+
+    from .compiler import compile_stages
+    from .preparation import prepare
+    from .refs import Context
+
+    try:
+        ctx = prepare(session, viewer, {"database": table.db_id, "type": "query", "query": {"source-table": table.id}},
+                      context="values")
+        context = Context(session=session, driver=ctx.driver, database_id=table.db_id, now=dt.datetime.now(),
+                          compile_stages=compile_stages, row_policy=ctx.row_policy)
+        columns = restrictions.compile_restricted(context, table).columns
+    except QueryFailed as exc:
+        raise Invalid(exc.message) from None
+    return columns

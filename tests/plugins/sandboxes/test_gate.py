@@ -47,6 +47,10 @@ def test_ad_hoc_counts_sums_and_rows(world, reference, name, state):
     assert "DISCOUNT" not in names and {"ID", "USER_ID", "TOTAL", "CREATED_AT"} <= set(names)
     assert "DISCOUNT" in [c["name"] for c in ok(world.admin.post("/api/dataset", json=mbql(
         world, {"source-table": orders, "limit": 1})))["data"]["cols"]]
+    # the table's metadata shows the user only the columns they can read
+    fields = [f["name"] for f in ok(client.get(f"/api/table/{orders}/query_metadata"))["fields"]]
+    assert "DISCOUNT" not in fields and "TOTAL" in fields
+    assert "DISCOUNT" in [f["name"] for f in ok(world.admin.get(f"/api/table/{orders}/query_metadata"))["fields"]]
 
 
 @pytest.mark.security_row(14)
@@ -114,6 +118,13 @@ def test_saved_questions_models_nested_sources_and_dashcards(world, reference, c
     dash, dashcard = content["dashboard"], content["dashcard"]
     body = ok(client.post(f"/api/dashboard/{dash}/dashcard/{dashcard}/card/{card}/query", json={"parameters": []}))
     assert body["data"]["rows"] == [[state, count]]
+    # the dashboard's filter offers only the user's values, and its search finds no other state
+    assert ok(client.get(f"/api/dashboard/{dash}/params/st/values"))["values"] == [[state]]
+    assert ok(client.get(f"/api/dashboard/{dash}/params/st/search/{'C' if state == 'TX' else 'T'}"))["values"] == []
+    filtered = ok(client.post(f"/api/dashboard/{dash}/dashcard/{dashcard}/card/{card}/query",
+                              json={"parameters": [{"id": "st", "type": "category", "value": ["CA", "TX"],
+                                                    "target": ["dimension", field(world, "PEOPLE", "STATE")]}]}))
+    assert filtered["data"]["rows"] == [[state, count]]
     # the admin's view of the same card is the whole table
     assert len(ok(world.admin.post(f"/api/card/{card}/query"))["data"]["rows"]) > 40
 
