@@ -58,6 +58,12 @@ def remapping(session: Session, viewer, key: Field, remapped: Field, table: Tabl
     return [value, found[0][0]] if found else [value]
 
 
+def has_row(session: Session, viewer, table: Table, key: Field, value: Any) -> bool:
+    """Does the viewer see the row whose `key` is `value` (an action may change only such a row)?"""
+    found = _rows(session, viewer, table, {"aggregation": [["count"]], "filter": ["=", ["field", key.id, None], value]})
+    return bool(found and found[0][0])
+
+
 def summary(session: Session, viewer, field: Field, table: Table) -> list:
     found = _rows(session, viewer, table, {"aggregation": [["count"], ["distinct", ["field", field.id, None]]]})
     count, distincts = found[0] if found else (0, 0)

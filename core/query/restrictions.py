@@ -15,6 +15,7 @@ card inside MBQL): only the restriction's own source may be native. Result cache
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,7 +160,8 @@ def compile_restricted(context: Any, table) -> Restricted:
     saved_policy, saved_remapper = context.row_policy, context.remapper
     context.row_policy, context.remapper = None, None
     try:
-        tree, cols = context.compile_stages(context, [_copy(s) for s in stages])
+        # The compiler fills defaults into the stages it is given: a copy, so kept policies stay as prepared.
+        tree, cols = context.compile_stages(context, copy.deepcopy(stages))
     finally:
         context.row_policy, context.remapper = saved_policy, saved_remapper
     if restriction.source is None:
@@ -170,9 +172,3 @@ def compile_restricted(context: Any, table) -> Restricted:
         restricted = Restricted(tree, frozenset(c.alias for c in cols))
     context.restricted[table.id] = restricted
     return restricted
-
-
-def _copy(stage):
-    import copy
-
-    return copy.deepcopy(stage)
