@@ -22,9 +22,7 @@ ROWS = range(1, 27)
 SOURCES = (ROOT / "tests", ROOT / "contrib", ROOT / "core" / "testing")
 
 # row -> (feature that would implement it, route prefixes whose presence means the feature exists)
-NOT_BUILT = {
-    14: ("sandboxes (row-level security)", ("/api/mt/gtap", "/api/ee/sandbox")),
-}
+NOT_BUILT: dict[int, tuple] = {}
 PENDING_ON_BRANCH: dict[int, str] = {}
 
 # row -> the guard(s) disabled, one at a time, to see that row's marked tests fail.
@@ -44,6 +42,9 @@ GUARD_REMOVED = {
         " the refusal of the unconfigured webhook (http) channel in plugins.subscriptions.service.checked_channels;"
         " HTTP actions' allow-list replaced by 0.0.0.0/0,::/0 (their refused destinations and redirect then fail)",
     11: "percent-encoding of URL values; JSON-escaping of header values; the fixed-host check of a saved template",
+    14: "the restricted subquery in core.query.refs.Context.table_expression (the plain table); the row "
+        "policy's key in the result-cache key (plugins.query_cache.service.cache_key); the refusal of native "
+        "SQL in core.query.preparation.prepare; covers() in the field-values paths",
     15: "check_query in plugins.cards.service.update_card; the card read check and the mapped-table query check"
         " of a dashboard PUT (plugins.dashboards.dashcards, plugins.dashboards.mappings)",
     16: "known-default/length check in core.driver.crypto.fernet_for; embedding secret shortened to 64 bits",
@@ -114,8 +115,12 @@ def test_every_built_row_has_a_marked_test(app):
     assert _missing_rows(_api_rules(app), _marked_rows()) == []
 
 
-def test_a_route_of_a_not_built_feature_makes_its_row_due(app):
-    """The check itself has teeth: once a route of a not-built feature exists, its row needs tests."""
+def test_a_route_of_a_not_built_feature_makes_its_row_due(app, monkeypatch):
+    """The check itself has teeth: once a route of a not-built feature exists, its row needs tests.
+    (With every row built, an unused row number stands for a feature still to come.)"""
+    if not NOT_BUILT:
+        monkeypatch.setitem(globals(), "NOT_BUILT", {27: ("a future feature", ("/api/future",))})
+        monkeypatch.setitem(globals(), "ROWS", range(1, 28))
     due = []
     for row, (_, prefixes) in sorted(NOT_BUILT.items()):
         if row in _marked_rows():

@@ -210,6 +210,36 @@ def execute_query(context):
     """
 
 
+@hookspec
+def restrict_tables(session, viewer, database_id):
+    """Fires once for every query run on database `database_id` (core.query.restrictions, from
+    core.query.preparation.prepare) and whenever the core reads a table's values for a viewer (field
+    values, search, remapping). `viewer` is a core.policy.principal.Principal (a user or a shared
+    object's grant) or None. Return a list of core.assembly.records.TableRestriction for the tables of
+    the database `viewer` may read only in part (rows, columns), or None.
+
+    Every implementation's lists are concatenated; two restrictions of one table refuse the table
+    (fail closed). A restricted viewer runs no native SQL on the database, and the restriction is
+    applied wherever the compiler reads the table (source, joins, implicit joins, card sources, values).
+    The answer must follow from the app DB, read through `session` (kept prepared runs are reused
+    until a table they read changes), and restrict only grants or users core.policy.permissions calls
+    sandboxed (is_sandboxed): kept runs of other users are shared by their groups.
+    """
+
+
+@hookspec(firstresult=True)
+def apply_sandboxes(session, user, changes):
+    """Fires when PUT /api/permissions/graph carries a `sandboxes` key, inside the graph's transaction
+    (before it commits), and with changes=None when the permissions plugin only asks whether
+    sandboxes exist (a "sandboxed" view-data value is accepted only then). `changes` is a list of
+    core.assembly.records.SandboxChange. Return True when applied (or, with None, when supported);
+    raise core.http.errors.Invalid for a bad entry.
+
+    firstresult: the plugin storing sandboxes answers; while none is installed the graph answers 402
+    (Metabase's open edition).
+    """
+
+
 # --------------------------------------------------------------------------------------------------
 # Events
 # --------------------------------------------------------------------------------------------------

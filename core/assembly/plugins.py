@@ -50,6 +50,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "plugins.activity",
     "plugins.sso",
     "plugins.serialization",
+    "plugins.sandboxes",
     "plugins.app",
 )
 

@@ -371,3 +371,35 @@ class PasswordCheck:
 
     method: str
     user: Any = None
+
+
+@dataclass(frozen=True)
+class TableRestriction:
+    """How one viewer may read one table (hook `restrict_tables`; core.query.restrictions applies it):
+    the table is read as `source` (a dataset_query on the table's database that replaces it, run with
+    `parameters` for its template tags: Metabase's sandboxing question; its columns are the only ones
+    the viewer sees) when given, else as the table itself; in both cases filtered by `filters` (MBQL
+    filter clauses on the table's fields, or on the source's columns). `key` distinguishes the answers
+    of this restriction from any other (result caches key on it: two viewers with different attribute
+    values never share an entry); `label` names who imposes it, for errors. `error` refuses the table
+    (the query fails with that message: a missing user attribute, two sandboxes on one table)."""
+
+    table_id: int
+    source: dict | None = None
+    parameters: tuple = ()
+    filters: tuple = ()
+    key: str = ""
+    label: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SandboxChange:
+    """One entry of the `sandboxes` key of PUT /api/permissions/graph, as the permissions plugin hands
+    it to the plugin that stores sandboxes (hook `apply_sandboxes`): Metabase's GTAP shape."""
+
+    group_id: int
+    table_id: int
+    card_id: int | None = None
+    attribute_remappings: dict = field(default_factory=dict)
+    id: int | None = None

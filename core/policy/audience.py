@@ -23,6 +23,7 @@ from .permissions import (
     group_ids,
     in_transaction,
     is_admin,
+    is_sandboxed,
     permission_hooks_active,
     personal_owner_of,
 )
@@ -50,7 +51,8 @@ def group_decided(text: bytes) -> bool:
 
 def principal_or_audience(session: Session, principal: Principal | None, text: bytes) -> tuple | None:
     """The audience when the query whose JSON is `text` lets it decide (group_decided), else the principal."""
-    if account_of(principal) is not None and group_decided(text):
+    # A sandboxed user's answers follow their own attributes too (core.query.restrictions): their own key.
+    if account_of(principal) is not None and group_decided(text) and not is_sandboxed(session, principal):
         return audience_key(session, principal)
     return key_of(principal)
 

@@ -441,6 +441,13 @@ def data_permission(session: Session, user: User | None, database_id: int, perm_
     return _most_permissive(values, order)
 
 
+def group_data_access(session: Session, group_id: int, database_id: int, table_id: int) -> str:
+    """One group's own view-data value on a table (not a user's: no other group, no hook). Row-level
+    security asks it to tell which of a user's groups sandbox a table."""
+    rows = [_Row(*row) for row in _data_rows(session, [group_id], database_id, "view-data")]
+    return _group_value(rows, "view-data", table_id, False, 0) if rows else DATA_PERM_VALUES["view-data"][-1]
+
+
 def data_access(session: Session, user: User | None, database_id: int, table_id: int | None = None) -> str:
     """view-data: "unrestricted", "legacy-no-self-service", "blocked" (or "sandboxed"/"impersonated"
     when an extension wrote such rows). Without a table: the best access to any of its tables."""
@@ -624,9 +631,9 @@ def can_execute_actions(session: Session, user: User | None, database_id: int) -
 
 
 def is_sandboxed(session: Session, user: User | None) -> bool:
-    """Does row-level security (a "sandboxed" view-data value) restrict `user` anywhere?
+    """Does row-level security (a "sandboxed" view-data value) restrict `user` on some table?
 
-    Tessera refuses to write sandboxes (402), so only an extension writing rows makes this true. A
+    plugins.sandboxes writes such values (without it the graph refuses them with 402). A
     grant is never sandboxed: it has no account, and its shared object authorises what it reads."""
     user = account_of(user)
     if user is None or is_admin(user):
@@ -636,10 +643,18 @@ def is_sandboxed(session: Session, user: User | None) -> bool:
     groups = group_ids(session, user)
 
     def read() -> bool:
-        db_ids = set(session.scalars(select(DataPermission.db_id).where(
+        # A database's or a table's "sandboxed" row counts unless another group's value lifts it there.
+        rows = set(session.execute(select(DataPermission.db_id, DataPermission.table_id).where(
             DataPermission.group_id.in_(groups), DataPermission.perm_type == "view-data",
             DataPermission.perm_value == "sandboxed")))
-        return any(data_permission(session, user, db_id, "view-data") == "sandboxed" for db_id in db_ids)
+        for db_id, table_id in rows:
+            if table_id is None:
+                table_ids = session.scalars(select(Table.id).where(Table.db_id == db_id))
+                if any(data_permission(session, user, db_id, "view-data", t) == "sandboxed" for t in table_ids):
+                    return True
+            elif data_permission(session, user, db_id, "view-data", table_id) == "sandboxed":
+                return True
+        return False
 
     # Asked on every result-cache hit; what the groups hold decides it, so it is kept per group set.
     return memo.get_or_compute(session, ("permissions", "sandboxed", tuple(sorted(groups))), read, alone=True)

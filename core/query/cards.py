@@ -38,21 +38,23 @@ def resolving(card_id: int):
         _resolving.reset(token)
 
 
-def card_stages(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool) -> list[Stage]:
+def card_stages(session: Session, user: User | None, card_id: int, database_id: int, *, saved: bool,
+                persisted: bool = True) -> list[Stage]:
     """The stages a card's result comes from (its own sources expanded): its persisted table while
     that is fresh, else its query. A native first stage carries the card's result_metadata. The card
     passes the data-access gate first (core.query.access.card_source); its own sources are
-    authorised by it."""
+    authorised by it. `persisted=False` reads the card's query even when a persisted table is fresh
+    (a restricted viewer: the table holds every row)."""
     from . import persistence
     from .mbql import normalize
 
     card = access.card_source(session, user, card_id, database_id, saved=saved)
     with resolving(card_id):
-        persisted = persistence.persisted_source(session, card)
-        if persisted is not None:
-            return [Stage(native={"query": persisted, "template-tags": {}}, source_metadata=card.result_metadata,
+        table = persistence.persisted_source(session, card) if persisted else None
+        if table is not None:
+            return [Stage(native={"query": table, "template-tags": {}}, source_metadata=card.result_metadata,
                           model_metadata=model_metadata(card))]
-        inner = expand(session, user, normalize(card.dataset_query), saved=True)
+        inner = expand(session, user, normalize(card.dataset_query), saved=True, persisted=persisted)
     stages = inner.stages
     if stages[0].native is not None and len(stages) == 1:
         stages[0].source_metadata = card.result_metadata
@@ -60,23 +62,23 @@ def card_stages(session: Session, user: User | None, card_id: int, database_id: 
     return stages
 
 
-def expand(session: Session, user: User | None, query: Query, *, saved: bool) -> Query:
+def expand(session: Session, user: User | None, query: Query, *, saved: bool, persisted: bool = True) -> Query:
     """The query with every card source (first stage and joins, at any depth) replaced by the card's
     stages, so the compiler sees tables and native SQL only. The one place cards are expanded: each
     card passes the gate here (`saved`: the query is a saved question the caller checked)."""
-    query.stages = _expand_stages(session, user, query.stages, query.database, saved)
+    query.stages = _expand_stages(session, user, query.stages, query.database, saved, persisted)
     return query
 
 
 def _expand_stages(session: Session, user: User | None, stages: list[Stage], database_id: int,
-                   saved: bool) -> list[Stage]:
+                   saved: bool, persisted: bool = True) -> list[Stage]:
     for stage in stages:
         for join in stage.joins:
-            join.stages = _expand_stages(session, user, join.stages, database_id, saved)
+            join.stages = _expand_stages(session, user, join.stages, database_id, saved, persisted)
     first = stages[0]
     if first.source_card is None:
         return stages
-    source = card_stages(session, user, first.source_card, database_id, saved=saved)
+    source = card_stages(session, user, first.source_card, database_id, saved=saved, persisted=persisted)
     first.source_card = None
     return [*source, *stages]
 

@@ -37,6 +37,7 @@ def compile_mbql(ctx: QueryContext, limit: int | None, now: dt.datetime | None =
     now = now or now_in(setting(ctx.session, "report-timezone") or None)
     try:
         return compile_query(ctx.session, ctx.query, ctx.driver, limit=limit, now=now,
-                             week_start=week_start(ctx.session), remapper=remapper)
+                             week_start=week_start(ctx.session), remapper=remapper,
+                             row_policy=ctx.row_policy)
     except Invalid as exc:
         raise QueryFailed(error_message(exc), "invalid-query") from None

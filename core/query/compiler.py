@@ -56,17 +56,18 @@ def apply_limit(tree: exp.Select, limit: int) -> exp.Select:
 
 
 def compile_query(session, query: Query, driver, limit: int | None = None, now: dt.datetime | None = None,
-                  week_start: int = SUNDAY, remapper=None) -> Compiled:
+                  week_start: int = SUNDAY, remapper=None, row_policy=None) -> Compiled:
     """Compile every stage of `query`; `limit` caps the rows (the processor's row limit). `now` is the
     clock of relative filters (the current UTC time when not given); `week_start` is the start-of-week
     setting as a Python weekday, which the processor reads per query. `remapper`
-    (core.query.remaps.ExternalRemaps) adds the columns of external remappings."""
+    (core.query.remaps.ExternalRemaps) adds the columns of external remappings. `row_policy`
+    (core.query.restrictions.RowPolicy) replaces each restricted table by what the viewer may read."""
     if query.stages[0].native is not None and len(query.stages) == 1:
         raise Invalid("Invalid MBQL: a native query is not compiled from MBQL; run it as a native query.")
     query = expand_macros(session, query)
     context = Context(session=session, driver=driver, database_id=query.database,
                       now=now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), week_start=week_start,
-                      remapper=remapper, compile_stages=compile_stages)
+                      remapper=remapper, compile_stages=compile_stages, row_policy=row_policy)
     context.prefetch(*referenced_ids(query.stages))
     auto_bucket(query, context.field_types)
     tree, cols = compile_stages(context, query.stages)

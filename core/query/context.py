@@ -55,6 +55,8 @@ class QueryContext:
     # Metabase's `disable-remaps?` middleware option: no remapped columns (core.query.remaps).
     disable_remaps: bool = False
     average_execution_time: int | None = None
+    # The viewer's row and column restrictions on the database (core.query.restrictions.RowPolicy).
+    row_policy: Any = None
     extras: dict = field(default_factory=dict)
 
     @property

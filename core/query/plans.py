@@ -53,7 +53,10 @@ def plan_key(ctx: QueryContext) -> bytes | None:
     try:
         query = orjson.dumps(ctx.query, option=orjson.OPT_NON_STR_KEYS, default=_refuse)
         who = principal_or_audience(ctx.session, ctx.viewer, query)
+        # A restricted viewer's statement holds their attribute values (core.query.restrictions): keyed by them.
+        restricted = ctx.row_policy.key if ctx.row_policy else ""
         key = orjson.dumps([ctx.database.id, orjson.Fragment(query), ctx.max_rows, ctx.download, ctx.disable_remaps, who,
+                            restricted,
                             setting(ctx.session, "report-timezone"), setting(ctx.session, "start-of-week")],
                            option=orjson.OPT_NON_STR_KEYS, default=_refuse)
     except TypeError:  # a value JSON cannot hold exactly (integers beyond 64 bits, unknown objects)

@@ -18,7 +18,7 @@ from core.appdb import rows
 from core.appdb.models import Database, User
 from core.http.errors import Invalid
 
-from . import access
+from . import access, restrictions
 from . import native as N
 from . import parameters as P
 from .cards import expand as expand_cards
@@ -77,7 +77,8 @@ def mbql_native(ctx: QueryContext, compiled, now: dt.datetime | None = None) -> 
     now = now or now_in(setting(ctx.session, "report-timezone") or None)
 
     def render(stage: dict) -> N.NativeSQL:
-        return N.substitute(stage["query"], stage.get("template-tags"), None, resolvers,
+        # A restriction's native source carries the values of its variables (core.query.restrictions).
+        return N.substitute(stage["query"], stage.get("template-tags"), stage.get("parameters"), resolvers,
                             driver=ctx.driver, now=now, week_start=week_start(ctx.session))
 
     return splice_natives(base, compiled.natives, ctx.driver, render)
@@ -138,14 +139,23 @@ def prepare(session: Session, user: User | None, dataset_query: Any, *, paramete
     # The data-access gate (core.query.access): the query's database and tables here, each card as it
     # is expanded. A saved card's caller checked the card; running it needs data access only.
     access.check_query(session, user, query, saved=saved, card_id=options.get("card_id"), filter_values=filter_values)
+    # The viewer's row and column restrictions (core.query.restrictions): no native SQL of theirs on a
+    # database where they are restricted, and no persisted model (its table holds every row).
+    row_policy = restrictions.policy(session, user, database.id)
+    if is_native:
+        restrictions.refuse_native(row_policy)
     # A model's own run ends where the model's query ends: its columns take the model's metadata.
     query.last.model_metadata = own_model_metadata(session, options.get("card_id")) or query.last.model_metadata
     try:
-        query = expand_cards(session, user, query, saved=saved)
+        query = expand_cards(session, user, query, saved=saved, persisted=not row_policy)
+        if row_policy:
+            if restrictions.has_native(query.stages):
+                restrictions.refuse_native(row_policy)
+            restrictions.prepare_stages(session, user, row_policy)
     except Invalid as exc:
         raise QueryFailed(error_message(exc), "invalid-query") from None
     ctx = QueryContext(session=session, viewer=user, dataset_query=dataset_query, query=query,
-                       database=database, driver=driver, context=context, **options)
+                       database=database, driver=driver, context=context, row_policy=row_policy, **options)
     if ctx.constraints is None:
         ctx.constraints = query.constraints
     ctx.query_hash = query_hash(dataset_query)

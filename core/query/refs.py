@@ -69,6 +69,10 @@ class Context:
     # compile_stages(context, stages) of core.query.compiler, which imports this module: a join's own
     # stages are compiled through it.
     compile_stages: Any = None
+    # The viewer's row and column restrictions (core.query.restrictions.RowPolicy), None: none; and the
+    # restricted tables compiled so far.
+    row_policy: Any = None
+    restricted: dict = dc_field(default_factory=dict)
 
     def prefetch(self, field_ids: set[int], table_ids: set[int]) -> None:
         """Load the fields (and their FK targets) and tables a query names in a few queries, not one each."""
@@ -129,7 +133,33 @@ class Context:
             Field.visibility_type.not_in(HIDDEN_VISIBILITY))).all()
         for f in rows:
             self._fields[f.id] = f
+        allowed = self.readable_columns(table)
+        if allowed is not None:
+            rows = [f for f in rows if f.name in allowed]
         return sorted(rows, key=lambda f: (f.position, f.name.lower(), f.id))
+
+    # ---- row and column restrictions (core.query.restrictions) -------------------------------------
+
+    def table_expression(self, table: Table, alias: str) -> exp.Expression:
+        """The table as the query reads it: itself, or its restriction's SELECT under the same alias."""
+        if not self.row_policy or self.row_policy.get(table.id) is None:
+            return _table_ast(table, alias)
+        from .restrictions import compile_restricted
+
+        return _subquery(compile_restricted(self, table).tree.copy(), alias)
+
+    def readable_columns(self, table: Table) -> frozenset[str] | None:
+        """The names of the table's columns the viewer may read (None: all of them)."""
+        if not self.row_policy or self.row_policy.get(table.id) is None:
+            return None
+        from .restrictions import compile_restricted
+
+        return compile_restricted(self, table).columns
+
+    def check_column(self, table: Table, f: Field) -> None:
+        allowed = self.readable_columns(table)
+        if allowed is not None and f.name not in allowed:
+            raise Invalid(f"Invalid MBQL: column {f.name!r} of table {table.name!r} is not available to you.")
 
     def supports(self, feature: str) -> bool:
         return feature in self.driver.features
@@ -247,7 +277,7 @@ class RefResolver:
 
     def from_expression(self) -> exp.Expression:
         if isinstance(self.main, TableSource):
-            return _table_ast(self.main.table, self.main.alias)
+            return self.context.table_expression(self.main.table, self.main.alias)
         return _subquery(self.main.tree, self.main.alias)
 
     def add_join(self, join) -> None:
@@ -261,7 +291,7 @@ class RefResolver:
         if simple:
             table = self.context.table(first.source_table)
             scope: TableSource | QuerySource = TableSource(table, alias)
-            target = _table_ast(table, alias)
+            target = self.context.table_expression(table, alias)
         else:
             tree, cols = self.context.compile_stages(self.context, join.stages)
             scope = QuerySource(alias, tree, cols)
@@ -328,6 +358,7 @@ class RefResolver:
                                   "reference it through a join alias or a source-field.")
             else:
                 f = self.context.field_named(scope.table, ident)
+            self.context.check_column(scope.table, f)
             info = Info(name=f.name, display_name=field_display_name(f), base_type=f.base_type,
                         effective_type=f.effective_type or f.base_type, semantic_type=f.semantic_type,
                         field=f, join_alias=join_alias)
@@ -366,11 +397,12 @@ class RefResolver:
         if pk.table_id != target.table_id:
             raise Invalid(f"Invalid MBQL: field {ident} is not in the table that field {fk_field.id} points to.")
         table = self.context.table(target.table_id)
+        self.context.check_column(table, target)
         alias = f"{table.name}__via__{fk_field.name}" + (f"__via__{via_join}" if via_join else "")
         if alias not in self.implicit_joins:
             self.implicit_joins[alias] = TableSource(table, alias)
             on = exp.EQ(this=fk_expr, expression=exp.column(pk.name, table=alias, quoted=True))
-            self.join_clauses.append(exp.Join(this=_table_ast(table, alias), on=on, side="LEFT"))
+            self.join_clauses.append(exp.Join(this=self.context.table_expression(table, alias), on=on, side="LEFT"))
         fk_name = fk_info.display_name
         if fk_name.lower().endswith(" id"):
             fk_name = fk_name[:-3]

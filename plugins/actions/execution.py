@@ -49,7 +49,7 @@ def execute(session: Session, user: User | None, action, values: dict | None) ->
     values = _prepared(shown, values)
     enabled.check_action(session, action)
     if action.type == "implicit":
-        return implicit.run(session, model, shown, values)
+        return implicit.run(session, model, shown, values, user)
     detail = details(session, action)
     if detail is None:
         raise Invalid(f"Unknown action type {action.type}.")

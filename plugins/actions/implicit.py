@@ -18,6 +18,7 @@ from core.appdb.models import Card, Database, Field
 from core.content.collections import slugify
 from core.http.errors import Invalid, check_404
 from core.query import processor
+from core.query import restricted_values as restricted
 from core.query.context import timeout_seconds
 
 from . import writes
@@ -52,11 +53,15 @@ def _sa_table(table, fields: list[Field], pk: Field) -> sa.Table:
     return sa.Table(table.name, sa.MetaData(), *columns, schema=table.schema or None)
 
 
-def run(session: Session, model: Card, shown: dict, values: dict) -> dict:
+def run(session: Session, model: Card, shown: dict, values: dict, user=None) -> dict:
     kind = shown.get("kind")
     table, fields, pk, row = _plan(session, model, shown, values, kind)
     if kind != "row/delete" and not (row if kind == "row/create" else {k: v for k, v in row.items() if k != pk.name}):
         raise Invalid("Implicit parameters must be provided.")
+    if kind in ("row/update", "row/delete") and restricted.covers(session, user, table):
+        # A sandboxed user updates and deletes only rows they can see (core.query.restrictions).
+        if not restricted.has_row(session, user, table, pk, row[pk.name]):
+            raise ActionFailed(f"Sorry, the row you're trying to {kind[4:]} doesn't exist")
     target = _sa_table(table, fields, pk)
     database = check_404(session.get(Database, table.db_id))
     with writes.transaction(database, timeout_seconds(session, database)) as conn:

@@ -11,6 +11,7 @@ from core.appdb.models import Card, Field, FieldValues, Table, User
 from core.http.errors import Invalid, NotFound
 from core.query import access, processor
 from core.query import parameters as P
+from core.query import restricted_values as restricted
 from core.query.errors import QueryFailed
 
 from .running import runnable_card
@@ -73,7 +74,8 @@ def _field_values(session: Session, user: User, field_id: int, search: str | Non
     access.field(session, user, field)
     table = session.get(Table, field.table_id)
     stored = session.scalar(select(FieldValues).where(FieldValues.field_id == field.id, FieldValues.type == "full"))
-    if stored is not None and stored.values is not None and not search:
+    # Stored values hold every row's; a sandboxed table's are queried (core.query.restricted_values).
+    if stored is not None and stored.values is not None and not search and not restricted.covers(session, user, table):
         human = stored.human_readable_values or []
         return ([[v, human[i]] if i < len(human) else [v] for i, v in enumerate(stored.values)],
                 bool(stored.has_more_values))

@@ -20,6 +20,7 @@ from core.appdb.models import Card, Dimension, Field, FieldValues, Table, User
 from core.http.errors import Invalid
 from core.query import access, processor
 from core.query import parameters as P
+from core.query import restricted_values as restricted
 from core.query.errors import QueryFailed
 
 from . import links
@@ -177,7 +178,8 @@ def _field_values(session: Session, user: User, field: Field, limits: list, sear
     remap = _external_remap(session, user, field)
     stored = _stored(session, field)
     labels = _labels(stored)
-    if not limits and not search and remap is None and stored is not None:
+    # Stored values hold every row's; a sandboxed table's are queried (core.query.restricted_values).
+    if not limits and not search and remap is None and stored is not None and not restricted.covers(session, user, table):
         rows = [[v, labels[v]] if labels and v in labels else [v] for v in stored.values]
         return rows, bool(stored.has_more_values)
     ref = ["field", field.id, None]

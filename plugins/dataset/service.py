@@ -15,6 +15,7 @@ from core.http.errors import Invalid, NotFound
 from core.policy import data_access, permissions
 from core.query import access, processor
 from core.query import pivot as pivot_query
+from core.query import restricted_values as restricted
 from core.query.context import query_hash
 from core.query.errors import QueryFailed
 
@@ -117,7 +118,8 @@ def _field_values(session: Session, user: User, field: Field, search: str | None
     table = session.get(Table, field.table_id)
     data_access.check_read(session, user, table.db_id, table.id)
     stored = session.scalar(select(FieldValues).where(FieldValues.field_id == field.id, FieldValues.type == "full"))
-    if stored is not None and stored.values is not None and not search:
+    # Stored values hold every row's; a sandboxed table's are queried (core.query.restricted_values).
+    if stored is not None and stored.values is not None and not search and not restricted.covers(session, user, table):
         human = stored.human_readable_values or []
         rows = [[v, human[i]] if i < len(human) else [v] for i, v in enumerate(stored.values)]
         return rows, bool(stored.has_more_values)

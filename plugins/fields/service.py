@@ -17,6 +17,7 @@ from core.content import related as core_related
 from core.content.metadata import database_json, dimension_json, field_json, table_json
 from core.http.errors import Invalid, check_404
 from core.policy import data_access
+from core.query import restricted_values as restricted
 from core.sync import field_values
 from core.sync import schema as sync
 from core.sync.field_values import column, query_rows, table_expression
@@ -111,6 +112,8 @@ def related(session: Session, user: User, field_id: int) -> dict:
 
 def values(session: Session, user: User, field_id: int) -> dict:
     field, table = _field(session, user, field_id)
+    if restricted.covers(session, user, table):  # a sandboxed table: the values of the user's rows only
+        return restricted.values(session, user, field, table)
     # A remap target in a table the user may not read is not shown: the plain values are.
     return lookups.values(session, field, table, _reader(session, user),
                           lambda remap_id: _readable_field(session, user, remap_id))
@@ -203,6 +206,8 @@ def delete_dimension(session: Session, user: User, field_id: int) -> None:
 
 def summary(session: Session, user: User, field_id: int) -> list:
     field, table = _field(session, user, field_id)
+    if restricted.covers(session, user, table):
+        return restricted.summary(session, user, field, table)
     tree = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[column(field.name)]))) \
         .from_(table_expression(table))
     rows = query_rows(session.get(Database, table.db_id), tree, 1)
@@ -214,6 +219,9 @@ def remapping(session: Session, user: User, field_id: int, remapped_id: int, val
     """GET /api/field/:id/remapping/:remapped-id: [value, remapped value] ([value] when none)."""
     field, table = _field(session, user, field_id)
     remapped = check_404(session.get(Field, remapped_id))
+    lookup_table, key = lookups.lookup(session, field, table, remapped, _reader(session, user))
+    if restricted.covers(session, user, lookup_table):
+        return restricted.remapping(session, user, key, remapped, lookup_table, lookups.typed(key, value))
     return lookups.remapping(session, field, table, remapped, value, _reader(session, user))
 
 
@@ -221,4 +229,8 @@ def search(session: Session, user: User, field_id: int, search_id: int, value: s
     """Values whose search field starts with `value` (case-insensitive), as [value, search value] pairs."""
     field, table = _field(session, user, field_id)
     search_field = check_404(session.get(Field, search_id))
+    lookup_table, key = lookups.lookup(session, field, table, search_field, _reader(session, user))
+    if restricted.covers(session, user, lookup_table):
+        return restricted.search(session, user, key, search_field, lookup_table, value,
+                                 min(limit or lookups.SEARCH_LIMIT, lookups.SEARCH_LIMIT))
     return lookups.search(session, field, table, search_field, value, limit, _reader(session, user))

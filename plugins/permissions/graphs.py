@@ -21,6 +21,7 @@ from core.appdb.models import (
 )
 from core.appdb.models.permissions import DATA_GRAPH, DATA_PERM_VALUES, EXECUTION_GRAPH
 from core.assembly import events
+from core.assembly.records import SandboxChange
 from core.http.errors import Invalid, PaymentRequired, check_404
 
 from . import revisions
@@ -35,6 +36,39 @@ PAID_VALUES = ("sandboxed", "impersonated")
 
 class SandboxesUnavailable(PaymentRequired):
     message = "Sandboxes and connection impersonation are not available in Tessera."
+
+
+def _sandboxes_hook():
+    """The apply_sandboxes hook when a plugin stores sandboxes (plugins.sandboxes), else None: then a
+    "sandboxed" value or a `sandboxes` key is answered 402, as Metabase's open edition does."""
+    from flask import current_app
+
+    try:
+        hook = current_app.extensions["tessera"].pm.hook.apply_sandboxes
+    except (RuntimeError, KeyError):
+        return None
+    return hook if hook.get_hookimpls() else None
+
+
+def _sandbox_changes(entries: Any) -> list[SandboxChange]:
+    if not isinstance(entries, list):
+        raise invalid("sandboxes must be a list.")
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise invalid("each sandbox must be a map.")
+        ids = {}
+        for key in ("group_id", "table_id", "card_id", "id"):
+            value = entry.get(key)
+            if value is not None:
+                ids[key] = _int_key(value, key.replace("_id", ""))
+        if "group_id" not in ids or "table_id" not in ids:
+            raise invalid("each sandbox needs a group_id and a table_id.")
+        remappings = entry.get("attribute_remappings") or {}
+        if not isinstance(remappings, dict):
+            raise invalid("attribute_remappings must be a map.")
+        out.append(SandboxChange(attribute_remappings=remappings, **ids))
+    return out
 
 
 def invalid(detail: str) -> Invalid:
@@ -188,7 +222,7 @@ def _int_key(value: Any, what: str) -> int:
 def _check_value(perm_type: str, value: Any) -> str:
     if not isinstance(value, str) or value not in DATA_PERM_VALUES[perm_type]:
         raise invalid(f"{value!r} is not a valid {perm_type} value.")
-    if value in PAID_VALUES:
+    if value in PAID_VALUES and (value != "sandboxed" or _sandboxes_hook() is None):
         raise SandboxesUnavailable()
     return value
 
@@ -318,6 +352,11 @@ def _check_constraints(group_id: int, db_id: int, view: dict | None, queries: di
     """Native queries need data access that is not blocked, for the whole database."""
     if queries is None or queries["db"] != "query-builder-and-native":
         return
+    sandboxed = view is not None and (view["db"] == "sandboxed" or (
+        view["db"] is None and "sandboxed" in _expand(view, "view-data", tables).values()))
+    if sandboxed:
+        raise invalid(f"group {group_id} cannot have native query access to database {db_id} while its data "
+                      "access is sandboxed.")
     blocked = (view is None or view["db"] == "blocked"
                or (view["db"] is None and "blocked" in _expand(view, "view-data", tables).values()))
     if blocked:
@@ -342,13 +381,18 @@ def _write_rows(session: Session, changes: dict[tuple[int, int, str], dict], tab
 
 def put_data_graph(session: Session, user: User, body: dict, force: bool) -> tuple[dict, int, int]:
     """Apply a v1 or v2 graph fragment. Returns (the graph of the groups sent, revision, version)."""
-    if body.get("sandboxes") is not None or body.get("impersonations") is not None:
+    hook = _sandboxes_hook()
+    if (body.get("sandboxes") is not None and hook is None) or body.get("impersonations") is not None:
         raise SandboxesUnavailable()
+    sandboxes = _sandbox_changes(body["sandboxes"]) if body.get("sandboxes") is not None else []
     groups = _parse_groups(session, body.get("groups"))
     revision = revisions.bump(session, DATA_GRAPH, None if force else body["revision"], user,
                               {"groups": body.get("groups")})
     try:
         version = _apply_data_groups(session, groups)
+        if hook is not None:
+            # The sandboxes sent, and those whose group is no longer sandboxed removed, in this transaction.
+            hook(session=session, user=user, changes=sandboxes)
         session.commit()
     except BaseException:
         session.rollback()

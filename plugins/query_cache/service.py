@@ -8,8 +8,9 @@ remapped columns a caller may read depend on them; a public link's or embed's gr
 and the settings that change the SQL or how rows
 are written (js-int-to-string, report time zone, start of week). As Metabase's query hash, it does
 not follow metadata edits or the clock of relative date filters: the time to live bounds those.
-Permission is checked before the cache is asked (the processor's gate, the card's collection); a
-sandboxed user never reads or fills it.
+Permission is checked before the cache is asked (the processor's gate, the card's collection). A
+viewer's row restrictions (sandboxes: core.query.restrictions) are part of the key, attribute values
+included, so two users of one group with different attributes never share an entry.
 
 A row holds one JSON line (row count, columns, native form) and then the response's encoded `data`
 object (core.query.results.data_body); a hit is served as those bytes, its rows never decoded. The row
@@ -27,7 +28,6 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from core.appdb import memo
 from core.appdb.models import QueryCache, utcnow
 from core.policy.audience import audience_key
-from core.policy.permissions import is_sandboxed
 from core.query.context import PARAMSTYLE, setting
 from core.query.result import Result
 
@@ -64,14 +64,15 @@ def cache_key(context) -> str:
     audience = audience_key(context.session, context.viewer)
     material = [context.database.id, context.query.stages, context.query.parameters, native, context.max_rows,
                 context.limit_from_constraints, context.js_int_to_string, audience,
-                setting(context.session, "report-timezone"), setting(context.session, "start-of-week")]
+                setting(context.session, "report-timezone"), setting(context.session, "start-of-week"),
+                context.row_policy.key if context.row_policy else ""]
     text = orjson.dumps(material, default=repr, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS)
     return hashlib.sha256(text).hexdigest()
 
 
 def cached_result(context) -> Result | None:
     ttl = ttl_seconds(context)
-    if ttl is None or is_sandboxed(context.session, context.viewer):
+    if ttl is None:
         return None
     key = context.extras[KEY] = cache_key(context)
     row = stored_row(context.session, key)

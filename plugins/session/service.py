@@ -36,7 +36,9 @@ def token_features(session):
     # (plugins.permissions); clients read this flag to show the group-manager controls.
     settings = _state().settings
     advanced = "advanced-permissions" in settings.definitions and bool(settings.get(session, "advanced-permissions"))
-    return {"sandboxes": False, "advanced_permissions": advanced, "embedding": False, "audit_app": False,
+    # Sandboxes exist while a plugin stores them (plugins.sandboxes implements apply_sandboxes).
+    sandboxes = bool(_state().pm.hook.apply_sandboxes.get_hookimpls())
+    return {"sandboxes": sandboxes, "advanced_permissions": advanced, "embedding": False, "audit_app": False,
             "sso_jwt": False, "sso_saml": False, "whitelabel": False, "official_collections": False}
 
 

@@ -18,6 +18,7 @@ from core.content.metadata import (
 from core.driver import crypto
 from core.http.errors import Invalid, check_404
 from core.policy import data_access
+from core.query import restricted_values as restricted
 from core.sync import field_values
 from core.sync import schema as sync
 
@@ -104,6 +105,10 @@ def query_metadata(session: Session, state, user: User, table_id: int, include_s
     if hidden:
         query = query.where(Field.visibility_type.not_in(hidden))
     fields = list(session.scalars(query))
+    if not editable:  # a sandbox's question may drop columns: they are not the user's to see
+        readable = restricted.readable_columns(session, user, table)
+        if readable is not None:
+            fields = [f for f in fields if f.name in readable]
     target_ids = {f.fk_target_field_id for f in fields if f.fk_target_field_id}
     targets = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(target_ids)))} if target_ids else {}
     dimensions = {d.field_id: d for d in session.scalars(

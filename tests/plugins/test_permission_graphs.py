@@ -109,7 +109,15 @@ def test_concurrent_puts_one_wins(app, admin):
     assert admin.get("/api/permissions/graph-v2").json["revision"] == 1
 
 
-def test_sandboxes_402_and_invalid_graphs_change_nothing(app, admin):
+def test_sandboxes_402_and_invalid_graphs_change_nothing(app_config):
+    """Without plugins.sandboxes the graph is Metabase's open edition: 402 for sandboxes."""
+    from core.assembly.app import create_app
+    from core.testing import setup_admin
+
+    app = create_app({**app_config, "TESSERA_PLUGINS_DISABLED": "plugins.sandboxes"})
+    admin = setup_admin(app)
+    assert admin.get("/api/mt/gtap").status_code == 404
+    assert admin.get("/api/session/properties").json["token-features"]["sandboxes"] is False
     db_id, (table_id,) = add_database(app)
     paid = admin.put("/api/permissions/graph", json={"revision": 0, "groups": {}, "sandboxes": []})
     assert paid.status_code == 402
