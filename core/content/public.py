@@ -15,8 +15,10 @@ from core.appdb.models import Card, Dimension, Field, Table
 from core.content import field_lookups as lookups
 from core.content.metadata import dimension_json, field_json
 from core.http.errors import ApiError, NotFound
+from core.policy.principal import current_tenant
 from core.query import access
 from core.query import parameters as P
+from core.query import restricted_values as restricted
 from core.query.access import SharedGrant
 
 PUBLIC_ERROR = "An error occurred while running the query."
@@ -146,7 +148,7 @@ def values_cards(parameters: Iterable[dict]) -> set[int]:
 
 def card_grant(session: Session, card: Card) -> SharedGrant:
     return SharedGrant("card", card.id, frozenset({card.id} | values_cards(card_parameters(card))),
-                       with_remaps(session, card_field_ids(session, card)))
+                       with_remaps(session, card_field_ids(session, card)), tenant=current_tenant())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -201,21 +203,34 @@ def _any_table(table: Table) -> None:
     """The second table is that of a field the grant holds (checked before), nothing more to ask."""
 
 
+# An embedded tenant's grant may be restricted (core.query.restrictions): the stored values hold every
+# row's, so a restricted table's are queried (core.query.restricted_values), as for a sandboxed user.
+
 def field_values(session: Session, grant: SharedGrant, field_id: int) -> dict:
     field, table = _granted(session, grant, field_id)
+    if restricted.covers(session, grant, table):
+        return restricted.values(session, grant, field, table)
     return lookups.values(session, field, table, _any_table, lambda remap_id: remap_id in grant.field_ids)
 
 
 def field_search(session: Session, grant: SharedGrant, field_id: int, search_field_id: int, value: str,
                  limit: int | None) -> list:
     field, table = _granted(session, grant, field_id)
-    return lookups.search(session, field, table, _other(session, grant, field, search_field_id), value, limit,
-                          _any_table)
+    search_field = _other(session, grant, field, search_field_id)
+    lookup_table, key = lookups.lookup(session, field, table, search_field, _any_table)
+    if restricted.covers(session, grant, lookup_table):
+        return restricted.search(session, grant, key, search_field, lookup_table, value,
+                                 min(limit or lookups.SEARCH_LIMIT, lookups.SEARCH_LIMIT))
+    return lookups.search(session, field, table, search_field, value, limit, _any_table)
 
 
 def field_remapping(session: Session, grant: SharedGrant, field_id: int, remapped_id: int, value: str) -> list:
     field, table = _granted(session, grant, field_id)
-    return lookups.remapping(session, field, table, _other(session, grant, field, remapped_id), value, _any_table)
+    remapped = _other(session, grant, field, remapped_id)
+    lookup_table, key = lookups.lookup(session, field, table, remapped, _any_table)
+    if restricted.covers(session, grant, lookup_table):
+        return restricted.remapping(session, grant, key, remapped, lookup_table, lookups.typed(key, value))
+    return lookups.remapping(session, field, table, remapped, value, _any_table)
 
 
 # --------------------------------------------------------------------------------------------------

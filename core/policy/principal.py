@@ -11,11 +11,19 @@ A principal answers two things:
 
 Code that needs the account (permission rows, the query log's executor) asks `account_of`; code that
 keys something by who asked uses `key_of`. Neither reads a user's attributes off a principal directly.
+
+A grant built while a signed embed is served carries the embed token's tenant (`tenant`: its user
+attributes as sorted pairs, () when the token has none; None for a public link). The embedding code
+sets it for the duration of one embed operation (`embedding_tenant`), the grant builders copy it onto
+the grant (`current_tenant`), and it is part of the grant's key, so two tenants never share a kept
+answer. What the tenant restricts is the business of the `restrict_tables` hook (plugins.sandboxes).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from core.appdb.models import User
@@ -40,16 +48,41 @@ class SharedGrant:
     id: int
     card_ids: frozenset = frozenset()
     field_ids: frozenset = frozenset()
+    tenant: tuple | None = None
 
     @property
     def principal_key(self) -> tuple:
         # JSON-encodable (plans and cache keys are orjson dumps) and complete: two grants of one object
-        # read the same only when they list the same cards and fields.
-        return ("grant", self.model, self.id, tuple(sorted(self.card_ids)), tuple(sorted(self.field_ids)))
+        # read the same only when they list the same cards and fields (and, embedded, the same tenant).
+        key = ("grant", self.model, self.id, tuple(sorted(self.card_ids)), tuple(sorted(self.field_ids)))
+        return key if self.tenant is None else (*key, ("tenant", self.tenant))
+
+    @property
+    def attributes(self) -> dict[str, Any] | None:
+        """The embedded tenant's user attributes ({} for an embed without them), None for a public link."""
+        return None if self.tenant is None else dict(self.tenant)
 
     @property
     def account(self) -> None:
         return None
+
+
+_TENANT: ContextVar[tuple | None] = ContextVar("tessera_embedding_tenant", default=None)
+
+
+@contextmanager
+def embedding_tenant(attributes: Mapping[str, Any] | None) -> Iterator[None]:
+    """Within the block, grants built for the shared object carry `attributes` (the embed token's)."""
+    token = _TENANT.set(tuple(sorted((attributes or {}).items())))
+    try:
+        yield
+    finally:
+        _TENANT.reset(token)
+
+
+def current_tenant() -> tuple | None:
+    """The tenant a grant built now carries: the embed being served's, or None outside one."""
+    return _TENANT.get()
 
 
 def is_grant(principal: object) -> bool:

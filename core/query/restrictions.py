@@ -72,6 +72,9 @@ def policy(session, viewer, database_id: int) -> RowPolicy:
         # "sandboxed" rows while no plugin applies them: fail closed rather than show every row.
         if permissions.is_sandboxed(session, viewer):
             raise Forbidden("Your data access is sandboxed, and sandboxes are not available on this server.")
+        if getattr(viewer, "tenant", None):
+            raise Forbidden("The embedding token carries user attributes, and sandboxes are not available on "
+                            "this server.")
         return RowPolicy(database_id)
     by_table: dict[int, TableRestriction] = {}
     for answer in hook(session=session, viewer=viewer, database_id=database_id):

@@ -11,6 +11,7 @@ from core import Shareable, SharedQuery
 from core.content import public
 from core.content.cards import pivot_column_split
 from core.export.response import PICTURE_FORMATS, card_download
+from core.policy.principal import current_tenant
 from core.query import pivot as pivot_query
 from core.query import processor
 from core.query.access import SharedGrant
@@ -43,7 +44,7 @@ def grant(session: Session, dashboard: Dashboard, layout: Layout | None = None) 
     layout = layout or load_layout(session, dashboard.id)
     cards = set(layout.cards) | public.values_cards(dashboard.parameters or [])
     return SharedGrant("dashboard", dashboard.id, frozenset(cards),
-                       public.with_remaps(session, _mapped_field_ids(layout)))
+                       public.with_remaps(session, _mapped_field_ids(layout)), tenant=current_tenant())
 
 
 def public_json(session: Session, dashboard: Dashboard, hide=frozenset()) -> dict:

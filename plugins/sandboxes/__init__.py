@@ -3,7 +3,7 @@ the `sandboxes` key of the permissions graph, and the `restrict_tables` answers 
 one data-access gate (core.query.restrictions). Disabled, the graph answers 402 to sandboxes again."""
 from pathlib import Path
 
-from core import Migrations, hookimpl
+from core import Migrations, SettingDef, hookimpl
 
 from . import (
     models,  # noqa: F401  (the plugin's table joins core.appdb.models.Base when it loads)
@@ -15,6 +15,14 @@ from .views import attributes_api, gtap_api
 @hookimpl
 def register_migrations():
     return [Migrations("sandboxes", Path(__file__).parent / "migrations")]
+
+
+@hookimpl
+def register_settings():
+    return [SettingDef(service.EMBEDDING_GROUP_SETTING, type="integer", visibility="admin",
+                       validate=service.valid_group_id,
+                       description="The group whose sandboxes restrict signed embeds, filled with the user "
+                                   "attributes of the token's `attributes` claim.")]
 
 
 @hookimpl

@@ -250,7 +250,22 @@ def _tag_name(ref: Any) -> str | None:
 # --------------------------------------------------------------------------------------------------
 
 
+EMBEDDING_GROUP_SETTING = "embedding-sandbox-group-id"
+
+
+def valid_group_id(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise Invalid("The embedding sandbox group must be a group id (a positive integer).")
+    return value
+
+
 def restrictions(session: Session, viewer, database_id: int) -> list[TableRestriction]:
+    if getattr(viewer, "tenant", None) is not None:
+        return _embedded(session, viewer.attributes, database_id)
     account = account_of(viewer)
     if account is None or not account.is_active or permissions.is_admin(account):
         return []
@@ -284,6 +299,28 @@ def restrictions(session: Session, viewer, database_id: int) -> list[TableRestri
                                               "for a table."))
         else:
             out.append(_restriction(session, found[0], attributes if isinstance(attributes, dict) else {}))
+    return out
+
+
+def _embedded(session: Session, attributes: dict, database_id: int) -> list[TableRestriction]:
+    """A signed embed's grant: the embedding group's sandboxes filled with the token's attributes. Its
+    tables are restricted whatever the token carries (no attribute: the query is refused), and the token's
+    attributes restrict nothing else, so they never widen what the group sees. Attributes with no
+    embedding group set refuse every table: the embedder meant to restrict, and nothing here could."""
+    from flask import current_app
+
+    group_id = current_app.extensions["tessera"].settings.get_or(session, EMBEDDING_GROUP_SETTING)
+    tables = list(session.scalars(select(Table.id).where(Table.db_id == database_id, Table.active.is_(True))))
+    if group_id is None or session.get(PermissionsGroup, group_id) is None:
+        if not attributes:
+            return []
+        return [TableRestriction(t, key="no group", label="embedding without a sandbox group",
+                                 error="The embedding token carries user attributes, but no embedding sandbox "
+                                       f"group is set ({EMBEDDING_GROUP_SETTING}).") for t in tables]
+    out = []
+    for sandbox in session.scalars(select(Sandbox).where(Sandbox.group_id == group_id, Sandbox.table_id.in_(tables))):
+        if permissions.group_data_access(session, group_id, database_id, sandbox.table_id) == "sandboxed":
+            out.append(_restriction(session, sandbox, attributes))
     return out
 
 

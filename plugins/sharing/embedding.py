@@ -8,6 +8,11 @@ token's `_embedding_params` instead of the object and caps every result at PREVI
 
 Parameter values reach the Shareable only after embed_params.validate_and_merge, so a locked value can
 come from the token alone and a URL can never set a disabled or unlisted one.
+
+A token's `attributes` claim (a map of attribute name -> string or number: the tenant's user attributes)
+is handed to every Shareable call as the grant's tenant (core.policy.principal.embedding_tenant); a
+`restrict_tables` plugin (plugins.sandboxes, its `embedding-sandbox-group-id` setting) decides what it
+restricts. Only the signed token can carry it: no URL parameter reaches it.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from core.assembly.records import Shareable, SharedQuery
 from core.content import shared
 from core.http.errors import Archived, Invalid, NotFound
 from core.policy import sharing
+from core.policy.principal import embedding_tenant
 
 from . import embed_params, tokens
 
@@ -38,6 +44,7 @@ class Embed:
     token_params: dict
     rules: dict
     preview: bool
+    attributes: dict | None = None
 
     @property
     def max_rows(self) -> int | None:
@@ -78,7 +85,24 @@ def open_embed(session, token: str, model: str, *, preview: bool = False) -> Emb
         rules = embed_params.check_embedding_params(tokens.get_in(claims, "_embedding_params"))
     else:
         rules = embed_params.check_embedding_params(obj.embedding_params)
-    return Embed(kind, obj, params, rules, preview)
+    return Embed(kind, obj, params, rules, preview, token_attributes(claims))
+
+
+ATTRIBUTES_CLAIM = "attributes"
+
+
+def token_attributes(claims: dict) -> dict:
+    """The token's tenant attributes ({} without the claim): a map of names to strings or numbers (400
+    otherwise); a null value is an absent attribute."""
+    found = claims.get(ATTRIBUTES_CLAIM)
+    if found is None:
+        return {}
+    if not isinstance(found, dict) or any(
+            not isinstance(k, str) or not k or not (v is None or isinstance(v, (str, int, float)))
+            for k, v in found.items()):
+        raise tokens.TokenError(f"Token value for keypath {tokens.keypath((ATTRIBUTES_CLAIM,))} must be a map "
+                                "of attribute names to strings or numbers.")
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _require_exp() -> bool:
@@ -90,10 +114,15 @@ def _require_exp() -> bool:
 
 
 def slot(embed: Embed, name: str):
+    """The Shareable's callable `name`, called with the token's tenant on the grants it builds."""
     found = getattr(embed.kind, name)
     if found is None:
         raise NotFound()
-    return found
+
+    def call(*args, **kwargs):
+        with embedding_tenant(embed.attributes):
+            return found(*args, **kwargs)
+    return call
 
 
 # --------------------------------------------------------------------------------------------------
