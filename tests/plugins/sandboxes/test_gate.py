@@ -225,3 +225,33 @@ def test_two_users_never_share_a_cached_result(world, reference, content):
         assert first[2].get("cached") and first[3].get("cached")  # each user's own entry is reused
     finally:
         ok(admin.put("/api/setting/enable-query-caching", json={"value": False}), 204)
+
+
+@pytest.mark.security_row(14)
+def test_xray_cards_show_only_the_users_rows(world):
+    people, state_id = world.tables["PEOPLE"], world.fields["PEOPLE"]["STATE"]
+    xray = ok(world.tx.get(f"/api/automagic-dashboards/table/{people}"))
+    queries = [d["card"]["dataset_query"] for d in xray["dashcards"]
+               if isinstance(d.get("card"), dict) and d["card"].get("dataset_query")]
+    by_state = [q for q in queries if f'["field",{state_id},' in json.dumps(q.get("query", {}).get("breakout"),
+                                                                         separators=(",", ":"))]
+    assert by_state, "the x-ray of PEOPLE has a card by STATE"
+    for query in by_state:
+        states = {r[0] for r in rows(world.tx, query)}
+        assert states == {"TX"}, states
+        assert len({r[0] for r in rows(world.admin, query)}) > 40  # the same card is the whole table to the admin
+
+
+@pytest.mark.security_row(14)
+def test_png_export_draws_only_the_users_rows(world, content):
+    # the user's picture of the card is the administrator's picture of the same card filtered to TX
+    card = content["by_state"]
+    mine = world.tx.post(f"/api/card/{card}/query/png")
+    assert mine.status_code == 200 and mine.get_data()[:8] == b"\x89PNG\r\n\x1a\n"
+    texas = ok(world.admin.post("/api/card", json={
+        "name": "People by state", "display": "table", "visualization_settings": {},
+        "dataset_query": mbql(world, {"source-table": world.tables["PEOPLE"], "aggregation": [["count"]],
+                                      "breakout": [field(world, "PEOPLE", "STATE")],
+                                      "filter": ["=", field(world, "PEOPLE", "STATE"), "TX"]})}))["id"]
+    assert world.admin.post(f"/api/card/{texas}/query/png").get_data() == mine.get_data()
+    assert world.admin.post(f"/api/card/{card}/query/png").get_data() != mine.get_data()
