@@ -12,6 +12,8 @@ until it is listed in OPEN_ROUTES with its reason, so that opening a route is a 
   the secret card (card__<id>, database -1337) get the same check. The walk runs again as a user who
   may view the secret database's data but not create queries on it (make_viewer): without a saved
   question or dashboard to show it, that data (values, table and field metadata) stays out of reach;
+  and as a sandboxed user (make_sandboxed) whose card, dashboard, table and field ids name a sandboxed
+  table of their own, where only another state's row carries the marker;
 - nothing answers 5xx, whoever calls.
 """
 from __future__ import annotations
@@ -243,13 +245,69 @@ def make_viewer(app, admin, secrets: dict) -> int:
     return viewer.user["id"]
 
 
+def make_sandboxed(app, admin, secrets: dict) -> tuple[int, dict]:
+    """The sandboxed identity (issue 34): a user with attribute state=TX whose group is sandboxed on a
+    PEOPLE-like table of its own warehouse by STATE (All Users blocked there). Every name and description
+    there is theirs to read; only the other state's row carries markers (its STATE and NOTE cells). The
+    walk's card, dashboard (a filter on STATE), database, table and field ids name these objects, so the
+    data routes (card and dashcard queries, downloads, field values and search, filter values, x-rays)
+    answer from the sandbox; the other ids stay the secret ones."""
+    from core.testing import make_user, sqlite_file, wait_for_sync
+
+    path = sqlite_file(app, "tenants.db", "CREATE TABLE people (id INTEGER PRIMARY KEY, state TEXT, note TEXT);"
+                                          f"INSERT INTO people VALUES (1, 'TX', 'a Texan'), "
+                                          f"(2, '{MARKER}-state', '{MARKER}-other-state-row');")
+    db = admin.post("/api/database", json={"name": "tenant warehouse", "engine": "sqlite", "details": {"db": path}}).json["id"]
+    wait_for_sync(app)
+    table = admin.get(f"/api/database/{db}/metadata").json["tables"][0]
+    state = next(f["id"] for f in table["fields"] if f["name"].lower() == "state")
+    tenant = make_user(app, email="sandboxed@example.com", first_name="Sandy", last_name="Boxed")
+    group = admin.post("/api/permissions/group", json={"name": "Tenants"}).json["id"]
+    assert admin.put(f"/api/user/{tenant.user['id']}", json={
+        "login_attributes": {"state": "TX"}, "user_group_memberships": [{"id": 1}, {"id": group}]}).status_code == 200
+    graph = admin.get("/api/permissions/graph").json
+    response = admin.put("/api/permissions/graph", json={"revision": graph["revision"], "groups": {
+        "1": {str(db): {"view-data": "blocked", "create-queries": "no"}},
+        str(group): {str(db): {"view-data": {table["schema"] or "": {str(table["id"]): "sandboxed"}},
+                               "create-queries": "query-builder", "download": {"schemas": "full"}}}},
+        "sandboxes": [{"group_id": group, "table_id": table["id"],
+                       "attribute_remappings": {"state": ["dimension", ["field", state, None]]}}]})
+    assert response.status_code == 200, response.json
+    # Read-only for the user, so the walk's writes (PUT, DELETE) cannot change what its reads ask.
+    collection = admin.post("/api/collection", json={"name": "Tenant reports"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    assert admin.put("/api/collection/graph", json={"revision": graph["revision"], "groups": {
+        "1": {str(collection): "read"}}}).status_code == 200
+    query = {"database": db, "type": "query", "query": {"source-table": table["id"]}}
+    card = admin.post("/api/card", json={"name": "People", "display": "table", "visualization_settings": {},
+                                         "dataset_query": query, "collection_id": collection}).json["id"]
+    parameter = {"id": "p", "type": "category", "name": "State", "slug": "p"}
+    dashboard = admin.post("/api/dashboard", json={"name": "People", "collection_id": collection,
+                                                   "parameters": [parameter]}).json["id"]
+    dashcards = admin.put(f"/api/dashboard/{dashboard}", json={"dashcards": [
+        {"id": -1, "card_id": card, "size_x": 4, "size_y": 4, "row": 0, "col": 0, "parameter_mappings": [
+            {"parameter_id": "p", "card_id": card, "target": ["dimension", ["field", state, None]]}]}]}).json["dashcards"]
+    # The ids resolve: the administrator reads the other state's row, the tenant only Texas.
+    assert MARKER in admin.get(f"/api/field/{state}/values").get_data(as_text=True)
+    assert tenant.post(f"/api/card/{card}/query").json["data"]["rows"] == [[1, "TX", "a Texan"]]
+    ids = {**secrets, "db": db, "table": table["id"], "field": state, "card": card, "dashboard": dashboard,
+           "dashcard": dashcards[0]["id"]}
+    return tenant.user["id"], ids
+
+
 @pytest.mark.security_row(26)
-@pytest.mark.parametrize("identity", ["plain user", "view data but no queries"])
+@pytest.mark.parametrize("identity", ["plain user", "view data but no queries", "sandboxed"])
 def test_plain_user_walk_sees_no_secret_and_gets_403_on_superuser_routes(app, admin, user, secrets, identity):
-    user_id = user.user["id"] if identity == "plain user" else make_viewer(app, admin, secrets)
+    ids = secrets
+    if identity == "plain user":
+        user_id = user.user["id"]
+    elif identity == "sandboxed":
+        user_id, ids = make_sandboxed(app, admin, secrets)
+    else:
+        user_id = make_viewer(app, admin, secrets)
     problems = []
     for endpoint in endpoints(app):
-        response = call(app.test_client(), endpoint, secrets, fresh_session(app, user_id))
+        response = call(app.test_client(), endpoint, ids, fresh_session(app, user_id))
         text = text_of(response)
         if response.status_code >= 500 or response.status_code == 401:
             problems.append((key(endpoint), response.status_code, text[:300]))
