@@ -56,3 +56,18 @@ def test_a_grant_and_a_user_of_the_same_number_are_different_principals(app, adm
         assert key_of(grant) == ("grant", "card", account.id, (1, 2), (3,)) != key_of(account)
         assert key_of(SharedGrant("dashboard", account.id)) != key_of(SharedGrant("card", account.id))
         assert key_of(None) is None
+
+
+def test_an_embedded_tenant_is_part_of_the_grant_and_its_key():
+    from core.policy.principal import current_tenant, embedding_tenant
+
+    assert current_tenant() is None
+    with embedding_tenant({"state": "TX", "org": 3}):
+        tx = SharedGrant("card", 1, frozenset({1}), tenant=current_tenant())
+    with embedding_tenant(None):
+        bare = SharedGrant("card", 1, frozenset({1}), tenant=current_tenant())
+    public = SharedGrant("card", 1, frozenset({1}))
+    assert current_tenant() is None
+    assert tx.attributes == {"org": 3, "state": "TX"} and bare.attributes == {} and public.attributes is None
+    assert len({key_of(tx), key_of(bare), key_of(public)}) == 3
+    assert key_of(tx) == key_of(SharedGrant("card", 1, frozenset({1}), tenant=(("org", 3), ("state", "TX"))))

@@ -2,7 +2,8 @@
 claim filling the sandboxes of the group named by `embedding-sandbox-group-id` (the conftest's Sales:
 PEOPLE by STATE, ORDERS by a question). Each tenant sees only its rows in dashcard queries, downloads,
 filter values and field values; no enabled or locked parameter, from the token or the URL, widens it;
-a token without attributes is refused; two tenants never share a cached result."""
+a token without attributes is refused, and so is one with attributes while no group is set; two tenants
+never share a cached result."""
 import time
 
 import pytest
@@ -116,6 +117,14 @@ def test_a_token_without_attributes_is_refused_on_sandboxed_tables(world, embed)
     assert client.get(f"/api/embed/card/{card_token(embed, {'state': None})}/query").json["status"] == "failed"
     bad = card_token(embed, {"state": ["TX", "CA"]})
     assert client.get(f"/api/embed/card/{bad}/query").status_code == 400
+    # no embedding group: a plain token is a static embed as before, one with attributes is refused
+    ok(world.admin.put("/api/setting/embedding-sandbox-group-id", json={"value": None}), 204)
+    try:
+        plain = sign({"resource": {"question": embed["card"]}, "params": {}, "exp": int(time.time()) + 600})
+        assert len(ok(client.get(f"/api/embed/card/{plain}/query"))["data"]["rows"]) > 40
+        assert client.get(f"/api/embed/card/{card_token(embed, {'state': 'TX'})}/query").json["status"] == "failed"
+    finally:
+        ok(world.admin.put("/api/setting/embedding-sandbox-group-id", json={"value": world.group}), 204)
 
 
 @pytest.mark.security_row(14)
