@@ -32,6 +32,7 @@ from . import embed_params, tokens
 PREVIEW_MAX_ROWS = 2000  # Metabase's preview cap (#20938): a preview must stay cheap
 RESOURCE_KEY = {"card": "question", "dashboard": "dashboard"}
 LABEL = {"card": "Card", "dashboard": "Dashboard"}
+ATTRIBUTES_CLAIM = "attributes"  # the tenant's user attributes (docs/sandboxes.md, "Embedding for many tenants")
 CONTEXT = {"card": "embedded-question", "dashboard": "embedded-dashboard"}  # the query log's, as Metabase's
 
 
@@ -86,9 +87,6 @@ def open_embed(session, token: str, model: str, *, preview: bool = False) -> Emb
     else:
         rules = embed_params.check_embedding_params(obj.embedding_params)
     return Embed(kind, obj, params, rules, preview, token_attributes(claims))
-
-
-ATTRIBUTES_CLAIM = "attributes"
 
 
 def token_attributes(claims: dict) -> dict:
