@@ -255,3 +255,21 @@ def test_png_export_draws_only_the_users_rows(world, content):
                                       "filter": ["=", field(world, "PEOPLE", "STATE"), "TX"]})}))["id"]
     assert world.admin.post(f"/api/card/{texas}/query/png").get_data() == mine.get_data()
     assert world.admin.post(f"/api/card/{card}/query/png").get_data() != mine.get_data()
+
+
+@pytest.mark.security_row(14)
+def test_a_subscription_sent_as_a_sandboxed_creator_carries_only_their_rows(world, content):
+    from tests.plugins.subscriptions.support import card_ref, daily, parts, smtp_inbox
+
+    me = world.tx.user
+    with smtp_inbox(world.app) as inbox:
+        sent = world.tx.post("/api/pulse/test", json={
+            "name": "My state", "cards": [card_ref({"id": content["by_state"]}, include_csv=True)],
+            "channels": [daily(recipients=[{"id": me["id"]}])]})
+        assert sent.status_code == 200, sent.get_data(as_text=True)
+        [(_, message)] = inbox.wait(1)
+    got = parts(message)
+    [(name, csv)] = got["files"]
+    states = {line.split(",")[0] for line in csv.decode().splitlines()[1:]}
+    assert states == {"TX"}, states  # the attachment is the creator's rows
+    assert ">TX<" in got["html"][0] and ">CA<" not in got["html"][0]
