@@ -252,6 +252,31 @@ def test_hook_track_event_listener_failure_is_isolated(hooked):
     assert module.EVENTS == ["thing-created"]
 
 
+def test_a_track_event_listener_hears_only_the_topics_it_follows(app_config):
+    from core import hookimpl
+    from core.assembly import events
+
+    app = create_app(app_config)
+    heard = []
+
+    class Follower:
+        @hookimpl
+        @events.following({"thing-created"})
+        def track_event(self, event):
+            heard.append(event.topic)
+
+    with app.app_context():
+        # The builtin listener (plugins.subscriptions) follows the system events' topics only, so a card
+        # read stays answered from core.appdb.memo.
+        assert events.has_listeners("user-joined") and not events.has_listeners("card-read")
+        app.extensions["tessera"].pm.register(Follower(), name="test.follower")
+        assert events.has_listeners("thing-created") and not events.has_listeners("card-read")
+        events.emit("thing-created")
+        events.emit("card-read")
+    assert heard == ["thing-created"]
+    app.extensions["tessera"].db.dispose()
+
+
 def test_tessera_plugins_command_lists_hooks(app_config, monkeypatch):
     from core.assembly import cli
 

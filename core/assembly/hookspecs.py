@@ -249,7 +249,10 @@ def apply_sandboxes(session, user, changes):
 def track_event(event):
     """Fires after a change to a stored object is committed (core.assembly.events.emit). Return ignored.
 
-    Every implementation is called; one that raises is logged and does not stop the others.
+    Every implementation is called, but one decorated with core.assembly.events.following only for the
+    topics it follows (a read that emits only while someone listens, such as GET /api/card/:id, stays
+    answered from core.appdb.memo while nobody follows its topic); one that raises is logged and does
+    not stop the others.
     """
 
 

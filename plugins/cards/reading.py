@@ -23,7 +23,7 @@ from .serialize import card_facts, card_json, card_rights, lay_rights, query_sta
 
 
 def viewed_card_json(session: Session, user: User, card_id: int, ignore_view: bool) -> dict:
-    if not ignore_view and events.has_listeners():  # listeners receive the card object
+    if not ignore_view and events.has_listeners("card-read"):  # listeners receive the card object
         return card_json(session, user, service.view_card(session, user, card_id, ignore_view))
     # Kept per card, not per user (a hundred people opening forty cards would rarely meet a kept
     # answer): what the caller may do is laid over it from permission answers kept per group set.

@@ -55,7 +55,7 @@ def viewed_dashboard_json(session: Session, user: User, dashboard_id: int, ignor
     are written off the request path (core.appdb.counters) and this process's views not written yet
     show at once. The hydration reads the app DB only: it is kept in core.appdb.memo while the app DB
     is unchanged."""
-    if not ignore_view and events.has_listeners():  # listeners receive the dashboard object
+    if not ignore_view and events.has_listeners("dashboard-read"):  # listeners receive the dashboard object
         return dashboard_json(session, user, view_dashboard(session, user, dashboard_id))
     # Kept per dashboard, not per user; what the caller may do and see is laid over it per request from
     # permission answers kept per group set (core.policy.permissions).

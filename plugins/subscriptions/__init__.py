@@ -6,6 +6,7 @@ destinations; system events (a first sign-in, a failed sync, an alert's question
 from pathlib import Path
 
 from core import Migrations, hookimpl
+from core.assembly import events
 
 from . import models  # noqa: F401  (the plugin's tables join core.appdb.models.Base when it loads)
 from .alert_views import alert_api
@@ -37,5 +38,6 @@ def register_system_events():
 
 
 @hookimpl
+@events.following(lambda state: {system_event.topic for system_event in state.system_events.values()})
 def track_event(event):
     deliver(event)
