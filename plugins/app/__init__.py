@@ -17,6 +17,7 @@ from . import (  # noqa: F401 - their routes join the blueprint
     admin_datamodel,
     admin_datamodel_fields,
     admin_group_mappings,
+    admin_oidc,
     alerts,
     bookmarks,
     browse,

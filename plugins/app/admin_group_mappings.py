@@ -5,6 +5,8 @@ name (JWT) or directory group DN (LDAP) their identity carries, at
 A form of rows (a name and the groups it maps to, chosen by name), with "Add a mapping" and "Remove"
 buttons that redraw the form without saving, and "Save", which stores the whole map in one
 PUT /api/setting/<method>-group-mappings ({name: [group ids]}): the API validates and refuses it whole.
+The rows (templates/app/admin/_mapping_rows.html and the helpers below) are also the OpenID Connect
+provider form's group mappings (admin_oidc.py).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ METHODS = {
 MAX_ROWS = 200
 
 
-def _groups() -> list[dict]:
+def mappable_groups() -> list[dict]:
     return [g for g in read("/api/permissions/group") if g.get("id") != ALL_USERS_GROUP_ID]
 
 
@@ -37,7 +39,7 @@ def _setting(method: str) -> dict:
     return row
 
 
-def _rows_of(mappings) -> list[dict]:
+def rows_of(mappings) -> list[dict]:
     return [{"name": name, "groups": [int(i) for i in ids]} for name, ids in (mappings or {}).items()]
 
 
@@ -46,7 +48,7 @@ def _ids(value) -> list[int]:
     return [int(v) for v in values if str(v).isdigit()]
 
 
-def _posted_rows(body: dict) -> list[dict]:
+def posted_rows(body: dict) -> list[dict]:
     try:
         count = min(int(body.get("rows") or 0), MAX_ROWS)
     except (TypeError, ValueError):
@@ -55,10 +57,20 @@ def _posted_rows(body: dict) -> list[dict]:
             for i in range(count)]
 
 
+def mapped_twice(rows: list[dict]) -> str | None:
+    """The refusal for a name two rows map (one row per name), or None."""
+    seen: set[str] = set()
+    for r in rows:
+        if r["name"] in seen:
+            return f"{r['name']} is mapped twice: keep one row for it."
+        seen.add(r["name"])
+    return None
+
+
 def _form(method: str, rows: list[dict], status: int = 200, error: str | None = None, done: str | None = None,
           env: bool = False):
     return fragment("app/admin/_group_mappings.html", status=status, method=method, label=METHODS[method][2],
-                    rows=rows, groups=_groups(), error=error, done=done, env=env)
+                    rows=rows, groups=mappable_groups(), error=error, done=done, env=env)
 
 
 def group_mappings_page(method: str):
@@ -66,7 +78,7 @@ def group_mappings_page(method: str):
     row = _setting(method)
     return admin_page("app/admin/group_mappings.html", section="settings", user=user,
                       title=f"Group mappings: {METHODS[method][1]}", method=method, section_title=METHODS[method][1],
-                      label=METHODS[method][2], rows=_rows_of(row.get("value")), groups=_groups(),
+                      label=METHODS[method][2], rows=rows_of(row.get("value")), groups=mappable_groups(),
                       env=bool(row.get("is_env_setting")), error=None, done=None)
 
 
@@ -74,7 +86,7 @@ def group_mappings_submit(method: str):
     signed_in_user()
     row = _setting(method)
     body = posted()
-    rows = _posted_rows(body)
+    rows = posted_rows(body)
     action = str(body.get("action") or "save")
     if action == "add":
         return _form(method, rows + [{"name": "", "groups": []}])
@@ -84,11 +96,9 @@ def group_mappings_submit(method: str):
     if row.get("is_env_setting"):
         return _form(method, rows, 400, error="These mappings are set by the environment.", env=True)
     named = [r for r in rows if r["name"]]
-    seen: set[str] = set()
-    for r in named:
-        if r["name"] in seen:
-            return _form(method, rows, 400, error=f"{r['name']} is mapped twice: keep one row for it.")
-        seen.add(r["name"])
+    twice = mapped_twice(named)
+    if twice:
+        return _form(method, rows, 400, error=twice)
     answer = call("PUT", f"/api/setting/{METHODS[method][0]}",
                   json={"value": {r["name"]: r["groups"] for r in named}})
     if not answer.ok:

@@ -103,8 +103,8 @@ SECTIONS = {
         ("ldap-group-base", "Group search base", "text", ""),
         ("ldap-user-provisioning-enabled", "Create an account at a first login", "bool", ""),
     ]),
-    # Listed, not edited here: the providers are one JSON setting (PUT /api/setting/oidc-providers or the
-    # environment's TESSERA_OIDC_PROVIDERS); the page never receives a client secret.
+    # Listed here; added, edited and removed by admin_oidc.py's form: the providers are one JSON setting
+    # (PUT /api/setting/oidc-providers or the environment's TESSERA_OIDC_PROVIDERS); no page receives a secret.
     "authentication/oidc": ("OpenID Connect", [("oidc-providers", "Providers", "providers", "")]),
 }
 

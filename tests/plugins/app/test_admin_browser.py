@@ -96,7 +96,7 @@ def test_invite_group_and_take_query_permission_away_in_a_browser(app, admin, wa
                      "/admin/settings/public-sharing", "/admin/settings/embedding-in-other-applications",
                      "/admin/settings/caching", "/admin/settings/authentication/api-keys", "/admin/tools/tasks",
                      "/admin/tools/jobs", "/admin/settings/authentication/jwt", "/admin/settings/authentication/ldap",
-                     "/admin/settings/authentication/oidc"):
+                     "/admin/settings/authentication/oidc", "/admin/settings/authentication/oidc/provider?name=corp"):
             load(browser, server.url + path)
             assert re.search(r"\S", browser.text()), path
             checked_in_both_themes(browser)

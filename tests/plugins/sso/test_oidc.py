@@ -298,3 +298,57 @@ def test_a_configured_provider_lets_password_login_be_turned_off(app, admin, use
     assert admin.put("/api/setting/oidc-providers", json={"value": config}).status_code == 204
     refused = log_in()
     assert refused.status_code == 400 and "Password login is disabled" in str(refused.json)
+
+
+def test_the_admin_form_adds_edits_and_removes_a_provider_keeping_its_secret(admin):
+    hx, form = {"HX-Request": "true"}, "/admin/settings/authentication/oidc/provider"
+    secret = "a-secret-the-form-never-shows"
+    fields = {"original": "", "name": "corp", "display_name": "Corp login", "issuer": "https://idp.example.com",
+              "client_id": "tessera-app", "client_secret": secret, "scopes": "openid email groups",
+              "claim_email": "mail", "claim_groups": "roles", "allowed_email_domains": "corp.example, @Example.org",
+              "auto_create_accounts": "1", "group_sync": "1", "rows": "1", "name-0": "bi-admins", "groups-0": ["2"]}
+    answer = admin.post(form, json=fields, headers=hx)
+    assert answer.status_code == 200 and answer.headers["HX-Redirect"] == "/admin/settings/authentication/oidc"
+    [stored] = admin.get("/api/setting/oidc-providers").json
+    assert stored == {"name": "corp", "display_name": "Corp login", "issuer": "https://idp.example.com",
+                      "client_id": "tessera-app", "client_secret": secret, "scopes": ["openid", "email", "groups"],
+                      "claims": {"email": "mail", "groups": "roles"},
+                      "allowed_email_domains": ["corp.example", "@Example.org"], "auto_create_accounts": True,
+                      "group_sync": True, "group_mappings": {"bi-admins": [2]}}
+    page = admin.get(f"{form}?name=corp").get_data(as_text=True)
+    assert "Leave empty to keep the secret set now." in page and 'value="roles"' in page and secret not in page
+    assert secret not in admin.get("/admin/settings/authentication/oidc").get_data(as_text=True)
+    # A redraw (a mapping row added) does not echo the typed secret either.
+    assert secret not in admin.post(form, json={**fields, "action": "add"}, headers=hx).get_data(as_text=True)
+
+    edit = {**fields, "original": "corp", "client_secret": "", "display_name": "Corp SSO", "group_sync": None,
+            "rows": "0"}
+    assert admin.post(form, json=edit, headers=hx).status_code == 200
+    [stored] = admin.get("/api/setting/oidc-providers").json
+    assert stored["client_secret"] == secret and stored["display_name"] == "Corp SSO"
+    assert stored["group_sync"] is False and stored["group_mappings"] == {}
+
+    bad = admin.post(form, json={**edit, "issuer": "idp.example.com"}, headers=hx)
+    assert bad.status_code == 400 and "issuer" in bad.get_data(as_text=True)
+    assert "must be an http or https URL" in bad.get_data(as_text=True)
+    assert admin.get("/api/setting/oidc-providers").json[0]["issuer"] == "https://idp.example.com"
+
+    listing = admin.get("/admin/settings/authentication/oidc").get_data(as_text=True)
+    assert "can no longer do so" in listing and f'href="{form}?name=corp"' in listing
+    answer = admin.post(f"{form}/remove", json={"name": "corp"}, headers=hx)
+    assert answer.status_code == 200 and admin.get("/api/setting/oidc-providers").json == []
+    assert admin.get(f"{form}?name=corp").status_code == 404
+
+
+def test_the_admin_form_is_read_only_while_the_environment_sets_the_providers(admin, monkeypatch):
+    monkeypatch.setenv("TESSERA_OIDC_PROVIDERS", '[{"name": "corp", "issuer": "https://idp.example.com", '
+                       '"client_id": "tessera", "client_secret": "env-s3cret"}]')
+    form = "/admin/settings/authentication/oidc/provider"
+    page = admin.get(f"{form}?name=corp").get_data(as_text=True)
+    assert "this form is read-only" in page and "<fieldset disabled>" in page and "env-s3cret" not in page
+    listing = admin.get("/admin/settings/authentication/oidc").get_data(as_text=True)
+    assert "read-only here" in listing and "Add a provider" not in listing
+    fields = {"original": "corp", "name": "corp", "issuer": "https://idp.example.com", "client_id": "other"}
+    answer = admin.post(form, json=fields, headers={"HX-Request": "true"})
+    assert answer.status_code == 400 and "set by the environment" in answer.get_data(as_text=True)
+    assert admin.post(f"{form}/remove", json={"name": "corp"}, headers={"HX-Request": "true"}).status_code == 400
