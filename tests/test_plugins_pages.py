@@ -86,7 +86,7 @@ def test_every_route_outside_api_is_a_declared_page(app):
     """A plugin cannot serve anything outside /api but through register_pages (framing and prefixes are
     decided there): every other URL rule of the app is an /api endpoint, the landing page or Flask's static."""
     pages = app.extensions["tessera"].pages
-    assert {p.prefix for p in pages.values()} == {"/public", "/embed", "/", "/embed-preview", "/auth/sso"}
+    assert {p.prefix for p in pages.values()} == {"/public", "/embed", "/", "/embed-preview", "/auth/sso", "/auth/google"}
     for rule in app.url_map.iter_rules():
         if rule.rule.startswith("/api/") or rule.rule == "/static/<path:filename>":
             continue

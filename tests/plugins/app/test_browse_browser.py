@@ -147,10 +147,14 @@ def test_setup_with_a_database_then_browse_it(app, smtp_server):
         fill(browser, {"#email": "user@example.com"})
         click(browser, "form button[type=submit]")
         wait_for(browser, "!!document.querySelector('#forgot-result [role=status]')")
+        # The reset e-mail (the user's first sign-in may also have told the administrators they joined).
+        def reset_mail():
+            return next((m for m in smtp_server.messages if "reset_password" in m["data"]), None)
+
         deadline = time.monotonic() + 10
-        while not smtp_server.messages and time.monotonic() < deadline:
+        while reset_mail() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        text = email.message_from_string(smtp_server.messages[0]["data"]).get_payload(decode=True).decode()
+        text = email.message_from_string(reset_mail()["data"]).get_payload(decode=True).decode()
         link = re.search(r"https?://[^/\s]+(/auth/reset_password/\S+)", text).group(1)
         load(browser, server.url + link)
         checked_in_both_themes(browser)
