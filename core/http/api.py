@@ -309,7 +309,7 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
             f"{error['msg']}, received: {mbt.edn(None if missing else error.get('input'))}"
         ]
         node = _put(specific, keys, [], overwrite=False)
-        for message in messages:
+        for message in messages if node is not None else ():
             if message not in node:
                 node.append(message)
     return Invalid(errors, specific)
@@ -389,11 +389,16 @@ def _model_in(annotation: Any):
 
 
 def _put(tree: dict, keys: list[str], value: Any, overwrite: bool = True):
+    """Set the value at the path; None where a deeper key is already described there. The deeper
+    description wins in either order (a list of items where one is not an object and another has a bad
+    field), since it says more."""
     for key in keys[:-1]:
         node = tree.get(key)
         if not isinstance(node, dict):
             node = tree[key] = {}
         tree = node
+    if isinstance(tree.get(keys[-1]), dict):
+        return None
     if overwrite or keys[-1] not in tree:
         tree[keys[-1]] = value
     return tree[keys[-1]]

@@ -35,6 +35,7 @@ class Body(Params):
     user: Inner | None = None
     template: Strict | None = None
     ids: list[PositiveInt] = []
+    users: list[Inner] = []
 
 @api.get("/<id>", path=Path, query=Query)
 def read(path, query):
@@ -148,3 +149,12 @@ def test_unknown_key_inside_a_nested_object_is_named_under_its_parent(echo):
     assert response.status_code == 400
     assert set(response.json["errors"]["template"]) == {"method", "zzz"}
     assert set(response.json["specific-errors"]["template"]) == {"method", "zzz"}
+
+
+@pytest.mark.parametrize("users", [[{"email": "bad"}, "x"], ["x", {"email": "bad"}]])
+def test_an_error_on_a_key_and_one_inside_it_keep_the_inner_one_in_either_order(echo, users):
+    # A list whose items fail both as a whole and in a field used to crash the error builder (500).
+    response = echo.post("/api/echo", json={"name": "x", "users": users})
+    assert response.status_code == 400
+    assert set(response.json["errors"]["users"]) == {"email"}
+    assert list(response.json["specific-errors"]["users"]) == ["email"]
