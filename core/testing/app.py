@@ -5,6 +5,7 @@ APIs create for tests that only need them to exist.
 from __future__ import annotations
 
 import contextlib
+import gc
 import shutil
 import uuid
 from pathlib import Path
@@ -53,6 +54,8 @@ def app_db_template(tmp_path_factory) -> Path:
     database = AppDatabase(f"sqlite:///{path}")
     migrate_app_db(database, {"TESSERA_PLUGINS_AUTOLOAD": False})
     database.dispose()
+    gc.collect()
+    gc.freeze()
     return path
 
 

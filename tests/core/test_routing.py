@@ -61,3 +61,21 @@ def test_a_shared_builder_converts_with_the_converter_of_the_app_it_is_bound_in(
     assert rules[0]._build.__func__ is rules[1]._build.__func__
     assert build(upper, "named", who="abc") == "/named/ABC"
     assert build(backwards, "named", who="abc") == "/named/cba"
+
+
+def test_equal_rules_share_their_parse_and_each_app_matches_with_converters_of_its_own():
+    first, second, other = make_app(Upper), make_app(Upper), make_app(Reversed)
+    for app in (first, second, other):
+        app.add_url_rule("/kind/<any(card, dashboard):kind>/<int:id>", "kind", lambda kind, id: "")
+    rules = [next(r for r in app.url_map.iter_rules() if r.endpoint == "kind") for app in (first, second)]
+    assert rules[0]._parts[1] is rules[1]._parts[1]
+    assert rules[0]._converters["kind"] is not rules[1]._converters["kind"]
+    assert rules[1]._converters["kind"].map is second.url_map
+    assert rules[1].arguments == {"kind", "id"}
+    for app in (first, other):  # an app whose converters differ parses for itself
+        adapter = app.url_map.bind("localhost")
+        assert adapter.match("/kind/dashboard/4") == ("kind", {"kind": "dashboard", "id": 4})
+        assert adapter.match("/card/7/query/a/b") == ("card_query", {"card_id": 7, "rest": "a/b"})
+    named = [next(r for r in app.url_map.iter_rules() if r.endpoint == "named") for app in (first, other)]
+    assert type(named[0]._converters["who"]) is Upper and type(named[1]._converters["who"]) is Reversed
+    assert build(first, "named", who="abc") == "/named/ABC" and build(other, "named", who="abc") == "/named/cba"

@@ -103,7 +103,8 @@ AXE = (Path(__file__).parent / "axe" / "axe.min.js").read_text(encoding="utf-8")
 
 def serious_violations(browser) -> list:
     """axe-core's serious and critical violations on the page open now (WCAG 2 A/AA and best practice)."""
-    browser.evaluate(AXE + "\n;true")
+    if not browser.evaluate("typeof window.axe === 'object'"):  # once per document: it is half a megabyte
+        browser.evaluate(AXE + "\n;true")
     found = browser.evaluate(
         "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations"
         ".filter(v => ['serious', 'critical'].includes(v.impact))"
