@@ -61,7 +61,10 @@ class Browser:
         actions = [(os.POSIX_SPAWN_DUP2, high[0], 3), (os.POSIX_SPAWN_DUP2, high[1], 4),
                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
-        self.pid = os.posix_spawn(executable, args, os.environ, file_actions=actions)
+        # In a session of its own, so that no signal to its process group can reach the test process: a
+        # SIGINT of unknown origin once reached a pytest-xdist worker mid-run, and Chromium (with its
+        # zygote and renderers) was the one long-lived child sharing the worker's group.
+        self.pid = os.posix_spawn(executable, args, os.environ, file_actions=actions, setsid=True)
         for fd in high:
             os.close(fd)
         self.buffer = b""
