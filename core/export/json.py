@@ -3,7 +3,8 @@
 Unformatted downloads convert only what orjson would write otherwise than formatting.plain does, a
 column of a batch at a time: SQLite's text datetimes (ISO with a "T", midnight as the date), naive
 datetimes at midnight (their date), aware datetimes and times (isoformat keeps an offset's seconds,
-orjson drops them or refuses), Decimals (int or float), bytes (text). Strings, numbers, booleans,
+orjson drops them or refuses), Decimals (int or float; an integer wider than 64 bits as its digits),
+bytes (text). Strings, numbers, booleans,
 None, dates, naive times and UUIDs go to orjson as they are: it writes them as plain's values would
 be written. Formatted downloads (`format_rows`) format every cell, as the csv writer does.
 """
@@ -36,7 +37,15 @@ def _value(v: Any) -> Any:
         return v.date() if not (v.hour or v.minute or v.second or v.microsecond) else v
     if type(v) is dt.time and v.tzinfo is None:
         return v
-    return plain(v)
+    return exact(plain(v))
+
+
+def exact(value: Any) -> Any:
+    """An integer wider than orjson's 64 bits (an integral NUMERIC(30) Decimal) as its digits, written
+    as they are; any other value unchanged."""
+    if type(value) is int and not -2**63 <= value < 2**64:
+        return orjson.Fragment(str(value))
+    return value
 
 
 def _naive_datetimes(values: list) -> list | None:
