@@ -10,6 +10,19 @@ from tests.plugins.cards.fixtures import make_warehouse, register_warehouse
 pytest_plugins = ["core.testing"]
 
 
+def _long(item) -> bool:
+    """Whether the test is of the kinds that take seconds: a browser, a server process or a benchmark's."""
+    path = item.path
+    return (path.parent.name == "tests" and path.name.startswith("test_") or path.parent.name == "bench"
+            or path.stem.endswith(("_browser", "_journey")))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The long tests first (order kept otherwise): pytest-xdist hands tests out in this order, and a
+    long one handed out last kept one worker busy while the other had nothing left to do."""
+    items.sort(key=lambda item: not _long(item))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     """Move the heap that collection built (every library and test module) out of the collector's sight:
