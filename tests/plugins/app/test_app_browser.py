@@ -16,10 +16,20 @@ pytestmark = pytest.mark.skipif(chromium_path() is None, reason="the browser tes
                                                                 "(apt-get install chromium, or make test-setup)")
 
 
+LOADED = "document.readyState === 'complete' && !!window.htmx"
+
+
 def load(browser, url: str) -> None:
     """Open `url` and wait until it is drawn and htmx has taken over its forms."""
     browser.send("Page.navigate", url=url)
-    wait_for(browser, "document.readyState === 'complete' && !!window.htmx && location.href !== 'about:blank'")
+    wait_for(browser, f"{LOADED} && location.href !== 'about:blank'")
+
+
+def arrived(browser, path: str, showing: str = "") -> None:
+    """Wait until a redirect has reached `path` and its page is loaded (the path changes as soon as the
+    new document starts, before its forms exist), showing `showing` when given."""
+    wait_for(browser, f"location.pathname === {path!r} && {LOADED}"
+                      + (f" && document.body.innerText.includes({showing!r})" if showing else ""))
 
 
 def fill(browser, values: dict) -> None:
@@ -42,7 +52,7 @@ def pixels_differ(png: bytes) -> bool:
     return len(set(png[100:4000])) > 20  # a PNG of one flat colour compresses to a few repeated bytes
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser():
     with Browser(chromium_path()) as opened:
         opened.watch_errors()
@@ -57,10 +67,10 @@ def test_setup_sign_in_search_and_collections_in_a_browser(app, browser):
         fill(browser, {"#first_name": "Ada", "#last_name": "Lovelace", "#email": "ada@example.com",
                        "#password": "An-Excellent-Passw0rd", "#site_name": "Analytical Engines"})
         submit(browser, "form[hx-post='/setup']")
-        wait_for(browser, "location.pathname === '/setup/database'")  # the optional first database
+        arrived(browser, "/setup/database")  # the optional first database
         checked(browser, "setup: add your data")
         browser.evaluate("document.querySelector('a[href=\"/\"]:not(.brand)').click() || true")
-        wait_for(browser, "location.pathname === '/' && document.body.innerText.includes('Welcome, Ada')")
+        arrived(browser, "/", "Welcome, Ada")
         checked(browser, "home")
 
         load(browser, server.url + "/account/profile")
@@ -70,7 +80,7 @@ def test_setup_sign_in_search_and_collections_in_a_browser(app, browser):
         checked(browser, "profile")
 
         browser.evaluate("document.querySelector('button[hx-post=\"/auth/logout\"]').click() || true")
-        wait_for(browser, "location.pathname === '/auth/login'")
+        arrived(browser, "/auth/login")
         checked(browser, "login")
         fill(browser, {"#username": "ada@example.com", "#password": "wrong-password"})
         submit(browser, "form[hx-post='/auth/login']")
@@ -78,7 +88,7 @@ def test_setup_sign_in_search_and_collections_in_a_browser(app, browser):
         browser.errors()  # the refused sign-in's 401 is logged by the browser as a failed load: expected
         fill(browser, {"#password": "An-Excellent-Passw0rd"})
         submit(browser, "form[hx-post='/auth/login']")
-        wait_for(browser, "location.pathname === '/' && document.body.innerText.includes('Welcome, Augusta')")
+        arrived(browser, "/", "Welcome, Augusta")
 
         load(browser, server.url + "/collection/root")
         checked(browser, "collection")
@@ -95,7 +105,7 @@ def test_the_theme_switch_and_a_phone_width(app, admin, browser, tmp_path):
         load(browser, server.url + "/auth/login")
         fill(browser, {"#username": ADMIN_EMAIL, "#password": ADMIN_PASSWORD})
         submit(browser, "form[hx-post='/auth/login']")
-        wait_for(browser, "location.pathname === '/'")
+        arrived(browser, "/")
         light = browser.screenshot()
         browser.evaluate("document.querySelector('[data-theme-toggle]').click() || true")
         assert browser.evaluate("document.documentElement.dataset.theme") == "dark"
