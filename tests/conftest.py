@@ -1,6 +1,5 @@
 """Fixtures for every test directory: core.testing's (the app, its clients, the services) and the card
 tests' warehouse, which the charts, dashboards, sharing, subscriptions and revisions tests use too."""
-import gc
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,6 @@ def pytest_collection_modifyitems(session, config, items):
     """The long tests first (order kept otherwise): pytest-xdist hands tests out in this order, and a
     long one handed out last kept one worker busy while the other had nothing left to do."""
     items.sort(key=lambda item: not _long(item))
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session):
-    """Move the heap that collection built (every library and test module) out of the collector's sight:
-    each test builds an app, and the full collections its allocations set off used to scan that whole
-    heap again, a quarter of a second every few tests (core/sync/schema.py does the same for a sync)."""
-    gc.collect()
-    gc.freeze()
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ Unformatted downloads convert only what orjson would write otherwise than format
 column of a batch at a time: SQLite's text datetimes (ISO with a "T", midnight as the date), naive
 datetimes at midnight (their date), aware datetimes and times (isoformat keeps an offset's seconds,
 orjson drops them or refuses), Decimals (int or float; an integer wider than 64 bits as its digits),
-bytes (text). Strings, numbers, booleans,
-None, dates, naive times and UUIDs go to orjson as they are: it writes them as plain's values would
-be written. Formatted downloads (`format_rows`) format every cell, as the csv writer does.
+bytes (text). Strings, numbers, booleans, None, dates, naive times and UUIDs go to orjson as they are:
+it writes them as plain's values would be written. Formatted downloads (`format_rows`) format every cell, as the csv writer does.
 """
 from __future__ import annotations
 

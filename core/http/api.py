@@ -309,7 +309,9 @@ def validation_error(model: type[BaseModel], exc: ValidationError, data: dict) -
             f"{error['msg']}, received: {mbt.edn(None if missing else error.get('input'))}"
         ]
         node = _put(specific, keys, [], overwrite=False)
-        for message in messages if node is not None else ():
+        if node is None:
+            continue
+        for message in messages:
             if message not in node:
                 node.append(message)
     return Invalid(errors, specific)
