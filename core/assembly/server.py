@@ -96,6 +96,13 @@ def _flush_buffers(server, worker) -> None:
     flush_all()
 
 
+def _freeze_loaded_heap(worker) -> None:
+    """gunicorn's post_worker_init: the worker's app is loaded, its heap is set aside (core.assembly.heap)."""
+    from core.assembly.heap import freeze_loaded_heap
+
+    freeze_loaded_heap()
+
+
 def settings(config: dict) -> dict:
     """The gunicorn settings every Tessera server runs with, `tessera run` and contrib/gunicorn.conf.py
     alike; each adds only where it listens, how many workers and threads, and who starts the scheduler."""
@@ -112,6 +119,7 @@ def settings(config: dict) -> dict:
         "errorlog": "-",
         "control_socket": control_socket(config),
         "on_starting": choose_listeners,
+        "post_worker_init": _freeze_loaded_heap,
         "worker_exit": _flush_buffers,
     }
 

@@ -8,7 +8,6 @@ error on the database. Tables and fields that vanish become inactive, never dele
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import threading
 import time
@@ -20,6 +19,7 @@ from core.appdb.bulk import insert_rows
 from core.appdb.models import Database, Field, Table, utcnow
 from core.appdb.models.base import new_entity_id
 from core.assembly import events
+from core.assembly.heap import collect_own_garbage
 from core.sync import analyze
 
 from .field_values import (
@@ -241,7 +241,7 @@ def sync_database(state, database_id: int, timings: dict | None = None) -> bool:
     try:
         if database.is_sample:
             _restore_sample(database)
-        with _collect_own_garbage():
+        with collect_own_garbage():
             if not _run(state, database, tables, strategy, (full, scan_values, refingerprint), timings):
                 return False  # deleted while we were reading
     except Exception as exc:
@@ -282,23 +282,6 @@ def _run(state, database, tables: dict, strategy: str, modes: tuple[bool, bool, 
         row.dbms_version = _dbms_version(driver, engine)
     timings["write"] = time.monotonic() - phase
     return True
-
-
-@contextlib.contextmanager
-def _collect_own_garbage():
-    """Keep the cyclic collector to the objects created during the sync.
-
-    A sync keeps tens of thousands of objects alive until it writes (states, fingerprints,
-    values); that alone makes CPython run full collections, which walk the whole heap of the
-    server (a third of the time of syncing a wide schema). gc.freeze() sets the existing heap
-    aside for that time, so collections (in every thread) still free new garbage but skip the old
-    objects; unfreeze() hands them back to the oldest generation, collected as usual after.
-    """
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _restore_sample(database) -> None:

@@ -5,7 +5,6 @@ APIs create for tests that only need them to exist.
 from __future__ import annotations
 
 import contextlib
-import gc
 import shutil
 import uuid
 from pathlib import Path
@@ -48,6 +47,7 @@ class ApiClient:
 @pytest.fixture(scope="session")
 def app_db_template(tmp_path_factory) -> Path:
     from core.appdb.db import AppDatabase
+    from core.assembly.heap import freeze_loaded_heap
     from core.assembly.plugins import migrate_app_db
 
     path = tmp_path_factory.mktemp("template") / "tessera.db"
@@ -56,8 +56,7 @@ def app_db_template(tmp_path_factory) -> Path:
     database.dispose()
     # Every plugin is imported by now: frozen, that heap is no longer scanned by the full collections
     # that each test's app sets off (they cost a quarter of a second every few tests before).
-    gc.collect()
-    gc.freeze()
+    freeze_loaded_heap()
     return path
 
 
