@@ -26,8 +26,8 @@ Migrations run with their writes counted as `*`: a schema change ends every memo
 
 `Changes.read()` is the current counters, read once per request before its first query: PostgreSQL
 reads the table (one statement, which libpq runs prepared: core.appdb.db); SQLite first asks `PRAGMA
-data_version` on its own connection, which moves only when another connection commits, and reads the
-table again only then.
+data_version` on the reader's connection, which moves only when another connection commits, and reads
+the table again only then.
 """
 from __future__ import annotations
 
@@ -266,16 +266,27 @@ class Snapshot(dict):
         self.total = sum(self.values())
 
 
+class _Reader:
+    """One autocommit connection of the counter reader, with what it last saw: the precheck's answer
+    (whose values compare only between reads of one connection) and the snapshot read with it."""
+
+    __slots__ = ("conn", "mark", "snapshot")
+
+    def __init__(self, conn: Connection):
+        self.conn, self.mark, self.snapshot = conn, None, None
+
+
 class Changes:
     """The counter reader of one app DB engine, on autocommit connections of its own that never write
-    (a fork opens its own). With a `precheck` (SQLite's data_version, which says whether anything was
-    committed since the last read, and whose values compare only between reads of one connection): ONE
-    connection, under a lock, the precheck costing no round trip. Without (PostgreSQL): as many
-    connections as requests read at once, each taken from an idle list and given back, and no lock held
-    across the round trip (with one connection under a lock, a worker's threads queued there for the
-    server whenever its CPU was busy).
-    The statement returns the counters' sum alone while it equals the sum of the last snapshot read
-    (counters only grow, so an equal sum is equal counters), and that Snapshot object is answered again."""
+    (a fork opens its own): as many as requests read at once, each taken from an idle list and given
+    back, and no lock held across a statement. (With one connection under a lock, the threads of a
+    gthread worker queued at the lock whenever its holder waited for the GIL to come back after its
+    statement: on SQLite, a sixth of a busy worker's time.)
+    With a `precheck` (SQLite's data_version, which moves only when another connection commits) a
+    connection reads the table only when the precheck's answer moved since its own last read. Without
+    (PostgreSQL), the statement returns the counters' sum alone while it equals the sum of the newest
+    snapshot read (counters only grow, so an equal sum is equal counters), and that Snapshot object is
+    answered again."""
 
     def __init__(self, engine: Engine, enabled: bool, precheck: str | None, fetch: Callable | None = None):
         self.engine = engine
@@ -286,12 +297,11 @@ class Changes:
         self.sql = (f"SELECT total.counter, c.table_name, c.counter FROM "
                     f"(SELECT coalesce(sum(counter), 0) AS counter FROM {CHANGE_TABLE}) AS total "
                     f"LEFT JOIN {CHANGE_TABLE} AS c ON total.counter <> {mark}")
-        self._lock = threading.Lock()
-        self._idle: list[Connection] = []  # connections no read is using (in use: held by their reader)
+        self._lock = threading.Lock()  # held only to take or give back a reader, never across a statement
+        self._idle: list[_Reader] = []  # readers no read is using (in use: held by their read)
         self._pid = os.getpid()
         self._closed = False
         self._last: Snapshot | None = None  # the newest snapshot read (the same object while nothing moved)
-        self._mark = None  # the precheck's answer when _last was read (one connection)
 
     @property
     def closed(self) -> bool:
@@ -301,58 +311,43 @@ class Changes:
         """The current counters, or None when they cannot be known (then nothing is kept)."""
         if not self.enabled or self._closed:
             return None
-        if self.precheck is not None:
-            with self._lock:
-                return self._read_checked()
         with self._lock:
             self._forked()
-            conn = self._idle.pop() if self._idle else None
+            reader = self._idle.pop() if self._idle else None
             last = self._last
         try:
-            if conn is None:
-                conn = self._open()
-            snapshot = self._counters(conn, last)
+            if reader is None:
+                reader = _Reader(self._open())
+            snapshot = self._current(reader, last)
         except Exception:  # a broken connection (or no table yet): nothing kept now, a new one next time
             log.warning("app-DB change counters not read", exc_info=True)
-            self._discard(conn)
+            self._discard(reader.conn if reader is not None else None)
             return None
         with self._lock:
             if self._closed:
-                self._close(conn)
+                self._close(reader.conn)
             else:
-                self._idle.append(conn)
+                self._idle.append(reader)
             if self._last is None or snapshot.total > self._last.total:
                 self._last = snapshot
             elif snapshot.total == self._last.total:
                 snapshot = self._last
         return snapshot
 
-    def _read_checked(self) -> Snapshot | None:
-        """With the precheck, under the lock: the table is read only when the precheck's answer moved."""
-        self._forked()
-        if not self._idle:
-            try:
-                self._idle.append(self._open())
-            except Exception:
-                log.warning("app-DB change counters not read", exc_info=True)
-                return None
-            self._mark = None
-        conn = self._idle[0]
-        try:
-            cursor = conn.connection.dbapi_connection.cursor()
+    def _current(self, reader: _Reader, last: Snapshot | None) -> Snapshot:
+        """The counters through one reader: its own last snapshot while its precheck has not moved."""
+        if self.precheck is not None:
+            cursor = reader.conn.connection.dbapi_connection.cursor()
             try:
                 cursor.execute(self.precheck)
                 mark = cursor.fetchone()[0]
             finally:
                 cursor.close()
-            if self._last is None or self._mark != mark:
-                self._last, self._mark = self._counters(conn, self._last), mark
-            return self._last
-        except Exception:
-            log.warning("app-DB change counters not read", exc_info=True)
-            self._idle.remove(conn)
-            self._discard(conn)
-            return None
+            if reader.snapshot is not None and reader.mark == mark:
+                return reader.snapshot
+            reader.mark, reader.snapshot = mark, self._counters(reader.conn, last)
+            return reader.snapshot
+        return self._counters(reader.conn, last)
 
     def _counters(self, conn: Connection, last: Snapshot | None) -> Snapshot:
         """The counters, below SQLAlchemy's statement machinery (which cost more than the read);
@@ -370,8 +365,8 @@ class Changes:
         """In a forked child (under the lock): the parent's connections are left alone, never used,
         closed nor collected (closing would end the parent's sessions on a server)."""
         if self._pid != os.getpid():
-            _inherited.extend(self._idle)
-            self._idle, self._pid, self._last, self._mark = [], os.getpid(), None, None
+            _inherited.extend(reader.conn for reader in self._idle)
+            self._idle, self._pid, self._last = [], os.getpid(), None
 
     @staticmethod
     def _close(conn: Connection) -> None:
@@ -394,6 +389,6 @@ class Changes:
         with self._lock:
             self._closed = True
             if self._pid == os.getpid():
-                for conn in self._idle:
-                    self._close(conn)
+                for reader in self._idle:
+                    self._close(reader.conn)
             self._idle = []
