@@ -178,12 +178,16 @@ class WriteBehind:
 
 
 def _write_bumps(conn: Connection, bumps: dict) -> None:
-    """One executemany per table and set of columns: `col = col + :n`, `col = :latest`."""
+    """One executemany per table and set of columns: `col = col + :n`, `col = :latest`. Tables and rows
+    are written in one order (table name, then key), whatever order the views came in: the flushes of
+    several workers update the same rows at once, and two that took the same row locks in opposite
+    orders deadlocked (PostgreSQL breaks a deadlock after a second and fails one batch)."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for (table, key), (adds, latests) in bumps.items():
         groups[(table, tuple(sorted(adds)), tuple(sorted(latests)))].append(
             {"_key": key, **{f"_add_{c}": n for c, n in adds.items()}, **{f"_set_{c}": v for c, v in latests.items()}})
-    for (table, adds, latests), rows in groups.items():
+    for (table, adds, latests), rows in sorted(groups.items(), key=lambda group: (group[0][0].name, *group[0][1:])):
+        rows.sort(key=lambda row: row["_key"])
         values = {c: table.c[c] + bindparam(f"_add_{c}") for c in adds}
         values.update({c: bindparam(f"_set_{c}") for c in latests})
         # A counter is no edit: a column that changes on every UPDATE (updated_at) keeps its value.

@@ -30,7 +30,7 @@ def update_averages(conn: Connection, runs: list[tuple[str, int, dict]]) -> None
         old = averages.get(query_hash, stored.get(query_hash))
         averages[query_hash] = running_time if old is None else int((9 * old + running_time) / 10)
         queries.setdefault(query_hash, query)
-    for query_hash, average in averages.items():
+    for query_hash, average in sorted(averages.items()):  # one lock order for every worker's batch (counters)
         if query_hash in stored:
             conn.execute(update(stats).where(stats.c.query_hash == query_hash).values(average_execution_time=average))
         else:
