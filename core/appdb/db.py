@@ -116,8 +116,8 @@ BACKENDS = {
                              search_index=PostgresIndex(), reads_outside_transactions=True,
                              ping_after_idle_seconds=10.0),
     # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
-    # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus the
-    # change counter reader and background threads): a connection closed past a smaller pool is opened again
+    # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus a change
+    # counter reader for each thread reading at once, and background threads): a connection closed past a smaller pool is opened again
     # on the next request, and a new SQLite connection parses the whole schema on its first statement.
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
