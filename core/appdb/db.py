@@ -117,8 +117,9 @@ BACKENDS = {
                              ping_after_idle_seconds=10.0),
     # Background sync threads and gunicorn threads share the file: wait instead of failing. The pool
     # keeps a connection for each thread a worker runs (contrib/gunicorn.conf.py: 8, plus a change
-    # counter reader for each thread reading at once, and background threads): a connection closed past a smaller pool is opened again
-    # on the next request, and a new SQLite connection parses the whole schema on its first statement.
+    # counter reader for each thread reading at once, and background threads): a connection closed
+    # past a smaller pool is opened again on the next request, and a new SQLite connection parses the
+    # whole schema on its first statement.
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
