@@ -15,7 +15,7 @@ import pytest
 
 from core.testing import ADMIN_EMAIL, ADMIN_PASSWORD, sqlite_file, wait_for_sync
 from tests.plugins.app.test_admin_data import SHOP
-from tests.plugins.app.test_app_browser import fill, load, submit
+from tests.plugins.app.test_app_browser import LOADED, fill, load, submit
 from tests.plugins.app.test_dashboard_browser import wait_for
 from tests.plugins.sharing.browser import Browser, Server, chromium_path
 from tests.plugins.sharing.test_pages_browser import serious_violations
@@ -73,7 +73,7 @@ def test_an_admin_adds_syncs_hides_and_remaps_in_a_browser(app, admin, browser):
 
         # Add the database through the form generated from the SQLite driver's details.
         click(browser, "a[href='/admin/databases/create']")
-        wait_for(browser, "location.pathname === '/admin/databases/create' && !!window.htmx")
+        wait_for(browser, f"location.pathname === '/admin/databases/create' && {LOADED}")
         checked(browser, "the add form")
         select(browser, "#engine", "sqlite", change=True)
         wait_for(browser, "!!document.getElementById('details-db')")
@@ -86,7 +86,7 @@ def test_an_admin_adds_syncs_hides_and_remaps_in_a_browser(app, admin, browser):
         submit(browser, "form[hx-post='/admin/databases/create']")
         db_path = wait_for(browser, r"/^\/admin\/databases\/\d+$/.test(location.pathname) && location.pathname")
         db_id = int(db_path.rsplit("/", 1)[1])
-        wait_for(browser, "document.readyState === 'complete' && !!window.htmx")
+        wait_for(browser, LOADED)
         checked(browser, "the edit form")
 
         # Sync now, then the schedules.
@@ -105,11 +105,11 @@ def test_an_admin_adds_syncs_hides_and_remaps_in_a_browser(app, admin, browser):
 
         # Hide the audit log from people.
         click(browser, f"a[href='/admin/datamodel/database/{db_id}']")
-        wait_for(browser, f"location.pathname === '/admin/datamodel/database/{db_id}' && !!window.htmx")
+        wait_for(browser, f"location.pathname === '/admin/datamodel/database/{db_id}' && {LOADED}")
         checked(browser, "the database's tables")
         audit = f"/admin/datamodel/database/{db_id}/table/{tables['audit_log']['id']}"
         click(browser, f"a[href='{audit}']")
-        wait_for(browser, f"location.pathname === '{audit}' && !!window.htmx")
+        wait_for(browser, f"location.pathname === '{audit}' && {LOADED}")
         checked(browser, "a table's metadata")
         select(browser, "#table-visibility", "hidden")
         submit(browser, f"form[hx-post='{audit}']")
@@ -124,14 +124,14 @@ def test_an_admin_adds_syncs_hides_and_remaps_in_a_browser(app, admin, browser):
         load(browser, server.url + f"/admin/datamodel/database/{db_id}/table/{tables['orders']['id']}")
         checked(browser, "the orders' fields")
         click(browser, f"a[href='{field}']")
-        wait_for(browser, f"location.pathname === '{field}' && !!window.htmx")
+        wait_for(browser, f"location.pathname === '{field}' && {LOADED}")
         checked(browser, "a field's page")
         select(browser, "#semantic", "type/FK")
         select(browser, "#fk-target", str(customer_pk))
         browser.evaluate("window.beforeSave = true")
         submit(browser, f"form[hx-post='{field}']")
         # The page comes again with what the saved key allows: the columns of the target's table.
-        wait_for(browser, "!window.beforeSave && !!document.getElementById('display-column') && !!window.htmx")
+        wait_for(browser, f"!window.beforeSave && !!document.getElementById('display-column') && {LOADED}")
         browser.evaluate("document.querySelector('input[name=remap][value=external]').click() || true")
         name_id = browser.evaluate("[...document.querySelectorAll('#display-column option')]"
                                    ".find(o => o.textContent.trim() === 'Name').value")
@@ -169,12 +169,12 @@ def test_an_admin_adds_syncs_hides_and_remaps_in_a_browser(app, admin, browser):
                                              "dataset_query": question["dataset_query"]}).status_code == 200
         load(browser, server.url + f"/admin/databases/{db_id}")
         click(browser, f"a[href='/admin/databases/{db_id}/remove']")
-        wait_for(browser, f"location.pathname === '/admin/databases/{db_id}/remove' && !!window.htmx")
+        wait_for(browser, f"location.pathname === '/admin/databases/{db_id}/remove' && {LOADED}")
         assert "1 question" in browser.text()
         checked(browser, "the removal's confirmation")
         fill(browser, {"#confirm": "Corner shop"})
         submit(browser, f"form[hx-post='/admin/databases/{db_id}/remove']")
-        wait_for(browser, "location.pathname === '/admin/databases' && !!window.htmx")
+        wait_for(browser, f"location.pathname === '/admin/databases' && {LOADED}")
         assert "Corner shop" not in browser.text()
         assert admin.get(f"/api/database/{db_id}").status_code == 404
         assert browser.errors() == []
