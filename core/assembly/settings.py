@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.appdb import memo
+from core.appdb import memo, rows
 from core.appdb.models import Setting
 from core.http import jsontext
 from core.http.errors import Invalid, NotFound
@@ -88,7 +88,7 @@ class SettingsRegistry:
         env = self.env_value(definition)
         if env is not None:
             return env
-        row = session.get(Setting, definition.key)
+        row = rows.get(session, Setting, definition.key)
         if row is not None:
             return json.loads(row.value)
         return definition.default
@@ -166,9 +166,12 @@ class SettingsRegistry:
     def properties(self, session: Session, visibility: str) -> dict:
         """The flat map of /api/session/properties: every setting readable at `visibility`, a sensitive
         one (readable by admins only) masked as GET /api/setting masks it: the map goes into every
-        page and client that asks, and a secret is read on purpose, by its own key."""
-        return {d.key: self._masked(d, self.get(session, d.key)) for d in self.readable(visibility)
-                if not d.sensitive or visibility == "admin"}
+        page and client that asks, and a secret is read on purpose, by its own key. The stored values
+        are read in one statement, kept while the setting table is unchanged (every page of the app and
+        every client start asks for the map)."""
+        shown = [d for d in self.readable(visibility) if not d.sensitive or visibility == "admin"]
+        values = self._many(session, {d.key: d for d in shown})
+        return {d.key: self._masked(d, values[d.key]) for d in shown}
 
     @staticmethod
     def _masked(definition: SettingDef, value: Any) -> Any:

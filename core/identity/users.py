@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import ADMIN_GROUP_ID, ALL_USERS_GROUP_ID, Collection, PermissionsGroupMembership, User
 
 
@@ -66,7 +67,10 @@ def personal_collection_id(session: Session, user_id: int) -> int | None:
 
 
 def has_users(session: Session) -> bool:
-    return session.scalar(select(func.count()).select_from(User).where(User.type == "personal")) > 0
+    # Asked by every page and every /api/session/properties (whether setup is done): kept while the
+    # user table is unchanged.
+    return memo.get_or_compute(session, ("has users",), lambda: session.scalar(
+        select(func.count()).select_from(User).where(User.type == "personal")) > 0)
 
 
 # --------------------------------------------------------------------------------------------------
