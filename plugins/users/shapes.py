@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import User
 from core.identity.users import personal_collection_id
 
@@ -43,11 +44,20 @@ def memberships_json(user: User) -> list[dict]:
 
 def detail_json(session: Session, user: User) -> dict:
     """A user as administrators and the user see them: with groups and personal collection."""
+    return _detail(user, personal_collection_id(session, user.id), _memberships(user))
+
+
+def _memberships(user: User) -> tuple[tuple[int, bool], ...]:
+    """(group id, is group manager) of each of the user's groups, by group id."""
+    return tuple(sorted((m.group_id, m.is_group_manager) for m in user.memberships))
+
+
+def _detail(user: User, personal_id: int | None, memberships: tuple[tuple[int, bool], ...]) -> dict:
     return {
         **user_json(user),
-        "personal_collection_id": personal_collection_id(session, user.id),
-        "group_ids": user.group_ids,
-        "user_group_memberships": memberships_json(user),
+        "personal_collection_id": personal_id,
+        "group_ids": [group_id for group_id, _ in memberships],
+        "user_group_memberships": [{"id": group_id, "is_group_manager": manager} for group_id, manager in memberships],
         "is_datasetnewb": user.is_datasetnewb,
     }
 
@@ -60,10 +70,17 @@ def manager_json(user: User) -> dict:
 
 
 def current_user_json(session: Session, user: User) -> dict:
-    first_user_id = session.scalar(select(func.min(User.id)).where(User.type == "personal"))
-    other_users = session.scalar(select(func.count()).select_from(User).where(User.type == "personal", User.id != user.id))
+    def facts():
+        first_user_id = session.scalar(select(func.min(User.id)).where(User.type == "personal"))
+        other_users = session.scalar(select(func.count()).select_from(User)
+                                     .where(User.type == "personal", User.id != user.id))
+        return personal_collection_id(session, user.id), _memberships(user), first_user_id, other_users
+
+    # Every page of the app and every client's start asks for it: what it reads besides the user's own
+    # row is kept while the tables read are unchanged (core.appdb.memo).
+    personal_id, memberships, first_user_id, other_users = memo.get_or_compute(session, ("current user", user.id), facts)
     return {
-        **detail_json(session, user),
+        **_detail(user, personal_id, memberships),
         "is_installer": user.id == first_user_id,
         "has_invited_second_user": user.id == first_user_id and other_users > 0,
         "first_login": user.date_joined,
