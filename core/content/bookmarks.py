@@ -33,7 +33,7 @@ def tables() -> dict[str, tuple]:
     return {**TABLES, **{k: v for k, v in kinds.bookmark_tables().items() if k in TYPES}}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Bookmark:
     type: str
     item_id: int
@@ -75,13 +75,20 @@ def _by_user(model, column):
 
 
 def bookmarks(session: Session, user: User) -> list[Bookmark]:
-    """Every bookmark of the user in their order: ordered ones first by position, then the newest."""
-    positions = {(t, i): o for t, i, o in session.execute(
-        select(BookmarkOrdering.type, BookmarkOrdering.item_id, BookmarkOrdering.ordering)
-        .where(BookmarkOrdering.user_id == user.id))}
-    out = []
-    for kind, (model, column) in tables().items():
-        for item_id, created_at in session.execute(select(column, model.created_at).where(model.user_id == user.id)):
-            out.append(Bookmark(kind, item_id, created_at, positions.get((kind, item_id))))
-    newest_first = sorted(out, key=lambda b: b.created_at, reverse=True)
-    return sorted(newest_first, key=lambda b: (b.ordering is None, b.ordering or 0))
+    """Every bookmark of the user in their order: ordered ones first by position, then the newest. Kept
+    while the bookmark tables are unchanged (the app's navigation asks on every page; its statements
+    use the user's id only)."""
+    user_id = user.id
+
+    def read() -> tuple[Bookmark, ...]:
+        positions = {(t, i): o for t, i, o in session.execute(
+            select(BookmarkOrdering.type, BookmarkOrdering.item_id, BookmarkOrdering.ordering)
+            .where(BookmarkOrdering.user_id == user_id))}
+        out = []
+        for kind, (model, column) in tables().items():
+            for item_id, created_at in session.execute(select(column, model.created_at).where(model.user_id == user_id)):
+                out.append(Bookmark(kind, item_id, created_at, positions.get((kind, item_id))))
+        newest_first = sorted(out, key=lambda b: b.created_at, reverse=True)
+        return tuple(sorted(newest_first, key=lambda b: (b.ordering is None, b.ordering or 0)))
+
+    return list(memo.get_or_compute(session, ("bookmark list", user_id), read, alone=True))

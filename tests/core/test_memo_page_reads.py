@@ -82,3 +82,19 @@ def test_the_installer_s_second_user_is_seen_by_the_next_request(any_app):
     assert admin.get("/api/user/current").json["has_invited_second_user"] is True
     answer = user.get("/api/user/current").json
     assert answer["is_installer"] is False and answer["has_invited_second_user"] is False
+
+
+def test_the_bookmark_list_is_kept_and_a_new_or_removed_bookmark_is_seen(people):
+    app, admin, user = people
+    collection = admin.post("/api/collection", json={"name": "Shared"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    assert admin.put("/api/collection/graph", json={"revision": graph["revision"],
+                                                   "groups": {"1": {str(collection): "read"}}}).status_code == 200
+    answer, tables, _ = repeated(app, user, "/api/bookmark")
+    assert answer == []
+    assert not any(table.endswith("bookmark") or table == "bookmark_ordering" for table in tables), tables
+    assert user.post(f"/api/bookmark/collection/{collection}").status_code == 200
+    assert [(b["type"], b["item_id"]) for b in user.get("/api/bookmark").json] == [("collection", collection)]
+    assert admin.get("/api/bookmark").json == []  # another user's list is their own
+    assert user.delete(f"/api/bookmark/collection/{collection}").status_code == 204
+    assert user.get("/api/bookmark").json == []
