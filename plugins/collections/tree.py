@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import Collection, User
 from core.content.collections import Access, location_ids, personal_names
+from core.policy.permissions import permission_hooks_active
 
 from .items import kinds_held
 from .service import collection_json, readable_collections
@@ -54,6 +56,20 @@ def build_tree(rows: list[Collection], names: dict[int, str], holds: dict[int, s
 def collection_tree(session: Session, user: User, *, exclude_archived: bool = False,
                     exclude_other_users: bool = False, namespace: str | None = None, shallow: bool = False,
                     collection_id: int | None = None) -> list[dict]:
+    """The tree as `user` sees it. The app's navigation asks on every page: kept per user and arguments
+    while the tables read are unchanged (core.appdb.memo), unless a plugin decides permissions per
+    request (check_permission). Shared between requests: callers never modify it."""
+    def compute() -> list[dict]:
+        return _tree(session, user, exclude_archived, exclude_other_users, namespace, shallow, collection_id)
+
+    if permission_hooks_active():
+        return compute()
+    key = ("collection tree", user.id, exclude_archived, exclude_other_users, namespace, shallow, collection_id)
+    return memo.get_or_compute(session, key, compute)
+
+
+def _tree(session: Session, user: User, exclude_archived: bool, exclude_other_users: bool, namespace: str | None,
+          shallow: bool, collection_id: int | None) -> list[dict]:
     access = Access(session, user)
     rows = readable_collections(session, access, namespace, archived=False if exclude_archived else None,
                                 exclude_other_users=exclude_other_users)

@@ -98,3 +98,30 @@ def test_the_bookmark_list_is_kept_and_a_new_or_removed_bookmark_is_seen(people)
     assert admin.get("/api/bookmark").json == []  # another user's list is their own
     assert user.delete(f"/api/bookmark/collection/{collection}").status_code == 204
     assert user.get("/api/bookmark").json == []
+
+
+def _names(tree: list[dict]) -> set[str]:
+    return {node["name"] for node in tree} | {name for node in tree for name in _names(node["children"])}
+
+
+def test_the_collection_tree_is_kept_and_a_new_collection_a_new_card_or_a_permission_change_is_seen(people):
+    app, admin, user = people
+    shared = admin.post("/api/collection", json={"name": "Shared"}).json["id"]
+    graph = admin.get("/api/collection/graph").json
+    assert admin.put("/api/collection/graph", json={"revision": graph["revision"],
+                                                   "groups": {"1": {str(shared): "read"}}}).status_code == 200
+    tree, tables, _ = repeated(app, user, "/api/collection/tree")
+    assert "collection" not in tables, tables
+    assert "Shared" in _names(tree)
+    assert admin.post("/api/collection", json={"name": "Inner", "parent_id": shared}).status_code == 200
+    assert "Inner" in _names(user.get("/api/collection/tree").json)
+    node = next(n for n in user.get("/api/collection/tree").json if n["id"] == shared)
+    assert "dashboard" not in node.get("here", [])
+    assert admin.post("/api/dashboard", json={"name": "Board", "collection_id": shared}).status_code == 200
+    node = next(n for n in user.get("/api/collection/tree").json if n["id"] == shared)
+    assert "dashboard" in node["here"]
+    graph = admin.get("/api/collection/graph").json
+    assert admin.put("/api/collection/graph", json={"revision": graph["revision"],
+                                                   "groups": {"1": {str(shared): "none"}}}).status_code == 200
+    assert "Shared" not in _names(user.get("/api/collection/tree").json)
+    assert "Shared" in _names(admin.get("/api/collection/tree").json)
