@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo, rows
 from core.appdb.models import Database, Dimension, Field, Table, User
 from core.content import related as core_related
 from core.content import segments
@@ -93,22 +94,34 @@ def _field_dict(field: Field, targets: dict[int, Field], dimensions: dict[int, D
 
 def query_metadata(session: Session, state, user: User, table_id: int, include_sensitive: bool,
                    include_hidden: bool, editable: bool) -> dict:
-    """The table with its database (no details), fields, FK targets, dimensions and name fields."""
-    table = check_404(session.get(Table, table_id))
+    """The table with its database (no details), fields, FK targets, dimensions, name fields, segments
+    and the metrics the caller may read. The question builder asks for every table it opens: all but the
+    metrics is kept per table, arguments and visible columns while the tables read are unchanged
+    (core.appdb.memo); the caller's rights are checked on every request."""
+    table = check_404(rows.get(session, Table, table_id))
     if editable:
         data_access.check_edit_data_model(session, user, table.db_id, table.id)
+        readable = None
     else:
         data_access.check_read(session, user, table.db_id, table.id)
+        readable = restricted.readable_columns(session, user, table)  # a sandbox's question may drop columns
+    key = ("table query_metadata", table_id, include_sensitive, include_hidden,
+           None if readable is None else tuple(sorted(readable)))
+    shown = memo.get_or_compute(session, key, lambda: _metadata(session, state, table, include_sensitive,
+                                                                include_hidden, readable))
+    return {**shown, "metrics": segments.table_metrics(session, user, [table.id])[table.id], "measures": []}
+
+
+def _metadata(session: Session, state, table: Table, include_sensitive: bool, include_hidden: bool,
+              readable: set[str] | None) -> dict:
     database = session.get(Database, table.db_id)
-    query = select(Field).where(Field.table_id == table_id, Field.active.is_(True))
+    query = select(Field).where(Field.table_id == table.id, Field.active.is_(True))
     hidden = [v for v, shown in (("sensitive", include_sensitive), ("hidden", include_hidden)) if not shown]
     if hidden:
         query = query.where(Field.visibility_type.not_in(hidden))
     fields = list(session.scalars(query))
-    if not editable:  # a sandbox's question may drop columns: they are not the user's to see
-        readable = restricted.readable_columns(session, user, table)
-        if readable is not None:
-            fields = [f for f in fields if f.name in readable]
+    if readable is not None:
+        fields = [f for f in fields if f.name in readable]
     target_ids = {f.fk_target_field_id for f in fields if f.fk_target_field_id}
     targets = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(target_ids)))} if target_ids else {}
     dimensions = {d.field_id: d for d in session.scalars(
@@ -118,8 +131,6 @@ def query_metadata(session: Session, state, user: User, table_id: int, include_s
     data = {**table_json(table, schema_as_string=True), "db": _db_json(state, database, False)}
     data["fields"] = [_field_dict(f, targets, dimensions, names) for f in ordered_fields(table, fields)]
     data["segments"] = segments.table_segments(session, [table.id])[table.id]
-    data["metrics"] = segments.table_metrics(session, user, [table.id])[table.id]
-    data["measures"] = []
     return data
 
 

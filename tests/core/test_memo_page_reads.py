@@ -9,6 +9,7 @@ import pytest
 
 from core.testing import make_user, setup_admin
 from tests.core.test_memo_people import tables_read
+from tests.plugins.cards.fixtures import make_warehouse, register_warehouse
 from tests.test_reads_write_nothing import AppDbStatements, assert_read_only
 
 
@@ -125,3 +126,25 @@ def test_the_collection_tree_is_kept_and_a_new_collection_a_new_card_or_a_permis
                                                    "groups": {"1": {str(shared): "none"}}}).status_code == 200
     assert "Shared" not in _names(user.get("/api/collection/tree").json)
     assert "Shared" in _names(admin.get("/api/collection/tree").json)
+
+
+def test_a_table_s_query_metadata_is_kept_and_a_field_or_permission_change_is_seen(people, tmp_path):
+    app, admin, user = people
+    warehouse = register_warehouse(app, make_warehouse(tmp_path))
+    path = f"/api/table/{warehouse['people']}/query_metadata"
+    answer, tables, _ = repeated(app, user, path)
+    assert "metabase_field" not in tables, tables
+    assert {f["name"] for f in answer["fields"]} == {"id", "first_name", "last_name", "age"}
+    assert answer == user.get(path).json
+    hidden = admin.put(f"/api/field/{warehouse['people.age']}", json={"visibility_type": "sensitive"})
+    assert hidden.status_code == 200, hidden.json
+    assert "age" not in {f["name"] for f in user.get(path).json["fields"]}
+    assert "age" in {f["name"] for f in user.get(path + "?include_sensitive_fields=true").json["fields"]}
+    orders = user.get(f"/api/table/{warehouse['orders']}/query_metadata").json
+    assert next(f for f in orders["fields"] if f["name"] == "person_id")["target"]["name"] == "id"
+    revision = admin.get("/api/permissions/graph-v2").json["revision"]
+    blocked = admin.put("/api/permissions/graph", json={"revision": revision, "groups": {
+        "1": {str(warehouse["db"]): {"view-data": "blocked", "create-queries": "no"}}}})
+    assert blocked.status_code == 200, blocked.json
+    assert user.get(path).status_code == 403
+    assert admin.get(path).status_code == 200
