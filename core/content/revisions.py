@@ -222,7 +222,25 @@ def last_edit_info(session: Session, model: str, model_id: int) -> dict | None:
     """Who made the latest revision and when: {id, email, first_name, last_name, timestamp}. Only the
     columns it shows are read: a GET does not decode the revision's stored object."""
     row = session.execute(_LAST_EDIT, {"model": model, "model_id": model_id}).first()
-    if row is None:
-        return None
+    return None if row is None else _edit_info(row)
+
+
+_LATEST_OF_EACH = (select(func.max(Revision.id)).where(Revision.model == bindparam("model"),
+                                                       Revision.model_id.in_(bindparam("model_ids", expanding=True)))
+                   .group_by(Revision.model_id))
+_LAST_EDITS = (select(Revision.model_id, User.id, User.email, User.first_name, User.last_name, Revision.timestamp)
+               .join(User, User.id == Revision.user_id).where(Revision.id.in_(_LATEST_OF_EACH)))
+
+
+def last_edit_infos(session: Session, model: str, model_ids) -> dict[int, dict]:
+    """last_edit_info of each of `model_ids` that has a revision, in one statement (a list shows one
+    for every item)."""
+    ids = list(dict.fromkeys(model_ids))
+    if not ids:
+        return {}
+    return {row.model_id: _edit_info(row) for row in session.execute(_LAST_EDITS, {"model": model, "model_ids": ids})}
+
+
+def _edit_info(row) -> dict:
     return {"id": row.id, "email": row.email, "first_name": row.first_name, "last_name": row.last_name,
             "timestamp": row.timestamp}

@@ -30,31 +30,36 @@ def dashboard_counts(session: Session, cards: list[Card]) -> dict[int, int]:
 
 
 def list_json(session: Session, user: User, cards: list[Card]) -> list[dict]:
-    """GET /api/card: each card's summary, permissions and dashboard counts read once for the list."""
+    """GET /api/card: each card's summary; permissions, dashboard counts and last edits read once for
+    the list."""
     access = Access(session, user)
     counts = dashboard_counts(session, cards)
-    return [summary_json(session, access, c, counts.get(c.id, 0)) for c in cards]
+    edits = revisions.last_edit_infos(session, "Card", (c.id for c in cards))
+    return [summary_json(session, access, c, counts.get(c.id, 0), edits.get(c.id)) for c in cards]
 
 
-def summary_json(session: Session, access: Access, card: Card, dashboard_count: int | None = None) -> dict:
+def summary_json(session: Session, access: Access, card: Card, dashboard_count: int | None = None,
+                 last_edit: dict | None = None) -> dict:
     """A card in lists: the columns with its creator, collection and last-edit-info (one
     core.content.collections.Access for a whole list, so that permissions are read once)."""
-    out = summary_facts(session, card, dashboard_count)
+    out = summary_facts(session, card, dashboard_count, last_edit)
     out["collection"] = with_can_write(access, out["collection"])
     return out
 
 
-def summary_facts(session: Session, card: Card, dashboard_count: int | None = None) -> dict:
-    """summary_json as every user is shown it: all but the caller's can_write on the collection."""
+def summary_facts(session: Session, card: Card, dashboard_count: int | None = None,
+                  last_edit: dict | None = None) -> dict:
+    """summary_json as every user is shown it: all but the caller's can_write on the collection.
+    `dashboard_count` and `last_edit` are read here unless a list read them for all its cards."""
     out = base_json(card)
     if dashboard_count is None:
         dashboard_count = dashboard_counts(session, [card]).get(card.id, 0)
+        last_edit = revisions.last_edit_info(session, "Card", card.id)
     out["dashboard_count"] = dashboard_count
     out["creator"] = creator_json(session.get(User, card.creator_id))
     out["collection"] = collection_facts(session, card.collection_id)
-    info = revisions.last_edit_info(session, "Card", card.id)
-    if info is not None:
-        out["last-edit-info"] = info
+    if last_edit is not None:
+        out["last-edit-info"] = last_edit
     return out
 
 

@@ -46,13 +46,18 @@ def base_json(dashboard: Dashboard) -> dict:
     }
 
 
-def summary_json(session: Session, dashboard: Dashboard) -> dict:
+def summaries_json(session: Session, dashboards: list[Dashboard]) -> list[dict]:
+    """The dashboards of GET /api/dashboard/, their last edits read for the whole list at once."""
+    edits = revisions.last_edit_infos(session, MODEL, (d.id for d in dashboards))
+    return [summary_json(session, d, edits.get(d.id)) for d in dashboards]
+
+
+def summary_json(session: Session, dashboard: Dashboard, last_edit: dict | None) -> dict:
     """A dashboard in GET /api/dashboard/: its columns, creator and last-edit-info."""
     out = base_json(dashboard)
     out["creator"] = creator_json(session.get(User, dashboard.creator_id))
-    info = revisions.last_edit_info(session, MODEL, dashboard.id)
-    if info is not None:
-        out["last-edit-info"] = info
+    if last_edit is not None:
+        out["last-edit-info"] = last_edit
     return out
 
 

@@ -24,7 +24,7 @@ from core.policy import audience, permissions, sharing
 from . import dashcards, revisions
 from .lookup import MAX_ID, readable_dashboard, writable_dashboard
 from .models import Dashboard, DashboardBookmark, DashboardCard, DashboardCardSeries, DashboardTab
-from .serialize import base_json, dashboard_facts, dashboard_json, dashcards_json, summary_json, tab_json, with_rights
+from .serialize import base_json, dashboard_facts, dashboard_json, dashcards_json, summaries_json, tab_json, with_rights
 
 # PUT keys written whenever present (null included), and those written only when not null (Metabase's DashUpdates).
 WHEN_PRESENT = ("description", "position", "width", "collection_position", "cache_ttl")
@@ -123,7 +123,7 @@ def list_dashboards(session: Session, user: User, f: str | None) -> list[dict]:
     if f == "mine":
         query = query.where(Dashboard.creator_id == user.id)
     access = Access(session, user)
-    return [summary_json(session, d) for d in session.scalars(query) if access.can_read(d.collection_id)]
+    return summaries_json(session, [d for d in session.scalars(query) if access.can_read(d.collection_id)])
 
 
 # --------------------------------------------------------------------------------------------------
