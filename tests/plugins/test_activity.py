@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from sqlalchemy import insert
+from sqlalchemy import insert, inspect
 
 from core.appdb.counters import flush
 from core.appdb.models import Card, QueryExecution
@@ -192,3 +192,14 @@ def test_recent_views_of_a_long_query_log_are_each_items_newest_run_and_only_the
     assert {("card", ad_hoc), ("card", on_boards), ("card", theirs)}.isdisjoint(
         (kind, item_id) for kind, item_id, _ in listed)
     assert _listed(other) == _newest(others)
+
+
+def test_the_migrated_query_log_indexes_lead_with_the_caller_and_the_item(app):
+    """The app DB's migrations give query_execution the two indexes the recent read seeks in: the caller,
+    the context and the item ahead of started_at; the executor_id index they make redundant is gone."""
+    indexes = {index["name"]: index["column_names"]
+               for index in inspect(app.extensions["tessera"].db.engine).get_indexes("query_execution")}
+    assert indexes["ix_query_execution_recent_cards"] == ["executor_id", "context", "card_id", "started_at",
+                                                         "dashboard_id"]
+    assert indexes["ix_query_execution_recent_dashboards"] == ["executor_id", "context", "dashboard_id", "started_at"]
+    assert ["executor_id"] not in indexes.values()
