@@ -203,3 +203,20 @@ def test_the_migrated_query_log_indexes_lead_with_the_caller_and_the_item(app):
                                                          "dashboard_id"]
     assert indexes["ix_query_execution_recent_dashboards"] == ["executor_id", "context", "dashboard_id", "started_at"]
     assert ["executor_id"] not in indexes.values()
+
+
+def test_recent_items_are_read_by_seeks_not_by_reading_the_callers_runs(app):
+    """Each statement finds the next item above the last one and that item's newest run by index seeks
+    (SQLite's plan), rather than grouping every run the caller logged."""
+    from plugins.activity.service import _RECENT_CARDS, _RECENT_DASHBOARDS
+
+    with app.extensions["tessera"].db.engine.connect() as conn:
+        for statement, index, item in ((_RECENT_CARDS, "ix_query_execution_recent_cards", "card_id"),
+                                       (_RECENT_DASHBOARDS, "ix_query_execution_recent_dashboards", "dashboard_id")):
+            compiled = statement.compile(dialect=conn.dialect)
+            plan = [row[-1] for row in conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + str(compiled), tuple(compiled.params[name] for name in compiled.positiontup))]
+            reads = [step for step in plan if "query_execution" in step]
+            assert len(reads) == 3 and all(step.startswith(f"SEARCH query_execution USING COVERING INDEX {index} ")
+                                           for step in reads), plan
+            assert [f"{item}>?" in reads[1], f"{item}=?" in reads[2]] == [True, True], plan
