@@ -55,8 +55,14 @@ class QueryExecution(Base):
     """One row per query run (Metabase's query_execution), written by the audit wrapper."""
 
     __tablename__ = "query_execution"
-    # A card's run statistics (plugins.cards.serialize) are read from this index alone.
-    __table_args__ = (Index("ix_query_execution_card_runs", "card_id", "cache_hit", "started_at", "running_time"),)
+    # A card's run statistics (plugins.cards.serialize) are read from the first index alone, a user's
+    # recent cards and dashboards (plugins.activity.service) from the other two, by seeks; those two lead
+    # with executor_id, so the foreign key needs no index of its own.
+    __table_args__ = (Index("ix_query_execution_card_runs", "card_id", "cache_hit", "started_at", "running_time"),
+                      Index("ix_query_execution_recent_cards", "executor_id", "context", "card_id", "started_at",
+                            "dashboard_id"),
+                      Index("ix_query_execution_recent_dashboards", "executor_id", "context", "dashboard_id",
+                            "started_at"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     hash: Mapped[str] = mapped_column(String(64), index=True)
@@ -66,7 +72,7 @@ class QueryExecution(Base):
     native: Mapped[bool] = mapped_column(Boolean, default=False)
     context: Mapped[str | None] = mapped_column(String(32))
     error: Mapped[str | None] = mapped_column(Text)
-    executor_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"), index=True)
+    executor_id: Mapped[int | None] = mapped_column(ForeignKey("core_user.id", ondelete="SET NULL"))
     card_id: Mapped[int | None] = mapped_column(Integer)
     dashboard_id: Mapped[int | None] = mapped_column(Integer)
     database_id: Mapped[int | None] = mapped_column(Integer)
