@@ -58,7 +58,7 @@ def principal_or_audience(session: Session, principal: Principal | None, text: b
 
 
 def kept_answers(session: Session, principal: Principal | None, key: tuple, compute: Callable[[], Any],
-                 collection_ids: Iterable[int | None] = ()) -> Any:
+                 collection_ids: Iterable[int | None] = (), weigh: Callable[[Any], int] | None = None) -> Any:
     """compute(): what `principal` may do with one object, asked of core.policy.permissions (the one
     path that decides), kept in core.appdb.memo per audience rather than per user when the audience
     decides it: no check_permission hook is registered (it may decide per user, on anything) and none
@@ -67,7 +67,7 @@ def kept_answers(session: Session, principal: Principal | None, key: tuple, comp
     kept per audience, so a collection moved into or out of a personal one (a commit of collection) is
     seen. `key` names the object and everything else compute uses besides the app DB. Computed on no
     cache of the transaction's (asked_afresh), so the kept answer depends on every table its answers
-    read: a permission change ends it."""
+    read: a permission change ends it. `weigh` declares a large answer's bytes (core.appdb.memo)."""
     if permission_hooks_active():
         return compute()
 
@@ -76,7 +76,7 @@ def kept_answers(session: Session, principal: Principal | None, key: tuple, comp
             return compute()
 
     if account_of(principal) is None:
-        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, alone=True)
+        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, weigh, alone=True)
     collection_ids = tuple(collection_ids)
 
     def shared():
@@ -85,9 +85,10 @@ def kept_answers(session: Session, principal: Principal | None, key: tuple, comp
         return afresh()
 
     found = memo.get_or_compute(session, ("audience answers", key, audience_key(session, principal)), shared,
+                                None if weigh is None else lambda value: 0 if value is _PER_PRINCIPAL else weigh(value),
                                 alone=True)
     if found is _PER_PRINCIPAL:
-        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, alone=True)
+        return memo.get_or_compute(session, ("audience answers", key, key_of(principal)), afresh, weigh, alone=True)
     return found
 
 

@@ -1,51 +1,84 @@
 """GET /api/dashboard/:id/query_metadata: in one answer, the databases, tables (with their fields) and
 fields every card on the dashboard needs (series cards and the fields its filters are wired to
 included), as Metabase's dashboard query metadata, limited to what the caller may see: cards whose
-collection it cannot read are skipped, tables and fields whose data it cannot see are left out."""
+collection it cannot read are skipped, tables and fields whose data it cannot see are left out.
+Metabase's frontend asks for it at every opening of a dashboard, so the answer is kept as JSON text
+per audience (core.policy.audience) while what it read of the app DB is unchanged."""
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+import orjson
+from flask import Response
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
+from core.appdb import memo
 from core.appdb.models import Card, Database, Dimension, Field, Table, User
 from core.content import segments
 from core.content.metadata import database_json, dimension_json, field_json, ordered_fields, table_json
-from core.http.errors import ApiError
+from core.http.api import dumps, json_response
+from core.http.errors import ApiError, check_404
+from core.policy import audience
 from core.policy import permissions as perms
+from core.policy.principal import key_of
 from core.query import access
 
-from .lookup import readable_dashboard
-from .models import DashboardCard, DashboardCardSeries
+from .lookup import MAX_ID, readable_dashboard
+from .models import Dashboard, DashboardCard, DashboardCardSeries
 from .params import target_field_id
 
 
-def query_metadata(session: Session, user: User, dashboard_id: int) -> dict:
-    dashboard = readable_dashboard(session, user, dashboard_id)
-    dashcards = list(session.scalars(select(DashboardCard).where(DashboardCard.dashboard_id == dashboard.id)
-                                     .order_by(DashboardCard.id)))
-    card_ids = {d.card_id for d in dashcards if d.card_id is not None}
-    if dashcards:
-        card_ids |= set(session.scalars(select(DashboardCardSeries.card_id).where(
-            DashboardCardSeries.dashboardcard_id.in_([d.id for d in dashcards]))))
-    cards = {c.id: c for c in session.scalars(select(Card).where(Card.id.in_(card_ids)))} if card_ids else {}
-    readable = {i: c for i, c in cards.items() if perms.can_read_item(session, user, c.collection_id)}
+def query_metadata(session: Session, user: User, dashboard_id: int) -> Response:
+    """The answer, kept per audience unless the groups alone do not decide it: a personal collection
+    among those it may ask about (core.policy.audience.kept_answers keys it per user then), or a
+    sandboxed caller (row-level security follows the user's own attributes: their own key). A refusal
+    (403) is raised by the computation, so it is never kept: every request that meets it asks again."""
+    collections = check_404(_kept_collections(session, dashboard_id))
+    sandboxed = key_of(user) if perms.is_sandboxed(session, user) else None
 
-    database_ids: set[int] = set()
-    table_ids: set[int] = set()
-    field_ids: set[int] = set()
-    source_cards: set[int] = set()
-    for card in readable.values():
-        _collect(session, card, database_ids, table_ids, field_ids, source_cards)
-    for dashcard in dashcards:
-        for mapping in dashcard.parameter_mappings or []:
-            if isinstance(mapping, dict):
-                card = readable.get(mapping.get("card_id", dashcard.card_id))
-                if card is not None:
-                    fid = target_field_id(card, mapping.get("target"))
-                    if fid is not None:
-                        field_ids.add(fid)
+    def compute() -> bytes:
+        # Read inside as well: whether the audience decides follows from these collections, so the kept
+        # answer depends on what they were read from.
+        _kept_collections(session, dashboard_id)
+        return dumps(_answer(session, user, dashboard_id))
+
+    body = audience.kept_answers(session, user, ("dashboard query_metadata", dashboard_id, sandboxed), compute,
+                                 collections, weigh=len)
+    return json_response(orjson.Fragment(body))
+
+
+def _kept_collections(session: Session, dashboard_id: int) -> tuple | None:
+    """The collections whose rights the answer may ask about, whoever asks (None: no such dashboard),
+    kept per dashboard."""
+    return memo.get_or_compute(session, ("dashboard query_metadata collections", dashboard_id),
+                               lambda: _collections(session, dashboard_id), alone=True)
+
+
+def _collections(session: Session, dashboard_id: int) -> tuple | None:
+    """What _answer asks the readability of for a caller who may read everything: the dashboard, its
+    cards, the cards they use as sources and the metrics of every table it could list (archived ones
+    too: more than it asks is only more cautious)."""
+    with memo.fresh_session(session) as fresh:
+        dashboard = fresh.get(Dashboard, dashboard_id) if dashboard_id < MAX_ID else None
+        if dashboard is None:
+            return None
+        dashcards, cards = _dashcards_and_cards(fresh, dashboard.id)
+        _, table_ids, field_ids, source_cards = _needs(fresh, dashcards, cards)
+        field_ids = {i for i in field_ids if isinstance(i, int)}
+        if field_ids:
+            table_ids |= set(fresh.scalars(select(Field.table_id).where(Field.id.in_(field_ids))))
+        table_ids |= _fk_target_tables(fresh, table_ids)
+        others = fresh.scalars(select(Card.collection_id).where(or_(
+            Card.id.in_(source_cards), and_(Card.type == "metric", Card.table_id.in_(table_ids)))))
+        return tuple({dashboard.collection_id, *(c.collection_id for c in cards.values()), *others})
+
+
+def _answer(session: Session, user: User, dashboard_id: int) -> dict:
+    dashboard = readable_dashboard(session, user, dashboard_id)
+    dashcards, cards = _dashcards_and_cards(session, dashboard.id)
+    readable = {i: c for i, c in cards.items() if perms.can_read_item(session, user, c.collection_id)}
+    database_ids, table_ids, field_ids, source_cards = _needs(session, dashcards, readable)
 
     field_ids = access.readable_field_ids(session, user, field_ids)
     fields = list(session.scalars(select(Field).where(Field.id.in_(field_ids)))) if field_ids else []
@@ -67,6 +100,38 @@ def query_metadata(session: Session, user: User, dashboard_id: int) -> dict:
         "cards": [],
         "dashboards": [],
     }
+
+
+def _dashcards_and_cards(session: Session, dashboard_id: int) -> tuple[list[DashboardCard], dict[int, Card]]:
+    """The dashboard's dashcards, and the cards they show (series cards included) by id."""
+    dashcards = list(session.scalars(select(DashboardCard).where(DashboardCard.dashboard_id == dashboard_id)
+                                     .order_by(DashboardCard.id)))
+    card_ids = {d.card_id for d in dashcards if d.card_id is not None}
+    if dashcards:
+        card_ids |= set(session.scalars(select(DashboardCardSeries.card_id).where(
+            DashboardCardSeries.dashboardcard_id.in_([d.id for d in dashcards]))))
+    cards = {c.id: c for c in session.scalars(select(Card).where(Card.id.in_(card_ids)))} if card_ids else {}
+    return dashcards, cards
+
+
+def _needs(session: Session, dashcards: list[DashboardCard], cards: dict[int, Card]) -> tuple[set, set, set, set]:
+    """(database ids, table ids, field ids, source card ids) that `cards` read, with the fields the
+    dashcards' filters are wired to on them."""
+    database_ids: set[int] = set()
+    table_ids: set[int] = set()
+    field_ids: set[int] = set()
+    source_cards: set[int] = set()
+    for card in cards.values():
+        _collect(session, card, database_ids, table_ids, field_ids, source_cards)
+    for dashcard in dashcards:
+        for mapping in dashcard.parameter_mappings or []:
+            if isinstance(mapping, dict):
+                card = cards.get(mapping.get("card_id", dashcard.card_id))
+                if card is not None:
+                    fid = target_field_id(card, mapping.get("target"))
+                    if fid is not None:
+                        field_ids.add(fid)
+    return database_ids, table_ids, field_ids, source_cards
 
 
 def _collect(session: Session, card: Card, database_ids: set, table_ids: set, field_ids: set,
