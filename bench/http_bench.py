@@ -51,6 +51,7 @@ class Outcome:
     measures: dict[str, Measure] = field(default_factory=dict)  # scenario or reference run -> its figures
     targets: list[Target] = field(default_factory=list)
     infos: list[tuple[str, float, str]] = field(default_factory=list)
+    latencies: list[tuple[str, float, str]] = field(default_factory=list)  # (name, ms, detail), no target
     checks: dict[str, int] = field(default_factory=dict)  # scenario -> status of its single checked request
     cache_hits: int = 0
     cache_repeats: int = 0

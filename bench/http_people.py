@@ -8,7 +8,9 @@ configuration) against a bare Flask hello app under the same settings, driven by
 - p99 <= 50 ms (card, dashboard, cached queries) and <= 150 ms (collection items, search) at 32 connections;
 - a 5-card dashboard opened as a browser opens it (GET the dashboard, then its dashcard queries 6 at a
   time) by a random user: p50 <= 15 ms;
-- no non-2xx response in any run, and every warmed query answered from the result cache.
+- no non-2xx response in any run, and every warmed query answered from the result cache;
+- for information, a page's start and a dashboard opened as Metabase's frontend opens them
+  (bench.people_opens), p50.
 
 `--appdb postgresql` puts the app DB on the loopback PostgreSQL server (a new database, dropped at the
 end); `--instances 2` serves from two instances on that app DB at once, the connections shared out.
@@ -17,14 +19,10 @@ Run: .venv/bin/python -m bench.http_people (the headline of `make bench-http`).
 from __future__ import annotations
 
 import argparse
-import http.client
-import random
 import shutil
 import statistics
 import sys
-import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import orjson
@@ -34,11 +32,10 @@ from bench.http_bench import Outcome, Scenario, _Driver, load_arguments, measure
 from bench.http_load import Load
 from bench.http_people_setup import SEARCH_TERMS, PeopleContent, prepare_people, server_env
 from bench.http_setup import Server, request
+from bench.people_opens import DASHCARD_BODY, dashcard_path, open_dashboards, open_pages
 from bench.report import Target, info, report
 
 CACHED_BODY = b'{"ignore_cache":false,"parameters":[]}'
-DASHCARD_BODY = b'{"parameters":[]}'
-BROWSER_PARALLEL = 6  # a browser's connections to one host
 
 
 def people_scenarios(content: PeopleContent) -> list[Scenario]:
@@ -51,17 +48,13 @@ def people_scenarios(content: PeopleContent) -> list[Scenario]:
                                                 **people), "hello", 0.35, 50),
         Scenario("POST /api/card/:id/query cached", Load("POST", tuple(f"/api/card/{c}/query" for c in content.cards),
                                                          CACHED_BODY, post, **people), "hello", 0.35, 50),
-        Scenario("POST dashcard query cached", Load("POST", tuple(_dashcard_path(*dc) for dc in content.dashcards),
+        Scenario("POST dashcard query cached", Load("POST", tuple(dashcard_path(*dc) for dc in content.dashcards),
                                                     DASHCARD_BODY, post, **people), "hello", 0.35, 50),
         Scenario("GET /api/collection/root/items", Load("GET", ("/api/collection/root/items",), **people),
                  "hello", 0.25, 150),
         Scenario("GET /api/search?q=", Load("GET", tuple(f"/api/search?q={t}" for t in SEARCH_TERMS), **people),
                  "hello", 0.1, 150),
     ]
-
-
-def _dashcard_path(dashboard: int, dashcard: int, card: int) -> str:
-    return f"/api/dashboard/{dashboard}/dashcard/{dashcard}/card/{card}/query"
 
 
 def warm(url: str, content: PeopleContent, outcome: Outcome) -> None:
@@ -82,37 +75,8 @@ def warm(url: str, content: PeopleContent, outcome: Outcome) -> None:
                     outcome.cache_hits += orjson.loads(body).get("cached") is not None
 
 
-def open_dashboards(url: str, content: PeopleContent, opens: int, seed: int = 29) -> list[float]:
-    """Milliseconds each of `opens` dashboard views took, as a browser makes them: a random user GETs a
-    random dashboard, then runs its dashcards' queries on up to six connections at once."""
-    host, port = url.removeprefix("http://").split(":")
-    rng = random.Random(seed)
-    connections = [http.client.HTTPConnection(host, int(port), timeout=60) for _ in range(BROWSER_PARALLEL)]
-
-    def send(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None, token: str) -> bytes:
-        headers = {"X-Metabase-Session": token, "Content-Type": "application/json"}
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        if not 200 <= response.status < 300:
-            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
-        return data
-
-    timings = []
-    try:
-        with ThreadPoolExecutor(BROWSER_PARALLEL) as pool:
-            for _ in range(opens):
-                token, dashboard = rng.choice(content.tokens), rng.choice(content.dashboards)
-                started = time.perf_counter()
-                shown = orjson.loads(send(connections[0], "GET", f"/api/dashboard/{dashboard}", None, token))
-                paths = [_dashcard_path(dashboard, dc["id"], dc["card_id"]) for dc in shown["dashcards"]]
-                list(pool.map(lambda pair: send(connections[pair[0] % BROWSER_PARALLEL], "POST", pair[1],
-                                                DASHCARD_BODY, token), enumerate(paths)))
-                timings.append((time.perf_counter() - started) * 1000)
-    finally:
-        for conn in connections:
-            conn.close()
-    return timings
+def _spread(timings: list[float]) -> str:
+    return f"{len(timings)} opens by random users; p90 {statistics.quantiles(timings, n=10)[-1]:.1f} ms"
 
 
 @dataclass
@@ -149,12 +113,16 @@ def run_tessera(options: argparse.Namespace, content: PeopleContent, hello: Serv
         plan = people_scenarios(content)
         measure(outcome, _Driver(options, content.data_dir, servers), servers, plan, options.rounds)
         timings = []
+        pages: dict[str, list[float]] = {}
         for member in members:
             timings += open_dashboards(member.url, content, options.opens)
-        p50 = statistics.median(timings)
-        outcome.targets.append(Target(
-            "5-card dashboard opened like a browser, p50", p50, 15, unit=" ms",
-            detail=f"{len(timings)} opens by random users; p90 {statistics.quantiles(timings, n=10)[-1]:.1f} ms"))
+            for name, taken in open_pages(member.url, content, options.opens).items():
+                pages.setdefault(name, []).extend(taken)
+        outcome.targets.append(Target("5-card dashboard opened like a browser, p50", statistics.median(timings), 15,
+                                      unit=" ms", detail=_spread(timings)))
+        for name, taken in pages.items():
+            outcome.latencies.append((f"{name} as Metabase's frontend opens it, p50", statistics.median(taken),
+                                      _spread(taken)))
         return outcome
     except Exception:
         for member in members:
@@ -245,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, ratio, detail in outcome.infos:
         if detail:
             info(name, ratio, detail)
+    for name, ms, detail in outcome.latencies:
+        info(name, ms, detail, unit=" ms")
     if outcome.failures:
         print(f"FAILED: {outcome.failures} requests were non-2xx or socket errors")
         return 1

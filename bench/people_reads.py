@@ -41,8 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script as well as with -m
     sys.path.insert(0, str(ROOT))
 
-from bench.http_people import CACHED_BODY, DASHCARD_BODY, _dashcard_path, _postgres_database  # noqa: E402
+from bench.http_people import CACHED_BODY, _postgres_database  # noqa: E402
 from bench.http_people_setup import SEARCH_TERMS, prepare_people, server_env  # noqa: E402
+from bench.people_opens import DASHCARD_BODY, dashcard_path  # noqa: E402
 
 READS = ("search", "items", "card", "dashboard", "card-query", "dashcard-query")
 
@@ -51,7 +52,7 @@ def _paths(read: str, content) -> tuple[str, ...]:
     """Every path a query read may ask, for warming the result cache."""
     if read == "card-query":
         return tuple(f"/api/card/{card}/query" for card in content.cards)
-    return tuple(_dashcard_path(*dashcard) for dashcard in content.dashcards)
+    return tuple(dashcard_path(*dashcard) for dashcard in content.dashcards)
 
 
 def _path(read: str, content, rng: random.Random) -> str:

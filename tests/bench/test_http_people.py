@@ -53,5 +53,9 @@ def test_every_scenario_answers_for_random_people_and_the_cache_is_hit():
     assert sum(name.endswith(" p99") for name in targets) == 6
     opened = targets["5-card dashboard opened like a browser, p50"]
     assert opened.ratio > 0 and "3 opens" in opened.detail
+    pages = {name: (ms, detail) for name, ms, detail in outcome.latencies}
+    assert set(pages) == {"page start as Metabase's frontend opens it, p50",
+                          "dashboard with its metadata as Metabase's frontend opens it, p50"}
+    assert all(ms > 0 and "3 opens" in detail for ms, detail in pages.values()), pages
     assert targets["repeated cached queries served from the result cache"].met
     assert outcome.pids and not any(alive(pid) for pid in outcome.pids.values()), "a server outlived the run"
