@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core.testing import make_user, setup_admin
+from tests.core.test_memo import set_access
 from tests.core.test_memo_people import tables_read
 from tests.plugins.cards.fixtures import make_warehouse, register_warehouse
 from tests.test_reads_write_nothing import AppDbStatements, assert_read_only
@@ -88,9 +89,7 @@ def test_the_installer_s_second_user_is_seen_by_the_next_request(any_app):
 def test_the_bookmark_list_is_kept_and_a_new_or_removed_bookmark_is_seen(people):
     app, admin, user = people
     collection = admin.post("/api/collection", json={"name": "Shared"}).json["id"]
-    graph = admin.get("/api/collection/graph").json
-    assert admin.put("/api/collection/graph", json={"revision": graph["revision"],
-                                                   "groups": {"1": {str(collection): "read"}}}).status_code == 200
+    set_access(admin, collection, "read")
     answer, tables, _ = repeated(app, user, "/api/bookmark")
     assert answer == []
     assert not any(table.endswith("bookmark") or table == "bookmark_ordering" for table in tables), tables
@@ -105,12 +104,10 @@ def _names(tree: list[dict]) -> set[str]:
     return {node["name"] for node in tree} | {name for node in tree for name in _names(node["children"])}
 
 
-def test_the_collection_tree_is_kept_and_a_new_collection_a_new_card_or_a_permission_change_is_seen(people):
+def test_the_collection_tree_is_kept_and_a_new_collection_dashboard_or_permission_change_is_seen(people):
     app, admin, user = people
     shared = admin.post("/api/collection", json={"name": "Shared"}).json["id"]
-    graph = admin.get("/api/collection/graph").json
-    assert admin.put("/api/collection/graph", json={"revision": graph["revision"],
-                                                   "groups": {"1": {str(shared): "read"}}}).status_code == 200
+    set_access(admin, shared, "read")
     tree, tables, _ = repeated(app, user, "/api/collection/tree")
     assert "collection" not in tables, tables
     assert "Shared" in _names(tree)
@@ -121,9 +118,7 @@ def test_the_collection_tree_is_kept_and_a_new_collection_a_new_card_or_a_permis
     assert admin.post("/api/dashboard", json={"name": "Board", "collection_id": shared}).status_code == 200
     node = next(n for n in user.get("/api/collection/tree").json if n["id"] == shared)
     assert "dashboard" in node["here"]
-    graph = admin.get("/api/collection/graph").json
-    assert admin.put("/api/collection/graph", json={"revision": graph["revision"],
-                                                   "groups": {"1": {str(shared): "none"}}}).status_code == 200
+    set_access(admin, shared, "none")
     assert "Shared" not in _names(user.get("/api/collection/tree").json)
     assert "Shared" in _names(admin.get("/api/collection/tree").json)
 
