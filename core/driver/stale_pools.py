@@ -64,7 +64,9 @@ def _run(app_ref, held, close_stale) -> None:
             try:
                 with app.app_context():
                     close_stale(state)
-                seen = (databases, held(state))
+                # What was checked, not what is held now: a pool built while close_stale ran (by a sync
+                # that read the row before the change) makes the next look check again.
+                seen = (databases, pools)
             except Exception:
                 log.warning("stale connection pools not checked", exc_info=True)
         del app, state

@@ -119,6 +119,38 @@ def test_pools_of_databases_deleted_or_changed_elsewhere_are_closed(app, admin, 
     assert stale_pools.MARKER not in state.extras
 
 
+def test_a_pool_built_while_the_watcher_closes_stale_ones_is_checked_at_its_next_look(app, monkeypatch):
+    """A sync that read a database's row before its change rebuilds the pool from the old details while
+    the watcher is closing the stale one: the watcher's next look checks that new pool too (it once
+    remembered the pools held after its check, the rebuilt one among them, and never looked again)."""
+    import time
+
+    from core.driver import stale_pools
+
+    monkeypatch.setattr(stale_pools, "INTERVAL_SECONDS", 0.05)
+    state = app.extensions["tessera"]
+    held = {"stale"}
+    checks = []
+
+    def close_stale(_state):
+        checks.append(sorted(held))
+        held.clear()
+        if len(checks) == 1:
+            held.add("rebuilt from the old details")  # the sync's pool, built while this check ran
+
+    with app.app_context():
+        stale_pools.watch(app, state, lambda _state: frozenset(held), close_stale)
+    deadline = time.monotonic() + 10
+    while held and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert checks[:2] == [["stale"], ["rebuilt from the old details"]]
+    assert not held
+    deadline = time.monotonic() + 10
+    while stale_pools.MARKER in state.extras and time.monotonic() < deadline:  # nothing held: it ends
+        time.sleep(0.02)
+    assert stale_pools.MARKER not in state.extras
+
+
 def test_a_retired_engine_closes_each_connection_given_back(app, birds):
     """A sync that fetched the engine before its database changed keeps using it: the connection it had
     out and the ones it opens afterwards are closed when given back, never pooled again."""
