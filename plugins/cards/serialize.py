@@ -38,8 +38,7 @@ def list_json(session: Session, user: User, cards: list[Card]) -> list[dict]:
     return [summary_json(session, access, c, counts.get(c.id, 0), edits.get(c.id)) for c in cards]
 
 
-def summary_json(session: Session, access: Access, card: Card, dashboard_count: int | None = None,
-                 last_edit: dict | None = None) -> dict:
+def summary_json(session: Session, access: Access, card: Card, dashboard_count: int, last_edit: dict | None) -> dict:
     """A card in lists: the columns with its creator, collection and last-edit-info (one
     core.content.collections.Access for a whole list, so that permissions are read once)."""
     out = summary_facts(session, card, dashboard_count, last_edit)
@@ -47,14 +46,10 @@ def summary_json(session: Session, access: Access, card: Card, dashboard_count: 
     return out
 
 
-def summary_facts(session: Session, card: Card, dashboard_count: int | None = None,
-                  last_edit: dict | None = None) -> dict:
-    """summary_json as every user is shown it: all but the caller's can_write on the collection.
-    `dashboard_count` and `last_edit` are read here unless a list read them for all its cards."""
+def summary_facts(session: Session, card: Card, dashboard_count: int, last_edit: dict | None) -> dict:
+    """summary_json as every user is shown it: all but the caller's can_write on the collection. The
+    dashboard count and last edit come from the caller, which reads them for a whole list at once."""
     out = base_json(card)
-    if dashboard_count is None:
-        dashboard_count = dashboard_counts(session, [card]).get(card.id, 0)
-        last_edit = revisions.last_edit_info(session, "Card", card.id)
     out["dashboard_count"] = dashboard_count
     out["creator"] = creator_json(session.get(User, card.creator_id))
     out["collection"] = collection_facts(session, card.collection_id)
@@ -75,7 +70,8 @@ def card_facts(session: Session, card: Card, run_stats: bool = True) -> dict:
     """The hydrated card as every user is shown it (what depends on the caller is laid over by
     with_rights); without `run_stats` they are left None (laid over by the caller: they change with
     every logged run)."""
-    out = summary_facts(session, card)
+    out = summary_facts(session, card, dashboard_counts(session, [card]).get(card.id, 0),
+                        revisions.last_edit_info(session, "Card", card.id))
     out.update({
         "parameter_usage_count": 0,
         "dashboard": None,

@@ -38,8 +38,11 @@ def user_json(user: User) -> dict:
 
 
 def memberships_json(user: User) -> list[dict]:
-    return [{"id": m.group_id, "is_group_manager": m.is_group_manager}
-            for m in sorted(user.memberships, key=lambda m: m.group_id)]
+    return _memberships_json(_memberships(user))
+
+
+def _memberships_json(memberships: tuple[tuple[int, bool], ...]) -> list[dict]:
+    return [{"id": group_id, "is_group_manager": manager} for group_id, manager in memberships]
 
 
 def detail_json(session: Session, user: User) -> dict:
@@ -57,7 +60,7 @@ def _detail(user: User, personal_id: int | None, memberships: tuple[tuple[int, b
         **user_json(user),
         "personal_collection_id": personal_id,
         "group_ids": [group_id for group_id, _ in memberships],
-        "user_group_memberships": [{"id": group_id, "is_group_manager": manager} for group_id, manager in memberships],
+        "user_group_memberships": _memberships_json(memberships),
         "is_datasetnewb": user.is_datasetnewb,
     }
 
