@@ -36,7 +36,7 @@ import logging
 import os
 import re
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
@@ -249,9 +249,9 @@ def cursor_rows(conn: Connection, sql: str, parameters: tuple) -> list[tuple]:
         cursor.close()
 
 
-# Connections opened in a parent process: never used, closed nor collected in a forked child (closing
-# would end the parent's session on a server).
-_inherited: list[Connection] = []
+# Connections (and commit marks, which hold one) opened in a parent process: never used, closed nor
+# collected in a forked child (closing would end the parent's session on a server).
+_inherited: list = []
 
 
 class Snapshot(dict):
@@ -286,9 +286,13 @@ class Changes:
     connection reads the table only when the precheck's answer moved since its own last read. Without
     (PostgreSQL), the statement returns the counters' sum alone while it equals the sum of the newest
     snapshot read (counters only grow, so an equal sum is equal counters), and that Snapshot object is
-    answered again."""
+    answered again.
+    With a `commit_mark` (SQLite's WAL-index header, core.appdb.wal_mark: a look at memory that moves with
+    every commit of any connection) the newest snapshot is answered again, without a statement, while
+    the mark is the one looked at just before it was read: nothing committed since."""
 
-    def __init__(self, engine: Engine, enabled: bool, precheck: str | None, fetch: Callable | None = None):
+    def __init__(self, engine: Engine, enabled: bool, precheck: str | None, fetch: Callable | None = None,
+                 commit_mark: Callable[[], Any] | None = None):
         self.engine = engine
         self.enabled = enabled
         self.precheck = precheck
@@ -302,6 +306,10 @@ class Changes:
         self._pid = os.getpid()
         self._closed = False
         self._last: Snapshot | None = None  # the newest snapshot read (the same object while nothing moved)
+        self._mark_opener = commit_mark  # () -> a mark (core.appdb.wal_mark.WalMark) or None
+        self._mark_tried: int | None = None  # the process that opened (or failed to open) the mark
+        self._mark = None  # this process's mark
+        self._marked: tuple[bytes, Snapshot] | None = None  # (the mark before a read, the snapshot it read)
 
     @property
     def closed(self) -> bool:
@@ -311,6 +319,41 @@ class Changes:
         """The current counters, or None when they cannot be known (then nothing is kept)."""
         if not self.enabled or self._closed:
             return None
+        mark = self._mark
+        seen = None
+        if mark is not None and mark.pid == os.getpid():
+            seen = mark.mark()
+            marked = self._marked
+            if marked is not None and marked[0] == seen:
+                return marked[1]
+        snapshot = self._read()
+        if seen is not None and snapshot is not None:
+            # Looked at before the read: a commit in between moved the mark, and the next read reads again.
+            self._marked = (seen, snapshot)
+        elif self._mark_opener is not None and self._mark_tried != os.getpid():
+            self._start_marking()
+        return snapshot
+
+    def _start_marking(self) -> None:
+        """Open this process's commit mark, once (at its first read, a forked worker's included)."""
+        with self._lock:
+            if self._mark_tried == os.getpid():
+                return
+            self._mark_tried = os.getpid()
+        try:
+            mark = self._mark_opener()
+        except Exception:
+            log.warning("app-DB commit mark not opened: each request asks the database", exc_info=True)
+            return
+        if mark is None:
+            return
+        with self._lock:
+            if not self._closed and self._pid == os.getpid():
+                self._mark, mark = mark, None
+        if mark is not None:  # closed meanwhile
+            mark.close()
+
+    def _read(self) -> Snapshot | None:
         with self._lock:
             self._forked()
             reader = self._idle.pop() if self._idle else None
@@ -367,6 +410,9 @@ class Changes:
         if self._pid != os.getpid():
             _inherited.extend(reader.conn for reader in self._idle)
             self._idle, self._pid, self._last = [], os.getpid(), None
+            if self._mark is not None:  # the parent's: its connection holds the parent's lock, not ours
+                _inherited.append(self._mark)
+            self._mark = self._marked = None
 
     @staticmethod
     def _close(conn: Connection) -> None:
@@ -391,4 +437,6 @@ class Changes:
             if self._pid == os.getpid():
                 for reader in self._idle:
                     self._close(reader.conn)
-            self._idle = []
+                if self._mark is not None:
+                    self._mark.close()
+            self._idle, self._mark, self._marked = [], None, None

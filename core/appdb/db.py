@@ -6,6 +6,7 @@ The app DB is a SQLite file in TESSERA_DATA_DIR by default and PostgreSQL in pro
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from .counters import WriteBehind
 from .locks import advisory_lock, file_lock
 from .memo import CHANGES, MEMO_INFO, READS, Memo
 from .search_engines import PostgresIndex, SQLiteIndex
+from .wal_mark import open_mark
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -45,6 +47,10 @@ class AppBackend:
     # A cheap question whose answer moves whenever another connection commits (SQLite's data_version):
     # the counters are read again only when it moved; None: they are read for every request.
     changes_precheck: str | None = None
+    # Whether any connection has committed, looked at in memory with no statement (SQLite's WAL-index,
+    # core.appdb.wal_mark): (engine, database file) -> a mark or None. While it has not moved, the
+    # counters read last are answered again; None: they are read (or prechecked) for every request.
+    commit_mark: Callable | None = None
     # How the counters' statement, run for every request, runs: (connection, sql, parameters) -> rows
     # whose values int() and str() take; None: on a DBAPI cursor (core.appdb.changes.cursor_rows).
     changes_fetch: Callable | None = None
@@ -123,7 +129,8 @@ BACKENDS = {
     "sqlite": AppBackend(engine_options={"connect_args": {"timeout": 30, "check_same_thread": False},
                                          "pool_size": 20, "max_overflow": 20},
                          file_backed=True, naive_timestamps=True, batch_migrations=True, on_connect=_sqlite_pragmas,
-                         counts_changes=True, changes_precheck="PRAGMA data_version", lock=file_lock,
+                         counts_changes=True, changes_precheck="PRAGMA data_version", commit_mark=open_mark,
+                         lock=file_lock,
                          search_index=SQLiteIndex()),
 }
 
@@ -171,8 +178,10 @@ class AppDatabase:
         self.write_behind = WriteBehind(self.engine)  # what reads write, off the request path
         # An in-memory SQLite database lives on one shared connection: no other connection to compare with.
         known = path is not None or not self.backend.file_backed
+        mark = (functools.partial(self.backend.commit_mark, self.engine, path)
+                if self.backend.commit_mark is not None and path is not None else None)
         self.changes = Changes(self.engine, self.backend.counts_changes and known, self.backend.changes_precheck,
-                               self.backend.changes_fetch)
+                               self.backend.changes_fetch, mark)
         self.memo = Memo()  # answers kept while the tables they read are unchanged (core.appdb.memo)
 
     @contextlib.contextmanager
