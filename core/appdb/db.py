@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import changes, pooling
+from . import changes, contention, pooling
 from .changes import Changes
 from .counters import WriteBehind
 from .locks import advisory_lock, file_lock
@@ -159,6 +159,7 @@ def _json_loads(text: str):
 
 class AppDatabase:
     def __init__(self, url: str):
+        contention.install()  # every request makes a Session: numbered without SQLAlchemy's lock
         self.url = url
         self.backend = backend_of(make_url(url).get_backend_name())
         path = database_file(url)
