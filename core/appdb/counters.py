@@ -45,6 +45,15 @@ def _table(table) -> Table:
     return getattr(table, "__table__", table)  # an ORM class or a Core table
 
 
+def _merge(adds: dict, latests: dict, more_adds, more_latests) -> None:
+    """Counter increments added up, the newest of each latest value kept (into `adds` and `latests`)."""
+    for column, n in more_adds:
+        adds[column] = adds.get(column, 0) + n
+    for column, value in more_latests:
+        if column not in latests or value > latests[column]:
+            latests[column] = value
+
+
 class _ThreadBumps:
     """One thread's bumps not written yet: (table, key) -> (counter increments, latest values). Its lock
     is taken by its thread and by the flush, never by another request's thread."""
@@ -99,11 +108,7 @@ class WriteBehind:
         mine = self._own_bumps()
         with mine.lock:
             adds, latests = mine.rows.setdefault((_table(table), key), ({}, {}))
-            for column, n in (add or {}).items():
-                adds[column] = adds.get(column, 0) + n
-            for column, value in (latest or {}).items():
-                if column not in latests or value > latests[column]:
-                    latests[column] = value
+            _merge(adds, latests, (add or {}).items(), (latest or {}).items())
         self._started()
 
     def insert(self, table, row: dict) -> None:
@@ -123,13 +128,8 @@ class WriteBehind:
         latests: dict[str, Any] = {}
         for bumps in tuple(self._bumpers):
             found = bumps.rows.get(row)
-            if found is None:
-                continue
-            for column, n in tuple(found[0].items()):
-                adds[column] = adds.get(column, 0) + n
-            for column, value in tuple(found[1].items()):
-                if column not in latests or value > latests[column]:
-                    latests[column] = value
+            if found is not None:
+                _merge(adds, latests, tuple(found[0].items()), tuple(found[1].items()))
         return adds, latests
 
     def _own_bumps(self) -> _ThreadBumps:
@@ -149,12 +149,7 @@ class WriteBehind:
             with bumps.lock:
                 rows, bumps.rows = bumps.rows, {}
             for row, (adds, latests) in rows.items():
-                into_adds, into_latests = merged.setdefault(row, ({}, {}))
-                for column, n in adds.items():
-                    into_adds[column] = into_adds.get(column, 0) + n
-                for column, value in latests.items():
-                    if column not in into_latests or value > into_latests[column]:
-                        into_latests[column] = value
+                _merge(*merged.setdefault(row, ({}, {})), adds.items(), latests.items())
         return merged
 
     def _queued(self, kind: str, what, value) -> None:
@@ -236,7 +231,7 @@ class WriteBehind:
         inserts: dict[Table, list[dict]] = defaultdict(list)
         deletes: dict[tuple[Table, str], set] = defaultdict(set)
         folds: dict[Callable, list] = defaultdict(list)
-        into = {_INSERT: inserts, _DELETE: deletes, _FOLD: folds}
+        listed = {_INSERT: inserts, _FOLD: folds}
         queue = self._queue
         while True:
             try:
@@ -246,7 +241,7 @@ class WriteBehind:
             if kind == _DELETE:
                 deletes[what].add(value)
             else:
-                into[kind][what].append(value)
+                listed[kind][what].append(value)
 
     def close(self) -> None:
         """Write what is pending and stop the thread (the app DB is being disposed)."""
