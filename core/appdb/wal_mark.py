@@ -65,14 +65,13 @@ def open_mark(engine: Engine, database: Path) -> WalMark | None:
     """The mark of the SQLite database file `database` on `engine`, or None when it cannot be read
     from memory (then each request asks the database)."""
     conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+    index = None
     try:
-        if str(conn.exec_driver_sql("PRAGMA journal_mode").scalar()).lower() != "wal":
-            conn.close()
-            return None
-        # A read maps the index and takes this connection's shared lock on it, held until it closes.
-        conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
-        real = Path(os.path.realpath(database))  # SQLite names the index after the file links resolve to
-        index = _map(real.with_name(real.name + "-shm"))
+        if str(conn.exec_driver_sql("PRAGMA journal_mode").scalar()).lower() == "wal":
+            # A read maps the index and takes this connection's shared lock on it, held until it closes.
+            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+            real = Path(os.path.realpath(database))  # SQLite names the index after the file links resolve to
+            index = _map(real.with_name(real.name + "-shm"))
     except Exception:
         log.debug("WAL-index not mapped", exc_info=True)
         index = None
