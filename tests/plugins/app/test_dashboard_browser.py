@@ -27,16 +27,7 @@ SETTLED = ("document.readyState === 'complete' && !!window.htmx"
 
 
 def wait_for(browser, expression: str, timeout: float = 15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = browser.evaluate(expression)
-        except RuntimeError:  # asked between two documents (no body yet)
-            value = None
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"{expression}: {browser.text()[:300]}")
+    return browser.wait_for(expression, timeout)
 
 
 def settle(browser) -> None:

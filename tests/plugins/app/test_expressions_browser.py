@@ -6,7 +6,6 @@ theme at 1400 and 390 px, and the page reports no console error."""
 from __future__ import annotations
 
 import json
-import time
 from urllib.parse import urlencode
 
 import pytest
@@ -23,13 +22,7 @@ KEYS = {"ArrowDown": 40, "ArrowUp": 38, "Enter": 13, "Tab": 9, "Escape": 27}
 
 
 def wait_for(browser, expression: str, timeout: float = 15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = browser.evaluate(expression)
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"{expression}: {browser.text()[:400]}")
+    return browser.wait_for(expression, timeout)
 
 
 def key(browser, name: str) -> None:

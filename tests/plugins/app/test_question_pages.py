@@ -11,7 +11,6 @@ import io
 import json
 import re
 import sqlite3
-import time
 
 import orjson
 import pytest
@@ -418,15 +417,9 @@ def test_a_model_lives_at_model_urls(app, admin, shop):
 def settle(browser, expression: str, timeout: float = 20):
     """Wait until `expression` is truthy in the page, with htmx's swap settled (new links are boosted
     once it has: a click before that is an ordinary page load)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = browser.evaluate("document.readyState === 'complete' && !document.querySelector("
-                                 "'.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
-                                 f" && !!({expression})")
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"{expression}: {browser.text()[:500]}")
+    return browser.wait_for("document.readyState === 'complete' && !document.querySelector("
+                            "'.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
+                            f" && !!({expression})", timeout, what=expression)
 
 
 def click(browser, selector: str) -> None:

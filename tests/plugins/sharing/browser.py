@@ -132,6 +132,24 @@ class Browser:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    def poll(self, expression: str):
+        """evaluate() for a wait: None while the page is between two documents, where Chromium answers
+        "Inspected target navigated or closed" or the expression meets no body yet."""
+        try:
+            return self.evaluate(expression)
+        except RuntimeError:
+            return None
+
+    def wait_for(self, expression: str, timeout: float = 15, what: str | None = None):
+        """The first truthy value of `expression`, polled every 50 ms."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.poll(expression)
+            if value:
+                return value
+            time.sleep(0.05)
+        raise TimeoutError(f"{what or expression}: {self.text()[:500]}")
+
     def open(self, url: str, timeout: float = 40) -> str:
         """Load `url` and wait until the page says it settled (#page data-state ready or error). Going
         through about:blank first makes a change of the hash alone a new load, not a hashchange."""
@@ -143,7 +161,7 @@ class Browser:
         deadline = time.monotonic() + timeout
         state = None
         while time.monotonic() < deadline:
-            state = self.evaluate("document.readyState === 'complete' && document.getElementById('page')"
+            state = self.poll("document.readyState === 'complete' && document.getElementById('page')"
                                   " ? document.getElementById('page').dataset.state : null")
             if state in ("ready", "error"):
                 return state

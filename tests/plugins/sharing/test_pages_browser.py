@@ -122,13 +122,7 @@ def press(browser, key: str) -> None:
 
 
 def wait_for(browser, expression: str, timeout: float = 10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = browser.evaluate(expression)
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(expression)
+    return browser.wait_for(expression, timeout)
 
 
 def options_shown(browser, slug: str) -> list:
